@@ -1,0 +1,62 @@
+# The two front-door commands: `make run` and `make test`. Everything else is a helper.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+PORT ?= 5000
+export FLASK_APP := app
+
+.PHONY: run test lint format bench setup setup-dev browser clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+
+# Re-install only when a requirements file changed.
+$(VENV)/.installed: requirements.txt $(BIN)/python
+	$(BIN)/pip install --quiet -r requirements.txt
+	touch $@
+
+$(VENV)/.installed-dev: requirements.txt requirements-dev.txt $(BIN)/python
+	$(BIN)/pip install --quiet -r requirements-dev.txt
+	touch $(VENV)/.installed $@
+
+setup: $(VENV)/.installed
+setup-dev: $(VENV)/.installed-dev
+
+## make run: install, migrate the SQLite database in instance/, first admin + demo, serve on :$(PORT)
+run: setup
+	$(BIN)/flask db upgrade
+	$(BIN)/flask bootstrap
+	$(BIN)/flask run --host 127.0.0.1 --port $(PORT)
+
+## Debian's Chromium for the browser tests (Playwright drives it; its own download is not used).
+browser:
+	@if [ ! -x /usr/bin/chromium ]; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    echo "Installing Debian's chromium for the browser tests..."; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	  else \
+	    echo "note: /usr/bin/chromium is missing; browser tests will be skipped (apt-get install chromium)"; \
+	  fi; \
+	fi
+
+## make test: install (with test tools), then the whole suite
+test: setup-dev browser
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/pytest
+
+lint: setup-dev
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+format: setup-dev
+	$(BIN)/ruff format .
+	$(BIN)/ruff check --fix .
+
+## make bench: ours versus pytrec_eval (and ranx if installed) on a 7,000 x 1,000 run
+bench: setup-dev
+	$(BIN)/python -m bench.run_bench
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache

@@ -1,0 +1,88 @@
+"""ndcg-labeler: graded relevance labels and trec_eval-exact NDCG in one web app."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from flask import Flask, Response, render_template
+from werkzeug.exceptions import HTTPException
+
+from ndcg_labeler import config
+from ndcg_labeler.extensions import csrf, db, login_manager, migrate
+
+ROOT = Path(__file__).resolve().parent.parent
+
+CSP = (
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "object-src 'none'; base-uri 'self'; form-action 'self'; frame-ancestors 'none'"
+)
+
+
+def create_app(test_config: dict[str, Any] | None = None) -> Flask:
+    """Build the Flask app: configuration, extensions, blueprints, CLI and error pages."""
+    instance_path = (test_config or {}).get("INSTANCE_PATH") or os.environ.get(
+        "NDCG_INSTANCE_PATH", str(ROOT / "instance")
+    )
+    app = Flask(
+        __name__,
+        instance_path=str(instance_path),
+        template_folder=str(ROOT / "templates"),
+        static_folder=str(ROOT / "static"),
+    )
+    Path(app.instance_path).mkdir(parents=True, exist_ok=True)
+    app.config.from_mapping(config.from_environment(app.instance_path))
+    if test_config:
+        app.config.from_mapping(test_config)
+
+    db.init_app(app)
+    migrate.init_app(app, db, directory=str(ROOT / "migrations"))
+    csrf.init_app(app)
+    login_manager.init_app(app)
+
+    from ndcg_labeler import models  # noqa: F401  (register the mappers)
+    from ndcg_labeler.views import register_blueprints
+
+    register_blueprints(app)
+
+    from ndcg_labeler.cli import register_cli
+
+    register_cli(app)
+    _register_error_pages(app)
+    _register_headers(app)
+    _register_template_helpers(app)
+    return app
+
+
+def _register_error_pages(app: Flask) -> None:
+    """Render HTTP errors with the site's layout (JSON for the API)."""
+
+    @app.errorhandler(HTTPException)
+    def http_error(error: HTTPException) -> tuple[Any, int]:
+        from flask import request
+
+        code = error.code or 500
+        if request.path.startswith("/api/"):
+            return {"error": error.name, "detail": error.description}, code
+        return render_template("error.html", error=error), code
+
+
+def _register_headers(app: Flask) -> None:
+    """Security headers on every response: a CSP without inline script, no sniffing."""
+
+    @app.after_request
+    def security_headers(response: Response) -> Response:
+        response.headers.setdefault("Content-Security-Policy", CSP)
+        response.headers.setdefault("X-Content-Type-Options", "nosniff")
+        response.headers.setdefault("Referrer-Policy", "same-origin")
+        response.headers.setdefault("X-Frame-Options", "DENY")
+        return response
+
+
+def _register_template_helpers(app: Flask) -> None:
+    """Jinja filters used across templates."""
+    from ndcg_labeler.rendering import highlight_terms, render_markdown
+
+    app.jinja_env.filters["markdown"] = render_markdown
+    app.jinja_env.filters["highlight"] = highlight_terms

@@ -1,0 +1,17 @@
+"""`flask ...` command groups; each calls the same services as the web views."""
+
+from __future__ import annotations
+
+import importlib
+
+from flask import Flask
+
+# One module per area, each exposing `commands`: a list of click commands/groups.
+CLI_MODULES = ("users", "setup")
+
+
+def register_cli(app: Flask) -> None:
+    """Attach every command group to the app's CLI."""
+    for name in CLI_MODULES:
+        for command in importlib.import_module(f"ndcg_labeler.cli.{name}").commands:
+            app.cli.add_command(command)

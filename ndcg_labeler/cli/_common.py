@@ -1,0 +1,45 @@
+"""Helpers shared by the CLI modules: one-line errors and reading secrets."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import click
+
+from ndcg_labeler.services import ServiceError
+
+
+@contextmanager
+def one_line_errors() -> Iterator[None]:
+    """Turn a refused input into `Error: <reason>` on stderr and exit status 1."""
+    try:
+        yield
+    except ServiceError as exc:
+        raise click.ClickException(str(exc)) from None
+    except OSError as exc:
+        raise click.ClickException(
+            f"{getattr(exc, 'filename', '') or ''}: {exc.strerror}"
+        ) from None
+
+
+def read_password(prompt: str = "Password") -> str:
+    """Prompt twice on a terminal; otherwise read one line from standard input."""
+    if sys.stdin is not None and sys.stdin.isatty():
+        return str(click.prompt(prompt, hide_input=True, confirmation_prompt=True))
+    line = sys.stdin.readline() if sys.stdin is not None else ""
+    return line.rstrip("\r\n")
+
+
+def cli_errors(func: Callable[..., Any]) -> Callable[..., Any]:
+    """Decorator form of one_line_errors for command callbacks."""
+    import functools
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        with one_line_errors():
+            return func(*args, **kwargs)
+
+    return wrapper

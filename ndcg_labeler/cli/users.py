@@ -1,0 +1,27 @@
+"""`flask user create NAME --role admin|annotator`."""
+
+from __future__ import annotations
+
+import click
+
+from ndcg_labeler.cli._common import cli_errors, read_password
+from ndcg_labeler.services import users as user_service
+
+
+@click.group("user")
+def user_group() -> None:
+    """Manage user accounts."""
+
+
+@user_group.command("create")
+@click.argument("name")
+@click.option("--role", type=click.Choice(["admin", "annotator"]), default="annotator")
+@cli_errors
+def create(name: str, role: str) -> None:
+    """Create a user; the password comes from a prompt or standard input."""
+    password = read_password()
+    user = user_service.create_user(name, password, role)
+    click.echo(f"Created {user.role} {user.username}.")
+
+
+commands = [user_group]

@@ -1,0 +1,65 @@
+"""Configuration defaults and their overrides from the environment (NDCG_* and DATABASE_URL)."""
+
+from __future__ import annotations
+
+import os
+import secrets
+from pathlib import Path
+from typing import Any
+
+
+def _bool(value: str | None, default: bool) -> bool:
+    """Read a yes/no environment value; anything but 0/false/no/off is true."""
+    if value is None or value == "":
+        return default
+    return value.strip().lower() not in {"0", "false", "no", "off"}
+
+
+def normalise_database_url(url: str) -> str:
+    """Point plain postgres:// URLs at psycopg 3, the driver we ship."""
+    for prefix in ("postgres://", "postgresql://"):
+        if url.startswith(prefix):
+            return "postgresql+psycopg://" + url[len(prefix) :]
+    return url
+
+
+def load_secret_key(instance_path: str) -> str:
+    """Return NDCG_SECRET_KEY, or a key generated once into the instance folder."""
+    env_key = os.environ.get("NDCG_SECRET_KEY")
+    if env_key:
+        return env_key
+    path = Path(instance_path) / "secret_key"
+    if path.exists():
+        return path.read_text().strip()
+    key = secrets.token_hex(32)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    # Create with 0600 so other local users cannot read the key.
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w") as fh:
+        fh.write(key)
+    return key
+
+
+def from_environment(instance_path: str) -> dict[str, Any]:
+    """Build the configuration mapping from defaults and environment variables."""
+    default_db = "sqlite:///" + str(Path(instance_path) / "ndcg.sqlite3")
+    return {
+        "SECRET_KEY": load_secret_key(instance_path),
+        "SQLALCHEMY_DATABASE_URI": normalise_database_url(
+            os.environ.get("DATABASE_URL", default_db)
+        ),
+        "SQLALCHEMY_ENGINE_OPTIONS": {"pool_pre_ping": True},
+        "MAX_CONTENT_LENGTH": int(os.environ.get("NDCG_MAX_UPLOAD_MB", "1024")) * 1024 * 1024,
+        "NDCG_MAX_DECOMPRESSED_BYTES": int(os.environ.get("NDCG_MAX_DECOMPRESSED_MB", "4096"))
+        * 1024
+        * 1024,
+        "NDCG_DEMO": _bool(os.environ.get("NDCG_DEMO"), True),
+        "NDCG_ADMIN_PASSWORD": os.environ.get("NDCG_ADMIN_PASSWORD") or None,
+        "NDCG_RUN_DEPTH": int(os.environ.get("NDCG_RUN_DEPTH", "1000")),
+        "SESSION_COOKIE_HTTPONLY": True,
+        "SESSION_COOKIE_SAMESITE": "Lax",
+        "SESSION_COOKIE_SECURE": _bool(os.environ.get("NDCG_SECURE_COOKIES"), False),
+        "REMEMBER_COOKIE_HTTPONLY": True,
+        "REMEMBER_COOKIE_SAMESITE": "Lax",
+        "WTF_CSRF_TIME_LIMIT": None,
+    }

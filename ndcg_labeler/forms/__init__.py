@@ -1,0 +1,1 @@
+"""Flask-WTF forms (CSRF-protected), one module per area."""

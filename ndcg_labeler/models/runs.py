@@ -1,0 +1,54 @@
+"""Retriever runs, stored whole, as one ranked array per query for microsecond re-scoring."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.orm import Mapped, mapped_column
+
+from ndcg_labeler.extensions import db
+from ndcg_labeler.models._common import utcnow
+
+
+class Run(db.Model):
+    """One uploaded run of a retriever over a test set's queries."""
+
+    __tablename__ = "run"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    test_set_id: Mapped[int] = mapped_column(
+        sa.ForeignKey("test_set.id", ondelete="CASCADE"), index=True
+    )
+    name: Mapped[str] = mapped_column(sa.String(200))
+    uploaded_by_id: Mapped[int | None] = mapped_column(
+        sa.ForeignKey("user.id", ondelete="SET NULL")
+    )
+    uploaded_at: Mapped[datetime] = mapped_column(sa.DateTime(timezone=True), default=utcnow)
+    filename: Mapped[str] = mapped_column(sa.String(300), default="")
+    sha256: Mapped[str] = mapped_column(sa.String(64))
+    format: Mapped[str] = mapped_column(sa.String(32), default="")
+    depth: Mapped[int] = mapped_column(default=1000)
+    notes: Mapped[str] = mapped_column(sa.Text, default="")
+    num_queries: Mapped[int] = mapped_column(default=0)
+    num_entries: Mapped[int] = mapped_column(sa.BigInteger, default=0)
+    # What validation reported: unknown queries (count and examples), lines read, etc.
+    report: Mapped[dict[str, Any] | None] = mapped_column(sa.JSON)
+
+    __table_args__ = (sa.UniqueConstraint("test_set_id", "name"),)
+
+
+class RunQuery(db.Model):
+    """The ranked list of one query in one run: docids (newline-joined) and float64 scores."""
+
+    __tablename__ = "run_query"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    run_id: Mapped[int] = mapped_column(sa.ForeignKey("run.id", ondelete="CASCADE"))
+    query_id: Mapped[int] = mapped_column(sa.ForeignKey("query.id", ondelete="CASCADE"))
+    # Already in trec_eval order (score desc, docid desc) and cut at the run's depth.
+    docids: Mapped[bytes] = mapped_column(sa.LargeBinary)
+    scores: Mapped[bytes] = mapped_column(sa.LargeBinary)
+
+    __table_args__ = (sa.UniqueConstraint("run_id", "query_id"),)

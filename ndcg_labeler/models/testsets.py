@@ -1,0 +1,116 @@
+"""Test sets, their members, queries, chunks and the pool of pairs to judge."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.orm import Mapped, mapped_column, relationship
+
+from ndcg_labeler.extensions import db
+from ndcg_labeler.models._common import utcnow
+
+AGGREGATIONS = ("median", "mean", "max", "min", "majority")
+
+
+class TestSet(db.Model):
+    """A graded test set: scale, grade definitions, guidelines and scoring policy."""
+
+    __tablename__ = "test_set"
+    __test__ = False  # not a pytest class
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(sa.String(200), unique=True)
+    scale_max: Mapped[int] = mapped_column(default=3)
+    # [{"name": "Irrelevant", "definition": "..."}, ...] one entry per grade 0..scale_max
+    grade_labels: Mapped[list[dict[str, str]]] = mapped_column(sa.JSON)
+    guidelines: Mapped[str] = mapped_column(sa.Text, default="")
+    aggregation: Mapped[str] = mapped_column(sa.String(16), default="median")
+    relevance_threshold: Mapped[int] = mapped_column(default=1)
+    judgments_per_pair: Mapped[int] = mapped_column(default=1)
+    disagreement_threshold: Mapped[int] = mapped_column(default=2)
+    is_demo: Mapped[bool] = mapped_column(default=False)
+    # Bumped on every grade change / run upload: a cheap "changed since" check for live pages.
+    labels_version: Mapped[int] = mapped_column(default=0)
+    runs_version: Mapped[int] = mapped_column(default=0)
+    created_at: Mapped[datetime] = mapped_column(sa.DateTime(timezone=True), default=utcnow)
+
+    members: Mapped[list[TestSetMember]] = relationship(
+        back_populates="test_set", cascade="all, delete-orphan"
+    )
+
+    __table_args__ = (
+        sa.CheckConstraint("scale_max IN (3, 4)", name="scale_max"),
+        sa.CheckConstraint("judgments_per_pair BETWEEN 1 AND 5", name="judgments_per_pair"),
+    )
+
+
+class TestSetMember(db.Model):
+    """An annotator who may label a test set."""
+
+    __tablename__ = "test_set_member"
+    __test__ = False
+
+    test_set_id: Mapped[int] = mapped_column(
+        sa.ForeignKey("test_set.id", ondelete="CASCADE"), primary_key=True
+    )
+    user_id: Mapped[int] = mapped_column(
+        sa.ForeignKey("user.id", ondelete="CASCADE"), primary_key=True
+    )
+
+    test_set: Mapped[TestSet] = relationship(back_populates="members")
+
+
+class Query(db.Model):
+    """A test query; `qid` is the external id, unique within its test set."""
+
+    __tablename__ = "query"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    test_set_id: Mapped[int] = mapped_column(
+        sa.ForeignKey("test_set.id", ondelete="CASCADE"), index=True
+    )
+    qid: Mapped[str] = mapped_column(sa.String(200))
+    text: Mapped[str] = mapped_column(sa.Text)
+    narrative: Mapped[str | None] = mapped_column(sa.Text)
+
+    __table_args__ = (sa.UniqueConstraint("test_set_id", "qid"),)
+
+
+class Chunk(db.Model):
+    """A retrievable chunk; `text` is None when a pool or qrels named it but no corpus had it."""
+
+    __tablename__ = "chunk"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    test_set_id: Mapped[int] = mapped_column(
+        sa.ForeignKey("test_set.id", ondelete="CASCADE"), index=True
+    )
+    docid: Mapped[str] = mapped_column(sa.String(300))
+    title: Mapped[str | None] = mapped_column(sa.Text)
+    text: Mapped[str | None] = mapped_column(sa.Text)
+    meta: Mapped[dict[str, Any] | None] = mapped_column("metadata", sa.JSON)
+
+    __table_args__ = (sa.UniqueConstraint("test_set_id", "docid"),)
+
+
+class Pair(db.Model):
+    """A query-chunk pair in the labeling pool; `priority` orders the queue (lower first)."""
+
+    __tablename__ = "pair"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    test_set_id: Mapped[int] = mapped_column(
+        sa.ForeignKey("test_set.id", ondelete="CASCADE"), index=True
+    )
+    query_id: Mapped[int] = mapped_column(sa.ForeignKey("query.id", ondelete="CASCADE"))
+    chunk_id: Mapped[int] = mapped_column(sa.ForeignKey("chunk.id", ondelete="CASCADE"))
+    source: Mapped[str] = mapped_column(sa.String(200), default="")
+    priority: Mapped[int] = mapped_column(default=0)
+    created_at: Mapped[datetime] = mapped_column(sa.DateTime(timezone=True), default=utcnow)
+
+    __table_args__ = (
+        sa.UniqueConstraint("query_id", "chunk_id"),
+        sa.Index("ix_pair_test_set_id_query_id", "test_set_id", "query_id"),
+    )

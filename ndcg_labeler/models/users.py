@@ -1,0 +1,56 @@
+"""People (admins, annotators) and import sources that own judgments."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import sqlalchemy as sa
+from flask_login import UserMixin
+from sqlalchemy.orm import Mapped, mapped_column
+from werkzeug.security import check_password_hash, generate_password_hash
+
+from ndcg_labeler.extensions import db
+from ndcg_labeler.models._common import utcnow
+
+ROLES = ("admin", "annotator")
+# An import source (a qrels file's name) owns imported judgments; it can never log in.
+IMPORT_ROLE = "import"
+
+
+class User(UserMixin, db.Model):
+    """A person who logs in, or the named source of imported judgments."""
+
+    __tablename__ = "user"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    username: Mapped[str] = mapped_column(sa.String(80), unique=True)
+    password_hash: Mapped[str | None] = mapped_column(sa.String(256))
+    role: Mapped[str] = mapped_column(sa.String(16), default="annotator")
+    active: Mapped[bool] = mapped_column(default=True)
+    shortcuts_enabled: Mapped[bool] = mapped_column(default=True)
+    # sha256 of the personal API token (Authorization: Bearer ...); the token itself is not kept.
+    api_token_hash: Mapped[str | None] = mapped_column(sa.String(64), unique=True)
+    created_at: Mapped[datetime] = mapped_column(sa.DateTime(timezone=True), default=utcnow)
+
+    def set_password(self, password: str) -> None:
+        """Store a salted hash of the password (werkzeug's scrypt)."""
+        self.password_hash = generate_password_hash(password)
+
+    def check_password(self, password: str) -> bool:
+        """True when the password matches the stored hash."""
+        return bool(self.password_hash) and check_password_hash(self.password_hash, password)
+
+    @property
+    def is_active(self) -> bool:  # type: ignore[override]
+        """Only active people (never import sources) may log in."""
+        return self.active and self.role in ROLES
+
+    @property
+    def is_admin(self) -> bool:
+        """Admins manage users, test sets and access."""
+        return self.role == "admin"
+
+    @property
+    def is_import_source(self) -> bool:
+        """True for the pseudo-user that owns judgments imported from a file."""
+        return self.role == IMPORT_ROLE

@@ -1,0 +1,79 @@
+"""Safe rendering of untrusted text: Markdown guidelines and query-term highlighting."""
+
+from __future__ import annotations
+
+import re
+
+from markdown_it import MarkdownIt
+from markupsafe import Markup, escape
+
+# html=False makes markdown-it escape raw HTML; its link validator drops javascript: URLs.
+_MD = MarkdownIt("commonmark", {"html": False, "linkify": False}).enable("table")
+
+_STOPWORDS = frozenset(
+    {
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "by",
+        "for",
+        "from",
+        "how",
+        "i",
+        "in",
+        "is",
+        "it",
+        "of",
+        "on",
+        "or",
+        "the",
+        "to",
+        "was",
+        "what",
+        "when",
+        "where",
+        "which",
+        "who",
+        "why",
+        "with",
+        "do",
+        "does",
+        "can",
+        "my",
+        "our",
+        "your",
+    }
+)
+
+
+def render_markdown(text: str | None) -> Markup:
+    """Render Markdown to HTML with raw HTML escaped (safe for untrusted guidelines)."""
+    return Markup(_MD.render(text or ""))
+
+
+def query_terms(query: str) -> list[str]:
+    """The words of a query worth highlighting (no stopwords, no one-letter words)."""
+    words = re.findall(r"\w+", query.lower())
+    return sorted({w for w in words if len(w) > 1 and w not in _STOPWORDS}, key=len, reverse=True)
+
+
+def highlight_terms(text: str | None, query: str) -> Markup:
+    """Escape `text` and wrap words starting with a query term in <mark> (safe for any input)."""
+    raw = text or ""
+    terms = query_terms(query)
+    if not terms:
+        return Markup(escape(raw))
+    pattern = re.compile(r"\b(?:" + "|".join(re.escape(t) for t in terms) + r")\w*", re.IGNORECASE)
+    parts: list[str] = []
+    last = 0
+    # Escape the pieces separately so a match can never split an HTML entity.
+    for match in pattern.finditer(raw):
+        parts.append(str(escape(raw[last : match.start()])))
+        parts.append(f"<mark>{escape(match.group(0))}</mark>")
+        last = match.end()
+    parts.append(str(escape(raw[last:])))
+    return Markup("".join(parts))

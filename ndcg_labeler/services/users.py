@@ -1,0 +1,65 @@
+"""User accounts: creation, passwords, the first admin and import-source pseudo-users."""
+
+from __future__ import annotations
+
+import secrets
+
+import sqlalchemy as sa
+
+from ndcg_labeler.extensions import db
+from ndcg_labeler.models import User
+from ndcg_labeler.models.users import IMPORT_ROLE, ROLES
+from ndcg_labeler.services import ServiceError
+
+
+def get_by_username(username: str) -> User | None:
+    """The user (or import source) with that name."""
+    return db.session.scalar(sa.select(User).where(User.username == username))
+
+
+def create_user(username: str, password: str, role: str = "annotator") -> User:
+    """Create a login account; refuses duplicates, unknown roles and short passwords."""
+    username = username.strip()
+    if not username:
+        raise ServiceError("username must not be empty")
+    if role not in ROLES:
+        raise ServiceError(f"role must be one of {', '.join(ROLES)}, not {role!r}")
+    if len(password) < 8:
+        raise ServiceError("password must have at least 8 characters")
+    if get_by_username(username) is not None:
+        raise ServiceError(f"user {username!r} already exists")
+    user = User(username=username, role=role, active=True)
+    user.set_password(password)
+    db.session.add(user)
+    db.session.commit()
+    return user
+
+
+def list_people() -> list[User]:
+    """Every login account (not import sources), by name."""
+    return list(
+        db.session.scalars(sa.select(User).where(User.role.in_(ROLES)).order_by(User.username))
+    )
+
+
+def import_source(name: str) -> User:
+    """The pseudo-user that owns judgments imported under `name` (created on first use)."""
+    username = f"import:{name}"
+    user = get_by_username(username)
+    if user is None:
+        user = User(username=username, role=IMPORT_ROLE, active=False, password_hash=None)
+        db.session.add(user)
+        db.session.flush()
+    return user
+
+
+def ensure_first_admin(password: str | None) -> tuple[User, str | None]:
+    """On a database without people, create `admin`; returns the generated password if any."""
+    existing = db.session.scalar(sa.select(User).where(User.role == "admin").limit(1))
+    if existing is not None:
+        return existing, None
+    generated = None
+    if not password:
+        generated = password = secrets.token_urlsafe(12)
+    user = create_user("admin", password, role="admin")
+    return user, generated

@@ -1,0 +1,30 @@
+"""Blueprints (thin: parse the request, call a service, render) and the global login gate."""
+
+from __future__ import annotations
+
+import importlib
+
+from flask import Flask, redirect, request, url_for
+from flask_login import current_user
+from werkzeug.wrappers import Response
+
+# Endpoints reachable without a session; the API authenticates with its own bearer tokens.
+PUBLIC_ENDPOINTS = frozenset({"auth.login", "static"})
+
+# One module per area, each exposing `bp`.
+BLUEPRINT_MODULES = ("auth", "main", "users")
+
+
+def register_blueprints(app: Flask) -> None:
+    """Attach every blueprint and require login for everything else."""
+    for name in BLUEPRINT_MODULES:
+        app.register_blueprint(importlib.import_module(f"ndcg_labeler.views.{name}").bp)
+
+    @app.before_request
+    def require_login() -> Response | None:
+        endpoint = request.endpoint or ""
+        if endpoint in PUBLIC_ENDPOINTS or endpoint.startswith("api."):
+            return None
+        if not current_user.is_authenticated:
+            return redirect(url_for("auth.login", next=request.full_path.rstrip("?")))
+        return None

@@ -1,0 +1,77 @@
+"""Login, logout, own password and preferences."""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+from flask import Blueprint, flash, redirect, render_template, request, url_for
+from flask_login import current_user, login_required, login_user, logout_user
+from werkzeug.wrappers import Response
+
+from ndcg_labeler.extensions import db, login_manager
+from ndcg_labeler.forms.auth import ChangePasswordForm, LoginForm, PreferencesForm
+from ndcg_labeler.models import User
+from ndcg_labeler.services import users as user_service
+
+bp = Blueprint("auth", __name__)
+
+
+@login_manager.user_loader
+def load_user(user_id: str) -> User | None:
+    """Flask-Login hook: the session's user, if still active."""
+    user = db.session.get(User, int(user_id))
+    return user if user is not None and user.is_active else None
+
+
+def _safe_next(target: str | None) -> str:
+    """Only follow relative `next` targets on this site (no open redirect)."""
+    if target and urlsplit(target).netloc == "" and target.startswith("/") and "//" not in target:
+        return target
+    return url_for("main.index")
+
+
+@bp.route("/login", methods=["GET", "POST"])
+def login() -> str | Response:
+    """Show and check the login form."""
+    if current_user.is_authenticated:
+        return redirect(url_for("main.index"))
+    form = LoginForm()
+    if form.validate_on_submit():
+        user = user_service.get_by_username(form.username.data or "")
+        if user is None or not user.is_active or not user.check_password(form.password.data or ""):
+            flash("Unknown username or wrong password.", "error")
+        else:
+            login_user(user, remember=bool(form.remember.data))
+            return redirect(_safe_next(request.args.get("next")))
+    return render_template("auth/login.html", form=form)
+
+
+@bp.post("/logout")
+@login_required
+def logout() -> Response:
+    """End the session (POST, so it is CSRF-protected)."""
+    logout_user()
+    flash("You are logged out.", "info")
+    return redirect(url_for("auth.login"))
+
+
+@bp.route("/account", methods=["GET", "POST"])
+@login_required
+def account() -> str | Response:
+    """Change one's own password and preferences."""
+    password_form = ChangePasswordForm(prefix="pw")
+    prefs_form = PreferencesForm(prefix="prefs", obj=current_user)
+    if password_form.submit.data and password_form.validate_on_submit():
+        if not current_user.check_password(password_form.current.data or ""):
+            password_form.current.errors.append("This is not your current password.")
+        else:
+            current_user.set_password(password_form.new.data or "")
+            db.session.commit()
+            flash("Your password was changed.", "success")
+            return redirect(url_for("auth.account"))
+    elif prefs_form.submit.data and prefs_form.validate_on_submit():
+        current_user.shortcuts_enabled = bool(prefs_form.shortcuts_enabled.data)
+        db.session.commit()
+        flash("Preferences saved.", "success")
+        return redirect(url_for("auth.account"))
+    return render_template("auth/account.html", password_form=password_form, prefs_form=prefs_form)

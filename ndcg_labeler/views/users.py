@@ -1,0 +1,58 @@
+"""User administration (admins only)."""
+
+from __future__ import annotations
+
+from flask import Blueprint, flash, redirect, render_template, url_for
+from flask_login import current_user
+from werkzeug.wrappers import Response
+
+from ndcg_labeler.extensions import db
+from ndcg_labeler.forms.auth import UserCreateForm, UserEditForm
+from ndcg_labeler.models import User
+from ndcg_labeler.services import ServiceError
+from ndcg_labeler.services import users as user_service
+from ndcg_labeler.services.access import admin_required
+
+bp = Blueprint("users", __name__, url_prefix="/users")
+
+
+@bp.route("/", methods=["GET", "POST"])
+@admin_required
+def index() -> str | Response:
+    """List people and create a new account."""
+    form = UserCreateForm()
+    if form.validate_on_submit():
+        try:
+            user = user_service.create_user(
+                form.username.data or "", form.password.data or "", form.role.data or "annotator"
+            )
+        except ServiceError as exc:
+            form.username.errors.append(str(exc))
+        else:
+            flash(f"User {user.username} created.", "success")
+            return redirect(url_for("users.index"))
+    return render_template("users/index.html", users=user_service.list_people(), form=form)
+
+
+@bp.route("/<int:user_id>", methods=["GET", "POST"])
+@admin_required
+def edit(user_id: int) -> str | Response:
+    """Change a user's role, activity or password."""
+    user = db.get_or_404(User, user_id)
+    if user.is_import_source:
+        return redirect(url_for("users.index"))
+    form = UserEditForm(obj=user)
+    if form.validate_on_submit():
+        if user.id == current_user.id and (form.role.data != "admin" or not form.active.data):
+            form.role.errors.append(
+                "You cannot remove your own admin rights or deactivate yourself."
+            )
+        else:
+            user.role = form.role.data or user.role
+            user.active = bool(form.active.data)
+            if form.password.data:
+                user.set_password(form.password.data)
+            db.session.commit()
+            flash(f"User {user.username} saved.", "success")
+            return redirect(url_for("users.index"))
+    return render_template("users/edit.html", user=user, form=form)

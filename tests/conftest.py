@@ -1,0 +1,172 @@
+"""Shared fixtures: an app on a migrated database (SQLite always, PostgreSQL when
+TEST_DATABASE_URL is set), a client, a CLI runner and logged-in users."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import sqlalchemy as sa
+from flask import Flask
+from flask.testing import FlaskClient, FlaskCliRunner
+from flask_migrate import upgrade
+
+from ndcg_labeler import create_app
+from ndcg_labeler.extensions import db
+from ndcg_labeler.models import User
+
+PASSWORD = "correct-horse-9"
+BACKENDS = ["sqlite"] + (["postgresql"] if os.environ.get("TEST_DATABASE_URL") else [])
+
+
+def _make_app(instance: Path, url: str, **extra: object) -> Flask:
+    config = {
+        "TESTING": True,
+        "SECRET_KEY": "test-only-secret",
+        "SQLALCHEMY_DATABASE_URI": url,
+        "NDCG_DEMO": False,
+        "WTF_CSRF_ENABLED": False,
+        "INSTANCE_PATH": str(instance),
+    }
+    config.update(extra)
+    return create_app(config)
+
+
+@pytest.fixture(scope="session")
+def sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One SQLite file migrated to head, copied for every test (fast and isolated)."""
+    base = tmp_path_factory.mktemp("template")
+    path = base / "template.sqlite3"
+    app = _make_app(base, f"sqlite:///{path}")
+    with app.app_context():
+        upgrade()
+        db.engine.dispose()
+    return path
+
+
+@pytest.fixture(scope="session")
+def postgres_url() -> str:
+    """The PostgreSQL database, emptied and migrated to head once per session."""
+    url = os.environ["TEST_DATABASE_URL"]
+    engine = sa.create_engine(url)
+    with engine.begin() as conn:
+        conn.execute(sa.text("DROP SCHEMA public CASCADE"))
+        conn.execute(sa.text("CREATE SCHEMA public"))
+    engine.dispose()
+    return url
+
+
+@pytest.fixture(params=BACKENDS)
+def app(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Flask]:
+    """The app on a fresh, migrated database."""
+    if request.param == "sqlite":
+        template = request.getfixturevalue("sqlite_template")
+        path = tmp_path / "test.sqlite3"
+        shutil.copy(template, path)
+        flask_app = _make_app(tmp_path, f"sqlite:///{path}")
+        yield flask_app
+        with flask_app.app_context():
+            db.engine.dispose()
+        return
+    url = request.getfixturevalue("postgres_url")
+    flask_app = _make_app(tmp_path, url)
+    with flask_app.app_context():
+        if not sa.inspect(db.engine).has_table("alembic_version"):
+            upgrade()
+    yield flask_app
+    with flask_app.app_context():
+        db.session.remove()
+        tables = [t.name for t in db.metadata.sorted_tables]
+        quoted = ", ".join(f'"{name}"' for name in tables)
+        with db.engine.begin() as conn:
+            conn.execute(sa.text(f"TRUNCATE {quoted} RESTART IDENTITY CASCADE"))
+        db.engine.dispose()
+
+
+@pytest.fixture
+def client(app: Flask) -> FlaskClient:
+    """A test client for the app."""
+    return app.test_client()
+
+
+@pytest.fixture
+def runner(app: Flask) -> FlaskCliRunner:
+    """A runner for the app's `flask ...` commands."""
+    return app.test_cli_runner()
+
+
+def make_user(app: Flask, username: str, role: str = "annotator") -> int:
+    """Create a user with the shared test password; returns its id."""
+    with app.app_context():
+        user = User(username=username, role=role, active=True)
+        user.set_password(PASSWORD)
+        db.session.add(user)
+        db.session.commit()
+        return user.id
+
+
+@pytest.fixture
+def admin_id(app: Flask) -> int:
+    """An admin account named `admin`."""
+    return make_user(app, "admin", "admin")
+
+
+@pytest.fixture
+def annotator_id(app: Flask) -> int:
+    """An annotator account named `ann`."""
+    return make_user(app, "ann", "annotator")
+
+
+class AuthActions:
+    """Log a test client in and out through the real forms (CSRF disabled in tests)."""
+
+    def __init__(self, client: FlaskClient) -> None:
+        self._client = client
+
+    def login(self, username: str = "admin", password: str = PASSWORD):
+        return self._client.post(
+            "/login", data={"username": username, "password": password}, follow_redirects=False
+        )
+
+    def logout(self):
+        return self._client.post("/logout")
+
+
+@pytest.fixture
+def auth(client: FlaskClient) -> AuthActions:
+    """Login helper bound to the client."""
+    return AuthActions(client)
+
+
+@pytest.fixture
+def as_admin(client: FlaskClient, admin_id: int, auth: AuthActions) -> FlaskClient:
+    """A client logged in as an admin."""
+    assert auth.login("admin").status_code == 302
+    return client
+
+
+@pytest.fixture
+def as_annotator(client: FlaskClient, annotator_id: int, auth: AuthActions) -> FlaskClient:
+    """A client logged in as an annotator."""
+    assert auth.login("ann").status_code == 302
+    return client
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """In CI (NDCG_REQUIRE_ALL_TESTS=1) a skipped test, or no PostgreSQL run, fails the session."""
+    if os.environ.get("NDCG_REQUIRE_ALL_TESTS") != "1" or exitstatus != 0:
+        return
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    skipped = len(reporter.stats.get("skipped", [])) if reporter else 0
+    problems = []
+    if skipped:
+        problems.append(f"{skipped} test(s) were skipped")
+    if "postgresql" not in BACKENDS:
+        problems.append("TEST_DATABASE_URL is not set, so PostgreSQL was not tested")
+    if problems:
+        if reporter:
+            reporter.write_line("CI requires every test to run: " + "; ".join(problems), red=True)
+        session.exitstatus = 1
