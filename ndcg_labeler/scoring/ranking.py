@@ -1,0 +1,104 @@
+"""trec_eval's ranking: score descending, ties broken by docid descending in byte order."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from ._ragged import check_offsets, pad, row_blocks
+
+
+def docid_keys(docids: np.ndarray | Sequence[str]) -> np.ndarray:
+    """Integer keys whose order is the byte order of the docids (equal docids, equal keys)."""
+    arr = _as_docid_array(docids)
+    if arr.dtype.kind == "O":
+        arr = arr.astype(str)
+    return np.unique(arr, return_inverse=True)[1].astype(np.int64)
+
+
+def rank_order(docids: np.ndarray | Sequence[str], scores: np.ndarray) -> np.ndarray:
+    """Indices that sort one query's documents by score descending, then docid descending."""
+    scores = np.asarray(scores, dtype=np.float64)
+    return rank_grouped(np.array([0, scores.size]), docids, scores)
+
+
+def rank_grouped(
+    offsets: np.ndarray | Sequence[int],
+    docids: np.ndarray | Sequence[str],
+    scores: np.ndarray,
+) -> np.ndarray:
+    """Permutation sorting each group [offsets[i]:offsets[i+1]] like trec_eval, vectorised.
+
+    `docids` are strings (str or bytes; str order is code-point order, which equals UTF-8
+    byte order) or integer keys from `docid_keys`. Returned indices are global: the slice
+    [offsets[i]:offsets[i+1]] of the result lists group i's documents best first.
+    """
+    scores = np.asarray(scores, dtype=np.float64)
+    if scores.ndim != 1:
+        raise ValueError("scores must be 1-D")
+    keys = _as_docid_array(docids)
+    if keys.shape != scores.shape:
+        raise ValueError("docids and scores must have the same length")
+    if np.isnan(scores).any():
+        raise ValueError("scores must not be NaN")
+    off = check_offsets(offsets, scores.size)
+    lengths = np.diff(off)
+    perm = np.empty(scores.size, dtype=np.intp)
+    for r0, r1 in row_blocks(lengths):
+        start, stop = int(off[r0]), int(off[r1])
+        perm[start:stop] = start + _rank_block(-scores[start:stop], lengths[r0:r1], keys[start:])
+    return perm
+
+
+def _rank_block(neg: np.ndarray, lengths: np.ndarray, keys: np.ndarray) -> np.ndarray:
+    """Block-local sorting permutation: a row-wise SIMD argsort, then docid order in ties."""
+    matrix = pad(neg, lengths, np.nan)  # NaN padding sorts after every real score
+    order = np.argsort(matrix, axis=1)
+    valid = np.arange(matrix.shape[1]) < lengths[:, None]
+    row_start = np.concatenate(([0], np.cumsum(lengths[:-1])))
+    local = (order + row_start[:, None])[valid]
+    ranked = np.take_along_axis(matrix, order, axis=1)[valid]
+    tied = ranked[1:] == ranked[:-1]  # -0.0 == 0.0 ties too, as in trec_eval's comparison
+    boundaries = np.cumsum(lengths)[:-1]
+    tied[boundaries[(boundaries > 0) & (boundaries < local.size)] - 1] = False
+    if tied.any():
+        _order_ties(local, tied, keys)
+    return local
+
+
+def _order_ties(local: np.ndarray, tied: np.ndarray, keys: np.ndarray) -> None:
+    """Reorder, in place, each run of equal scores by docid descending."""
+    in_run = np.zeros(local.size, dtype=bool)
+    in_run[1:] |= tied
+    in_run[:-1] |= tied
+    positions = np.flatnonzero(in_run)
+    starts = np.ones(positions.size, dtype=bool)
+    starts[1:] = ~tied[positions[1:] - 1]
+    run_id = np.cumsum(starts)
+    members = local[positions]
+    sub = keys[members]
+    if sub.dtype.kind == "O":
+        sub = sub.astype(str)  # converted here, for the tied few, not for the whole run
+    if sub.dtype.kind in "iu":
+        rank = sub.astype(np.int64)
+        rank -= rank.min()
+    else:
+        rank = np.unique(sub, return_inverse=True)[1].astype(np.int64)
+    span = int(rank.max()) + 1
+    if int(run_id[-1]) < (1 << 62) // span:
+        # One int64 argsort of (run, docid descending) beats a two-key lexsort.
+        order = np.argsort(run_id * span + (span - 1 - rank))
+    else:
+        order = np.lexsort((-rank, run_id))
+    local[positions] = members[order]
+
+
+def _as_docid_array(docids: np.ndarray | Sequence[str]) -> np.ndarray:
+    """Docids as a numpy array of str (``U`` or object), bytes or integer keys."""
+    arr = np.asarray(docids)
+    if arr.ndim != 1 or arr.dtype.kind not in "USOiu":
+        if arr.size == 0:
+            return np.empty(0, dtype=np.int64)
+        raise TypeError("docids must be a 1-D array of str, bytes or integer keys")
+    return arr

@@ -1,0 +1,60 @@
+"""Plain typed inputs and options shared by the scoring functions."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, NamedTuple
+
+GainKind = Literal["linear", "exp"]
+IdealKind = Literal["judged", "retrieved"]
+
+GAINS: tuple[GainKind, ...] = ("linear", "exp")
+IDEALS: tuple[IdealKind, ...] = ("judged", "retrieved")
+
+
+class Qrel(NamedTuple):
+    """One judgment: the (aggregated) grade of document `docid` for query `qid`."""
+
+    qid: str
+    docid: str
+    grade: int
+
+
+class ScoredDoc(NamedTuple):
+    """One run entry: the retriever's `score` for document `docid` under query `qid`."""
+
+    qid: str
+    docid: str
+    score: float
+
+
+@dataclass(frozen=True)
+class Options:
+    """How grades become gains and which documents form the ideal ranking.
+
+    gain: ``linear`` uses the grade itself, ``exp`` uses 2**grade - 1; grades <= 0 and
+    unjudged documents always give 0.
+    ideal: ``judged`` builds IDCG from all judged grades of the query (trec_eval);
+    ``retrieved`` builds it from the grades of the retrieved list only (tutorial convention).
+    judged_only: drop unjudged documents from the ranked list before scoring (condensed list).
+    threshold: minimum grade counted relevant by the binary measures (P, recall, RR, AP,
+    num_rel); trec_eval's ``-l``.
+    """
+
+    gain: GainKind = "linear"
+    ideal: IdealKind = "judged"
+    judged_only: bool = False
+    threshold: int = 1
+
+    def __post_init__(self) -> None:
+        """Reject values the evaluator would silently misread."""
+        if self.gain not in GAINS:
+            raise ValueError(f"gain must be one of {GAINS}, not {self.gain!r}")
+        if self.ideal not in IDEALS:
+            raise ValueError(f"ideal must be one of {IDEALS}, not {self.ideal!r}")
+        if isinstance(self.threshold, bool) or not isinstance(self.threshold, int):
+            raise TypeError(f"threshold must be an int, not {self.threshold!r}")
+        if self.threshold < 1:
+            # Grades <= 0 never give gain; calling them relevant would make P/AP disagree
+            # with NDCG (and trec_eval treats negative grades as unjudged).
+            raise ValueError(f"threshold must be >= 1, not {self.threshold}")
