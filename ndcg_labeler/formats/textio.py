@@ -1,0 +1,169 @@
+"""Open an upload or path as text: gunzip by magic bytes, size guard, BOM, UTF-8, line numbers."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import os
+import zlib
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import BinaryIO, cast
+
+from .errors import FormatError
+
+Source = BinaryIO | str | os.PathLike[str]
+"""What every reader accepts: a binary stream (left open) or a filesystem path."""
+
+DEFAULT_MAX_BYTES = 2 * 1024**3
+DEFAULT_MAX_LINE_BYTES = 64 * 1024**2
+HEAD_BYTES = 64 * 1024
+GZIP_MAGIC = b"\x1f\x8b"
+UTF8_BOM = b"\xef\xbb\xbf"
+_BUFFER = 1024 * 1024
+
+
+@dataclass
+class Opened:
+    """A decompressed, size-guarded, BOM-free binary stream plus its first bytes for sniffing."""
+
+    stream: BinaryIO
+    head: bytes
+    filename: str
+    gzipped: bool
+
+
+def display_name(source: Source, filename: str | None) -> str:
+    """Return the name to use in error messages for `source`."""
+    if filename:
+        return filename
+    if isinstance(source, str | os.PathLike):
+        return os.fspath(source)
+    name = getattr(source, "name", None)
+    return name if isinstance(name, str) and name else "<input>"
+
+
+def _human(n: int) -> str:
+    for unit, size in (("GiB", 1024**3), ("MiB", 1024**2), ("KiB", 1024)):
+        if n >= size and n % size == 0:
+            return f"{n // size} {unit}"
+    return f"{n} bytes"
+
+
+class _Chain(io.RawIOBase):
+    """Replays `head` and then continues with `rest` (which may lack readinto)."""
+
+    def __init__(self, head: bytes, rest: BinaryIO) -> None:
+        self._head = memoryview(head)
+        self._pos = 0
+        self._rest = rest
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b: bytearray | memoryview) -> int:
+        if self._pos < len(self._head):
+            n = min(len(b), len(self._head) - self._pos)
+            b[:n] = self._head[self._pos : self._pos + n]
+            self._pos += n
+            return n
+        readinto = getattr(self._rest, "readinto", None)
+        if readinto is not None:
+            return readinto(b)
+        data = self._rest.read(len(b))
+        b[: len(data)] = data
+        return len(data)
+
+
+class _Guarded(io.RawIOBase):
+    """Counts the bytes read through it and stops past `max_bytes`; maps gzip damage to errors."""
+
+    def __init__(self, inner: BinaryIO, filename: str, max_bytes: int, gzipped: bool) -> None:
+        self._inner = inner
+        self._filename = filename
+        self._max = max_bytes
+        self._gz = gzipped
+        self._total = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b: bytearray | memoryview) -> int:
+        try:
+            n = self._inner.readinto(b)
+        except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
+            if not self._gz:
+                raise
+            raise FormatError(self._filename, None, f"corrupt gzip data: {exc}") from exc
+        self._total += n
+        if self._total > self._max:
+            what = "decompressed size" if self._gz else "file size"
+            raise FormatError(self._filename, None, f"{what} exceeds {_human(self._max)}")
+        return n
+
+
+@contextmanager
+def open_source(
+    source: Source, filename: str | None = None, *, max_bytes: int = DEFAULT_MAX_BYTES
+) -> Iterator[Opened]:
+    """Open `source` for reading: gunzip if it starts with 1f 8b, guard the size, drop a BOM."""
+    name = display_name(source, filename)
+    owned = isinstance(source, str | os.PathLike)
+    raw: BinaryIO = open(source, "rb") if owned else source  # noqa: SIM115
+    try:
+        magic = raw.read(2) or b""
+        inner: BinaryIO = cast(BinaryIO, _Chain(magic, raw))
+        gzipped = magic == GZIP_MAGIC
+        if gzipped:
+            inner = cast(BinaryIO, gzip.GzipFile(fileobj=inner, mode="rb"))
+        guarded = cast(
+            BinaryIO, io.BufferedReader(_Guarded(inner, name, max_bytes, gzipped), _BUFFER)
+        )
+        head = guarded.read(HEAD_BYTES)
+        if head.startswith(UTF8_BOM):
+            head = head[len(UTF8_BOM) :]
+        stream = cast(BinaryIO, io.BufferedReader(_Chain(head, guarded), _BUFFER))
+        yield Opened(stream, head, name, gzipped)
+    finally:
+        if owned:
+            raw.close()
+
+
+def first_line(head: bytes) -> str | None:
+    """Return the first non-blank line of `head` (for format sniffing), or None."""
+    for raw in head.split(b"\n"):
+        text = raw.decode("utf-8", errors="replace").strip()
+        if text:
+            return text
+    return None
+
+
+def iter_lines(
+    opened: Opened, *, keepends: bool = False, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
+) -> Iterator[tuple[int, str]]:
+    """Yield `(line_no, text)` for every line (split on LF only; CRLF's CR dropped), streaming."""
+    filename = opened.filename
+    readline = opened.stream.readline
+    line_no = 0
+    while True:
+        raw = readline(max_line_bytes + 1)
+        if not raw:
+            return
+        line_no += 1
+        if len(raw) > max_line_bytes:
+            reason = f"line is longer than {_human(max_line_bytes)}"
+            raise FormatError(filename, line_no, reason)
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            reason = f"invalid UTF-8 at byte {exc.start + 1} of the line"
+            raise FormatError(filename, line_no, reason) from None
+        if "\x00" in text:
+            raise FormatError(filename, line_no, "line contains a NUL character")
+        if not keepends:
+            if text.endswith("\n"):
+                text = text[:-1]
+            if text.endswith("\r"):
+                text = text[:-1]
+        yield line_no, text
