@@ -1,0 +1,96 @@
+"""Field-level checks shared by the parsers: ids, numbers, whitespace splitting, JSON values."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from .errors import FormatError
+
+ASCII_WS = " \t\n\r\v\f"
+"""C's isspace() in the C locale: what trec_eval splits columns on (not Unicode spaces)."""
+
+_WS_RE = re.compile(r"[ \t\n\r\v\f]+")
+_FLOAT_RE = re.compile(
+    r"[+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|inf(?:inity)?)", re.ASCII | re.IGNORECASE
+)
+_INT_RE = re.compile(r"[+-]?\d+", re.ASCII)
+_RANK_RE = re.compile(r"\d+", re.ASCII)
+
+
+def split_ws(line: str) -> list[str]:
+    """Split a line on runs of ASCII whitespace, as trec_eval does; [] for a blank line."""
+    stripped = line.strip(ASCII_WS)
+    return _WS_RE.split(stripped) if stripped else []
+
+
+def parse_score(token: str, filename: str, line: int | None, what: str = "score") -> float:
+    """Parse a decimal double (exponents, signs, ±inf allowed; NaN and '1_0' are not)."""
+    if not _FLOAT_RE.fullmatch(token):
+        raise FormatError(filename, line, f"{what} '{token}' is not a number")
+    return float(token)
+
+
+def parse_grade(token: str, filename: str, line: int | None) -> int:
+    """Parse an integer relevance grade (negative allowed: judged non-relevant)."""
+    if not _INT_RE.fullmatch(token):
+        raise FormatError(filename, line, f"grade '{token}' is not an integer")
+    return int(token)
+
+
+def parse_rank(token: str, filename: str, line: int | None) -> int:
+    """Parse a rank: a non-negative integer written in plain digits."""
+    if not _RANK_RE.fullmatch(token):
+        raise FormatError(filename, line, f"rank '{token}' is not a non-negative integer")
+    return int(token)
+
+
+def check_id(value: str, what: str, filename: str, line: int | None) -> str:
+    """Strip an external id and reject it when empty or when it contains whitespace."""
+    value = value.strip()
+    if not value:
+        raise FormatError(filename, line, f"empty {what}")
+    if any(ch in value for ch in ASCII_WS):
+        raise FormatError(filename, line, f"{what} '{value}' contains whitespace")
+    return value
+
+
+def json_id(obj: dict[str, Any], keys: tuple[str, ...], filename: str, line: int) -> str:
+    """Read an id from the first present key of a JSON object: a string or an integer."""
+    for key in keys:
+        if key in obj:
+            value = obj[key]
+            if isinstance(value, bool) or not isinstance(value, str | int):
+                kind = type(value).__name__
+                raise FormatError(filename, line, f'"{key}" must be a string, not {kind}')
+            return check_id(str(value), key.lstrip("_") if key == "_id" else key, filename, line)
+    names = " or ".join(f'"{k}"' for k in keys)
+    raise FormatError(filename, line, f"missing key {names}")
+
+
+def json_text(
+    obj: dict[str, Any], key: str, filename: str, line: int, *, required: bool
+) -> str | None:
+    """Read an optional or required string value from a JSON object (null counts as missing)."""
+    value = obj.get(key)
+    if value is None:
+        if required:
+            raise FormatError(filename, line, f'missing key "{key}"')
+        return None
+    if not isinstance(value, str):
+        kind = type(value).__name__
+        raise FormatError(filename, line, f'"{key}" must be a string, not {kind}')
+    if "\x00" in value:
+        raise FormatError(filename, line, f'"{key}" contains a NUL character')
+    return value
+
+
+def json_number(obj: dict[str, Any], key: str, filename: str, line: int) -> float:
+    """Read a finite-or-infinite JSON number (not a bool, not a string)."""
+    if key not in obj:
+        raise FormatError(filename, line, f'missing key "{key}"')
+    value = obj[key]
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        kind = type(value).__name__
+        raise FormatError(filename, line, f'"{key}" must be a number, not {kind}')
+    return float(value)

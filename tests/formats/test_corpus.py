@@ -1,0 +1,70 @@
+"""Corpus: BEIR corpus.jsonl and CSV/TSV with header; metadata; errors."""
+
+import pytest
+
+from ndcg_labeler.formats.corpus import read_corpus
+from ndcg_labeler.formats.errors import FormatError
+from ndcg_labeler.formats.records import ChunkRecord
+
+from .util import upload
+
+
+def read(text, **kw):
+    stream = upload(text, **{k: kw.pop(k) for k in ("gz", "bom", "crlf") if k in kw})
+    return list(read_corpus(stream, "c", **kw))
+
+
+def error(text, **kw):
+    with pytest.raises(FormatError) as info:
+        read(text, **kw)
+    return str(info.value)
+
+
+JSONL = (
+    '{"_id": "d1", "title": "Polio", "text": "Polio is ...", "metadata": {"url": "u1"}}\n'
+    '{"_id": "d2", "title": "", "text": "Body", "source": "wiki"}\n'
+)
+
+
+@pytest.mark.parametrize("variant", [{}, {"gz": True}, {"bom": True, "crlf": True}])
+def test_beir_jsonl(variant):
+    assert read(JSONL, **variant) == [
+        ChunkRecord("d1", "Polio", "Polio is ...", {"url": "u1"}),
+        ChunkRecord("d2", None, "Body", {"source": "wiki"}),
+    ]
+
+
+def test_csv_extra_columns_become_metadata():
+    text = 'docid,title,text,url\nd1,T,"a, b\nc",http://x\nd2,,plain,\n'
+    assert read(text) == [
+        ChunkRecord("d1", "T", "a, b\nc", {"url": "http://x"}),
+        ChunkRecord("d2", None, "plain", {"url": ""}),
+    ]
+
+
+def test_tsv_with_header():
+    assert read("docid\ttext\nd1\thello\n") == [ChunkRecord("d1", None, "hello", {})]
+
+
+def test_title_only_chunk_is_allowed():
+    assert read('{"_id": "d1", "title": "Only a title", "text": ""}\n')[0].title == "Only a title"
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (JSONL + '{"_id": "d1", "text": "x"}\n', "c:3: docid 'd1' appears twice (first at line 1)"),
+        ('{"_id": "d1", "text": " "}\n', "c:1: chunk d1 has neither text nor title"),
+        (
+            '{"_id": "d1", "text": "x", "metadata": [1]}\n',
+            'c:1: "metadata" must be an object, not list',
+        ),
+        ('{"_id": "d1", "text": "x\\u0000"}\n', 'c:1: "text" contains a NUL character'),
+        ("docid,body\nd1,x\n", "c:1: header lacks column 'text' (expected docid, text, [title])"),
+        ("docid,text\nd1,x\nd2\n", "c:3: expected 2 fields as in the header, found 1"),
+        ("docid,text\n,x\n", "c:2: empty docid"),
+        ("", "c: file is empty"),
+    ],
+)
+def test_errors(text, message):
+    assert error(text) == message
