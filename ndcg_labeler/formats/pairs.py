@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from .errors import FormatError
 from .fields import check_id, split_ws
 from .records import PairRecord
-from .tabular import check_width, iter_csv_rows, read_header
+from .tabular import check_width, header_names, iter_csv_rows, read_header
 from .textio import DEFAULT_MAX_BYTES, Opened, Source, first_line, iter_lines, open_source
 
 PAIR_FORMATS = ("trec", "csv", "tsv")
@@ -17,7 +17,7 @@ def detect_pairs_format(first: str | None, filename: str) -> str:
     """Pick trec (6 columns) or csv/tsv (qid,docid) from the first non-blank line."""
     if first is None:
         raise FormatError(filename, None, "file is empty")
-    if len(split_ws(first)) == 6:
+    if len(split_ws(first)) >= 6:  # trec_eval ignores fields after the tag
         return "trec"
     if "\t" in first:
         return "tsv"
@@ -56,7 +56,7 @@ def _trec(opened: Opened) -> Iterator[PairRecord]:
         tokens = split_ws(line)
         if not tokens:
             continue
-        if len(tokens) != 6:
+        if len(tokens) < 6:
             reason = f"expected 6 columns (qid Q0 docid rank score tag), found {len(tokens)}"
             raise FormatError(name, line_no, reason)
         yield PairRecord(tokens[0], tokens[2])
@@ -67,7 +67,7 @@ def _delimited(opened: Opened, kind: str) -> Iterator[PairRecord]:
     first = first_line(opened.head) or ""
     delimiter = "\t" if kind == "tsv" else ","
     rows = iter_csv_rows(iter_lines(opened, keepends=True), name, delimiter)
-    header = [field.strip().lower() for field in first.split(delimiter)]
+    header = header_names(first, delimiter)
     has_header = "qid" in header and "docid" in header
     if has_header:
         cols = read_header(rows, name, required=("qid", "docid"), extra_ok=True)

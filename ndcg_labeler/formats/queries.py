@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import csv
 from collections.abc import Iterator
 
 from .errors import FormatError
 from .fields import check_id, json_id, json_text
 from .records import QueryRecord
-from .tabular import check_width, iter_csv_rows, iter_json_objects, read_header
+from .tabular import check_width, header_names, iter_csv_rows, iter_json_objects, read_header
 from .textio import DEFAULT_MAX_BYTES, Opened, Source, first_line, iter_lines, open_source
 
 QUERY_FORMATS = ("jsonl", "tsv", "csv")
@@ -20,7 +19,7 @@ def detect_queries_format(first: str | None, filename: str) -> str:
         raise FormatError(filename, None, "file is empty")
     if first.startswith("{"):
         return "jsonl"
-    header = [name.strip().lower() for name in next(csv.reader([first]))]
+    header = header_names(first, ",")
     if "qid" in header and "text" in header:
         return "csv"
     if "\t" in first:

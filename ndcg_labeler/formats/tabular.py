@@ -57,6 +57,11 @@ def iter_csv_rows(
         start = reader.line_num + 1
 
 
+def header_names(line: str, delimiter: str) -> list[str]:
+    """Lower-cased, unquoted column names of a would-be header line (for sniffing only)."""
+    return [name.strip().strip('"').strip().lower() for name in line.split(delimiter)]
+
+
 def sniff_delimiter(header: str) -> str:
     """Pick TAB when the header line contains one, otherwise comma."""
     return "\t" if "\t" in header else ","
