@@ -158,11 +158,13 @@ class _Block:
             out.cut["recall"][k][rows] = _ratio(rel_cum[:, last[k]], num_rel)
             out.cut["judged_at"][k][rows] = judged_cum[:, last[k]] / k
 
-        # AP: precision at each relevant rank, summed, over num_rel (trec_eval's `map`).
+        # AP: precision at each relevant rank, summed in rank order like trec_eval (a running
+        # sum, so the result does not depend on the padding), over num_rel (trec's `map`).
         precisions = np.divide(
             rel_cum, np.arange(1.0, width + 1.0), out=np.zeros(grades.shape), where=relevant
         )
-        out.plain["ap"][rows] = _ratio(precisions.sum(axis=1), num_rel)
+        precision_sum = np.cumsum(precisions, axis=1, out=precisions)[:, -1]
+        out.plain["ap"][rows] = _ratio(precision_sum, num_rel)
         first = np.argmax(relevant, axis=1) + 1.0
         reciprocal = np.where(rel_cum[:, -1] > 0, 1.0 / first, 0.0)
         out.plain["recip_rank"][rows] = np.where(has_rel, reciprocal, np.nan)

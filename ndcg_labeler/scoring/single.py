@@ -47,7 +47,8 @@ def evaluate_one(
     judged_cum = _running_count(~np.isnan(grades))
     num_rel = int(np.count_nonzero(judged >= options.threshold))
     ranks = np.flatnonzero(relevant) + 1.0
-    precision_sum = float((np.arange(1.0, ranks.size + 1.0) / ranks).sum())
+    precisions = np.arange(1.0, ranks.size + 1.0) / ranks
+    precision_sum = float(np.cumsum(precisions)[-1]) if ranks.size else 0.0  # in rank order
 
     # Read every running total at the cutoffs in one indexing call each (tolist of a
     # whole 1,000-long array would cost more than all the arithmetic).
