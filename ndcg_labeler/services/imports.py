@@ -1,0 +1,252 @@
+"""The one import use case (web and CLI): queries, corpus, pool and qrels into a test set.
+
+Every file of an import is parsed and checked in full before anything is written, then all of
+it is written in one transaction: a bad line anywhere means nothing of the import is stored.
+Writes are idempotent upserts, batched through Core executemany (no ORM object per row), so
+importing the same files again changes nothing and tens of MB stay fast.
+
+Decisions a user can rely on:
+- a pool or qrels line naming a qid the test set does not have (and this import does not add)
+  is an error "file:line: unknown query 'q9' ..." rather than a silently created query;
+- a docid missing from every corpus is created as a chunk without text (shown as such);
+- grades must lie in 0..scale_max (negative trec_eval grades too are refused);
+- pool priority is the rank in a TREC run (trec_eval order) or else the file order; a pair
+  imported again keeps the better (lower) priority;
+- qrels become judgments of the import-source pseudo-user named by `source` (default: the
+  file's name); each change appends a JudgmentEvent and bumps the test set's labels_version.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from flask import current_app
+
+from ndcg_labeler.extensions import db
+from ndcg_labeler.formats.corpus import read_corpus
+from ndcg_labeler.formats.errors import FormatError
+from ndcg_labeler.formats.pairs import detect_pairs_format, read_pairs
+from ndcg_labeler.formats.qrels import read_qrels
+from ndcg_labeler.formats.queries import read_queries
+from ndcg_labeler.formats.records import ChunkRecord, QrelRecord, QueryRecord
+from ndcg_labeler.formats.runs import read_run
+from ndcg_labeler.formats.textio import Source, first_line, open_source
+from ndcg_labeler.models import TestSet
+from ndcg_labeler.scoring.ranking import rank_grouped
+from ndcg_labeler.services import ServiceError
+from ndcg_labeler.services.import_lines import find_line, rewind, start_of
+from ndcg_labeler.services.import_write import Counts, Writer
+
+MAX_QID = 200
+MAX_DOCID = 300
+MAX_SOURCE = 70  # the pseudo-user is named "import:<source>" in an 80-character column
+
+
+@dataclass(frozen=True)
+class ImportFile:
+    """One file to import: a path or a binary stream (rewindable), and its name for messages."""
+
+    source: Source
+    filename: str
+
+    @classmethod
+    def from_path(cls, path: str | os.PathLike[str]) -> ImportFile:
+        """A file on disk, named as given."""
+        return cls(path, os.fspath(path))
+
+
+@dataclass
+class ImportReport:
+    """What an import did, per kind of record (None for a file that was not given)."""
+
+    queries: Counts | None = None
+    chunks: Counts | None = None
+    chunks_without_text: int = 0
+    pairs: Counts | None = None
+    judgments: Counts | None = None
+    source: str | None = None
+    files: list[str] = field(default_factory=list)
+
+    def lines(self) -> list[str]:
+        """One human-readable line per kind of record."""
+        out = []
+        if self.queries is not None:
+            out.append(f"queries: {self.queries}")
+        if self.chunks is not None:
+            out.append(f"chunks: {self.chunks}")
+        if self.chunks_without_text:
+            out.append(
+                f"chunks without text (named by the pool or qrels, in no corpus): "
+                f"{self.chunks_without_text} created"
+            )
+        if self.pairs is not None:
+            out.append(f"pairs to judge: {self.pairs}")
+        if self.judgments is not None:
+            out.append(f"judgments of source '{self.source}': {self.judgments}")
+        return out
+
+
+@dataclass
+class _Parsed:
+    """Everything an import will write, parsed and checked."""
+
+    queries: list[QueryRecord] = field(default_factory=list)
+    chunks: list[ChunkRecord] = field(default_factory=list)
+    # (qid, docid) -> (priority, pair source), pool first, then pairs judged in the qrels
+    pairs: dict[tuple[str, str], tuple[int, str]] = field(default_factory=dict)
+    qrels: list[QrelRecord] = field(default_factory=list)
+
+
+def _max_bytes() -> int:
+    return int(current_app.config.get("NDCG_MAX_DECOMPRESSED_BYTES", 2 * 1024**3))
+
+
+def _check_len(value: str, limit: int, what: str, filename: str) -> None:
+    if len(value) > limit:
+        shown = value[:40] + "…"
+        raise FormatError(filename, None, f"{what} '{shown}' is longer than {limit} characters")
+
+
+def _read_pool(file: ImportFile, limit: int) -> list[tuple[str, str, int]]:
+    """(qid, docid, priority): a TREC run's rank per query, else the file order."""
+    start = start_of(file.source)
+    with open_source(file.source, file.filename, max_bytes=limit) as opened:
+        kind = detect_pairs_format(first_line(opened.head), opened.filename)
+    if start is None:
+        raise ServiceError(f"{file.filename}: cannot re-read this stream")
+    rewind(file.source, start)
+    if kind != "trec":
+        pairs = read_pairs(file.source, file.filename, max_bytes=limit)
+        return [(p.qid, p.docid, n) for n, p in enumerate(pairs, 1)]
+    run = read_run(file.source, file.filename, fmt="trec", max_bytes=limit)
+    order = rank_grouped(run.offsets, run.docids, run.scores)
+    out = []
+    for i, qid in enumerate(run.qids):
+        begin, end = int(run.offsets[i]), int(run.offsets[i + 1])
+        for rank, index in enumerate(order[begin:end], 1):
+            out.append((qid, str(run.docids[index]), rank))
+    return out
+
+
+def _unknown_query(
+    file: ImportFile, start: int | None, what: str, qid: str, unknown: list[str]
+) -> FormatError:
+    line = find_line(file.source, start, file.filename, what, qid)
+    others = ""
+    if len(unknown) > 1:
+        shown = ", ".join(unknown[:5]) + (", …" if len(unknown) > 5 else "")
+        others = f"; {len(unknown)} unknown qids in this file: {shown}"
+    reason = (
+        f"unknown query '{qid}': this test set has no such qid (import its queries first, "
+        f"or in the same import){others}"
+    )
+    return FormatError(file.filename, line, reason)
+
+
+def _check_qids(
+    file: ImportFile, start: int | None, what: str, qids: list[str], known: set[str]
+) -> None:
+    unknown = list(dict.fromkeys(q for q in qids if q not in known))
+    if unknown:
+        raise _unknown_query(file, start, what, unknown[0], unknown)
+
+
+def _parse(
+    test_set: TestSet,
+    known_qids: set[str],
+    queries: ImportFile | None,
+    corpus: ImportFile | None,
+    pool: ImportFile | None,
+    qrels: ImportFile | None,
+    qrels_source: str,
+) -> _Parsed:
+    """Read every given file fully and check it against the test set; raise on the first error."""
+    limit = _max_bytes()
+    parsed = _Parsed()
+    if queries is not None:
+        parsed.queries = list(read_queries(queries.source, queries.filename, max_bytes=limit))
+        for q in parsed.queries:
+            _check_len(q.qid, MAX_QID, "qid", queries.filename)
+        known_qids = known_qids | {q.qid for q in parsed.queries}
+    if corpus is not None:
+        parsed.chunks = list(read_corpus(corpus.source, corpus.filename, max_bytes=limit))
+        for c in parsed.chunks:
+            _check_len(c.docid, MAX_DOCID, "docid", corpus.filename)
+    if pool is not None:
+        start = start_of(pool.source)
+        entries = _read_pool(pool, limit)
+        _check_qids(pool, start, "pool", [qid for qid, _, _ in entries], known_qids)
+        source = os.path.basename(pool.filename)[:200]
+        for qid, docid, priority in entries:
+            _check_len(docid, MAX_DOCID, "docid", pool.filename)
+            key = (qid, docid)
+            if key not in parsed.pairs or priority < parsed.pairs[key][0]:
+                parsed.pairs[key] = (priority, source)
+    if qrels is not None:
+        start = start_of(qrels.source)
+        parsed.qrels = list(read_qrels(qrels.source, qrels.filename, max_bytes=limit))
+        _check_qids(qrels, start, "qrels", [r.qid for r in parsed.qrels], known_qids)
+        top = test_set.scale_max
+        for n, record in enumerate(parsed.qrels, 1):
+            _check_len(record.docid, MAX_DOCID, "docid", qrels.filename)
+            if not 0 <= record.grade <= top:
+                line = find_line(
+                    qrels.source, start, qrels.filename, "qrels", record.qid, record.docid
+                )
+                hint = (
+                    " (negative grades are not accepted: map them to 0)" if record.grade < 0 else ""
+                )
+                reason = (
+                    f"grade {record.grade} for query {record.qid}, docid '{record.docid}' is "
+                    f"outside this test set's scale 0–{top}{hint}"
+                )
+                raise FormatError(qrels.filename, line, reason)
+            parsed.pairs.setdefault((record.qid, record.docid), (n, f"qrels:{qrels_source}"[:200]))
+    return parsed
+
+
+def _source_name(qrels: ImportFile | None, source: str | None) -> str:
+    if qrels is None:
+        return ""
+    name = " ".join((source or "").split()) or os.path.basename(qrels.filename) or "qrels"
+    if len(name) > MAX_SOURCE:
+        raise ServiceError(f"the source name must have at most {MAX_SOURCE} characters")
+    return name
+
+
+def import_files(
+    test_set: TestSet,
+    *,
+    queries: ImportFile | None = None,
+    corpus: ImportFile | None = None,
+    pool: ImportFile | None = None,
+    qrels: ImportFile | None = None,
+    source: str | None = None,
+    actor_id: int | None = None,
+) -> ImportReport:
+    """Import the given files into the test set, all or nothing; return what changed."""
+    given = [f for f in (queries, corpus, pool, qrels) if f is not None]
+    if not given:
+        raise ServiceError("choose at least one file to import")
+    source_name = _source_name(qrels, source)
+    writer = Writer(test_set, actor_id)
+    try:
+        parsed = _parse(test_set, writer.known_qids(), queries, corpus, pool, qrels, source_name)
+        report = ImportReport(source=source_name or None, files=[f.filename for f in given])
+        if queries is not None:
+            report.queries = writer.upsert_queries(parsed.queries)
+        if corpus is not None:
+            report.chunks = writer.upsert_chunks(parsed.chunks)
+        named = [docid for _, docid in parsed.pairs]
+        report.chunks_without_text = writer.add_missing_chunks(named)
+        if pool is not None or qrels is not None:
+            report.pairs = writer.upsert_pairs(parsed.pairs)
+        if qrels is not None:
+            note = f"imported from {os.path.basename(qrels.filename)}"
+            report.judgments = writer.upsert_judgments(parsed.qrels, source_name, note)
+        db.session.commit()
+    except BaseException:
+        db.session.rollback()
+        raise
+    return report

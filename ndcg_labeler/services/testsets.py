@@ -1,0 +1,361 @@
+"""Test sets: creation with default grade names, settings, annotators and summary counts."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import sqlalchemy as sa
+
+from ndcg_labeler.extensions import db
+from ndcg_labeler.models import Chunk, Judgment, Pair, Query, TestSet, TestSetMember, User
+from ndcg_labeler.scoring.aggregate import DEFAULT_POLICY, POLICIES
+from ndcg_labeler.services import ServiceError
+
+SCALES = (3, 4)
+MAX_NAME = 200
+MAX_GRADE_NAME = 40
+MAX_DEFINITION = 300
+
+# Sensible defaults, editable per test set; each definition fits on a grade button.
+DEFAULT_GRADES: dict[int, list[dict[str, str]]] = {
+    3: [
+        {"name": "Irrelevant", "definition": "Does not help answer the query."},
+        {"name": "Related", "definition": "On the topic, but does not answer the query."},
+        {"name": "Relevant", "definition": "Answers part of the query, or answers it vaguely."},
+        {"name": "Perfect", "definition": "Answers the query fully on its own."},
+    ],
+    4: [
+        {"name": "Irrelevant", "definition": "Does not help answer the query."},
+        {"name": "Related", "definition": "On the topic, but does not answer the query."},
+        {"name": "Somewhat relevant", "definition": "Gives a small part of the answer."},
+        {"name": "Relevant", "definition": "Answers most of the query."},
+        {"name": "Perfect", "definition": "Answers the query fully on its own."},
+    ],
+}
+
+
+def aggregation_policies() -> list[str]:
+    """The names of the aggregation policies scoring offers, in its order."""
+    return list(POLICIES)
+
+
+def default_grade_labels(scale_max: int) -> list[dict[str, str]]:
+    """A fresh copy of the default grade names and definitions for a 0–3 or 0–4 scale."""
+    if scale_max not in SCALES:
+        raise ServiceError(f"scale must be 3 (grades 0–3) or 4 (grades 0–4), not {scale_max}")
+    return [dict(label) for label in DEFAULT_GRADES[scale_max]]
+
+
+def get_by_name(name: str) -> TestSet | None:
+    """The test set with exactly this name."""
+    return db.session.scalar(sa.select(TestSet).where(TestSet.name == name))
+
+
+def all_test_sets() -> list[TestSet]:
+    """Every test set, by name (for admins and the CLI)."""
+    return list(db.session.scalars(sa.select(TestSet).order_by(TestSet.name)))
+
+
+def require_by_name(name: str) -> TestSet:
+    """The test set with this name, or a ServiceError naming it (for the CLI)."""
+    test_set = get_by_name(name)
+    if test_set is None:
+        raise ServiceError(f"unknown test set '{name}'")
+    return test_set
+
+
+def _clean_name(name: str) -> str:
+    name = " ".join(name.split())
+    if not name:
+        raise ServiceError("the test set name must not be empty")
+    if len(name) > MAX_NAME:
+        raise ServiceError(f"the test set name must have at most {MAX_NAME} characters")
+    return name
+
+
+def create_test_set(name: str, scale_max: int = 3, *, is_demo: bool = False) -> TestSet:
+    """Create an empty test set with the default grade names for its scale."""
+    name = _clean_name(name)
+    labels = default_grade_labels(scale_max)
+    if get_by_name(name) is not None:
+        raise ServiceError(f"a test set named '{name}' already exists")
+    test_set = TestSet(
+        name=name,
+        scale_max=scale_max,
+        grade_labels=labels,
+        guidelines="",
+        aggregation=DEFAULT_POLICY,
+        relevance_threshold=1,
+        judgments_per_pair=1,
+        disagreement_threshold=2,
+        is_demo=is_demo,
+    )
+    db.session.add(test_set)
+    db.session.commit()
+    return test_set
+
+
+def _clean_labels(labels: Sequence[dict[str, str]], scale_max: int) -> list[dict[str, str]]:
+    if len(labels) != scale_max + 1:
+        raise ServiceError(f"give a name for each grade 0–{scale_max}")
+    cleaned = []
+    for grade, label in enumerate(labels):
+        name = " ".join((label.get("name") or "").split())
+        definition = " ".join((label.get("definition") or "").split())
+        if not name:
+            raise ServiceError(f"grade {grade} needs a name")
+        if len(name) > MAX_GRADE_NAME:
+            raise ServiceError(f"the name of grade {grade} is longer than {MAX_GRADE_NAME}")
+        if len(definition) > MAX_DEFINITION:
+            raise ServiceError(
+                f"the definition of grade {grade} is longer than {MAX_DEFINITION} characters"
+            )
+        cleaned.append({"name": name, "definition": definition})
+    return cleaned
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The editable settings of a test set (the scale is fixed once created)."""
+
+    name: str
+    grade_labels: list[dict[str, str]]
+    guidelines: str
+    aggregation: str
+    relevance_threshold: int
+    judgments_per_pair: int
+    disagreement_threshold: int
+
+
+def settings_of(test_set: TestSet) -> Settings:
+    """The current settings, e.g. to prefill the settings form."""
+    return Settings(
+        name=test_set.name,
+        grade_labels=[dict(label) for label in test_set.grade_labels],
+        guidelines=test_set.guidelines,
+        aggregation=test_set.aggregation,
+        relevance_threshold=test_set.relevance_threshold,
+        judgments_per_pair=test_set.judgments_per_pair,
+        disagreement_threshold=test_set.disagreement_threshold,
+    )
+
+
+def update_settings(test_set: TestSet, settings: Settings) -> TestSet:
+    """Validate and save new settings; scoring-relevant changes bump labels_version."""
+    top = test_set.scale_max
+    name = _clean_name(settings.name)
+    other = get_by_name(name)
+    if other is not None and other.id != test_set.id:
+        raise ServiceError(f"a test set named '{name}' already exists")
+    labels = _clean_labels(settings.grade_labels, top)
+    policies = aggregation_policies()
+    if settings.aggregation not in policies:
+        raise ServiceError(f"aggregation must be one of {', '.join(policies)}")
+    if not 1 <= settings.relevance_threshold <= top:
+        raise ServiceError(f"the relevance threshold must be a grade from 1 to {top}")
+    if not 1 <= settings.judgments_per_pair <= 5:
+        raise ServiceError("judgments per pair must be between 1 and 5")
+    if not 1 <= settings.disagreement_threshold <= top:
+        raise ServiceError(f"the disagreement threshold must be from 1 to {top} grades")
+    # Aggregation and threshold change the grades scoring uses: live pages must recompute.
+    if (settings.aggregation, settings.relevance_threshold) != (
+        test_set.aggregation,
+        test_set.relevance_threshold,
+    ):
+        test_set.labels_version += 1
+    test_set.name = name
+    test_set.grade_labels = labels
+    test_set.guidelines = settings.guidelines.replace("\r\n", "\n")
+    test_set.aggregation = settings.aggregation
+    test_set.relevance_threshold = settings.relevance_threshold
+    test_set.judgments_per_pair = settings.judgments_per_pair
+    test_set.disagreement_threshold = settings.disagreement_threshold
+    db.session.commit()
+    return test_set
+
+
+def member_ids(test_set: TestSet) -> set[int]:
+    """Ids of the users who may label this test set."""
+    stmt = sa.select(TestSetMember.user_id).where(TestSetMember.test_set_id == test_set.id)
+    return set(db.session.scalars(stmt))
+
+
+def members(test_set: TestSet) -> list[User]:
+    """The users who may label this test set, by name."""
+    stmt = (
+        sa.select(User)
+        .join(TestSetMember, TestSetMember.user_id == User.id)
+        .where(TestSetMember.test_set_id == test_set.id)
+        .order_by(User.username)
+    )
+    return list(db.session.scalars(stmt))
+
+
+def annotator_candidates() -> list[User]:
+    """Active annotators an admin can give a test set to, by name."""
+    stmt = (
+        sa.select(User)
+        .where(User.role == "annotator", User.active.is_(True))
+        .order_by(User.username)
+    )
+    return list(db.session.scalars(stmt))
+
+
+def grant(test_set: TestSet, user: User) -> bool:
+    """Let an annotator (or admin) label the test set; False when it already could."""
+    if user.role not in ("admin", "annotator"):
+        raise ServiceError(f"'{user.username}' is not a person and cannot label")
+    if user.id in member_ids(test_set):
+        return False
+    db.session.add(TestSetMember(test_set_id=test_set.id, user_id=user.id))
+    db.session.commit()
+    return True
+
+
+def revoke(test_set: TestSet, user: User) -> bool:
+    """Take the test set away from a user (their judgments stay); False when not a member."""
+    member = db.session.get(TestSetMember, {"test_set_id": test_set.id, "user_id": user.id})
+    if member is None:
+        return False
+    db.session.delete(member)
+    db.session.commit()
+    return True
+
+
+def set_members(test_set: TestSet, user_ids: Iterable[int]) -> tuple[int, int]:
+    """Make exactly these users members; returns (granted, revoked) counts."""
+    wanted = set(user_ids)
+    people = set(
+        db.session.scalars(
+            sa.select(User.id).where(User.id.in_(wanted), User.role.in_(("admin", "annotator")))
+        )
+    )
+    if people != wanted:
+        raise ServiceError("only existing people can be given a test set")
+    current = member_ids(test_set)
+    for user_id in wanted - current:
+        db.session.add(TestSetMember(test_set_id=test_set.id, user_id=user_id))
+    removed = current - wanted
+    if removed:
+        db.session.execute(
+            sa.delete(TestSetMember).where(
+                TestSetMember.test_set_id == test_set.id, TestSetMember.user_id.in_(removed)
+            )
+        )
+    db.session.commit()
+    return len(wanted - current), len(removed)
+
+
+@dataclass(frozen=True)
+class Summary:
+    """What a test set holds, counted in the database."""
+
+    queries: int
+    chunks: int
+    chunks_without_text: int
+    pairs: int
+    judged_pairs: int
+    judgments: int
+    annotators: int
+
+    @property
+    def judged_percent(self) -> float:
+        """Share of pool pairs with at least one grade, in percent (0 for an empty pool)."""
+        return 100.0 * self.judged_pairs / self.pairs if self.pairs else 0.0
+
+
+def _count(stmt: sa.Select[tuple[int]]) -> int:
+    return int(db.session.scalar(stmt) or 0)
+
+
+def summary(test_set: TestSet) -> Summary:
+    """Counts of queries, chunks (and those without text), pairs, judged pairs and judgments."""
+    ts = test_set.id
+    graded = sa.and_(
+        Judgment.query_id == Pair.query_id,
+        Judgment.chunk_id == Pair.chunk_id,
+        Judgment.status == "graded",
+    )
+    return Summary(
+        queries=_count(sa.select(sa.func.count()).where(Query.test_set_id == ts)),
+        chunks=_count(sa.select(sa.func.count()).where(Chunk.test_set_id == ts)),
+        chunks_without_text=_count(
+            sa.select(sa.func.count()).where(Chunk.test_set_id == ts, Chunk.text.is_(None))
+        ),
+        pairs=_count(sa.select(sa.func.count()).where(Pair.test_set_id == ts)),
+        judged_pairs=_count(
+            sa.select(sa.func.count())
+            .select_from(Pair)
+            .where(Pair.test_set_id == ts, sa.exists().where(graded))
+        ),
+        judgments=_count(
+            sa.select(sa.func.count()).where(
+                Judgment.test_set_id == ts, Judgment.status == "graded"
+            )
+        ),
+        annotators=_count(sa.select(sa.func.count()).where(TestSetMember.test_set_id == ts)),
+    )
+
+
+@dataclass(frozen=True)
+class Page:
+    """One page of a listing with what the pager needs."""
+
+    items: list[Any]
+    page: int
+    per_page: int
+    total: int
+
+    @property
+    def pages(self) -> int:
+        """Number of pages (at least 1)."""
+        return max(1, -(-self.total // self.per_page))
+
+    @property
+    def has_prev(self) -> bool:
+        """True when there is a page before this one."""
+        return self.page > 1
+
+    @property
+    def has_next(self) -> bool:
+        """True when there is a page after this one."""
+        return self.page < self.pages
+
+
+def _page(stmt: sa.Select[Any], page: int, per_page: int) -> Page:
+    total = _count(sa.select(sa.func.count()).select_from(stmt.order_by(None).subquery()))
+    page = min(max(1, page), max(1, -(-total // per_page)))
+    rows = db.session.execute(stmt.limit(per_page).offset((page - 1) * per_page))
+    return Page(list(rows), page, per_page, total)
+
+
+def queries_page(test_set: TestSet, page: int, per_page: int = 50) -> Page:
+    """One page of the test set's queries by qid: rows of (Query, pairs, judged pairs)."""
+    pairs = (
+        sa.select(sa.func.count())
+        .where(Pair.query_id == Query.id)
+        .correlate(Query)
+        .scalar_subquery()
+    )
+    judged = (
+        sa.select(sa.func.count(sa.distinct(Judgment.chunk_id)))
+        .where(Judgment.query_id == Query.id, Judgment.status == "graded")
+        .correlate(Query)
+        .scalar_subquery()
+    )
+    stmt = (
+        sa.select(Query, pairs.label("pairs"), judged.label("judged"))
+        .where(Query.test_set_id == test_set.id)
+        .order_by(Query.qid)
+    )
+    return _page(stmt, page, per_page)
+
+
+def chunks_page(test_set: TestSet, page: int, *, without_text: bool, per_page: int = 50) -> Page:
+    """One page of the test set's chunks by docid (rows of (Chunk,)), optionally textless only."""
+    stmt = sa.select(Chunk).where(Chunk.test_set_id == test_set.id).order_by(Chunk.docid)
+    if without_text:
+        stmt = stmt.where(Chunk.text.is_(None))
+    return _page(stmt, page, per_page)
