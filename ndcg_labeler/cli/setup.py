@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import click
 from flask import current_app
+from flask.cli import with_appcontext
 
 from ndcg_labeler.cli._common import cli_errors
+from ndcg_labeler.services import demo as demo_service
 from ndcg_labeler.services import users as user_service
 
 
 @click.command("bootstrap")
+@with_appcontext
 @cli_errors
 def bootstrap() -> None:
     """Create the first admin when there is none, and load the demo set unless NDCG_DEMO=0."""
@@ -19,6 +22,10 @@ def bootstrap() -> None:
         click.echo(f"First admin created. Username: {user.username}  Password: {generated}")
         click.echo("This password is shown only once; change it under Account.")
         click.echo("=" * 64)
+    if current_app.config["NDCG_DEMO"]:
+        loaded = demo_service.load_demo()
+        if loaded is not None:
+            click.echo(f"Loaded the demo test set '{loaded[0].name}' (NDCG_DEMO=0 skips it).")
 
 
 commands = [bootstrap]

@@ -1,0 +1,127 @@
+"""`flask testset create|import|list|grant|revoke`: the same services as the web pages."""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING
+
+import click
+from flask.cli import AppGroup
+
+from ndcg_labeler.cli._common import cli_errors
+from ndcg_labeler.services import ServiceError
+from ndcg_labeler.services import testsets as service
+from ndcg_labeler.services import users as user_service
+from ndcg_labeler.services.imports import ImportFile, import_files
+
+if TYPE_CHECKING:
+    from ndcg_labeler.models import User
+
+
+# AppGroup: every subcommand runs inside the app context, also under FlaskCliRunner.
+@click.group("testset", cls=AppGroup)
+def testset_group() -> None:
+    """Create test sets, import their files and choose their annotators."""
+
+
+def _scale(value: str) -> int:
+    """Parse --scale ourselves so that a bad value is a one-line error, not a usage dump."""
+    if value.strip() not in ("3", "4"):
+        raise ServiceError(f"--scale must be 3 (grades 0–3) or 4 (grades 0–4), not '{value}'")
+    return int(value)
+
+
+@testset_group.command("create")
+@click.argument("name")
+@click.option("--scale", default="3", show_default=True, help="3 for grades 0–3, 4 for 0–4.")
+@cli_errors
+def create(name: str, scale: str) -> None:
+    """Create an empty test set NAME."""
+    test_set = service.create_test_set(name, _scale(scale))
+    click.echo(f"Created test set '{test_set.name}' (grades 0–{test_set.scale_max}).")
+
+
+def _file(path: str | None) -> ImportFile | None:
+    if path is None:
+        return None
+    if not os.path.isfile(path):
+        raise ServiceError(f"{path}: no such file")
+    return ImportFile.from_path(path)
+
+
+@testset_group.command("import")
+@click.argument("name")
+@click.option("--queries", metavar="FILE", help="BEIR queries.jsonl, TREC topics TSV or CSV.")
+@click.option("--corpus", metavar="FILE", help="BEIR corpus.jsonl or CSV docid,text[,title].")
+@click.option("--pool", metavar="FILE", help="Pairs to judge: a TREC run or TSV/CSV qid,docid.")
+@click.option("--qrels", metavar="FILE", help="Existing judgments: TREC or BEIR qrels.")
+@click.option("--source", metavar="NAME", help="Who the qrels' judgments belong to [file name].")
+@cli_errors
+def import_command(
+    name: str,
+    queries: str | None,
+    corpus: str | None,
+    pool: str | None,
+    qrels: str | None,
+    source: str | None,
+) -> None:
+    """Import files into test set NAME, all or nothing, and print what changed."""
+    test_set = service.require_by_name(name)
+    report = import_files(
+        test_set,
+        queries=_file(queries),
+        corpus=_file(corpus),
+        pool=_file(pool),
+        qrels=_file(qrels),
+        source=source,
+    )
+    for line in report.lines():
+        click.echo(line)
+
+
+@testset_group.command("list")
+@cli_errors
+def list_command() -> None:
+    """Print every test set with its size and progress."""
+    for test_set in service.all_test_sets():
+        s = service.summary(test_set)
+        click.echo(
+            f"{test_set.name}\tgrades 0–{test_set.scale_max}\t{s.queries} queries\t"
+            f"{s.chunks} chunks\t{s.judged_pairs}/{s.pairs} pairs judged"
+        )
+
+
+def _person(username: str) -> User:
+    user = user_service.get_by_username(username)
+    if user is None or user.is_import_source:
+        raise ServiceError(f"unknown user '{username}'")
+    return user
+
+
+@testset_group.command("grant")
+@click.argument("name")
+@click.argument("username")
+@cli_errors
+def grant(name: str, username: str) -> None:
+    """Let USERNAME label test set NAME."""
+    test_set = service.require_by_name(name)
+    user = _person(username)
+    changed = service.grant(test_set, user)
+    click.echo(f"{username} {'may now' if changed else 'could already'} label '{test_set.name}'.")
+
+
+@testset_group.command("revoke")
+@click.argument("name")
+@click.argument("username")
+@cli_errors
+def revoke(name: str, username: str) -> None:
+    """Take test set NAME away from USERNAME (their grades stay)."""
+    test_set = service.require_by_name(name)
+    user = _person(username)
+    changed = service.revoke(test_set, user)
+    click.echo(
+        f"{username} {'no longer labels' if changed else 'did not label'} '{test_set.name}'."
+    )
+
+
+commands = [testset_group]
