@@ -1,0 +1,87 @@
+"""Test set forms: create, settings (grade names, guidelines, policy), annotators and import."""
+
+from __future__ import annotations
+
+from flask_wtf import FlaskForm
+from flask_wtf.file import FileField
+from wtforms import (
+    Form,
+    FormField,
+    IntegerField,
+    SelectField,
+    SelectMultipleField,
+    StringField,
+    SubmitField,
+    TextAreaField,
+)
+from wtforms.fields import FieldList
+from wtforms.fields.choices import SelectChoice
+from wtforms.validators import DataRequired, InputRequired, Length, NumberRange, Optional
+from wtforms.widgets import CheckboxInput, ListWidget
+
+from ndcg_labeler.services.testsets import MAX_DEFINITION, MAX_GRADE_NAME, MAX_NAME
+
+SCALE_CHOICES = [
+    SelectChoice("3", "0–3 (four grades)"),
+    SelectChoice("4", "0–4 (five grades)"),
+]
+
+
+class TestSetCreateForm(FlaskForm):
+    """An admin creates an empty test set."""
+
+    __test__ = False  # not a pytest class
+
+    name = StringField("Name", validators=[DataRequired(), Length(max=MAX_NAME)])
+    scale = SelectField("Grade scale", choices=SCALE_CHOICES, default="3")
+    submit = SubmitField("Create test set")
+
+
+class GradeForm(Form):
+    """Name and one-line definition of one grade (a sub-form: the outer form carries CSRF)."""
+
+    name = StringField("Name", validators=[DataRequired(), Length(max=MAX_GRADE_NAME)])
+    definition = StringField("Definition", validators=[Optional(), Length(max=MAX_DEFINITION)])
+
+
+class SettingsForm(FlaskForm):
+    """Editable settings; the view sets the grade-dependent choices."""
+
+    name = StringField("Name", validators=[DataRequired(), Length(max=MAX_NAME)])
+    grades = FieldList(FormField(GradeForm), min_entries=4, max_entries=5)
+    guidelines = TextAreaField("Guidelines (Markdown)", validators=[Length(max=100_000)])
+    aggregation = SelectField("Aggregation of several annotators' grades")
+    relevance_threshold = SelectField("Relevant from grade (for binary measures)")
+    judgments_per_pair = IntegerField(
+        "Judgments wanted per pair", validators=[InputRequired(), NumberRange(min=1, max=5)]
+    )
+    disagreement_threshold = IntegerField(
+        "Flag a pair when grades differ by at least",
+        validators=[InputRequired(), NumberRange(min=1, max=4)],
+    )
+    submit = SubmitField("Save settings")
+
+
+class MultiCheckboxField(SelectMultipleField):
+    """Several checkboxes, one per choice."""
+
+    widget = ListWidget(prefix_label=False)
+    option_widget = CheckboxInput()
+
+
+class AnnotatorsForm(FlaskForm):
+    """Which annotators may label the test set; the view fills the choices."""
+
+    annotators = MultiCheckboxField("Annotators", coerce=int)
+    submit = SubmitField("Save annotators")
+
+
+class ImportForm(FlaskForm):
+    """Up to four files imported together, all or nothing."""
+
+    queries = FileField("Queries (BEIR queries.jsonl, TREC topics TSV, or CSV qid,text)")
+    corpus = FileField("Chunks (BEIR corpus.jsonl, or CSV docid,text[,title])")
+    pool = FileField("Pairs to judge (TREC run, or TSV/CSV qid,docid)")
+    qrels = FileField("Existing judgments (TREC qrels, or BEIR qrels TSV)")
+    source = StringField("Name of the judgments' source", validators=[Optional(), Length(max=70)])
+    submit = SubmitField("Import")

@@ -1,0 +1,197 @@
+"""Test set pages: overview, queries and chunks; admins create, edit, share and import."""
+
+from __future__ import annotations
+
+import os
+
+from flask import Blueprint, current_app, flash, redirect, render_template, request, url_for
+from flask_login import current_user
+from werkzeug.datastructures import FileStorage
+from werkzeug.wrappers import Response
+from wtforms.fields.choices import SelectChoice
+
+from ndcg_labeler.forms.testsets import (
+    AnnotatorsForm,
+    ImportForm,
+    SettingsForm,
+    TestSetCreateForm,
+)
+from ndcg_labeler.models import TestSet
+from ndcg_labeler.services import ServiceError
+from ndcg_labeler.services import testsets as service
+from ndcg_labeler.services.access import admin_required, get_test_set_or_404
+from ndcg_labeler.services.imports import FormatError, ImportFile, import_files
+
+bp = Blueprint("testsets", __name__, url_prefix="/test-sets")
+
+IMPORT_FIELDS = ("queries", "corpus", "pool", "qrels")
+
+
+def _labeling_url(test_set: TestSet) -> str | None:
+    """Where "Start labeling" leads, while the labeling blueprint may not be registered yet."""
+    if "labeling.next" not in current_app.view_functions:
+        return None
+    return url_for("labeling.next", test_set_id=test_set.id)
+
+
+def _page_arg() -> int:
+    """The ?page= number, 1 when absent or malformed."""
+    return max(1, request.args.get("page", 1, type=int) or 1)
+
+
+@bp.route("/new", methods=["GET", "POST"])
+@admin_required
+def new() -> str | Response:
+    """Create a test set."""
+    form = TestSetCreateForm()
+    if form.validate_on_submit():
+        try:
+            test_set = service.create_test_set(form.name.data or "", int(form.scale.data or 3))
+        except ServiceError as exc:
+            form.name.errors.append(str(exc))
+        else:
+            flash(f"Test set {test_set.name} created. Import its files next.", "success")
+            return redirect(url_for("testsets.import_page", test_set_id=test_set.id))
+    return render_template("testsets/new.html", form=form)
+
+
+@bp.get("/<int:test_set_id>")
+def show(test_set_id: int) -> str:
+    """Overview: counts, progress, grade scale and guidelines."""
+    test_set = get_test_set_or_404(test_set_id)
+    return render_template(
+        "testsets/show.html",
+        test_set=test_set,
+        summary=service.summary(test_set),
+        labeling_url=_labeling_url(test_set),
+        members=service.members(test_set) if current_user.is_admin else [],
+    )
+
+
+@bp.get("/<int:test_set_id>/queries")
+def queries(test_set_id: int) -> str:
+    """The test set's queries with their pool sizes."""
+    test_set = get_test_set_or_404(test_set_id)
+    page = service.queries_page(test_set, _page_arg())
+    return render_template("testsets/queries.html", test_set=test_set, page=page)
+
+
+@bp.get("/<int:test_set_id>/chunks")
+def chunks(test_set_id: int) -> str:
+    """The test set's chunks; ?missing=1 lists only chunks without text."""
+    test_set = get_test_set_or_404(test_set_id)
+    missing = request.args.get("missing") == "1"
+    page = service.chunks_page(test_set, _page_arg(), without_text=missing)
+    return render_template("testsets/chunks.html", test_set=test_set, page=page, missing=missing)
+
+
+def _settings_form(test_set: TestSet) -> SettingsForm:
+    """The settings form, prefilled on GET, with choices that depend on the scale."""
+    form = SettingsForm()
+    if request.method == "GET":
+        current = service.settings_of(test_set)
+        form.name.data = current.name
+        form.guidelines.data = current.guidelines
+        form.aggregation.data = current.aggregation
+        form.relevance_threshold.data = str(current.relevance_threshold)
+        form.judgments_per_pair.data = current.judgments_per_pair
+        form.disagreement_threshold.data = current.disagreement_threshold
+        while len(form.grades):
+            form.grades.pop_entry()
+        for label in current.grade_labels:
+            form.grades.append_entry(label)
+    form.aggregation.choices = [SelectChoice(p, p) for p in service.aggregation_policies()]
+    labels = test_set.grade_labels
+    form.relevance_threshold.choices = [
+        SelectChoice(str(g), f"{g} ({labels[g]['name']})" if g < len(labels) else str(g))
+        for g in range(1, test_set.scale_max + 1)
+    ]
+    return form
+
+
+@bp.route("/<int:test_set_id>/settings", methods=["GET", "POST"])
+@admin_required
+def settings(test_set_id: int) -> str | Response:
+    """Edit name, grade names and definitions, guidelines and the scoring policy."""
+    test_set = get_test_set_or_404(test_set_id)
+    form = _settings_form(test_set)
+    if form.validate_on_submit():
+        new = service.Settings(
+            name=form.name.data or "",
+            grade_labels=[dict(entry.data) for entry in form.grades],
+            guidelines=form.guidelines.data or "",
+            aggregation=form.aggregation.data or "",
+            relevance_threshold=int(form.relevance_threshold.data or 0),
+            judgments_per_pair=int(form.judgments_per_pair.data or 0),
+            disagreement_threshold=int(form.disagreement_threshold.data or 0),
+        )
+        try:
+            service.update_settings(test_set, new)
+        except ServiceError as exc:
+            form.name.errors.append(str(exc))
+        else:
+            flash("Settings saved.", "success")
+            return redirect(url_for("testsets.show", test_set_id=test_set.id))
+    return render_template("testsets/settings.html", test_set=test_set, form=form)
+
+
+@bp.route("/<int:test_set_id>/annotators", methods=["GET", "POST"])
+@admin_required
+def annotators(test_set_id: int) -> str | Response:
+    """Choose which annotators may label the test set."""
+    test_set = get_test_set_or_404(test_set_id)
+    form = AnnotatorsForm()
+    candidates = service.annotator_candidates()
+    form.annotators.choices = [SelectChoice(str(u.id), u.username) for u in candidates]
+    if request.method == "GET":
+        form.annotators.data = sorted(service.member_ids(test_set))
+    if form.validate_on_submit():
+        try:
+            granted, revoked = service.set_members(test_set, form.annotators.data or [])
+        except ServiceError as exc:
+            form.annotators.errors.append(str(exc))
+        else:
+            flash(f"Annotators saved: {granted} added, {revoked} removed.", "success")
+            return redirect(url_for("testsets.show", test_set_id=test_set.id))
+    return render_template(
+        "testsets/annotators.html", test_set=test_set, form=form, candidates=candidates
+    )
+
+
+def _upload(storage: FileStorage | None) -> ImportFile | None:
+    """The uploaded file of one input, or None when that input was left empty."""
+    if storage is None or not storage.filename:
+        return None
+    # Browsers send a base name; strip any path a client may add anyway.
+    name = os.path.basename(storage.filename.replace("\\", "/")) or "upload"
+    return ImportFile(storage.stream, name)
+
+
+@bp.route("/<int:test_set_id>/import", methods=["GET", "POST"])
+@admin_required
+def import_page(test_set_id: int) -> str | Response:
+    """Upload queries, chunks, a pool and qrels; show the counts or the line-numbered error."""
+    test_set = get_test_set_or_404(test_set_id)
+    form = ImportForm()
+    report = None
+    if form.validate_on_submit():
+        files = {name: _upload(getattr(form, name).data) for name in IMPORT_FIELDS}
+        try:
+            report = import_files(
+                test_set, **files, source=form.source.data or None, actor_id=current_user.id
+            )
+        except FormatError as exc:
+            field = next(
+                (n for n, f in files.items() if f is not None and f.filename == exc.filename),
+                "queries",
+            )
+            getattr(form, field).errors.append(f"{exc} — nothing was imported.")
+        except ServiceError as exc:
+            form.queries.errors.append(f"{exc} — nothing was imported.")
+    return render_template(
+        "testsets/import.html",
+        test_set=test_set,
+        form=form,
+        report=report,
+        summary=service.summary(test_set),
+    )
