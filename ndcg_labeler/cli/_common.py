@@ -9,6 +9,7 @@ from typing import Any
 
 import click
 
+from ndcg_labeler.formats.errors import FormatError
 from ndcg_labeler.services import ServiceError
 
 
@@ -17,7 +18,7 @@ def one_line_errors() -> Iterator[None]:
     """Turn a refused input into `Error: <reason>` on stderr and exit status 1."""
     try:
         yield
-    except ServiceError as exc:
+    except (ServiceError, FormatError) as exc:
         raise click.ClickException(str(exc)) from None
     except OSError as exc:
         raise click.ClickException(
