@@ -11,8 +11,6 @@ from typing import Any
 
 import krippendorff
 import numpy as np
-from sklearn.exceptions import UndefinedMetricWarning
-from sklearn.metrics import cohen_kappa_score
 
 from .aggregate import DEFAULT_POLICY, POLICIES, aggregate
 
@@ -122,6 +120,11 @@ def _cohen(
     """sklearn's weighted kappa over the full 0..scale_max scale; None when it is undefined."""
     if len(first) < 2:
         return None
+    # Imported here: scikit-learn takes seconds to import, which every app start and CLI call
+    # would pay even when no kappa is asked for.
+    from sklearn.exceptions import UndefinedMetricWarning
+    from sklearn.metrics import cohen_kappa_score
+
     with warnings.catch_warnings():
         # sklearn warns and returns NaN when expected disagreement is zero (one shared grade only).
         warnings.simplefilter("ignore", UndefinedMetricWarning)
