@@ -1,0 +1,291 @@
+"""Retriever runs: the one upload use case (browser, CLI, API), listing and deletion.
+
+An upload is parsed and validated in full (formats.read_run: file:line errors, a docid twice in
+one query is an error), each query is ranked like trec_eval (score descending, docid
+descending) and cut at `depth`, and the whole run is written in one transaction as one
+RunQuery row per query: nothing of a bad file is stored. Queries the test set lacks are
+reported (count and examples) and left out; docids the corpus lacks are kept (unjudged).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, BinaryIO
+
+import numpy as np
+import sqlalchemy as sa
+from flask import current_app
+from sqlalchemy.exc import IntegrityError
+
+from ndcg_labeler.extensions import db
+from ndcg_labeler.formats.runs import read_run
+from ndcg_labeler.models import Query, Run, RunQuery, TestSet, User
+from ndcg_labeler.scoring import rank_grouped
+from ndcg_labeler.services import ServiceError
+from ndcg_labeler.services import scores as score_service
+
+MAX_NAME = 200
+MAX_NOTES = 5000
+MAX_DEPTH = 100_000
+EXAMPLES = 10
+_BATCH = 2000
+
+
+class _HashingReader(io.RawIOBase):
+    """Passes a binary stream through, hashing every byte once even if the parser rewinds."""
+
+    def __init__(self, inner: BinaryIO) -> None:
+        self._inner = inner
+        self._start = inner.tell() if inner.seekable() else 0
+        self._pos = self._start
+        self._hashed_to = self._start
+        self.sha256 = hashlib.sha256()
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return bool(self._inner.seekable())
+
+    def tell(self) -> int:
+        return self._pos
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        self._pos = self._inner.seek(offset, whence)
+        return self._pos
+
+    def readinto(self, buffer: Any) -> int:
+        data = self._inner.read(len(buffer))
+        n = len(data)
+        buffer[:n] = data
+        # Only bytes past the furthest point hashed so far are new (the parser may re-read).
+        if self._pos + n > self._hashed_to and self._pos <= self._hashed_to:
+            self.sha256.update(memoryview(data)[self._hashed_to - self._pos :])
+            self._hashed_to = self._pos + n
+        self._pos += n
+        return n
+
+    def hexdigest(self) -> str:
+        """sha256 of the whole stream (reads whatever the parser left unread)."""
+        if self._pos < self._hashed_to:
+            self.seek(self._hashed_to)
+        while self.read(1 << 20):
+            pass
+        return self.sha256.hexdigest()
+
+
+@dataclass(frozen=True)
+class _Ranked:
+    """A parsed run reduced to the test set's queries, ranked and cut, ready to store."""
+
+    query_ids: list[int]
+    blobs: list[bytes]
+    scores: list[bytes]
+    entries: int
+
+
+def clean_name(name: str) -> str:
+    """A run name: one line, trimmed, 1..200 characters."""
+    name = " ".join((name or "").split())
+    if not name:
+        raise ServiceError("the run needs a name")
+    if len(name) > MAX_NAME:
+        raise ServiceError(f"the run name must have at most {MAX_NAME} characters")
+    return name
+
+
+def _check_depth(depth: int | None) -> int:
+    if depth is None:
+        depth = int(current_app.config.get("NDCG_RUN_DEPTH", 1000))
+    if isinstance(depth, bool) or not isinstance(depth, int) or not 1 <= depth <= MAX_DEPTH:
+        raise ServiceError(f"depth must be a whole number from 1 to {MAX_DEPTH}")
+    return depth
+
+
+def name_taken(test_set: TestSet, name: str) -> bool:
+    """True when the test set already has a run with this name."""
+    stmt = sa.select(Run.id).where(Run.test_set_id == test_set.id, Run.name == name)
+    return db.session.scalar(stmt) is not None
+
+
+def upload_run(
+    test_set: TestSet,
+    stream_or_path: BinaryIO | str | os.PathLike[str],
+    filename: str | None,
+    name: str,
+    uploaded_by: User | None,
+    depth: int | None = None,
+    notes: str = "",
+) -> Run:
+    """Parse, validate, rank and store a run whole (one transaction); returns the new Run.
+
+    Raises FormatError (file:line) for a bad file and ServiceError for a refused upload
+    (duplicate name, no known query, bad depth); in both cases nothing is written.
+    """
+    name = clean_name(name)
+    depth = _check_depth(depth)
+    notes = (notes or "").strip()
+    if len(notes) > MAX_NOTES:
+        raise ServiceError(f"the notes must have at most {MAX_NOTES} characters")
+    if name_taken(test_set, name):
+        raise ServiceError(f"test set '{test_set.name}' already has a run named '{name}'")
+    owned = isinstance(stream_or_path, str | os.PathLike)
+    if filename is None:
+        filename = os.path.basename(os.fspath(stream_or_path)) if owned else "<upload>"
+    raw: BinaryIO = open(stream_or_path, "rb") if owned else stream_or_path  # noqa: SIM115
+    try:
+        reader = _HashingReader(raw)
+        max_bytes = int(current_app.config.get("NDCG_MAX_DECOMPRESSED_BYTES", 2 * 1024**3))
+        parsed = read_run(reader, filename, max_bytes=max_bytes)  # type: ignore[arg-type]
+        sha256 = reader.hexdigest()
+    finally:
+        if owned:
+            raw.close()
+
+    known = _query_ids(test_set)
+    in_file = parsed.qids
+    unknown = [qid for qid in in_file if qid not in known]
+    if len(unknown) == len(in_file):
+        examples = ", ".join(unknown[:3])
+        raise ServiceError(
+            f"{filename}: none of the run's {len(in_file)} queries is in test set "
+            f"'{test_set.name}' (e.g. {examples})"
+        )
+    ranked = _rank(parsed.qids, parsed.offsets, parsed.docids, parsed.scores, known, depth)
+    stored = set(ranked.query_ids)
+    missing = [qid for qid, qpk in known.items() if qpk not in stored]
+    report = {
+        "filename": filename,
+        "lines": int(parsed.lines),
+        "queries_in_file": len(in_file),
+        "entries_in_file": int(parsed.offsets[-1]),
+        "queries_stored": len(ranked.query_ids),
+        "entries_stored": ranked.entries,
+        "unknown_queries": {"count": len(unknown), "examples": unknown[:EXAMPLES]},
+        "missing_queries": {"count": len(missing), "examples": sorted(missing)[:EXAMPLES]},
+    }
+    run = Run(
+        test_set_id=test_set.id,
+        name=name,
+        uploaded_by_id=uploaded_by.id if uploaded_by is not None else None,
+        filename=filename[:300],
+        sha256=sha256,
+        format=parsed.format,
+        depth=depth,
+        notes=notes,
+        num_queries=len(ranked.query_ids),
+        num_entries=ranked.entries,
+        report=report,
+    )
+    try:
+        db.session.add(run)
+        db.session.flush()
+        _insert_queries(run.id, ranked)
+        _bump_runs_version(test_set.id)
+        db.session.commit()
+    except IntegrityError:
+        db.session.rollback()
+        # Another upload took the name between our check and our commit.
+        raise ServiceError(f"test set '{test_set.name}' already has a run named '{name}'") from None
+    except BaseException:
+        db.session.rollback()
+        raise
+    # This process has the ranked lists at hand: seed the scoring cache (no re-read).
+    score_service.remember_run(run, ranked.query_ids, ranked.blobs)
+    return run
+
+
+def _query_ids(test_set: TestSet) -> dict[str, int]:
+    """The test set's qid -> Query.id."""
+    rows = db.session.execute(
+        sa.select(Query.qid, Query.id).where(Query.test_set_id == test_set.id)
+    )
+    return dict(rows.all())
+
+
+def _rank(
+    qids: Sequence[str],
+    offsets: np.ndarray,
+    docids: np.ndarray,
+    scores: np.ndarray,
+    known: dict[str, int],
+    depth: int,
+) -> _Ranked:
+    """trec_eval order per query (scoring.rank_grouped), top `depth` of each known query."""
+    perm = rank_grouped(offsets, docids, scores)
+    bounds = offsets.tolist()
+    query_ids: list[int] = []
+    blobs: list[bytes] = []
+    score_bytes: list[bytes] = []
+    entries = 0
+    for i, qid in enumerate(qids):
+        qpk = known.get(qid)
+        if qpk is None:
+            continue
+        start = bounds[i]
+        top = perm[start : min(bounds[i + 1], start + depth)]
+        # Ids never hold whitespace (the parsers refuse it), so newline-joined is lossless.
+        blobs.append("\n".join(docids[top].tolist()).encode("utf-8"))
+        score_bytes.append(np.ascontiguousarray(scores[top], dtype=np.float64).tobytes())
+        query_ids.append(qpk)
+        entries += top.size
+    return _Ranked(query_ids, blobs, score_bytes, entries)
+
+
+def _insert_queries(run_id: int, ranked: _Ranked) -> None:
+    """Bulk-insert the RunQuery rows (Core executemany, no ORM object per row)."""
+    table = RunQuery.__table__
+    rows = [
+        {"run_id": run_id, "query_id": qpk, "docids": blob, "scores": sc}
+        for qpk, blob, sc in zip(ranked.query_ids, ranked.blobs, ranked.scores, strict=True)
+    ]
+    for begin in range(0, len(rows), _BATCH):
+        db.session.execute(sa.insert(table), rows[begin : begin + _BATCH])
+
+
+def _bump_runs_version(test_set_id: int) -> None:
+    """Atomically increment runs_version: the cheap "runs changed" signal for live pages."""
+    table = TestSet.__table__
+    db.session.execute(
+        sa.update(table)
+        .where(table.c.id == test_set_id)
+        .values(runs_version=table.c.runs_version + 1)
+    )
+
+
+def delete_run(run: Run) -> None:
+    """Delete a run and its ranked lists (one transaction)."""
+    test_set_id, run_id = run.test_set_id, run.id
+    try:
+        db.session.execute(sa.delete(RunQuery).where(RunQuery.run_id == run_id))
+        db.session.delete(run)
+        _bump_runs_version(test_set_id)
+        db.session.commit()
+    except BaseException:
+        db.session.rollback()
+        raise
+    score_service.forget_run(run_id)
+
+
+def list_runs(test_set: TestSet) -> list[Run]:
+    """The test set's runs, oldest first."""
+    stmt = sa.select(Run).where(Run.test_set_id == test_set.id).order_by(Run.uploaded_at, Run.id)
+    return list(db.session.scalars(stmt))
+
+
+def get_run(test_set: TestSet, run_id: int) -> Run | None:
+    """The run with this id if it belongs to the test set."""
+    run = db.session.get(Run, run_id)
+    return run if run is not None and run.test_set_id == test_set.id else None
+
+
+def require_run(test_set: TestSet, name: str) -> Run:
+    """The run of the test set with this name, or a ServiceError naming it (for the CLI)."""
+    run = db.session.scalar(sa.select(Run).where(Run.test_set_id == test_set.id, Run.name == name))
+    if run is None:
+        raise ServiceError(f"test set '{test_set.name}' has no run named '{name}'")
+    return run

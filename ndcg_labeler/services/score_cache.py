@@ -1,0 +1,374 @@
+"""Per-process caches behind live scoring: runs' ranked docids, grades and what changed.
+
+The database is the truth; these caches only save work. A run's ranked lists are read from
+RunQuery once (or handed over by the upload). A test set's aggregated grades are read once per
+aggregation policy and then kept current from the JudgmentEvent log: when
+TestSet.labels_version moves, only events this process has not seen are read and only the
+queries they touch are re-aggregated. Several server processes each catch up the same way.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import sqlalchemy as sa
+from flask import current_app
+
+from ndcg_labeler.extensions import db
+from ndcg_labeler.models import JudgmentEvent, Query, Run, RunQuery, TestSet
+from ndcg_labeler.services import grades as grade_service
+
+# Event ids come from one counter shared by all test sets; on PostgreSQL a transaction may
+# commit after one that took a later id. Re-reading a short tail of ids catches such stragglers.
+EVENT_LOOKBACK = 500
+# Past this many touched queries, re-reading every grade is cheaper than one query at a time.
+FULL_RELOAD_QUERIES = 200
+# Generations of change sets kept for dependents that fell behind (older ones recompute).
+LOG_LENGTH = 256
+NAN = float("nan")
+
+
+@dataclass(frozen=True)
+class TestSetState:
+    """The cheap per-request snapshot of what scoring depends on in a test set."""
+
+    id: int
+    name: str
+    labels_version: int
+    aggregation: str
+    threshold: int
+    query_count: int
+    query_max_id: int
+
+    @property
+    def queries_key(self) -> tuple[int, int]:
+        """Changes when queries are added or removed."""
+        return (self.query_count, self.query_max_id)
+
+
+def test_set_state(test_set_id: int) -> TestSetState:
+    """One round trip: versions, policy, threshold and the query count of a test set."""
+    q = Query.__table__
+    count = sa.select(sa.func.count()).where(q.c.test_set_id == test_set_id).scalar_subquery()
+    top = sa.select(sa.func.max(q.c.id)).where(q.c.test_set_id == test_set_id).scalar_subquery()
+    t = TestSet.__table__
+    row = db.session.execute(
+        sa.select(
+            t.c.name, t.c.labels_version, t.c.aggregation, t.c.relevance_threshold, count, top
+        ).where(t.c.id == test_set_id)
+    ).one()
+    return TestSetState(test_set_id, row[0], row[1], row[2], row[3], row[4], row[5] or 0)
+
+
+@dataclass
+class QuerySet:
+    """A test set's queries in a fixed order (by qid), with their ids."""
+
+    key: tuple[int, int]
+    ids: np.ndarray
+    qids: list[str]
+    index: dict[int, int]
+
+
+def load_query_set(state: TestSetState) -> QuerySet:
+    """The test set's queries, ordered by qid (byte order, as trec_eval lists them)."""
+    rows = db.session.execute(
+        sa.select(Query.id, Query.qid).where(Query.test_set_id == state.id)
+    ).all()
+    rows.sort(key=lambda r: r[1])
+    ids = np.array([r[0] for r in rows], dtype=np.int64)
+    return QuerySet(
+        state.queries_key, ids, [r[1] for r in rows], {int(q): i for i, q in enumerate(ids)}
+    )
+
+
+class RunData:
+    """A run's ranked docids: every token newline-terminated in one buffer, rows per query."""
+
+    def __init__(self, key: tuple[object, ...], query_ids: Iterable[int], blobs: list[bytes]):
+        self.key = key
+        self.query_ids = np.fromiter(query_ids, dtype=np.int64)
+        self.row_of = {int(q): r for r, q in enumerate(self.query_ids)}
+        # Each stored blob is "d1\nd2\n...dn"; joining with "\n" and ending with one more
+        # makes every docid end in "\n", so token boundaries are simply the newlines.
+        self.data = b"\n".join(blobs) + b"\n" if blobs else b""
+        newlines = np.flatnonzero(np.frombuffer(self.data, dtype=np.uint8) == 10)
+        self.tok_off = np.zeros(newlines.size + 1, dtype=np.int64)
+        self.tok_off[1:] = newlines + 1
+        counts = np.fromiter((b.count(b"\n") + 1 for b in blobs), dtype=np.int64, count=len(blobs))
+        self.row_off = np.zeros(len(blobs) + 1, dtype=np.int64)
+        np.cumsum(counts, out=self.row_off[1:])
+        self.tokens = pa.LargeStringArray.from_buffers(
+            newlines.size, pa.py_buffer(self.tok_off), pa.py_buffer(self.data)
+        )
+
+    @property
+    def entries(self) -> int:
+        """Number of ranked entries over all queries."""
+        return int(self.row_off[-1])
+
+    def docids(self, row: int) -> list[str]:
+        """The ranked docids of one row (query), best first."""
+        start = int(self.tok_off[self.row_off[row]])
+        end = int(self.tok_off[self.row_off[row + 1]])
+        return self.data[start : end - 1].decode("utf-8").split("\n") if end > start else []
+
+    def ranked_grades(self, row: int, grades: dict[str, int]) -> np.ndarray:
+        """Grades of one row's docids in rank order (NaN = unjudged)."""
+        docids = self.docids(row)
+        get = grades.get
+        return np.array([get(d, NAN) for d in docids], dtype=np.float64)
+
+    def all_ranked_grades(self, grades: dict[int, dict[str, int]]) -> np.ndarray:
+        """Grades of every entry (NaN = unjudged), vectorised with a hash join in pyarrow."""
+        out = np.full(self.entries, NAN)
+        codes: dict[str, int] = {}
+        rows: list[int] = []
+        docs: list[int] = []
+        values: list[int] = []
+        for row, qpk in enumerate(self.query_ids.tolist()):
+            for docid, grade in grades.get(qpk, {}).items():
+                docs.append(codes.setdefault(docid, len(codes)))
+                rows.append(row)
+                values.append(grade)
+        if not codes:
+            return out
+        # Join on (row, docid code): one int64 key per judged pair, sorted for searchsorted.
+        n_codes = len(codes)
+        judged_keys = np.array(rows, dtype=np.int64) * n_codes + np.array(docs, dtype=np.int64)
+        order = np.argsort(judged_keys)
+        judged_keys = judged_keys[order]
+        judged_grades = np.array(values, dtype=np.float64)[order]
+        value_set = pa.array([d + "\n" for d in codes], type=pa.large_string())
+        entry_codes = pc.index_in(self.tokens, value_set=value_set).fill_null(-1).to_numpy()
+        hit = np.flatnonzero(entry_codes >= 0)
+        hit_rows = np.searchsorted(self.row_off, hit, side="right") - 1
+        entry_keys = hit_rows * n_codes + entry_codes[hit]
+        pos = np.minimum(np.searchsorted(judged_keys, entry_keys), judged_keys.size - 1)
+        found = judged_keys[pos] == entry_keys
+        out[hit[found]] = judged_grades[pos[found]]
+        return out
+
+
+def run_key(run: Run) -> tuple[object, ...]:
+    """What identifies a run's stored content (ids may be reused after a delete on SQLite)."""
+    return (run.id, run.sha256, str(run.uploaded_at), run.depth, run.num_entries)
+
+
+class _RunStore:
+    """LRU of RunData, bounded by the number of ranked entries held."""
+
+    def __init__(self, owner: Caches, budget: int) -> None:
+        self.owner = owner
+        self.items: OrderedDict[int, RunData] = OrderedDict()
+        self.budget = budget
+
+    def get(self, run: Run) -> RunData:
+        """The run's data, read from RunQuery if not cached (or if the run changed)."""
+        key = run_key(run)
+        data = self.items.get(run.id)
+        if data is None or data.key != key:
+            data = self._load(run, key)
+            self.put(run.id, data)
+        self.items.move_to_end(run.id)
+        return data
+
+    def put(self, run_id: int, data: RunData) -> None:
+        """Keep `data`, evicting the least recently used runs over the budget."""
+        self.owner.drop_run(run_id)
+        self.items[run_id] = data
+        total = sum(d.entries for d in self.items.values())
+        while total > self.budget and len(self.items) > 1:
+            dropped_id, dropped = next(iter(self.items.items()))
+            total -= dropped.entries
+            self.owner.drop_run(dropped_id)
+
+    @staticmethod
+    def _load(run: Run, key: tuple[object, ...]) -> RunData:
+        table = RunQuery.__table__
+        rows = db.session.execute(
+            sa.select(table.c.query_id, table.c.docids)
+            .where(table.c.run_id == run.id)
+            .order_by(table.c.id)
+        ).all()
+        return RunData(key, (r[0] for r in rows), [bytes(r[1]) for r in rows])
+
+
+class Caches:
+    """One app's scoring caches; `lock` guards them all (one app may serve many threads)."""
+
+    def __init__(self, budget: int) -> None:
+        self.lock = threading.RLock()
+        self.runs = _RunStore(self, budget)
+        self.grades: dict[tuple[int, str], GradeState] = {}
+        self.query_sets: dict[int, QuerySet] = {}
+        # Live per-query scores by (run id, setting...), owned by services.scores.
+        self.live: dict[tuple[Any, ...], Any] = {}
+
+    def drop_run(self, run_id: int) -> None:
+        """Forget a run's data and everything derived from it."""
+        self.runs.items.pop(run_id, None)
+        for key in [k for k in self.live if k[0] == run_id]:
+            del self.live[key]
+
+
+_EXTENSION = "ndcg_score_cache"
+
+
+def caches() -> Caches:
+    """The current app's caches (created on first use)."""
+    found = current_app.extensions.get(_EXTENSION)
+    if found is None:
+        budget = int(current_app.config.get("NDCG_SCORE_CACHE_ENTRIES", 30_000_000))
+        found = current_app.extensions.setdefault(_EXTENSION, Caches(budget))
+    return found
+
+
+@dataclass
+class GradeState:
+    """A test set's aggregated grades under one policy, kept current from the event log."""
+
+    test_set_id: int
+    policy: str
+    labels_version: int
+    queries_key: tuple[int, int]
+    grades: dict[int, dict[str, int]]
+    judged: dict[int, np.ndarray] = field(default_factory=dict)
+    max_event_id: int = 0
+    seen: set[int] = field(default_factory=set)
+    generation: int = 0
+    # (generation, query ids changed by it); a None set means "everything changed".
+    log: list[tuple[int, frozenset[int] | None]] = field(default_factory=list)
+
+    def judged_grades(self, qpk: int) -> np.ndarray:
+        """All judged grades of one query (for IDCG and num_rel)."""
+        arr = self.judged.get(qpk)
+        if arr is None:
+            arr = np.fromiter(self.grades.get(qpk, {}).values(), dtype=np.float64)
+            self.judged[qpk] = arr
+        return arr
+
+    def changed_since(self, generation: int) -> frozenset[int] | None:
+        """Queries changed after `generation`; None when the caller must recompute all."""
+        if generation == self.generation:
+            return frozenset()
+        if not self.log or self.log[0][0] > generation + 1:
+            return None
+        changed: set[int] = set()
+        for gen, queries in self.log:
+            if gen > generation:
+                if queries is None:
+                    return None
+                changed |= queries
+        return frozenset(changed)
+
+    def _record(self, queries: frozenset[int] | None) -> None:
+        self.generation += 1
+        self.log.append((self.generation, queries))
+        del self.log[:-LOG_LENGTH]
+
+
+def _max_event_id(test_set_id: int) -> int:
+    return int(
+        db.session.scalar(
+            sa.select(sa.func.max(JudgmentEvent.id)).where(JudgmentEvent.test_set_id == test_set_id)
+        )
+        or 0
+    )
+
+
+def _load_all(state: TestSetState, policy: str, query_ids: dict[str, int]) -> GradeState:
+    """Read every aggregated grade of the test set (events first: nothing is missed)."""
+    max_id = _max_event_id(state.id)
+    e = JudgmentEvent.__table__
+    seen = set(
+        db.session.scalars(
+            sa.select(e.c.id).where(e.c.test_set_id == state.id, e.c.id > max_id - EVENT_LOOKBACK)
+        )
+    )
+    test_set = db.session.get_one(TestSet, state.id)
+    qrels = grade_service.scoring_qrels(test_set, policy)
+    grades = {query_ids[qid]: docs for qid, docs in qrels.items() if qid in query_ids}
+    return GradeState(
+        state.id,
+        policy,
+        state.labels_version,
+        state.queries_key,
+        grades,
+        max_event_id=max_id,
+        seen=seen,
+    )
+
+
+def grade_state(state: TestSetState, policy: str, query_set: QuerySet) -> GradeState:
+    """The current grades of a test set under `policy`, syncing with the DB if labels moved."""
+    key = (state.id, policy)
+    store = caches().grades
+    current = store.get(key)
+    query_ids = dict(zip(query_set.qids, query_set.ids.tolist(), strict=True))
+    if current is None or current.queries_key != state.queries_key:
+        fresh = _load_all(state, policy, query_ids)
+        if current is not None:
+            fresh.generation = current.generation
+            fresh.log = current.log
+            fresh._record(None)
+        store[key] = fresh
+        return fresh
+    if current.labels_version == state.labels_version:
+        return current
+    _catch_up(current, state, policy, query_ids)
+    return current
+
+
+def _catch_up(
+    current: GradeState, state: TestSetState, policy: str, query_ids: dict[str, int]
+) -> None:
+    """Apply the events this process has not seen: re-aggregate only the touched queries."""
+    e = JudgmentEvent.__table__
+    rows = db.session.execute(
+        sa.select(e.c.id, e.c.query_id)
+        .where(e.c.test_set_id == state.id, e.c.id > current.max_event_id - EVENT_LOOKBACK)
+        .order_by(e.c.id)
+    ).all()
+    touched = {qpk for event_id, qpk in rows if event_id not in current.seen}
+    current.seen = {event_id for event_id, _ in rows}
+    if rows:
+        current.max_event_id = max(current.max_event_id, rows[-1][0])
+    current.labels_version = state.labels_version
+    if not touched:
+        return
+    if len(touched) > FULL_RELOAD_QUERIES:
+        fresh = _load_all(state, policy, query_ids)
+        current.grades, current.judged, current.seen = fresh.grades, {}, fresh.seen
+        current.max_event_id = max(current.max_event_id, fresh.max_event_id)
+        current._record(None)
+        return
+    for qpk in touched:
+        docs = grade_service.query_grades(state.id, qpk, policy)
+        if docs:
+            current.grades[qpk] = docs
+        else:
+            current.grades.pop(qpk, None)
+        current.judged.pop(qpk, None)
+    current._record(frozenset(touched))
+
+
+def forget_run(run_id: int) -> None:
+    """Drop a run from this process's caches (after a delete)."""
+    found = caches()
+    with found.lock:
+        found.drop_run(run_id)
+
+
+def remember_run(run: Run, query_ids: list[int], blobs: list[bytes]) -> None:
+    """Seed the cache with a run just uploaded by this process (saves re-reading it)."""
+    found = caches()
+    with found.lock:
+        found.runs.put(run.id, RunData(run_key(run), query_ids, blobs))

@@ -1,0 +1,269 @@
+"""Score results and options: what views, CLI and API receive from services.scores."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import sqlalchemy as sa
+
+from ndcg_labeler.extensions import db
+from ndcg_labeler.models import Query
+from ndcg_labeler.scoring import DEFAULT_CUTOFFS, POLICIES, Options
+from ndcg_labeler.scoring.types import GAINS, IDEALS
+from ndcg_labeler.services import ServiceError
+
+# trec_eval's cutoffs plus the small ones dashboards offer; a k outside is added on demand.
+STANDARD_CUTOFFS: tuple[int, ...] = tuple(sorted({1, 3, *DEFAULT_CUTOFFS}))
+MAX_K = 100_000
+# The per-query fields a RunScores snapshot copies out of the live state.
+_SNAPSHOT = ("dcg_cut", "idcg_cut", "ndcg_cut", "judged_at", "P", "recall")
+
+
+@dataclass(frozen=True)
+class ScoreOptions:
+    """How to score: cutoff, gain, ideal, condensed lists, aggregation policy, threshold.
+
+    policy and threshold None mean the test set's own settings.
+    """
+
+    k: int = 10
+    gain: str = "linear"
+    ideal: str = "judged"
+    judged_only: bool = False
+    policy: str | None = None
+    threshold: int | None = None
+
+    def checked(self) -> ScoreOptions:
+        """Self, after refusing values a user could have typed wrong."""
+        if isinstance(self.k, bool) or not isinstance(self.k, int) or not 1 <= self.k <= MAX_K:
+            raise ServiceError(f"k must be a whole number from 1 to {MAX_K}")
+        if self.gain not in GAINS:
+            raise ServiceError(f"gain must be one of {', '.join(GAINS)}, not '{self.gain}'")
+        if self.ideal not in IDEALS:
+            raise ServiceError(f"ideal must be one of {', '.join(IDEALS)}, not '{self.ideal}'")
+        if self.policy is not None and self.policy not in POLICIES:
+            raise ServiceError(f"aggregation must be one of {', '.join(POLICIES)}")
+        if self.threshold is not None and (
+            isinstance(self.threshold, bool)
+            or not isinstance(self.threshold, int)
+            or self.threshold < 1
+        ):
+            raise ServiceError("the relevance threshold must be a whole number of at least 1")
+        return self
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """Options with the test set's defaults filled in: what the numbers were computed with."""
+
+    k: int
+    gain: str
+    ideal: str
+    judged_only: bool
+    policy: str
+    threshold: int
+
+    @property
+    def scoring(self) -> Options:
+        """The pure scoring module's options."""
+        return Options(self.gain, self.ideal, self.judged_only, self.threshold)  # type: ignore[arg-type]
+
+    @property
+    def cutoffs(self) -> tuple[int, ...]:
+        """Cutoffs evaluated together (standard ones plus k)."""
+        if self.k in STANDARD_CUTOFFS:
+            return STANDARD_CUTOFFS
+        return tuple(sorted((*STANDARD_CUTOFFS, self.k)))
+
+    def describe(self) -> dict[str, Any]:
+        """The settings as shown next to every score."""
+        return {
+            "k": self.k,
+            "gain": self.gain,
+            "ideal": self.ideal,
+            "judged_only": self.judged_only,
+            "aggregation": self.policy,
+            "threshold": self.threshold,
+        }
+
+
+def resolve_options(options: ScoreOptions, aggregation: str, threshold: int) -> Resolved:
+    """Fill the test set's aggregation policy and threshold into `options`."""
+    options.checked()
+    return Resolved(
+        options.k,
+        options.gain,
+        options.ideal,
+        options.judged_only,
+        options.policy or aggregation,
+        options.threshold if options.threshold is not None else threshold,
+    )
+
+
+@dataclass(frozen=True)
+class QueryScore:
+    """One query's scores at k (ndcg None where undefined: IDCG@k is 0)."""
+
+    query_id: int
+    qid: str
+    text: str
+    dcg: float
+    idcg: float
+    ndcg: float | None
+    gap: float
+    one_minus_ndcg: float | None
+    judged_at_k: float
+    num_rel: int
+    num_ret: int
+    precision: float
+    recall: float | None
+    recip_rank: float | None
+    ap: float | None
+    missing: bool
+
+    @property
+    def undefined(self) -> bool:
+        """NDCG is undefined: no judged gain to normalise by."""
+        return self.ndcg is None
+
+
+def _none(value: float) -> float | None:
+    return None if math.isnan(value) else float(value)
+
+
+@dataclass
+class RunScores:
+    """A snapshot of a run's per-query scores at k and the product mean."""
+
+    run_id: int
+    run_name: str
+    test_set_id: int
+    test_set_name: str
+    options: Resolved
+    labels_version: int
+    query_ids: np.ndarray
+    qids: list[str]
+    dcg: np.ndarray
+    idcg: np.ndarray
+    ndcg: np.ndarray
+    judged_at_k: np.ndarray
+    precision: np.ndarray
+    recall: np.ndarray
+    recip_rank: np.ndarray
+    ap: np.ndarray
+    num_rel: np.ndarray
+    num_ret: np.ndarray
+    missing: np.ndarray
+    _texts: dict[int, str] | None = field(default=None, repr=False)
+
+    @property
+    def k(self) -> int:
+        """The cutoff."""
+        return self.options.k
+
+    @property
+    def queries_in_mean(self) -> int:
+        """How many queries the mean covers (those with a defined NDCG@k)."""
+        return int(np.count_nonzero(~np.isnan(self.ndcg)))
+
+    @property
+    def mean_ndcg(self) -> float | None:
+        """Mean NDCG@k over the queries with a defined value; None when there are none."""
+        defined = self.ndcg[~np.isnan(self.ndcg)]
+        return float(defined.mean()) if defined.size else None
+
+    @property
+    def num_queries(self) -> int:
+        """Test-set queries scored (in the run or missing from it)."""
+        return len(self.qids)
+
+    @property
+    def num_undefined(self) -> int:
+        """Queries left out of the mean because their IDCG@k is 0."""
+        return self.num_queries - self.queries_in_mean
+
+    @property
+    def num_missing(self) -> int:
+        """Test-set queries the run has no ranking for (they score 0 where defined)."""
+        return int(np.count_nonzero(self.missing))
+
+    @property
+    def mean_judged_at_k(self) -> float | None:
+        """Share of the top k that has a grade, averaged over the queries in the run."""
+        present = self.judged_at_k[~self.missing]
+        return float(present.mean()) if present.size else None
+
+    def texts(self) -> dict[int, str]:
+        """Query texts by query id (read when first needed: they are not scores)."""
+        if self._texts is None:
+            rows = db.session.execute(
+                sa.select(Query.id, Query.text).where(Query.test_set_id == self.test_set_id)
+            )
+            self._texts = {r[0]: r[1] for r in rows}
+        return self._texts
+
+    def row(self, i: int) -> QueryScore:
+        """The i-th query (in qid order) as a QueryScore."""
+        ndcg = _none(self.ndcg[i])
+        qpk = int(self.query_ids[i])
+        return QueryScore(
+            query_id=qpk,
+            qid=self.qids[i],
+            text=self.texts().get(qpk, ""),
+            dcg=float(self.dcg[i]),
+            idcg=float(self.idcg[i]),
+            ndcg=ndcg,
+            gap=float(self.idcg[i] - self.dcg[i]),
+            one_minus_ndcg=None if ndcg is None else 1.0 - ndcg,
+            judged_at_k=float(self.judged_at_k[i]),
+            num_rel=int(self.num_rel[i]),
+            num_ret=int(self.num_ret[i]),
+            precision=float(self.precision[i]),
+            recall=_none(self.recall[i]),
+            recip_rank=_none(self.recip_rank[i]),
+            ap=_none(self.ap[i]),
+            missing=bool(self.missing[i]),
+        )
+
+    def by_gap(self) -> list[int]:
+        """Row indices, largest gap (IDCG − DCG) first, then by qid."""
+        gap = self.idcg - self.dcg
+        # qids are already in byte order, so a stable sort on -gap keeps ties by qid.
+        return np.argsort(-gap, kind="stable").tolist()
+
+    def rows(self) -> list[QueryScore]:
+        """Every query, largest gap first (ties by qid)."""
+        return [self.row(i) for i in self.by_gap()]
+
+    def to_json(self) -> dict[str, Any]:
+        """The CLI's and API's JSON object."""
+        mean = self.mean_ndcg
+        return {
+            "testset": self.test_set_name,
+            "run": self.run_name,
+            "k": self.k,
+            "gain": self.options.gain,
+            "ideal": self.options.ideal,
+            "aggregation": self.options.policy,
+            "judged_only": self.options.judged_only,
+            "mean_ndcg": mean,
+            "queries_in_mean": self.queries_in_mean,
+            "queries_undefined": self.num_undefined,
+            "queries_missing": self.num_missing,
+            "queries": [
+                {
+                    "qid": self.qids[i],
+                    "ndcg": _none(self.ndcg[i]),
+                    "dcg": float(self.dcg[i]),
+                    "idcg": float(self.idcg[i]),
+                    "gap": float(self.idcg[i] - self.dcg[i]),
+                    "judged_at_k": float(self.judged_at_k[i]),
+                    "num_rel": int(self.num_rel[i]),
+                    "missing": bool(self.missing[i]),
+                }
+                for i in self.by_gap()
+            ],
+        }

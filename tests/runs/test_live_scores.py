@@ -1,0 +1,247 @@
+"""Live scoring: hand-computed numbers, every option, and grade changes re-scoring one query."""
+
+from __future__ import annotations
+
+import io
+import math
+
+import pytest
+import sqlalchemy as sa
+
+from ndcg_labeler.extensions import db
+from ndcg_labeler.models import Adjudication, Chunk, JudgmentEvent, Query, Run, TestSet
+from ndcg_labeler.services import ServiceError, judging, scores
+from ndcg_labeler.services import runs as run_service
+from ndcg_labeler.services.score_detail import query_detail
+from ndcg_labeler.services.scores import ScoreOptions, score_run
+from tests.runs.helpers import build_test_set, grade
+
+L3 = math.log2(3)  # discount at rank 2
+QUERIES = {"q1": "parental leave", "q2": "expenses", "q3": "dress code", "q4": "sick days"}
+QRELS = [
+    ("q1", "a", 3),
+    ("q1", "b", 2),
+    ("q1", "c", 0),
+    ("q1", "d", 3),
+    ("q2", "x", 1),
+    ("q4", "m", 2),
+]
+RUN = (
+    "q1 Q0 b 1 3.0 s\nq1 Q0 z 2 2.0 s\nq1 Q0 a 3 1.0 s\n"
+    "q2 Q0 y 1 1.0 s\nq2 Q0 x 2 0.5 s\n"
+    "q3 Q0 a 1 1.0 s\n"
+)
+# q1 ranks grades 2, unjudged, 3; its judged grades are 3, 3, 2, 0.
+Q1_DCG = 2 + 3 / 2
+Q1_IDCG = 3 + 3 / L3 + 2 / 2
+Q2_DCG, Q2_IDCG = 1 / L3, 1.0
+
+
+@pytest.fixture
+def setup(ctx) -> tuple[TestSet, Run]:
+    test_set = build_test_set("live", QUERIES, QRELS)
+    run = run_service.upload_run(test_set, io.BytesIO(RUN.encode()), "a.trec", "A", None)
+    return test_set, run
+
+
+def by_qid(result) -> dict[str, int]:
+    return {qid: i for i, qid in enumerate(result.qids)}
+
+
+def test_hand_computed_scores_and_mean(setup) -> None:
+    _, run = setup
+    result = score_run(run)
+    i = by_qid(result)
+    assert result.dcg[i["q1"]] == pytest.approx(Q1_DCG)
+    assert result.idcg[i["q1"]] == pytest.approx(Q1_IDCG)
+    assert result.ndcg[i["q1"]] == pytest.approx(Q1_DCG / Q1_IDCG)
+    assert result.ndcg[i["q2"]] == pytest.approx(Q2_DCG / Q2_IDCG)
+    # q3 has no judgment: undefined, left out. q4 is missing from the run: 0 and flagged.
+    assert math.isnan(result.ndcg[i["q3"]])
+    assert result.ndcg[i["q4"]] == 0.0
+    assert result.missing.tolist() == [False, False, False, True]
+    assert result.queries_in_mean == 3
+    assert result.num_undefined == 1
+    assert result.num_missing == 1
+    assert result.mean_ndcg == pytest.approx((Q1_DCG / Q1_IDCG + Q2_DCG / Q2_IDCG + 0) / 3)
+    assert result.num_rel[i["q1"]] == 3  # a, b, d (c is graded 0)
+    assert result.judged_at_k[i["q1"]] == pytest.approx(2 / 10)
+
+
+def test_rows_sorted_by_gap_then_qid(setup) -> None:
+    _, run = setup
+    rows = score_run(run).rows()
+    assert [r.qid for r in rows] == ["q1", "q4", "q2", "q3"]
+    assert rows[0].gap == pytest.approx(Q1_IDCG - Q1_DCG)
+    assert rows[0].one_minus_ndcg == pytest.approx(1 - Q1_DCG / Q1_IDCG)
+    assert rows[0].text == "parental leave"
+    assert rows[3].ndcg is None and rows[3].undefined
+    assert rows[1].missing
+
+
+@pytest.mark.parametrize(
+    ("options", "q1_ndcg"),
+    [
+        (ScoreOptions(k=1), 2 / 3),
+        (ScoreOptions(k=3, gain="exp"), (3 + 7 / 2) / (7 + 7 / L3 + 3 / 2)),
+        (ScoreOptions(ideal="retrieved"), Q1_DCG / (3 + 2 / L3)),
+        (ScoreOptions(judged_only=True), (2 + 3 / L3) / Q1_IDCG),
+    ],
+)
+def test_options(setup, options: ScoreOptions, q1_ndcg: float) -> None:
+    _, run = setup
+    result = score_run(run, options)
+    assert result.ndcg[by_qid(result)["q1"]] == pytest.approx(q1_ndcg)
+    assert result.options.k == options.k
+
+
+def test_missing_query_scores_zero_even_with_retrieved_ideal(setup) -> None:
+    _, run = setup
+    result = score_run(run, ScoreOptions(ideal="retrieved"))
+    assert result.ndcg[by_qid(result)["q4"]] == 0.0
+
+
+def test_threshold_and_policy_options(setup) -> None:
+    test_set, run = setup
+    result = score_run(run, ScoreOptions(threshold=3))
+    assert result.num_rel[by_qid(result)["q1"]] == 2
+    # A second grade of q2/x: import says 1, an annotator says 3. median (lower) 1, max 3.
+    grade(test_set, "q2", "x", 3, "ann1")
+    median = score_run(run)
+    maximum = score_run(run, ScoreOptions(policy="max"))
+    i = by_qid(median)["q2"]
+    assert median.dcg[i] == pytest.approx(1 / L3)
+    assert maximum.dcg[i] == pytest.approx(3 / L3)
+    assert maximum.options.policy == "max"
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        ScoreOptions(k=0),
+        ScoreOptions(gain="log"),
+        ScoreOptions(ideal="all"),
+        ScoreOptions(policy="vote"),
+    ],
+)
+def test_bad_options_are_refused(setup, options: ScoreOptions) -> None:
+    with pytest.raises(ServiceError):
+        score_run(setup[1], options)
+
+
+def test_a_grade_change_shows_on_the_next_request(setup) -> None:
+    test_set, run = setup
+    before = score_run(run)
+    i = by_qid(before)["q2"]
+    grade(test_set, "q2", "y", 3, "ann1")  # y was unjudged at rank 1
+    after = score_run(run)
+    assert after.dcg[i] == pytest.approx(3 + 1 / L3)
+    assert after.ndcg[i] == pytest.approx(1.0)
+    assert after.labels_version > before.labels_version
+    # The snapshot taken before is not changed behind the caller's back.
+    assert before.dcg[i] == pytest.approx(Q2_DCG)
+
+
+def test_only_the_touched_query_is_rescored_without_reading_the_run(setup, monkeypatch) -> None:
+    test_set, run = setup
+    score_run(run)
+    score_run(run, ScoreOptions(k=5, gain="exp"))  # a second live setting on the same run
+    calls: list[int] = []
+    real_one = scores.evaluate_one
+
+    def spy_one(*args, **kwargs):
+        calls.append(1)
+        return real_one(*args, **kwargs)
+
+    def no_full(*args, **kwargs):
+        raise AssertionError("a full evaluation was run for a one-grade change")
+
+    statements: list[str] = []
+
+    def record(conn, cursor, statement, *args):
+        statements.append(statement.lower())
+
+    monkeypatch.setattr(scores, "evaluate_one", spy_one)
+    monkeypatch.setattr(scores, "evaluate_flat", no_full)
+    grade(test_set, "q1", "z", 1, "ann1")
+    sa.event.listen(db.engine, "before_cursor_execute", record)
+    try:
+        result = score_run(run)
+        exp = score_run(run, ScoreOptions(k=5, gain="exp"))
+    finally:
+        sa.event.remove(db.engine, "before_cursor_execute", record)
+    assert len(calls) == 2  # q1 once per live setting, nothing else
+    assert not [s for s in statements if "run_query" in s]
+    i = by_qid(result)["q1"]
+    assert result.dcg[i] == pytest.approx(2 + 1 / L3 + 3 / 2)
+    assert exp.dcg[i] == pytest.approx(3 + 1 / L3 + 7 / 2)
+
+
+def test_no_change_means_no_work(setup, monkeypatch) -> None:
+    _, run = setup
+    score_run(run)
+    monkeypatch.setattr(scores, "evaluate_one", None)  # would fail if called
+    monkeypatch.setattr(scores, "evaluate_flat", None)
+    assert score_run(run).queries_in_mean == 3
+
+
+def test_adjudication_overrides_and_is_picked_up(setup) -> None:
+    test_set, run = setup
+    score_run(run)
+    q2 = db.session.scalar(sa.select(Query).where(Query.qid == "q2"))
+    x = db.session.scalar(sa.select(Chunk).where(Chunk.docid == "x"))
+    # What the adjudication service does: the row, an event, and a labels_version bump.
+    db.session.add(Adjudication(test_set_id=test_set.id, query_id=q2.id, chunk_id=x.id, grade=0))
+    db.session.add(
+        JudgmentEvent(
+            test_set_id=test_set.id,
+            query_id=q2.id,
+            chunk_id=x.id,
+            kind="adjudication",
+            old_grade=None,
+            new_grade=0,
+        )
+    )
+    judging.bump_labels_version(test_set.id)
+    db.session.commit()
+    result = score_run(run)
+    assert math.isnan(result.ndcg[by_qid(result)["q2"]])  # its only judged chunk is now 0
+    assert result.queries_in_mean == 2
+
+
+def test_new_query_in_the_test_set_is_missing_from_the_run(setup) -> None:
+    test_set, run = setup
+    score_run(run)
+    db.session.add(Query(test_set_id=test_set.id, qid="q5", text="new"))
+    db.session.commit()
+    result = score_run(run)
+    assert "q5" in result.qids
+    assert result.missing[by_qid(result)["q5"]]
+
+
+def test_deleted_run_is_forgotten(setup) -> None:
+    test_set, run = setup
+    score_run(run)
+    run_service.delete_run(run)
+    again = run_service.upload_run(test_set, io.BytesIO(b"q1 Q0 a 1 1.0 s\n"), "b", "B", None)
+    result = score_run(again)
+    assert result.dcg[by_qid(result)["q1"]] == pytest.approx(3.0)
+
+
+def test_query_detail_explains_the_gap(setup) -> None:
+    _, run = setup
+    q1 = db.session.scalar(sa.select(Query).where(Query.qid == "q1"))
+    detail = query_detail(run, q1, ScoreOptions(k=3))
+    assert [(r.docid, r.grade) for r in detail.ranked] == [("b", 2), ("z", None), ("a", 3)]
+    assert [r.discount for r in detail.ranked] == pytest.approx([1, L3, 2])
+    assert [r.contribution for r in detail.ranked] == pytest.approx([2, 0, 1.5])
+    assert [(r.docid, r.grade) for r in detail.ideal] == [("a", 3), ("d", 3), ("b", 2)]
+    assert detail.dcg == pytest.approx(Q1_DCG)
+    assert detail.idcg == pytest.approx(Q1_IDCG)
+    assert detail.ndcg == pytest.approx(Q1_DCG / Q1_IDCG)
+    # Best order of what was retrieved: a(3), b(2), z → 3 + 2/log2 3.
+    assert detail.ordering_loss == pytest.approx(3 + 2 / L3 - Q1_DCG)
+    assert detail.recall_loss == pytest.approx(Q1_IDCG - (3 + 2 / L3))
+    assert detail.ranked[1].chunk_id is None  # z is in no corpus
+    row = score_run(run, ScoreOptions(k=3))
+    assert detail.ndcg == row.ndcg[by_qid(row)["q1"]]
