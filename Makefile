@@ -12,12 +12,15 @@ $(BIN)/python:
 	$(BIN)/pip install --quiet --upgrade pip
 
 # Re-install only when a requirements file changed.
-$(VENV)/.installed: requirements.txt $(BIN)/python
+# The project itself is installed editable (no deps) for its `flask run upload|score` entry point.
+$(VENV)/.installed: requirements.txt pyproject.toml $(BIN)/python
 	$(BIN)/pip install --quiet -r requirements.txt
+	$(BIN)/pip install --quiet --no-deps -e .
 	touch $@
 
-$(VENV)/.installed-dev: requirements.txt requirements-dev.txt $(BIN)/python
+$(VENV)/.installed-dev: requirements.txt requirements-dev.txt pyproject.toml $(BIN)/python
 	$(BIN)/pip install --quiet -r requirements-dev.txt
+	$(BIN)/pip install --quiet --no-deps -e .
 	touch $(VENV)/.installed $@
 
 setup: $(VENV)/.installed

@@ -9,6 +9,7 @@ from flask.cli import with_appcontext
 from ndcg_labeler.cli._common import cli_errors
 from ndcg_labeler.services import demo as demo_service
 from ndcg_labeler.services import users as user_service
+from ndcg_labeler.services.demo_runs import load_demo_runs
 
 
 @click.command("bootstrap")
@@ -26,6 +27,12 @@ def bootstrap() -> None:
         loaded = demo_service.load_demo()
         if loaded is not None:
             click.echo(f"Loaded the demo test set '{loaded[0].name}' (NDCG_DEMO=0 skips it).")
+        demo = demo_service.demo_test_set()
+        if demo is not None:
+            # The two retrievers' rankings, through the ordinary upload service (idempotent).
+            added = load_demo_runs(demo)
+            if added:
+                click.echo(f"Uploaded the demo runs: {', '.join(r.name for r in added)}.")
 
 
 commands = [bootstrap]

@@ -1,0 +1,251 @@
+"""`flask run upload|score|list|delete ...`: runs from the command line; bare `flask run` serves.
+
+The group is named `run`, like Flask's development-server command. Flask looks its own commands
+up before the app's, so this group replaces the built-in one through the `flask.commands` entry
+point (pyproject.toml) and hands anything that is not one of its subcommands to Flask's
+original `run` command: `flask --app app run --port 5000` still serves, while
+`flask --app app run upload ...` uploads.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import math
+from typing import Any
+
+import click
+from flask.cli import AppGroup
+from flask.cli import run_command as flask_run_command
+
+from ndcg_labeler.cli._common import cli_errors
+from ndcg_labeler.services import ServiceError
+from ndcg_labeler.services import runs as run_service
+from ndcg_labeler.services import testsets as testset_service
+from ndcg_labeler.services.scores import RunScores, ScoreOptions, score_run, trec_eval_lines
+
+_SERVE = "ndcg_labeler.serve_args"
+
+
+class RunGroup(AppGroup):
+    """A command group that falls back to Flask's development server for unknown input."""
+
+    def _load_subcommands(self) -> None:
+        """Import every CLI module: some attach subcommands to this group (e.g. compare)."""
+        from ndcg_labeler.cli import CLI_MODULES
+
+        for name in CLI_MODULES:
+            importlib.import_module(f"ndcg_labeler.cli.{name}")
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        """Subcommands and --help parse as usual; anything else is the server's arguments."""
+        self._load_subcommands()
+        if args and (args[0] in self.commands or args[0] in ctx.help_option_names):
+            return super().parse_args(ctx, args)
+        ctx.meta[_SERVE] = list(args)
+        return []
+
+    def invoke(self, ctx: click.Context) -> Any:
+        """Run the chosen subcommand, or Flask's `run` with the arguments given."""
+        serve_args = ctx.meta.pop(_SERVE, None)
+        if serve_args is None:
+            return super().invoke(ctx)
+        with flask_run_command.make_context(ctx.info_name, serve_args, parent=ctx) as sub:
+            return flask_run_command.invoke(sub)
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        """Subcommands, including those other modules attach."""
+        self._load_subcommands()
+        return super().list_commands(ctx)
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        """A subcommand by name, including those other modules attach."""
+        self._load_subcommands()
+        return super().get_command(ctx, name)
+
+
+@click.group("run", cls=RunGroup)
+def run_group() -> None:
+    """Upload and score retriever runs: `flask run upload|score|list|delete ...`.
+
+    Without a subcommand this is Flask's development server (`flask run --port 5000`);
+    `flask run serve --help` lists the server's options.
+    """
+
+
+run_group.add_command(flask_run_command, "serve")
+
+
+def _options(k: str, gain: str, ideal: str, judged_only: bool, aggregation: str | None):
+    try:
+        cutoff = int(k)
+    except ValueError:
+        raise ServiceError(f"--k must be a whole number, not '{k}'") from None
+    return ScoreOptions(
+        k=cutoff, gain=gain, ideal=ideal, judged_only=judged_only, policy=aggregation
+    ).checked()
+
+
+@run_group.command("upload")
+@click.argument("testset")
+@click.argument("file")
+@click.option("--name", required=True, help="Name of the run within the test set.")
+@click.option("--depth", default=None, help="Keep the top N of each query (default 1000).")
+@click.option("--notes", default="", help="Free text kept with the run.")
+@cli_errors
+def upload(testset: str, file: str, name: str, depth: str | None, notes: str) -> None:
+    """Upload FILE (TREC, CSV/TSV, JSONL, MS MARCO; gzip ok) as run NAME of TESTSET."""
+    test_set = testset_service.require_by_name(testset)
+    cut = None
+    if depth is not None:
+        try:
+            cut = int(depth)
+        except ValueError:
+            raise ServiceError(f"--depth must be a whole number, not '{depth}'") from None
+    run = run_service.upload_run(test_set, file, None, name, None, depth=cut, notes=notes)
+    report = run.report or {}
+    click.echo(
+        f"Uploaded run '{run.name}' to test set '{test_set.name}': {run.num_queries} queries, "
+        f"{run.num_entries} ranked entries (format {run.format}, depth {run.depth})."
+    )
+    unknown = report.get("unknown_queries", {})
+    if unknown.get("count"):
+        examples = ", ".join(unknown["examples"])
+        click.echo(
+            f"Left out {unknown['count']} queries the test set does not have (e.g. {examples})."
+        )
+    missing = report.get("missing_queries", {})
+    if missing.get("count"):
+        examples = ", ".join(missing["examples"])
+        click.echo(
+            f"The run has no ranking for {missing['count']} test-set queries; they score 0 "
+            f"(e.g. {examples})."
+        )
+
+
+def score_json(result: RunScores) -> dict[str, Any]:
+    """The exact JSON object of `run score --json` (and of the API)."""
+    return {
+        "testset": result.test_set_name,
+        "run": result.run_name,
+        "k": result.k,
+        "gain": result.options.gain,
+        "ideal": result.options.ideal,
+        "mean_ndcg": result.mean_ndcg,
+        "queries_in_mean": result.queries_in_mean,
+        "queries": [
+            {
+                "qid": row["qid"],
+                "ndcg": row["ndcg"],
+                "dcg": row["dcg"],
+                "idcg": row["idcg"],
+                "gap": row["gap"],
+                "judged_at_k": row["judged_at_k"],
+                "num_rel": row["num_rel"],
+            }
+            for row in result.to_json()["queries"]
+        ],
+    }
+
+
+def _fmt(value: float | None, width: int) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "—".rjust(width)
+    return f"{value:.4f}".rjust(width)
+
+
+def _table(result: RunScores) -> list[str]:
+    """A readable table: the settings, the mean and what it covers, then the queries."""
+    o, k = result.options, result.k
+    mean = "—" if result.mean_ndcg is None else f"{result.mean_ndcg:.4f}"
+    lines = [
+        f"Run '{result.run_name}' on test set '{result.test_set_name}'",
+        f"NDCG@{k}, gain {o.gain}, ideal {o.ideal}, aggregation {o.policy}"
+        + (", judged only" if o.judged_only else ""),
+        f"mean NDCG@{k} = {mean} over {result.queries_in_mean} of {result.num_queries} queries"
+        f" ({result.num_undefined} undefined: IDCG 0; {result.num_missing} missing from the"
+        " run, scored 0)",
+        "",
+    ]
+    width = max([len("qid"), *(len(q) for q in result.qids)])
+    header = (
+        f"{'qid':<{width}}  {'NDCG@' + str(k):>9}  {'DCG':>9}  {'IDCG':>9}  {'gap':>9}"
+        f"  {'judged@' + str(k):>10}  {'rel':>5}  note"
+    )
+    lines.append(header)
+    for row in result.rows():
+        note = "missing from run" if row.missing else ("undefined" if row.undefined else "")
+        line = (
+            f"{row.qid:<{width}}  {_fmt(row.ndcg, 9)}  {_fmt(row.dcg, 9)}  {_fmt(row.idcg, 9)}"
+            f"  {_fmt(row.gap, 9)}  {_fmt(row.judged_at_k, 10)}  {row.num_rel:>5}  {note}"
+        )
+        lines.append(line.rstrip())
+    return lines
+
+
+@run_group.command("score")
+@click.argument("testset")
+@click.argument("run")
+@click.option("--k", "k", default="10", show_default=True, help="Cutoff k of NDCG@k.")
+@click.option("--gain", default="linear", show_default=True, help="linear or exp (2^g − 1).")
+@click.option("--ideal", default="judged", show_default=True, help="judged or retrieved.")
+@click.option("--judged-only", is_flag=True, help="Rank only judged chunks (condensed lists).")
+@click.option("--aggregation", default=None, help="Override the test set's policy.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object.")
+@click.option("--trec", "as_trec", is_flag=True, help="trec_eval's -q layout.")
+@cli_errors
+def score(
+    testset: str,
+    run: str,
+    k: str,
+    gain: str,
+    ideal: str,
+    judged_only: bool,
+    aggregation: str | None,
+    as_json: bool,
+    as_trec: bool,
+) -> None:
+    """Score RUN of TESTSET with the current grades: NDCG@k per query and the mean."""
+    if as_json and as_trec:
+        raise ServiceError("choose one of --json and --trec")
+    options = _options(k, gain, ideal, judged_only, aggregation)
+    test_set = testset_service.require_by_name(testset)
+    found = run_service.require_run(test_set, run)
+    if as_trec:
+        click.echo("\n".join(trec_eval_lines(found, options)))
+        return
+    result = score_run(found, options)
+    if as_json:
+        click.echo(json.dumps(score_json(result), ensure_ascii=False))
+        return
+    click.echo("\n".join(_table(result)))
+
+
+@run_group.command("list")
+@click.argument("testset")
+@cli_errors
+def list_runs(testset: str) -> None:
+    """List the runs of TESTSET with their mean NDCG@10."""
+    test_set = testset_service.require_by_name(testset)
+    for found in run_service.list_runs(test_set):
+        result = score_run(found)
+        mean = "—" if result.mean_ndcg is None else f"{result.mean_ndcg:.4f}"
+        click.echo(
+            f"{found.name}\t{found.num_queries} queries\t{found.num_entries} entries\t"
+            f"NDCG@10 {mean} over {result.queries_in_mean} queries"
+        )
+
+
+@run_group.command("delete")
+@click.argument("testset")
+@click.argument("run")
+@cli_errors
+def delete(testset: str, run: str) -> None:
+    """Delete RUN of TESTSET."""
+    test_set = testset_service.require_by_name(testset)
+    found = run_service.require_run(test_set, run)
+    run_service.delete_run(found)
+    click.echo(f"Deleted run '{run}' of test set '{test_set.name}'.")
+
+
+commands = [run_group]

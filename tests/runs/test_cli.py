@@ -1,0 +1,265 @@
+"""`flask run upload|score`: exact JSON, trec_eval -q layout checked against trec_eval, errors."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+
+import pytest
+import sqlalchemy as sa
+from flask import Flask
+from flask.testing import FlaskCliRunner
+
+from ndcg_labeler.extensions import db
+from ndcg_labeler.models import Run
+from tests.runs.helpers import build_test_set
+
+CONFORMANCE = Path("/work/shared/conformance/trec_eval")
+L3 = math.log2(3)
+QUERIES = {"q1": "parental leave", "q2": "expenses", "q3": "dress code", "q4": "sick days"}
+QRELS = [
+    ("q1", "a", 3),
+    ("q1", "b", 2),
+    ("q1", "c", 0),
+    ("q1", "d", 3),
+    ("q2", "x", 1),
+    ("q4", "m", 2),
+]
+RUN = (
+    "q1 Q0 b 1 3.0 s\nq1 Q0 z 2 2.0 s\nq1 Q0 a 3 1.0 s\n"
+    "q2 Q0 y 1 1.0 s\nq2 Q0 x 2 0.5 s\n"
+    "q3 Q0 a 1 1.0 s\n"
+)
+CHECKED = re.compile(
+    r"^(ndcg|ndcg_cut_\d+|P_\d+|recall_\d+|recip_rank|map|num_rel|num_rel_ret|num_ret|num_q)$"
+)
+
+
+def invoke(runner: FlaskCliRunner, *args: str):
+    return runner.invoke(args=list(args))
+
+
+@pytest.fixture
+def uploaded(app: Flask, runner: FlaskCliRunner, tmp_path: Path) -> FlaskCliRunner:
+    with app.app_context():
+        build_test_set("hr", QUERIES, QRELS)
+        db.session.remove()
+    path = tmp_path / "bm25.trec"
+    path.write_text(RUN)
+    result = invoke(runner, "run", "upload", "hr", str(path), "--name", "bm25")
+    assert result.exit_code == 0, result.output
+    assert "Uploaded run 'bm25'" in result.output
+    assert "3 queries, 6 ranked entries (format trec, depth 1000)" in result.output
+    assert "no ranking for 1 test-set queries" in result.output
+    return runner
+
+
+def test_upload_stores_the_run(app: Flask, uploaded: FlaskCliRunner) -> None:
+    with app.app_context():
+        run = db.session.scalar(sa.select(Run).where(Run.name == "bm25"))
+        assert (run.num_queries, run.num_entries, run.depth) == (3, 6, 1000)
+
+
+def test_upload_with_depth_and_notes(app: Flask, uploaded: FlaskCliRunner, tmp_path: Path):
+    path = tmp_path / "r.trec"
+    path.write_text(RUN)
+    result = invoke(
+        uploaded,
+        "run",
+        "upload",
+        "hr",
+        str(path),
+        "--name",
+        "top1",
+        "--depth",
+        "1",
+        "--notes",
+        "first only",
+    )
+    assert result.exit_code == 0, result.output
+    with app.app_context():
+        run = db.session.scalar(sa.select(Run).where(Run.name == "top1"))
+        assert (run.num_entries, run.notes) == (3, "first only")
+
+
+def test_score_json_is_exact(uploaded: FlaskCliRunner) -> None:
+    result = invoke(uploaded, "run", "score", "hr", "bm25", "--json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert list(data) == [
+        "testset",
+        "run",
+        "k",
+        "gain",
+        "ideal",
+        "mean_ndcg",
+        "queries_in_mean",
+        "queries",
+    ]
+    assert (data["testset"], data["run"], data["k"]) == ("hr", "bm25", 10)
+    assert (data["gain"], data["ideal"]) == ("linear", "judged")
+    q1_dcg, q1_idcg = 2 + 3 / 2, 3 + 3 / L3 + 1
+    q2_dcg = 1 / L3
+    # q3 has no judgments (undefined, null); q4 is missing from the run (0, and in the mean).
+    assert data["queries_in_mean"] == 3
+    assert data["mean_ndcg"] == pytest.approx((q1_dcg / q1_idcg + q2_dcg + 0.0) / 3)
+    by_qid = {q["qid"]: q for q in data["queries"]}
+    assert list(by_qid["q1"]) == ["qid", "ndcg", "dcg", "idcg", "gap", "judged_at_k", "num_rel"]
+    assert by_qid["q1"]["dcg"] == pytest.approx(q1_dcg)
+    assert by_qid["q1"]["idcg"] == pytest.approx(q1_idcg)
+    assert by_qid["q1"]["gap"] == pytest.approx(q1_idcg - q1_dcg)
+    assert by_qid["q1"]["judged_at_k"] == pytest.approx(0.2)
+    assert by_qid["q1"]["num_rel"] == 3
+    assert by_qid["q3"]["ndcg"] is None
+    assert by_qid["q4"]["ndcg"] == 0.0
+    # Largest gap first (q1 2.39, q4 2.0, q2 0.37, q3 0).
+    assert [q["qid"] for q in data["queries"]] == ["q1", "q4", "q2", "q3"]
+
+
+def test_score_json_options(uploaded: FlaskCliRunner) -> None:
+    result = invoke(
+        uploaded,
+        "run",
+        "score",
+        "hr",
+        "bm25",
+        "--k",
+        "1",
+        "--gain",
+        "exp",
+        "--ideal",
+        "retrieved",
+        "--json",
+    )
+    data = json.loads(result.output)
+    assert (data["k"], data["gain"], data["ideal"]) == (1, "exp", "retrieved")
+    q1 = next(q for q in data["queries"] if q["qid"] == "q1")
+    # Top 1 is b (grade 2): gain 3; best retrieved is a (grade 3): gain 7.
+    assert (q1["dcg"], q1["idcg"]) == (pytest.approx(3.0), pytest.approx(7.0))
+
+
+def test_score_table(uploaded: FlaskCliRunner) -> None:
+    result = invoke(uploaded, "run", "score", "hr", "bm25")
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert "mean NDCG@10 = " in lines[2]
+    assert "over 3 of 4 queries (1 undefined: IDCG 0; 1 missing from the run" in lines[2]
+    assert lines[5].startswith("q1")
+    assert "missing from run" in result.output
+
+
+def test_score_trec_layout(uploaded: FlaskCliRunner) -> None:
+    result = invoke(uploaded, "run", "score", "hr", "bm25", "--trec")
+    lines = [line.split("\t") for line in result.output.splitlines()]
+    values = {(m.strip(), q): v for m, q, v in lines}
+    # Only queries with judgments that the run has (q1, q2), as trec_eval without -c.
+    assert {q for _, q in values} == {"q1", "q2", "all"}
+    assert values[("ndcg_cut_10", "q1")] == f"{(2 + 1.5) / (3 + 3 / L3 + 1):.4f}"
+    assert values[("num_q", "all")] == "2"
+    assert values[("num_ret", "all")] == "5"
+    assert values[("runid", "all")] == "bm25"
+    assert lines[0][0] == "num_ret" + " " * 15  # trec_eval pads names to 22 characters
+
+
+def import_conformance(app: Flask, qrels: str, name: str) -> set[str]:
+    """A test set holding trec_eval's qrels file as judgments; returns its qids."""
+    text = (CONFORMANCE / qrels).read_text()
+    rows = [line.split() for line in text.splitlines() if line.strip()]
+    qids = sorted({r[0] for r in rows})
+    with app.app_context():
+        build_test_set(
+            name, {q: f"topic {q}" for q in qids}, [(r[0], r[2], int(r[3])) for r in rows]
+        )
+        db.session.remove()
+    return set(qids)
+
+
+def expected(name: str) -> dict[tuple[str, str], str]:
+    out = {}
+    for line in (CONFORMANCE / name).read_text().splitlines():
+        measure, qid, value = line.split()
+        if CHECKED.match(measure):
+            out[(measure, qid)] = value
+    return out
+
+
+@pytest.mark.parametrize(
+    ("qrels", "results", "output"),
+    [
+        ("qrels.test", "results.test", "out.test.aq"),
+        ("qrels.comment.test", "results.comment.test", "out.comment.test"),
+    ],
+)
+def test_score_trec_equals_trec_eval(
+    app: Flask, runner: FlaskCliRunner, qrels: str, results: str, output: str
+) -> None:
+    import_conformance(app, qrels, "conformance")
+    upload = invoke(
+        runner, "run", "upload", "conformance", str(CONFORMANCE / results), "--name", "STANDARD"
+    )
+    assert upload.exit_code == 0, upload.output
+    result = invoke(runner, "run", "score", "conformance", "STANDARD", "--trec")
+    assert result.exit_code == 0, result.output
+    ours = {}
+    for line in result.output.splitlines():
+        measure, qid, value = line.split("\t")
+        ours[(measure.strip(), qid)] = value
+    want = expected(output)
+    assert want, "no expected values read"
+    compared = 0
+    for key, value in want.items():
+        if key in ours:
+            assert ours[key] == value, key
+            compared += 1
+    # Everything trec_eval printed for these measures, we printed too (k=10 adds no extra).
+    assert compared == len(want)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["run", "score", "nope", "bm25"], "Error: unknown test set 'nope'"),
+        (["run", "score", "hr", "nope"], "Error: test set 'hr' has no run named 'nope'"),
+        (["run", "score", "hr", "bm25", "--k", "ten"], "Error: --k must be a whole number"),
+        (["run", "score", "hr", "bm25", "--k", "0"], "Error: k must be a whole number from 1"),
+        (["run", "score", "hr", "bm25", "--gain", "log"], "Error: gain must be one of"),
+        (["run", "score", "hr", "bm25", "--json", "--trec"], "Error: choose one of --json"),
+        (["run", "upload", "hr", "/nonexistent.trec", "--name", "x"], "No such file"),
+        (["run", "upload", "hr", "/dev/null", "--name", "x"], "Error: null: file is empty"),
+    ],
+)
+def test_one_line_errors(uploaded: FlaskCliRunner, args: list[str], message: str) -> None:
+    result = invoke(uploaded, *args)
+    assert result.exit_code == 1
+    assert message in result.output
+    assert len(result.output.strip().splitlines()) == 1
+
+
+def test_bad_file_is_a_line_numbered_one_line_error(
+    uploaded: FlaskCliRunner, app: Flask, tmp_path: Path
+) -> None:
+    path = tmp_path / "bad.trec"
+    path.write_text("q1 Q0 a 1 1.0 s\nq1 Q0 b 2 x s\n")
+    result = invoke(uploaded, "run", "upload", "hr", str(path), "--name", "bad")
+    assert result.exit_code == 1
+    assert result.output.strip() == "Error: bad.trec:2: score 'x' is not a number"
+    with app.app_context():
+        assert db.session.scalar(sa.select(sa.func.count()).select_from(Run)) == 1
+
+
+def test_duplicate_name_via_cli(uploaded: FlaskCliRunner, tmp_path: Path) -> None:
+    path = tmp_path / "again.trec"
+    path.write_text(RUN)
+    result = invoke(uploaded, "run", "upload", "hr", str(path), "--name", "bm25")
+    assert result.exit_code == 1
+    assert "already has a run named 'bm25'" in result.output
+
+
+def test_list_and_delete(uploaded: FlaskCliRunner) -> None:
+    listed = invoke(uploaded, "run", "list", "hr")
+    assert listed.output.startswith("bm25\t3 queries\t6 entries\tNDCG@10 ")
+    deleted = invoke(uploaded, "run", "delete", "hr", "bm25")
+    assert deleted.exit_code == 0
+    assert invoke(uploaded, "run", "list", "hr").output == ""
