@@ -19,7 +19,7 @@ from .errors import FormatError
 from .run_lines import Grouped
 from .textio import Opened
 
-_BLOCK = 16 * 1024 * 1024
+_BLOCK = 4 * 1024 * 1024
 _RANK_PATTERN = r"^[0-9]+$"
 
 
@@ -67,15 +67,20 @@ class _ScanningReader:
 
 
 def read_fast(opened: Opened, fmt: str, delimiter: str) -> Grouped | None:
-    """Parse a clean TREC or MS MARCO run; None when the line parser must have a look."""
+    """Parse a clean TREC or MS MARCO run; None when the line parser must have a look.
+
+    Record batches stream in while pyarrow parses the next blocks on other threads, so the
+    Python-side work (docid objects, duplicate check) overlaps with parsing.
+    """
     trec = fmt == "trec"
     names = ["qid", "iter", "docid", "rank", "score", "tag"] if trec else ["qid", "docid", "rank"]
     types = {name: pa.string() for name in names}
     if trec:
         types["score"] = pa.float64()
     reader = _ScanningReader(opened, delimiter)
+    grouper = _Grouper()
     try:
-        table = pacsv.read_csv(
+        batches = pacsv.open_csv(
             reader,
             read_options=pacsv.ReadOptions(column_names=names, block_size=_BLOCK),
             parse_options=pacsv.ParseOptions(
@@ -89,48 +94,103 @@ def read_fast(opened: Opened, fmt: str, delimiter: str) -> Grouped | None:
                 check_utf8=True,
             ),
         )
+        for batch in batches:
+            scores = _checked_scores(batch, trec)
+            if scores is None or not grouper.add(batch, scores, 2 if trec else 1):
+                return None
     except Exception:
         if reader.error is not None:
             raise reader.error from None
         return None
-    if not reader.clean or table.num_rows == 0:
+    if not reader.clean or grouper.rows == 0:
         return None
-    for name in names:
-        column = table.column(name)
+    return grouper.result()
+
+
+def _checked_scores(batch: pa.RecordBatch, trec: bool) -> np.ndarray | None:
+    """Scores of a batch, or None if a field is empty or a value is one the line parser rejects."""
+    for column in batch.columns:
         if column.null_count or (
             pa.types.is_string(column.type) and pc.min(pc.binary_length(column)).as_py() == 0
         ):
             return None
     if trec:
-        scores = table.column("score").to_numpy()
-        if np.isnan(scores).any():
-            return None
-    else:
-        ranks = table.column("rank")
-        if not pc.all(pc.match_substring_regex(ranks, _RANK_PATTERN)).as_py():
-            return None
-        try:
-            scores = -pc.cast(ranks, pa.int64()).to_numpy().astype(np.float64)
-        except pa.ArrowInvalid:  # beyond int64: let the line parser handle it
-            return None
-    return _group(table, scores)
+        scores = batch.column(4).to_numpy()
+        return None if np.isnan(scores).any() else scores
+    ranks = batch.column(2)
+    if not pc.all(pc.match_substring_regex(ranks, _RANK_PATTERN)).as_py():
+        return None
+    try:
+        return -pc.cast(ranks, pa.int64()).to_numpy().astype(np.float64)
+    except pa.ArrowInvalid:  # beyond int64: the line parser copes
+        return None
 
 
-def _group(table: pa.Table, scores: np.ndarray) -> Grouped | None:
-    """Group rows by qid in first-seen order; None if a docid repeats within a query."""
-    encoded = table.column("qid").combine_chunks().dictionary_encode()
-    codes = encoded.indices.to_numpy()
-    qids: list[str] = encoded.dictionary.to_pylist()
-    docids = table.column("docid").to_numpy()
-    del table
-    if len(codes) > 1 and (codes[1:] < codes[:-1]).any():
-        order = np.argsort(codes, kind="stable")
-        codes, docids, scores = codes[order], docids[order], scores[order]
-    offsets = np.zeros(len(qids) + 1, dtype=np.int64)
-    np.cumsum(np.bincount(codes, minlength=len(qids)), out=offsets[1:])
-    as_list = docids.tolist()
-    bounds = offsets.tolist()
-    for start, end in itertools.pairwise(bounds):
-        if len(set(as_list[start:end])) != end - start:
-            return None
-    return qids, offsets, docids, np.ascontiguousarray(scores, dtype=np.float64), len(codes)
+class _Grouper:
+    """Collects batches as runs of equal qids ("segments") and checks duplicates on the fly."""
+
+    def __init__(self) -> None:
+        self.rows = 0
+        self._docids: list[np.ndarray] = []
+        self._scores: list[np.ndarray] = []
+        self._first_seen: dict[str, int] = {}
+        self._seg_codes: list[int] = []
+        self._seg_starts: list[int] = []
+        self._current: str | None = None
+        self._current_docs: set[str] = set()
+        self._interleaved = False  # a qid came back after another: check after sorting
+
+    def add(self, batch: pa.RecordBatch, scores: np.ndarray, docid_col: int) -> bool:
+        """Take one batch; False when a docid repeats within a query."""
+        n = batch.num_rows
+        if n == 0:
+            return True
+        qids = batch.column(0)
+        starts = [0]
+        if n > 1:
+            changed = pc.not_equal(qids.slice(1), qids.slice(0, n - 1)).to_numpy(
+                zero_copy_only=False
+            )
+            starts += (np.flatnonzero(changed) + 1).tolist()
+        seg_qids = pc.take(qids, pa.array(starts, pa.int64())).to_pylist()
+        docids = batch.column(docid_col).to_numpy(zero_copy_only=False)
+        as_list = docids.tolist()
+        starts.append(n)
+        for k, qid in enumerate(seg_qids):
+            start, end = starts[k], starts[k + 1]
+            if qid != self._current:
+                if qid in self._first_seen:
+                    self._interleaved = True
+                code = self._first_seen.setdefault(qid, len(self._first_seen))
+                self._current = qid
+                self._current_docs = set()
+                self._seg_codes.append(code)
+                self._seg_starts.append(self.rows + start)
+            if not self._interleaved:
+                before = len(self._current_docs)
+                self._current_docs.update(as_list[start:end])
+                if len(self._current_docs) - before != end - start:
+                    return False
+        self._docids.append(docids)
+        self._scores.append(scores)
+        self.rows += n
+        return True
+
+    def result(self) -> Grouped | None:
+        """The grouped run, or None if a docid repeats within an interleaved query."""
+        docids = np.concatenate(self._docids)
+        scores = np.concatenate(self._scores).astype(np.float64, copy=False)
+        seg_len = np.diff(np.array([*self._seg_starts, self.rows], dtype=np.int64))
+        seg_codes = np.array(self._seg_codes, dtype=np.int64)
+        qids = list(self._first_seen)
+        offsets = np.zeros(len(qids) + 1, dtype=np.int64)
+        counts = np.bincount(seg_codes, weights=seg_len, minlength=len(qids)).astype(np.int64)
+        np.cumsum(counts, out=offsets[1:])
+        if self._interleaved:
+            order = np.argsort(np.repeat(seg_codes, seg_len), kind="stable")
+            docids, scores = docids[order], scores[order]
+            as_list = docids.tolist()
+            for start, end in itertools.pairwise(offsets.tolist()):
+                if len(set(as_list[start:end])) != end - start:
+                    return None
+        return qids, offsets, docids, scores, self.rows

@@ -6,7 +6,7 @@ import re
 import numpy as np
 import pytest
 
-from ndcg_labeler.formats import runs
+from ndcg_labeler.formats import run_arrow, runs
 from ndcg_labeler.formats.qrels import read_qrels
 from ndcg_labeler.formats.runs import cut_depth, read_run
 
@@ -124,8 +124,23 @@ CASES = [
 ]
 
 
+INTERLEAVED = "b Q0 x 1 1 t\na Q0 x 1 1 t\nb Q0 y 2 0 t\na Q0 z 2 0 t\nc Q0 x 1 1 t\nb Q0 z 3 0 t\n"
+CASES += [
+    INTERLEAVED,
+    INTERLEAVED + "a Q0 x 3 0 t\n",
+    "".join(f"1 Q0 d{i} {i} 1 t\n" for i in range(40)) + "1 Q0 d3 1 0 t\n",
+    "".join(f"{i // 7} Q0 d{i % 7} {i} 1 t\n" for i in range(60)),
+]
+
+
+@pytest.fixture(params=[4 << 20, 64], ids=["big-blocks", "tiny-blocks"])
+def block_size(request, monkeypatch):
+    """Run with pyarrow's usual block size and with blocks of a few lines (batch seams)."""
+    monkeypatch.setattr(run_arrow, "_BLOCK", request.param)
+
+
 @pytest.mark.parametrize("text", CASES)
-def test_fast_path_agrees_with_line_parser(text):
+def test_fast_path_agrees_with_line_parser(text, block_size):
     outcomes = []
     for fast in (True, False):
         try:
@@ -143,6 +158,13 @@ def test_fast_path_agrees_with_line_parser(text):
         except ValueError as exc:
             outcomes.append(str(exc))
     assert outcomes[0] == outcomes[1]
+
+
+def test_clean_interleaved_run_stays_on_the_fast_path(no_line_parser, block_size):
+    run = read_run(upload(INTERLEAVED), "x")
+    assert run.qids == ["b", "a", "c"]
+    assert run.docids.tolist() == ["x", "y", "z", "x", "z", "x"]
+    assert run.offsets.tolist() == [0, 3, 5, 6]
 
 
 def test_non_seekable_stream_uses_the_line_parser():
