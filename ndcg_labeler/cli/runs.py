@@ -123,31 +123,6 @@ def upload(testset: str, file: str, name: str, depth: str | None, notes: str) ->
         )
 
 
-def score_json(result: RunScores) -> dict[str, Any]:
-    """The exact JSON object of `run score --json` (and of the API)."""
-    return {
-        "testset": result.test_set_name,
-        "run": result.run_name,
-        "k": result.k,
-        "gain": result.options.gain,
-        "ideal": result.options.ideal,
-        "mean_ndcg": result.mean_ndcg,
-        "queries_in_mean": result.queries_in_mean,
-        "queries": [
-            {
-                "qid": row["qid"],
-                "ndcg": row["ndcg"],
-                "dcg": row["dcg"],
-                "idcg": row["idcg"],
-                "gap": row["gap"],
-                "judged_at_k": row["judged_at_k"],
-                "num_rel": row["num_rel"],
-            }
-            for row in result.to_json()["queries"]
-        ],
-    }
-
-
 def _fmt(value: float | None, width: int) -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "—".rjust(width)
@@ -216,7 +191,7 @@ def score(
         return
     result = score_run(found, options)
     if as_json:
-        click.echo(json.dumps(score_json(result), ensure_ascii=False))
+        click.echo(json.dumps(result.to_json(), ensure_ascii=False))
         return
     click.echo("\n".join(_table(result)))
 

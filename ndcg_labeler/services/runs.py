@@ -289,3 +289,13 @@ def require_run(test_set: TestSet, name: str) -> Run:
     if run is None:
         raise ServiceError(f"test set '{test_set.name}' has no run named '{name}'")
     return run
+
+
+def uploaders(runs: Sequence[Run]) -> dict[int, str]:
+    """Run id -> username of the uploader (runs uploaded from the CLI have none)."""
+    ids = {run.uploaded_by_id for run in runs if run.uploaded_by_id is not None}
+    if not ids:
+        return {}
+    rows = db.session.execute(sa.select(User.id, User.username).where(User.id.in_(ids)))
+    names = {row[0]: row[1] for row in rows}
+    return {run.id: names[run.uploaded_by_id] for run in runs if run.uploaded_by_id in names}

@@ -239,20 +239,16 @@ class RunScores:
         return [self.row(i) for i in self.by_gap()]
 
     def to_json(self) -> dict[str, Any]:
-        """The CLI's and API's JSON object."""
-        mean = self.mean_ndcg
+        """The exact JSON of `flask run score --json` and of the API: ndcg null where
+        undefined, queries by gap descending, then qid."""
         return {
             "testset": self.test_set_name,
             "run": self.run_name,
             "k": self.k,
             "gain": self.options.gain,
             "ideal": self.options.ideal,
-            "aggregation": self.options.policy,
-            "judged_only": self.options.judged_only,
-            "mean_ndcg": mean,
+            "mean_ndcg": self.mean_ndcg,
             "queries_in_mean": self.queries_in_mean,
-            "queries_undefined": self.num_undefined,
-            "queries_missing": self.num_missing,
             "queries": [
                 {
                     "qid": self.qids[i],
@@ -262,7 +258,6 @@ class RunScores:
                     "gap": float(self.idcg[i] - self.dcg[i]),
                     "judged_at_k": float(self.judged_at_k[i]),
                     "num_rel": int(self.num_rel[i]),
-                    "missing": bool(self.missing[i]),
                 }
                 for i in self.by_gap()
             ],

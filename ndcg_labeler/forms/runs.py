@@ -1,0 +1,38 @@
+"""Run forms: upload a run file with a name, depth and notes."""
+
+from __future__ import annotations
+
+from flask_wtf import FlaskForm
+from flask_wtf.file import FileField, FileRequired
+from wtforms import IntegerField, StringField, SubmitField, TextAreaField
+from wtforms.validators import DataRequired, Length, NumberRange, Optional
+
+from ndcg_labeler.services.runs import MAX_DEPTH, MAX_NAME, MAX_NOTES
+
+
+class RunUploadForm(FlaskForm):
+    """An admin uploads a retriever's run to a test set."""
+
+    file = FileField(
+        "Run file (TREC, CSV/TSV, JSONL or MS MARCO; gzip accepted)",
+        validators=[FileRequired("Choose a run file.")],
+    )
+    name = StringField("Run name", validators=[DataRequired(), Length(max=MAX_NAME)])
+    depth = IntegerField(
+        "Depth (ranked chunks kept per query)",
+        validators=[Optional(), NumberRange(min=1, max=MAX_DEPTH)],
+    )
+    notes = TextAreaField("Notes", validators=[Optional(), Length(max=MAX_NOTES)])
+    submit = SubmitField("Upload run")
+
+
+class TokenForm(FlaskForm):
+    """Create (or replace) one's personal API token."""
+
+    submit = SubmitField("Create a new API token")
+
+
+class RevokeTokenForm(FlaskForm):
+    """Remove one's personal API token."""
+
+    submit = SubmitField("Remove my API token")

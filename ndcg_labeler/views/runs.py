@@ -1,0 +1,125 @@
+"""Run pages: the runs of a test set with their mean NDCG@10, upload (admins), a run, delete."""
+
+from __future__ import annotations
+
+import os
+
+from flask import Blueprint, abort, flash, jsonify, redirect, render_template, request, url_for
+from flask_login import current_user
+from werkzeug.wrappers import Response
+
+from ndcg_labeler.formats import FormatError
+from ndcg_labeler.forms.runs import RunUploadForm
+from ndcg_labeler.services import ServiceError
+from ndcg_labeler.services import runs as run_service
+from ndcg_labeler.services.access import admin_required, get_test_set_or_404
+from ndcg_labeler.services.scores import ScoreOptions, score_run
+
+bp = Blueprint("runs", __name__, url_prefix="/test-sets/<int:test_set_id>/runs")
+
+K_CHOICES = (1, 3, 5, 10, 20, 100)
+TOP_QUERIES = 20
+
+
+def _options() -> ScoreOptions:
+    """Scoring options from the query string (k, gain, ideal); 400 when malformed."""
+    k = request.args.get("k", 10, type=int)
+    options = ScoreOptions(
+        k=k if k is not None else 0,
+        gain=request.args.get("gain", "linear"),
+        ideal=request.args.get("ideal", "judged"),
+    )
+    try:
+        return options.checked()
+    except ServiceError as exc:
+        abort(400, description=str(exc))
+
+
+@bp.get("/")
+def index(test_set_id: int) -> str:
+    """Every run of the test set with its mean NDCG@10 and the queries the mean covers."""
+    test_set = get_test_set_or_404(test_set_id)
+    runs = run_service.list_runs(test_set)
+    return render_template(
+        "runs/index.html",
+        test_set=test_set,
+        runs=runs,
+        scores={run.id: score_run(run) for run in runs},
+        uploaders=run_service.uploaders(runs),
+    )
+
+
+def _xhr() -> bool:
+    """The upload page's script posts with XMLHttpRequest and wants JSON back."""
+    return request.headers.get("X-Requested-With") == "XMLHttpRequest"
+
+
+@bp.route("/upload", methods=["GET", "POST"])
+@admin_required
+def upload(test_set_id: int) -> str | Response | tuple[object, int]:
+    """Upload a run; a bad file gets its file:line error and nothing is stored."""
+    test_set = get_test_set_or_404(test_set_id)
+    form = RunUploadForm()
+    if form.validate_on_submit():
+        storage = form.file.data
+        filename = os.path.basename(storage.filename or "") or "upload"
+        try:
+            name = run_service.clean_name(form.name.data or "")
+            if run_service.name_taken(test_set, name):
+                raise ServiceError(f"this test set already has a run named '{name}'")
+        except ServiceError as exc:
+            form.name.errors.append(str(exc))
+        else:
+            try:
+                run = run_service.upload_run(
+                    test_set,
+                    storage.stream,
+                    filename,
+                    name,
+                    current_user,
+                    depth=form.depth.data,
+                    notes=form.notes.data or "",
+                )
+            except (FormatError, ServiceError) as exc:
+                form.file.errors.append(f"{exc} — nothing was stored.")
+            else:
+                flash(f"Run {run.name} uploaded.", "success")
+                target = url_for("runs.show", test_set_id=test_set.id, run_id=run.id)
+                return jsonify(ok=True, redirect=target) if _xhr() else redirect(target)
+    failed = request.method == "POST"
+    if failed and _xhr():
+        errors = [
+            {"field": f.id, "label": f.label.text, "errors": f.errors} for f in form if f.errors
+        ]
+        return jsonify(ok=False, errors=errors), 422
+    page = render_template("runs/upload.html", test_set=test_set, form=form)
+    return (page, 422) if failed else page
+
+
+@bp.get("/<int:run_id>")
+def show(test_set_id: int, run_id: int) -> str:
+    """A run: what was uploaded, what validation reported, and its scores at k."""
+    test_set = get_test_set_or_404(test_set_id)
+    run = run_service.get_run(test_set, run_id) or abort(404)
+    result = score_run(run, _options())
+    return render_template(
+        "runs/show.html",
+        test_set=test_set,
+        run=run,
+        result=result,
+        top=[result.row(i) for i in result.by_gap()[:TOP_QUERIES]],
+        uploader=run_service.uploaders([run]).get(run.id),
+        k_choices=K_CHOICES,
+    )
+
+
+@bp.post("/<int:run_id>/delete")
+@admin_required
+def delete(test_set_id: int, run_id: int) -> Response:
+    """Delete a run (admins)."""
+    test_set = get_test_set_or_404(test_set_id)
+    run = run_service.get_run(test_set, run_id) or abort(404)
+    name = run.name
+    run_service.delete_run(run)
+    flash(f"Run {name} deleted.", "success")
+    return redirect(url_for("runs.index", test_set_id=test_set.id))

@@ -1,0 +1,102 @@
+// Run upload with a progress bar: the form is posted with XMLHttpRequest so the browser can
+// report upload progress; the server answers JSON (where to go next, or the errors to show).
+// Without JavaScript the same form posts normally and the server renders the result.
+(function () {
+  "use strict";
+
+  function sizeText(bytes) {
+    if (bytes >= 1024 * 1024) return (bytes / (1024 * 1024)).toFixed(1) + " MB";
+    if (bytes >= 1024) return (bytes / 1024).toFixed(0) + " KB";
+    return bytes + " bytes";
+  }
+
+  function showErrors(box, errors) {
+    box.replaceChildren();
+    const summary = document.createElement("div");
+    summary.className = "error-summary";
+    summary.setAttribute("role", "alert");
+    summary.tabIndex = -1;
+    const heading = document.createElement("h2");
+    heading.textContent = "There is a problem";
+    const list = document.createElement("ul");
+    errors.forEach((item) => {
+      item.errors.forEach((message) => {
+        const li = document.createElement("li");
+        const text = item.label + ": " + message;
+        if (item.field) {
+          const link = document.createElement("a");
+          link.href = "#" + item.field;
+          link.textContent = text;
+          li.appendChild(link);
+        } else {
+          li.textContent = text;
+        }
+        list.appendChild(li);
+      });
+    });
+    summary.append(heading, list);
+    box.appendChild(summary);
+    summary.focus();
+  }
+
+  function init(form) {
+    const box = document.getElementById(form.dataset.uploadProgress);
+    const errorsBox = document.getElementById(form.dataset.uploadErrors);
+    if (!box || !errorsBox || !window.FormData || !window.XMLHttpRequest) return;
+    const bar = box.querySelector("progress");
+    const status = box.querySelector("[data-upload-status]");
+    const submit = form.querySelector("[type=submit]");
+
+    function finish(errors) {
+      showErrors(errorsBox, errors);
+      box.hidden = true;
+      if (submit) submit.disabled = false;
+    }
+
+    form.addEventListener("submit", (event) => {
+      event.preventDefault();
+      const xhr = new XMLHttpRequest();
+      xhr.open("POST", form.getAttribute("action") || window.location.href);
+      xhr.setRequestHeader("X-Requested-With", "XMLHttpRequest");
+      xhr.setRequestHeader("Accept", "application/json");
+      xhr.upload.addEventListener("progress", (e) => {
+        if (!e.lengthComputable) return;
+        bar.max = e.total;
+        bar.value = e.loaded;
+        bar.textContent = Math.round((100 * e.loaded) / e.total) + "%";
+        status.textContent = sizeText(e.loaded) + " of " + sizeText(e.total) + " sent";
+      });
+      xhr.upload.addEventListener("load", () => {
+        bar.removeAttribute("value"); // indeterminate while the server checks and stores
+        status.textContent = "Uploaded; checking and storing the run…";
+      });
+      xhr.addEventListener("load", () => {
+        let data = null;
+        try {
+          data = JSON.parse(xhr.responseText);
+        } catch (err) {
+          data = null;
+        }
+        if (data && data.ok) {
+          window.location.assign(data.redirect);
+        } else if (data && data.errors) {
+          finish(data.errors);
+        } else {
+          const reason = xhr.status === 413 ? "the file is larger than the upload limit" : "the server answered " + xhr.status;
+          finish([{ field: null, label: "Upload", errors: ["Not stored: " + reason + "."] }]);
+        }
+      });
+      xhr.addEventListener("error", () => {
+        finish([{ field: null, label: "Upload", errors: ["The upload failed (network error); nothing was stored."] }]);
+      });
+      errorsBox.replaceChildren();
+      box.hidden = false;
+      if (submit) submit.disabled = true;
+      xhr.send(new FormData(form));
+    });
+  }
+
+  document.addEventListener("DOMContentLoaded", () => {
+    document.querySelectorAll("form[data-upload-progress]").forEach(init);
+  });
+})();
