@@ -1,0 +1,149 @@
+"""The grades scoring uses: every graded judgment of a pair combined by an aggregation policy.
+
+Public API (called by the runs/scoring services):
+
+- ``scoring_qrels(test_set, policy=None) -> {qid: {docid: grade}}`` for a whole test set;
+- ``query_grades(test_set_id, query_id, policy=None) -> {docid: grade}`` for live re-scoring of
+  one query.
+
+Rules: only `graded` judgments count (can't-tell and skips never do); people's and import
+sources' grades are combined with ``scoring.aggregate.resolve`` under the test set's aggregation
+policy unless another is given; an Adjudication's grade overrides any policy. A pair nobody
+graded is absent (unjudged), a pair graded 0 is present with 0 (judged non-relevant).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import sqlalchemy as sa
+
+from ndcg_labeler.extensions import db
+from ndcg_labeler.models import Adjudication, Chunk, Judgment, Query, TestSet
+from ndcg_labeler.scoring.aggregate import POLICIES, resolve
+from ndcg_labeler.services import ServiceError
+
+Qrels = dict[str, dict[str, int]]
+
+
+def _policy(test_set_policy: str, policy: str | None) -> str:
+    chosen = policy or test_set_policy
+    if chosen not in POLICIES:
+        raise ServiceError(f"unknown aggregation policy '{chosen}'; choose one of {POLICIES}")
+    return chosen
+
+
+def _combine(
+    rows: Iterable[Sequence[Any]],
+    adjudicated: Iterable[Sequence[Any]],
+    policy: str,
+) -> Qrels:
+    """Group (qid, docid, grade) rows per pair and resolve each pair to one grade."""
+    qrels: Qrels = {}
+    # Most pairs have one grade: keep it in place and collect only the pairs with several.
+    several: dict[tuple[str, str], list[int]] = {}
+    for qid, docid, grade in rows:
+        docs = qrels.get(qid)
+        if docs is None:
+            docs = qrels[qid] = {}
+        if docid in docs:
+            key = (qid, docid)
+            grades = several.get(key)
+            if grades is None:
+                several[key] = [docs[docid], grade]
+            else:
+                grades.append(grade)
+        else:
+            docs[docid] = grade
+    # Every policy is order-independent, so pairs with the same multiset of grades share one
+    # resolve() call: many pairs, a handful of distinct grade combinations.
+    cache: dict[tuple[int, ...], int | None] = {}
+    for (qid, docid), grades in several.items():
+        combo = tuple(sorted(grades))
+        if combo not in cache:
+            cache[combo] = resolve(combo, policy)
+        resolved = cache[combo]
+        if resolved is not None:
+            qrels[qid][docid] = resolved
+    for qid, docid, adjudicated_grade in adjudicated:
+        final = resolve([], policy, adjudicated=adjudicated_grade)
+        if final is not None:
+            qrels.setdefault(qid, {})[docid] = final
+    return qrels
+
+
+def _graded_rows(test_set_id: int, query_id: int | None) -> sa.Select[tuple[str, str, int]]:
+    stmt = (
+        sa.select(Query.qid, Chunk.docid, Judgment.grade)
+        .join(Query, Query.id == Judgment.query_id)
+        .join(Chunk, Chunk.id == Judgment.chunk_id)
+        .where(Judgment.status == "graded")
+    )
+    if query_id is None:
+        return stmt.where(Judgment.test_set_id == test_set_id)
+    # By query id alone (plus the query's own test set): the (query, chunk, annotator) key
+    # serves it, where a test_set_id filter would tempt SQLite into scanning the whole set.
+    return stmt.where(Judgment.query_id == query_id, Query.test_set_id == test_set_id)
+
+
+def _adjudicated_rows(test_set_id: int, query_id: int | None) -> sa.Select[tuple[str, str, int]]:
+    stmt = (
+        sa.select(Query.qid, Chunk.docid, Adjudication.grade)
+        .join(Query, Query.id == Adjudication.query_id)
+        .join(Chunk, Chunk.id == Adjudication.chunk_id)
+    )
+    if query_id is None:
+        return stmt.where(Adjudication.test_set_id == test_set_id)
+    return stmt.where(Adjudication.query_id == query_id, Query.test_set_id == test_set_id)
+
+
+def _fetch(stmt: sa.Select[tuple[str, str, int]]) -> list[tuple[str, str, int]]:
+    """Rows as the driver's plain tuples.
+
+    Hundreds of thousands of rows: building a SQLAlchemy Row for each costs more than the
+    query itself, so the compiled statement runs on the session's own DBAPI cursor (same
+    connection and transaction).
+    """
+    conn = db.session.connection()
+    compiled = stmt.compile(dialect=conn.dialect)
+    params = compiled.construct_params()
+    args: Any = (
+        tuple(params[name] for name in compiled.positiontup or ())
+        if compiled.positional
+        else params
+    )
+    cursor = conn.connection.cursor()
+    try:
+        cursor.execute(compiled.string, args)
+        return cursor.fetchall()
+    finally:
+        cursor.close()
+
+
+def scoring_qrels(test_set: TestSet, policy: str | None = None) -> Qrels:
+    """{qid: {docid: grade}} of every pair with a grade, aggregated under `policy`."""
+    chosen = _policy(test_set.aggregation, policy)
+    rows = _fetch(_graded_rows(test_set.id, None))
+    adjudicated = _fetch(_adjudicated_rows(test_set.id, None))
+    return _combine(rows, adjudicated, chosen)
+
+
+def query_grades(test_set_id: int, query_id: int, policy: str | None = None) -> dict[str, int]:
+    """{docid: grade} of one query (for re-scoring it live after a grade changes)."""
+    aggregation = db.session.scalar(sa.select(TestSet.aggregation).where(TestSet.id == test_set_id))
+    if aggregation is None:
+        raise ServiceError(f"unknown test set id {test_set_id}")
+    chosen = _policy(aggregation, policy)
+    rows = _fetch(_graded_rows(test_set_id, query_id))
+    adjudicated = _fetch(_adjudicated_rows(test_set_id, query_id))
+    qrels = _combine(rows, adjudicated, chosen)
+    return next(iter(qrels.values()), {})
+
+
+def qrels_lines(qrels: Qrels) -> Iterable[str]:
+    """TREC qrels lines `qid 0 docid grade`, sorted by qid then docid (byte order)."""
+    for qid in sorted(qrels):
+        docs = qrels[qid]
+        for docid in sorted(docs):
+            yield f"{qid} 0 {docid} {docs[docid]}"

@@ -1,0 +1,282 @@
+"""Saving judgments: one per (query, chunk, annotator), race-safe, with an append-only history."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import sqlalchemy as sa
+from sqlalchemy.dialects import postgresql, sqlite
+
+from ndcg_labeler.extensions import db
+from ndcg_labeler.models import (
+    Assignment,
+    Chunk,
+    Judgment,
+    JudgmentEvent,
+    Pair,
+    Query,
+    TestSet,
+    User,
+)
+from ndcg_labeler.models._common import utcnow
+from ndcg_labeler.models.judgments import STATUSES
+from ndcg_labeler.services import ServiceError
+
+MAX_NOTE = 2000
+# One sitting on one pair never lasts longer than this; larger values are clock or client bugs.
+MAX_ACTIVE_MS = 60 * 60 * 1000
+
+
+@dataclass(frozen=True)
+class SaveResult:
+    """What save_judgment did: the judgment's id and whether anything changed."""
+
+    judgment_id: int
+    changed: bool
+    created: bool
+
+
+def _clean(
+    test_set: TestSet, status: str, grade: int | None, note: str | None, active_ms: int | None
+) -> tuple[int | None, str, int]:
+    """Validate one verdict; returns (grade, note, active_ms) normalised."""
+    if status not in STATUSES:
+        raise ServiceError(f"status must be one of {', '.join(STATUSES)}, not {status!r}")
+    if status == "graded":
+        if grade is None or isinstance(grade, bool) or not isinstance(grade, int):
+            raise ServiceError("a grade is required")
+        if not 0 <= grade <= test_set.scale_max:
+            raise ServiceError(
+                f"grade {grade} is outside this test set's scale 0–{test_set.scale_max}"
+            )
+    else:
+        # "can't tell" and "skipped" carry no grade (a check constraint insists).
+        grade = None
+    note = (note or "").strip()
+    if len(note) > MAX_NOTE:
+        raise ServiceError(f"the note must have at most {MAX_NOTE} characters")
+    active = min(max(int(active_ms or 0), 0), MAX_ACTIVE_MS)
+    return grade, note, active
+
+
+def _insert_if_absent(values: dict[str, object]) -> bool:
+    """INSERT ... ON CONFLICT DO NOTHING on the unique key; True when a row was inserted."""
+    # RETURNING rather than rowcount: psycopg reports -1 for INSERT ... RETURNING.
+    table = Judgment.__table__
+    dialect = db.session.get_bind().dialect.name
+    insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
+    stmt = (
+        insert(table)
+        .values(**values)
+        .on_conflict_do_nothing(index_elements=["query_id", "chunk_id", "annotator_id"])
+        .returning(table.c.id)
+    )
+    return db.session.execute(stmt).scalar_one_or_none() is not None
+
+
+def save_judgment(
+    test_set: TestSet,
+    query: Query,
+    chunk: Chunk,
+    annotator: User,
+    *,
+    status: str = "graded",
+    grade: int | None = None,
+    note: str | None = "",
+    active_ms: int | None = 0,
+    actor: User | None = None,
+) -> SaveResult:
+    """Create or update the annotator's judgment of a pair; commits.
+
+    Idempotent: saving the same verdict again changes nothing and appends no event. Every real
+    change appends a JudgmentEvent and bumps TestSet.labels_version in the same transaction.
+    Race-safe on SQLite and PostgreSQL: the row is inserted with ON CONFLICT DO NOTHING (which
+    also takes SQLite's write lock first) and otherwise read back FOR UPDATE before comparing.
+    """
+    if query.test_set_id != test_set.id or chunk.test_set_id != test_set.id:
+        raise ServiceError("the query and the chunk must belong to the test set")
+    grade, note, active = _clean(test_set, status, grade, note, active_ms)
+    actor_id = (actor or annotator).id
+    key = {"query_id": query.id, "chunk_id": chunk.id, "annotator_id": annotator.id}
+    now = utcnow()
+    try:
+        created = _insert_if_absent(
+            {
+                **key,
+                "test_set_id": test_set.id,
+                "status": status,
+                "grade": grade,
+                "note": note,
+                "active_ms": active,
+                "created_at": now,
+                "updated_at": now,
+            }
+        )
+        table = Judgment.__table__
+        where = sa.and_(*(table.c[name] == value for name, value in key.items()))
+        row = db.session.execute(
+            sa.select(table.c.id, table.c.status, table.c.grade, table.c.note)
+            .where(where)
+            .with_for_update()
+        ).one()
+        if created:
+            old_status, old_grade, changed = None, None, True
+        else:
+            old_status, old_grade = row.status, row.grade
+            changed = (row.status, row.grade, row.note) != (status, grade, note)
+            if changed:
+                db.session.execute(
+                    sa.update(table)
+                    .where(table.c.id == row.id)
+                    .values(
+                        status=status,
+                        grade=grade,
+                        note=note,
+                        # Time spent re-grading adds up; a no-op resubmit (double click) does not.
+                        active_ms=table.c.active_ms + active,
+                        updated_at=now,
+                    )
+                )
+        if changed:
+            db.session.add(
+                JudgmentEvent(
+                    test_set_id=test_set.id,
+                    query_id=query.id,
+                    chunk_id=chunk.id,
+                    actor_id=actor_id,
+                    annotator_id=annotator.id,
+                    kind="judgment",
+                    old_status=old_status,
+                    new_status=status,
+                    old_grade=old_grade,
+                    new_grade=grade,
+                    note=note,
+                    created_at=now,
+                )
+            )
+            bump_labels_version(test_set.id)
+        _release_lease(query.id, chunk.id, annotator.id)
+        db.session.commit()
+    except BaseException:
+        db.session.rollback()
+        raise
+    return SaveResult(judgment_id=row.id, changed=changed, created=created)
+
+
+def bump_labels_version(test_set_id: int) -> None:
+    """Atomically increment the test set's labels_version (no read-modify-write race)."""
+    table = TestSet.__table__
+    db.session.execute(
+        sa.update(table)
+        .where(table.c.id == test_set_id)
+        .values(labels_version=table.c.labels_version + 1)
+    )
+
+
+def _release_lease(query_id: int, chunk_id: int, user_id: int) -> None:
+    """Drop the queue's lease on this pair: the annotator has answered it."""
+    pair_ids = sa.select(Pair.id).where(Pair.query_id == query_id, Pair.chunk_id == chunk_id)
+    db.session.execute(
+        sa.delete(Assignment).where(
+            Assignment.user_id == user_id, Assignment.pair_id.in_(pair_ids)
+        ),
+        execution_options={"synchronize_session": False},
+    )
+
+
+def save_for_pair(
+    pair: Pair,
+    annotator: User,
+    *,
+    status: str = "graded",
+    grade: int | None = None,
+    note: str | None = "",
+    active_ms: int | None = 0,
+) -> SaveResult:
+    """save_judgment for a pool pair (the labeling screens work with pairs)."""
+    test_set = db.session.get_one(TestSet, pair.test_set_id)
+    query = db.session.get_one(Query, pair.query_id)
+    chunk = db.session.get_one(Chunk, pair.chunk_id)
+    return save_judgment(
+        test_set,
+        query,
+        chunk,
+        annotator,
+        status=status,
+        grade=grade,
+        note=note,
+        active_ms=active_ms,
+    )
+
+
+def skip_pair(pair: Pair, annotator: User) -> SaveResult | None:
+    """Skip a pair: recorded as `skipped` unless the annotator already answered it (kept)."""
+    existing = my_judgment(pair, annotator)
+    if existing is not None and existing.status != "skipped":
+        _release_lease(pair.query_id, pair.chunk_id, annotator.id)
+        db.session.commit()
+        return None
+    return save_for_pair(pair, annotator, status="skipped")
+
+
+def my_judgment(pair: Pair, annotator: User) -> Judgment | None:
+    """The annotator's own judgment of the pair (never anyone else's)."""
+    return db.session.scalar(
+        sa.select(Judgment).where(
+            Judgment.query_id == pair.query_id,
+            Judgment.chunk_id == pair.chunk_id,
+            Judgment.annotator_id == annotator.id,
+        )
+    )
+
+
+def my_judgments_for_query(query_id: int, annotator: User) -> dict[int, Judgment]:
+    """The annotator's judgments of one query's chunks, by chunk id."""
+    rows = db.session.scalars(
+        sa.select(Judgment).where(
+            Judgment.query_id == query_id, Judgment.annotator_id == annotator.id
+        )
+    )
+    return {j.chunk_id: j for j in rows}
+
+
+def previous_pair(test_set: TestSet, annotator: User, current: Pair | None = None) -> Pair | None:
+    """The pair the annotator answered last (before `current` if that one was answered too).
+
+    Walking back from an answered pair goes to the one answered before it, so repeated "back"
+    steps through one's recent history instead of bouncing between the last two pairs.
+    """
+    stmt = (
+        sa.select(Pair)
+        .join(
+            Judgment,
+            sa.and_(Judgment.query_id == Pair.query_id, Judgment.chunk_id == Pair.chunk_id),
+        )
+        .where(Judgment.annotator_id == annotator.id, Judgment.test_set_id == test_set.id)
+    )
+    if current is not None:
+        stmt = stmt.where(Pair.id != current.id)
+        mine = my_judgment(current, annotator)
+        if mine is not None:
+            stmt = stmt.where(
+                sa.or_(
+                    Judgment.updated_at < mine.updated_at,
+                    sa.and_(Judgment.updated_at == mine.updated_at, Judgment.id < mine.id),
+                )
+            )
+    return db.session.scalar(stmt.order_by(Judgment.updated_at.desc(), Judgment.id.desc()).limit(1))
+
+
+def history(test_set: TestSet, query_id: int, chunk_id: int) -> list[JudgmentEvent]:
+    """Every recorded change to one pair's judgments, oldest first."""
+    return list(
+        db.session.scalars(
+            sa.select(JudgmentEvent)
+            .where(
+                JudgmentEvent.test_set_id == test_set.id,
+                JudgmentEvent.query_id == query_id,
+                JudgmentEvent.chunk_id == chunk_id,
+            )
+            .order_by(JudgmentEvent.id)
+        )
+    )

@@ -1,0 +1,252 @@
+"""The labeling queue: which pair an annotator grades next, with leases that cap overlap.
+
+Order: the current query's remaining pairs first (by pair priority), otherwise the first query
+(in import order) holding a pair with the fewest judgments, started at its best-priority pair.
+Never a pair the annotator already answered; pairs they skipped come back only when nothing
+else is left; never a pair that already has (or is promised) its target number of judgments.
+
+Overlap is enforced with leases (Assignment rows): a pair is handed out to at most
+`target - judgments` people at once, and a lease lapses after LEASE_MINUTES. Handing out is
+serialised per pair: on PostgreSQL by locking the pair row (SELECT ... FOR UPDATE) and counting
+again in a fresh statement; on SQLite the transaction starts with a write, which takes the
+database's single write lock (BEGIN IMMEDIATE semantics) before anything is counted.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+import sqlalchemy as sa
+
+from ndcg_labeler.extensions import db
+from ndcg_labeler.models import Assignment, Judgment, Pair, TestSet, User
+from ndcg_labeler.models._common import utcnow
+from ndcg_labeler.models.users import IMPORT_ROLE
+
+LEASE_MINUTES = 30
+# Statuses that count toward a pair's target; a skip is "not now", not an answer.
+COUNTED = ("graded", "cant_tell")
+# Give up after this many pairs were taken by others between choosing and locking them.
+MAX_TRIES = 50
+
+
+def import_source_ids() -> sa.Select[tuple[int]]:
+    """Ids of import pseudo-users: imported qrels are prior evidence, not a human pass."""
+    return sa.select(User.id).where(User.role == IMPORT_ROLE)
+
+
+def counted_for(pair: Any = Pair) -> sa.ScalarSelect[int]:
+    """Count of people's answers to `pair` that count toward its target (correlated when the
+    argument is the Pair class, for one pair when it is a Pair row)."""
+    return (
+        sa.select(sa.func.count())
+        .select_from(Judgment)
+        .where(
+            Judgment.query_id == pair.query_id,
+            Judgment.chunk_id == pair.chunk_id,
+            Judgment.status.in_(COUNTED),
+            Judgment.annotator_id.not_in(import_source_ids()),
+        )
+        .scalar_subquery()
+    )
+
+
+def _cutoff() -> datetime:
+    return utcnow() - timedelta(minutes=LEASE_MINUTES)
+
+
+def _leased_to_others(user_id: int, cutoff: datetime) -> sa.ScalarSelect[int]:
+    """Correlated count of live leases on the pair held by people other than `user_id`."""
+    return (
+        sa.select(sa.func.count())
+        .select_from(Assignment)
+        .where(
+            Assignment.pair_id == Pair.id,
+            Assignment.user_id != user_id,
+            Assignment.assigned_at >= cutoff,
+        )
+        .scalar_subquery()
+    )
+
+
+def _candidate(
+    test_set: TestSet,
+    user: User,
+    cutoff: datetime,
+    *,
+    skipped: bool,
+    query_id: int | None,
+    exclude: set[int],
+) -> Pair | None:
+    """The best open pair: within `query_id` by priority, else the first query's with fewest.
+
+    Counts are correlated subqueries on the judgment and assignment keys, so the search walks
+    the pair index and stops at the first open pair instead of aggregating the whole pool.
+    """
+    target = test_set.judgments_per_pair
+    answered = sa.exists().where(
+        Judgment.query_id == Pair.query_id,
+        Judgment.chunk_id == Pair.chunk_id,
+        Judgment.annotator_id == user.id,
+    )
+    if skipped:
+        answered = answered.where(Judgment.status == "skipped")
+    n = counted_for()
+    base = (
+        sa.select(Pair)
+        .where(Pair.test_set_id == test_set.id, answered if skipped else ~answered)
+        .where(n + _leased_to_others(user.id, cutoff) < target)
+    )
+    if exclude:
+        base = base.where(Pair.id.not_in(exclude))
+    if query_id is not None:
+        stmt = base.where(Pair.query_id == query_id).order_by(Pair.priority, Pair.id)
+        return db.session.scalar(stmt.limit(1))
+    # Fewest answers first: try pairs with 0 answers, then 1, ... (few levels: target <= 5).
+    for level in range(target):
+        stmt = base.where(n == level).order_by(Pair.query_id, Pair.id)
+        pair = db.session.scalar(stmt.limit(1))
+        if pair is not None:
+            return pair
+    return None
+
+
+def _claim(pair: Pair, user: User, target: int, cutoff: datetime) -> bool:
+    """Lease the pair to the user unless judgments plus others' live leases reached the target."""
+    # Blocks concurrent claimers of this pair on PostgreSQL (no-op on SQLite, already locked).
+    db.session.execute(sa.select(Pair.id).where(Pair.id == pair.id).with_for_update())
+    # A fresh statement after the lock: under READ COMMITTED it sees every committed lease.
+    judged = db.session.scalar(sa.select(counted_for(pair)))
+    leased = db.session.scalar(
+        sa.select(sa.func.count())
+        .select_from(Assignment)
+        .where(
+            Assignment.pair_id == pair.id,
+            Assignment.user_id != user.id,
+            Assignment.assigned_at >= cutoff,
+        )
+    )
+    if (judged or 0) + (leased or 0) >= target:
+        return False
+    _drop_leases(user.id, pair.test_set_id)
+    db.session.add(Assignment(pair_id=pair.id, user_id=user.id, assigned_at=utcnow()))
+    db.session.flush()
+    return True
+
+
+def _drop_leases(user_id: int, test_set_id: int) -> None:
+    """One open lease per person and test set: taking a new pair frees the previous one."""
+    # Two small steps (the user's leases, then their pairs' test set) keep the planner from
+    # walking the whole pool.
+    held = dict(
+        db.session.execute(
+            sa.select(Assignment.id, Assignment.pair_id).where(Assignment.user_id == user_id)
+        ).all()
+    )
+    if not held:
+        return
+    here = set(
+        db.session.scalars(
+            sa.select(Pair.id).where(Pair.id.in_(held.values()), Pair.test_set_id == test_set_id)
+        )
+    )
+    doomed = [lease_id for lease_id, pair_id in held.items() if pair_id in here]
+    if doomed:
+        db.session.execute(
+            sa.delete(Assignment).where(Assignment.id.in_(doomed)),
+            execution_options={"synchronize_session": False},
+        )
+
+
+def _held_lease(test_set: TestSet, user: User, cutoff: datetime) -> Pair | None:
+    """The pair this user was handed and has not answered yet (reloads return the same pair)."""
+    # Leases are few: read the user's first, so the planner never walks the whole pool.
+    leased = list(
+        db.session.scalars(
+            sa.select(Assignment.pair_id).where(
+                Assignment.user_id == user.id, Assignment.assigned_at >= cutoff
+            )
+        )
+    )
+    if not leased:
+        return None
+    answered = sa.exists().where(
+        Judgment.query_id == Pair.query_id,
+        Judgment.chunk_id == Pair.chunk_id,
+        Judgment.annotator_id == user.id,
+    )
+    return db.session.scalar(
+        sa.select(Pair)
+        .where(Pair.id.in_(leased), Pair.test_set_id == test_set.id, ~answered)
+        .order_by(Pair.id)
+        .limit(1)
+    )
+
+
+def _current_query_id(test_set: TestSet, user: User) -> int | None:
+    """The query of the user's latest answer here: finish a query before starting another."""
+    return db.session.scalar(
+        sa.select(Judgment.query_id)
+        .where(Judgment.annotator_id == user.id, Judgment.test_set_id == test_set.id)
+        .order_by(Judgment.updated_at.desc(), Judgment.id.desc())
+        .limit(1)
+    )
+
+
+def next_pair(test_set: TestSet, user: User) -> Pair | None:
+    """Lease and return the next pair for `user`, or None when nothing is left for them; commits."""
+    target = test_set.judgments_per_pair
+    try:
+        cutoff = _cutoff()
+        # First statement is a write: on SQLite this takes the write lock for the whole
+        # transaction, so the counting below cannot interleave with another claimer.
+        db.session.execute(
+            sa.delete(Assignment).where(Assignment.assigned_at < cutoff),
+            execution_options={"synchronize_session": False},
+        )
+        held = _held_lease(test_set, user, cutoff)
+        if held is not None:
+            db.session.commit()
+            return held
+        current = _current_query_id(test_set, user)
+        exclude: set[int] = set()
+        for skipped in (False, True):
+            for _ in range(MAX_TRIES):
+                pair = None
+                if current is not None:
+                    pair = _candidate(
+                        test_set, user, cutoff, skipped=skipped, query_id=current, exclude=exclude
+                    )
+                if pair is None:
+                    best = _candidate(
+                        test_set, user, cutoff, skipped=skipped, query_id=None, exclude=exclude
+                    )
+                    if best is None:
+                        break
+                    # Start that query at its highest-priority open pair.
+                    pair = _candidate(
+                        test_set,
+                        user,
+                        cutoff,
+                        skipped=skipped,
+                        query_id=best.query_id,
+                        exclude=exclude,
+                    )
+                    pair = pair or best
+                if _claim(pair, user, target, cutoff):
+                    pair_id = pair.id
+                    db.session.commit()
+                    return db.session.get(Pair, pair_id)
+                exclude.add(pair.id)
+        db.session.commit()
+        return None
+    except BaseException:
+        db.session.rollback()
+        raise
+
+
+def release(test_set: TestSet, user: User) -> None:
+    """Give back the user's open lease in this test set (e.g. when they stop labeling)."""
+    _drop_leases(user.id, test_set.id)
+    db.session.commit()
