@@ -7,7 +7,7 @@ import importlib
 from flask import Flask
 
 # One module per area, each exposing `commands`: a list of click commands/groups.
-CLI_MODULES = ("users", "setup", "testsets", "runs")
+CLI_MODULES = ("users", "setup", "testsets", "runs", "judging")
 
 
 def register_cli(app: Flask) -> None:

@@ -14,12 +14,13 @@ graded is absent (unjudged), a pair graded 0 is present with 0 (judged non-relev
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 import sqlalchemy as sa
 
 from ndcg_labeler.extensions import db
+from ndcg_labeler.formats.records import QrelRecord
 from ndcg_labeler.models import Adjudication, Chunk, Judgment, Query, TestSet
 from ndcg_labeler.scoring.aggregate import POLICIES, resolve
 from ndcg_labeler.services import ServiceError
@@ -141,9 +142,9 @@ def query_grades(test_set_id: int, query_id: int, policy: str | None = None) -> 
     return next(iter(qrels.values()), {})
 
 
-def qrels_lines(qrels: Qrels) -> Iterable[str]:
-    """TREC qrels lines `qid 0 docid grade`, sorted by qid then docid (byte order)."""
+def sorted_records(qrels: Qrels) -> Iterator[QrelRecord]:
+    """The qrels as records sorted by qid then docid (code point = UTF-8 byte order)."""
     for qid in sorted(qrels):
         docs = qrels[qid]
         for docid in sorted(docs):
-            yield f"{qid} 0 {docid} {docs[docid]}"
+            yield QrelRecord(qid, docid, docs[docid])

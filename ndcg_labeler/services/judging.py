@@ -20,7 +20,7 @@ from ndcg_labeler.models import (
 )
 from ndcg_labeler.models._common import utcnow
 from ndcg_labeler.models.judgments import STATUSES
-from ndcg_labeler.services import ServiceError
+from ndcg_labeler.services import ServiceError, testsets, users
 
 MAX_NOTE = 2000
 # One sitting on one pair never lasts longer than this; larger values are clock or client bugs.
@@ -280,3 +280,31 @@ def history(test_set: TestSet, query_id: int, chunk_id: int) -> list[JudgmentEve
             .order_by(JudgmentEvent.id)
         )
     )
+
+
+def judge_by_names(
+    test_set_name: str, qid: str, docid: str, grade: str | int, username: str
+) -> tuple[SaveResult, Judgment]:
+    """Set one grade addressed by external names (for the CLI); ServiceError when unknown."""
+    test_set = testsets.require_by_name(test_set_name)
+    query = db.session.scalar(
+        sa.select(Query).where(Query.test_set_id == test_set.id, Query.qid == qid)
+    )
+    if query is None:
+        raise ServiceError(f"test set '{test_set.name}' has no query '{qid}'")
+    chunk = db.session.scalar(
+        sa.select(Chunk).where(Chunk.test_set_id == test_set.id, Chunk.docid == docid)
+    )
+    if chunk is None:
+        raise ServiceError(f"test set '{test_set.name}' has no chunk '{docid}'")
+    user = users.get_by_username(username)
+    if user is None or user.is_import_source:
+        raise ServiceError(f"unknown user '{username}'")
+    try:
+        value = int(str(grade).strip())
+    except ValueError:
+        raise ServiceError(
+            f"grade must be a whole number from 0 to {test_set.scale_max}, not '{grade}'"
+        ) from None
+    result = save_judgment(test_set, query, chunk, user, status="graded", grade=value)
+    return result, db.session.get_one(Judgment, result.judgment_id)

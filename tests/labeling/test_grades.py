@@ -134,13 +134,13 @@ def test_query_of_another_test_set_has_no_grades(app: Flask, annotator_id: int):
         assert grades.query_grades(other.test_set_id, built.queries["q1"]) == {}
 
 
-def test_qrels_lines_sort_by_qid_then_docid_bytes():
+def test_records_sort_by_qid_then_docid_bytes():
     qrels = {"q10": {"b": 1}, "q2": {"b": 0, "a": 3, "B": 2}}
-    assert list(grades.qrels_lines(qrels)) == [
-        "q10 0 b 1",
-        "q2 0 B 2",
-        "q2 0 a 3",
-        "q2 0 b 0",
+    assert [tuple(r) for r in grades.sorted_records(qrels)] == [
+        ("q10", "b", 1),
+        ("q2", "B", 2),
+        ("q2", "a", 3),
+        ("q2", "b", 0),
     ]
 
 
