@@ -18,6 +18,24 @@ _INT_RE = re.compile(r"[+-]?\d+", re.ASCII)
 _RANK_RE = re.compile(r"\d+", re.ASCII)
 
 
+HASH_HINT = "; trec_eval v10 has no comment lines: '#' is data"
+
+
+def width_error(tokens: list[str], expected: str, filename: str, line: int) -> FormatError:
+    """The error for a whitespace line with the wrong number of columns."""
+    reason = f"expected {expected}, found {len(tokens)}"
+    if tokens and tokens[0].startswith("#"):
+        reason += HASH_HINT
+    return FormatError(filename, line, reason)
+
+
+def hash_hint(exc: FormatError, tokens: list[str]) -> FormatError:
+    """Add the no-comments hint to a field error on a line that starts with '#'."""
+    if tokens and tokens[0].startswith("#") and not exc.reason.endswith(HASH_HINT):
+        return FormatError(exc.filename, exc.line, exc.reason + HASH_HINT)
+    return exc
+
+
 def split_ws(line: str) -> list[str]:
     """Split a line on runs of ASCII whitespace, as trec_eval does; [] for a blank line."""
     stripped = line.strip(ASCII_WS)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from .errors import FormatError
-from .fields import check_id, split_ws
+from .fields import check_id, split_ws, width_error
 from .records import PairRecord
 from .tabular import check_width, header_names, iter_csv_rows, read_header
 from .textio import DEFAULT_MAX_BYTES, Opened, Source, first_line, iter_lines, open_source
@@ -41,7 +41,7 @@ def read_pairs(
     if fmt is not None and fmt not in PAIR_FORMATS:
         raise ValueError(f"fmt must be one of {PAIR_FORMATS}, not {fmt!r}")
     with open_source(source, filename, max_bytes=max_bytes) as opened:
-        kind = fmt or detect_pairs_format(first_line(opened.head), opened.filename)
+        kind = fmt or detect_pairs_format(first_line(opened.head, skip_hash=True), opened.filename)
         records = _trec(opened) if kind == "trec" else _delimited(opened, kind)
         seen: set[PairRecord] = set()
         for record in records:
@@ -57,8 +57,7 @@ def _trec(opened: Opened) -> Iterator[PairRecord]:
         if not tokens:
             continue
         if len(tokens) < 6:
-            reason = f"expected 6 columns (qid Q0 docid rank score tag), found {len(tokens)}"
-            raise FormatError(name, line_no, reason)
+            raise width_error(tokens, "6 columns (qid Q0 docid rank score tag)", name, line_no)
         yield PairRecord(tokens[0], tokens[2])
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from .errors import FormatError
-from .fields import check_id, parse_grade, split_ws
+from .fields import check_id, hash_hint, parse_grade, split_ws, width_error
 from .records import QrelRecord
 from .textio import DEFAULT_MAX_BYTES, Opened, Source, first_line, iter_lines, open_source
 
@@ -17,7 +17,7 @@ def detect_qrels_format(first: str | None, filename: str) -> str:
     """Pick trec (4 columns) or beir (header query-id, corpus-id, score) from the first line."""
     if first is None:
         raise FormatError(filename, None, "file is empty")
-    tokens = split_ws(first)
+    tokens = split_ws(first)  # first line not starting with '#'; see first_line
     if tuple(t.lower() for t in tokens) == BEIR_HEADER:
         return "beir"
     if len(tokens) == 4:
@@ -41,7 +41,7 @@ def read_qrels(
         raise ValueError(f"fmt must be one of {QREL_FORMATS}, not {fmt!r}")
     with open_source(source, filename, max_bytes=max_bytes) as opened:
         name = opened.filename
-        kind = fmt or detect_qrels_format(first_line(opened.head), name)
+        kind = fmt or detect_qrels_format(first_line(opened.head, skip_hash=True), name)
         records = _trec(opened) if kind == "trec" else _beir(opened)
         seen: dict[tuple[str, str], tuple[int, int]] = {}
         for line_no, record in records:
@@ -65,10 +65,13 @@ def _trec(opened: Opened) -> Iterator[tuple[int, QrelRecord]]:
         if not tokens:
             continue
         if len(tokens) != 4:
-            reason = f"expected 4 columns (qid iter docid grade), found {len(tokens)}"
-            raise FormatError(name, line_no, reason)
+            raise width_error(tokens, "4 columns (qid iter docid grade)", name, line_no)
         qid, _, docid, grade = tokens
-        yield line_no, QrelRecord(qid, docid, parse_grade(grade, name, line_no))
+        try:
+            value = parse_grade(grade, name, line_no)
+        except FormatError as exc:
+            raise hash_hint(exc, tokens) from None
+        yield line_no, QrelRecord(qid, docid, value)
 
 
 def _beir(opened: Opened) -> Iterator[tuple[int, QrelRecord]]:

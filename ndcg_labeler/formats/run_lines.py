@@ -7,7 +7,16 @@ from collections.abc import Iterator
 import numpy as np
 
 from .errors import FormatError
-from .fields import check_id, json_id, json_number, parse_rank, parse_score, split_ws
+from .fields import (
+    check_id,
+    hash_hint,
+    json_id,
+    json_number,
+    parse_rank,
+    parse_score,
+    split_ws,
+    width_error,
+)
 from .tabular import check_width, iter_csv_rows, iter_json_objects, read_header
 from .textio import Opened, iter_lines
 
@@ -62,18 +71,23 @@ def whitespace_entries(opened: Opened, fmt: str) -> Iterator[Entry]:
     name = opened.filename
     trec = fmt == "trec"
     width = 6 if trec else 3
-    expected = "qid Q0 docid rank score tag" if trec else "qid<TAB>docid<TAB>rank"
+    expected = (
+        "6 columns (qid Q0 docid rank score tag)" if trec else "3 columns (qid<TAB>docid<TAB>rank)"
+    )
     for line_no, line in iter_lines(opened):
         tokens = split_ws(line)
         if not tokens:
             continue
         if len(tokens) < width or (len(tokens) > width and not trec):
-            reason = f"expected {width} columns ({expected}), found {len(tokens)}"
-            raise FormatError(name, line_no, reason)
-        if trec:
-            yield line_no, tokens[0], tokens[2], parse_score(tokens[4], name, line_no)
-        else:
-            yield line_no, tokens[0], tokens[1], -float(parse_rank(tokens[2], name, line_no))
+            raise width_error(tokens, expected, name, line_no)
+        try:
+            if trec:
+                score = parse_score(tokens[4], name, line_no)
+            else:
+                score = -float(parse_rank(tokens[2], name, line_no))
+        except FormatError as exc:
+            raise hash_hint(exc, tokens) from None
+        yield line_no, tokens[0], tokens[2 if trec else 1], score
 
 
 def delimited_entries(opened: Opened, delimiter: str) -> Iterator[Entry]:

@@ -97,7 +97,7 @@ def read_run(
     with open_source(source, filename, max_bytes=max_bytes) as opened:
         name = _resolve(opened, fmt)
         if fast and name in ("trec", "msmarco") and start is not None:
-            delimiter = "\t" if "\t" in (first_line(opened.head) or "") else " "
+            delimiter = "\t" if "\t" in (first_line(opened.head, skip_hash=True) or "") else " "
             grouped = read_fast(opened, name, delimiter)
         else:
             grouped, name = _read_lines(opened, name)
@@ -123,11 +123,13 @@ def _tell(source: Source) -> int | None:
 
 
 def _resolve(opened: Opened, fmt: str | None) -> str:
-    detected = detect_run_format(first_line(opened.head), opened.filename)
-    if fmt is None or detected.startswith(fmt):
-        return detected
+    """The format to parse with: detected, or the caller's (csv/tsv still read the header)."""
+    first = first_line(opened.head, skip_hash=True)
+    if fmt is None:
+        return detect_run_format(first, opened.filename)
     if fmt in ("csv", "tsv"):
-        return f"{fmt}-score" if detected.endswith("score") else f"{fmt}-rank"
+        names = header_names(first or "", "\t" if fmt == "tsv" else ",")
+        return f"{fmt}-score" if "score" in names else f"{fmt}-rank"
     return fmt
 
 

@@ -130,13 +130,19 @@ def open_source(
             raw.close()
 
 
-def first_line(head: bytes) -> str | None:
-    """Return the first non-blank line of `head` (for format sniffing), or None."""
+def first_line(head: bytes, *, skip_hash: bool = False) -> str | None:
+    """Return the first non-blank line of `head` (for format sniffing), or None.
+
+    With `skip_hash`, lines starting with '#' are passed over: they are not comments to
+    trec_eval, so the parser will reject them, but they must not decide the format.
+    """
+    fallback = None
     for raw in head.split(b"\n"):
         text = raw.decode("utf-8", errors="replace").strip()
-        if text:
+        if text and not (skip_hash and text.startswith("#")):
             return text
-    return None
+        fallback = fallback or text or None
+    return fallback
 
 
 def iter_lines(

@@ -50,6 +50,15 @@ def test_conformance_qrels():
     [
         ("1 0 d1 1\n1 0 d2\n", "qrels:2: expected 4 columns (qid iter docid grade), found 3"),
         ("1 0 d1 x\n", "qrels:1: grade 'x' is not an integer"),
+        (
+            "# judged by A\n1 0 d1 1\n",
+            "qrels:1: grade 'A' is not an integer; trec_eval v10 has no comment lines: '#' is data",
+        ),
+        (
+            "# judged\n1 0 d1 1\n",
+            "qrels:1: expected 4 columns (qid iter docid grade), found 2; "
+            "trec_eval v10 has no comment lines: '#' is data",
+        ),
         ("1 0 d1 1.5\n", "qrels:1: grade '1.5' is not an integer"),
         (
             "1 0 d7 1\n2 0 d7 2\n1 0 d7 3\n",

@@ -10,6 +10,7 @@ from ndcg_labeler.formats.runs import read_run
 
 from .util import upload
 
+HINT = "; trec_eval v10 has no comment lines: '#' is data"
 TREC = "q1 Q0 d1 1 1.5e-3 tag\nq1 Q0 d2 2 -2 tag\nq2 Q0 d1 1 10 tag\nq1 Q0 d3 3 7E2 tag\n"
 
 
@@ -128,9 +129,13 @@ def test_hash_is_not_a_comment():
     # trec_eval v10 reads '#' like any other character (MS MARCO v2.1 ids contain it).
     run = read("#301 Q0 msmarco_v2.1_doc_1#2_3 1 1.0 t\n")
     assert run.qids == ["#301"] and run.docids.tolist() == ["msmarco_v2.1_doc_1#2_3"]
-    assert error("# a comment\n301 Q0 d 1 1.0 t\n", fmt="trec") == (
-        "run.txt:1: expected 6 columns (qid Q0 docid rank score tag), found 3"
-    )
+    for fast in (True, False):
+        for comment in ("# a comment", "#", "# a b c d e f g"):
+            message = error(f"{comment}\n301 Q0 d 1 1.0 t\n", fast=fast)
+            assert message.startswith("run.txt:1: ")
+            assert message.endswith(HINT)
+        message = error("# a b c d e f g\n301 Q0 d 1 1.0 t\n", fast=fast)
+        assert message == "run.txt:1: score 'd' is not a number" + HINT
 
 
 DUP = "1 Q0 a 1 3 t\n1 Q0 b 2 2 t\n2 Q0 a 1 3 t\n\n1 Q0 a 3 1 t\n"

@@ -116,6 +116,8 @@ def test_caller_stream_stays_open_path_is_closed(tmp_path):
 def test_first_line_skips_blank_lines():
     assert first_line(b"\n  \r\n  qid,text\nx") == "qid,text"
     assert first_line(b" \n\n") is None
+    assert first_line(b"# c\n\n1 Q0 d", skip_hash=True) == "1 Q0 d"
+    assert first_line(b"# c\n#d\n", skip_hash=True) == "# c"
 
 
 def test_display_name():
