@@ -1,10 +1,10 @@
 """Pure parsers and writers for test-set and run files; no Flask, no database, no globals."""
 
-from .corpus import read_corpus
+from .corpus import read_corpus, read_corpus_numbered
 from .errors import FormatError
-from .pairs import read_pairs
-from .qrels import read_qrels
-from .queries import read_queries
+from .pairs import read_pairs, read_pairs_numbered
+from .qrels import read_qrels, read_qrels_numbered
+from .queries import read_queries, read_queries_numbered
 from .records import ChunkRecord, PairRecord, QrelRecord, QueryRecord
 from .runs import ParsedRun, read_run
 from .textio import DEFAULT_MAX_BYTES, Source
@@ -20,9 +20,13 @@ __all__ = [
     "QueryRecord",
     "Source",
     "read_corpus",
+    "read_corpus_numbered",
     "read_pairs",
+    "read_pairs_numbered",
     "read_qrels",
+    "read_qrels_numbered",
     "read_queries",
+    "read_queries_numbered",
     "read_run",
     "write_trec_qrels",
     "write_trec_run",

@@ -15,14 +15,14 @@ CORPUS_FORMATS = ("jsonl", "csv", "tsv")
 _JSON_KEYS = ("_id", "docid", "title", "text", "metadata")
 
 
-def read_corpus(
+def read_corpus_numbered(
     source: Source,
     filename: str | None = None,
     *,
     fmt: str | None = None,
     max_bytes: int = DEFAULT_MAX_BYTES,
-) -> Iterator[ChunkRecord]:
-    """Yield the chunks of a corpus file; a duplicate docid or a chunk without text is an error."""
+) -> Iterator[tuple[int, ChunkRecord]]:
+    """Like read_corpus, but yield `(line_no, record)` (a record's first line)."""
     if fmt is not None and fmt not in CORPUS_FORMATS:
         raise ValueError(f"fmt must be one of {CORPUS_FORMATS}, not {fmt!r}")
     with open_source(source, filename, max_bytes=max_bytes) as opened:
@@ -40,7 +40,19 @@ def read_corpus(
                 raise FormatError(name, line_no, reason)
             if not record.text.strip() and not record.title:
                 raise FormatError(name, line_no, f"chunk {record.docid} has neither text nor title")
-            yield record
+            yield line_no, record
+
+
+def read_corpus(
+    source: Source,
+    filename: str | None = None,
+    *,
+    fmt: str | None = None,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+) -> Iterator[ChunkRecord]:
+    """Yield the chunks of a corpus file; a duplicate docid or a chunk without text is an error."""
+    for _, record in read_corpus_numbered(source, filename, fmt=fmt, max_bytes=max_bytes):
+        yield record
 
 
 def _title(value: str | None) -> str | None:

@@ -30,6 +30,26 @@ def detect_pairs_format(first: str | None, filename: str) -> str:
     raise FormatError(filename, None, reason)
 
 
+def read_pairs_numbered(
+    source: Source,
+    filename: str | None = None,
+    *,
+    fmt: str | None = None,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+) -> Iterator[tuple[int, PairRecord]]:
+    """Like read_pairs, but yield `(line_no, record)` (a record's first line)."""
+    if fmt is not None and fmt not in PAIR_FORMATS:
+        raise ValueError(f"fmt must be one of {PAIR_FORMATS}, not {fmt!r}")
+    with open_source(source, filename, max_bytes=max_bytes) as opened:
+        kind = fmt or detect_pairs_format(first_line(opened.head, skip_hash=True), opened.filename)
+        records = _trec(opened) if kind == "trec" else _delimited(opened, kind)
+        seen: set[PairRecord] = set()
+        for line_no, record in records:
+            if record not in seen:
+                seen.add(record)
+                yield line_no, record
+
+
 def read_pairs(
     source: Source,
     filename: str | None = None,
@@ -38,19 +58,11 @@ def read_pairs(
     max_bytes: int = DEFAULT_MAX_BYTES,
 ) -> Iterator[PairRecord]:
     """Yield each distinct (qid, docid) pair once, in first-seen order."""
-    if fmt is not None and fmt not in PAIR_FORMATS:
-        raise ValueError(f"fmt must be one of {PAIR_FORMATS}, not {fmt!r}")
-    with open_source(source, filename, max_bytes=max_bytes) as opened:
-        kind = fmt or detect_pairs_format(first_line(opened.head, skip_hash=True), opened.filename)
-        records = _trec(opened) if kind == "trec" else _delimited(opened, kind)
-        seen: set[PairRecord] = set()
-        for record in records:
-            if record not in seen:
-                seen.add(record)
-                yield record
+    for _, record in read_pairs_numbered(source, filename, fmt=fmt, max_bytes=max_bytes):
+        yield record
 
 
-def _trec(opened: Opened) -> Iterator[PairRecord]:
+def _trec(opened: Opened) -> Iterator[tuple[int, PairRecord]]:
     name = opened.filename
     for line_no, line in iter_lines(opened):
         tokens = split_ws(line)
@@ -58,10 +70,10 @@ def _trec(opened: Opened) -> Iterator[PairRecord]:
             continue
         if len(tokens) < 6:
             raise width_error(tokens, "6 columns (qid Q0 docid rank score tag)", name, line_no)
-        yield PairRecord(tokens[0], tokens[2])
+        yield line_no, PairRecord(tokens[0], tokens[2])
 
 
-def _delimited(opened: Opened, kind: str) -> Iterator[PairRecord]:
+def _delimited(opened: Opened, kind: str) -> Iterator[tuple[int, PairRecord]]:
     name = opened.filename
     first = first_line(opened.head) or ""
     delimiter = "\t" if kind == "tsv" else ","
@@ -81,4 +93,4 @@ def _delimited(opened: Opened, kind: str) -> Iterator[PairRecord]:
             reason = f"expected 2 columns (qid{sep}docid), found {len(row)}"
             raise FormatError(name, line_no, reason)
         qid = check_id(row[q], "qid", name, line_no)
-        yield PairRecord(qid, check_id(row[d], "docid", name, line_no))
+        yield line_no, PairRecord(qid, check_id(row[d], "docid", name, line_no))

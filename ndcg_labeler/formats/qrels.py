@@ -29,14 +29,14 @@ def detect_qrels_format(first: str | None, filename: str) -> str:
     raise FormatError(filename, None, reason)
 
 
-def read_qrels(
+def read_qrels_numbered(
     source: Source,
     filename: str | None = None,
     *,
     fmt: str | None = None,
     max_bytes: int = DEFAULT_MAX_BYTES,
-) -> Iterator[QrelRecord]:
-    """Yield judgments; an identical repeat is skipped, a conflicting grade is an error."""
+) -> Iterator[tuple[int, QrelRecord]]:
+    """Like read_qrels, but yield `(line_no, record)` (a record's first line)."""
     if fmt is not None and fmt not in QREL_FORMATS:
         raise ValueError(f"fmt must be one of {QREL_FORMATS}, not {fmt!r}")
     with open_source(source, filename, max_bytes=max_bytes) as opened:
@@ -49,13 +49,25 @@ def read_qrels(
             earlier = seen.get(key)
             if earlier is None:
                 seen[key] = (record.grade, line_no)
-                yield record
+                yield line_no, record
             elif earlier[0] != record.grade:
                 reason = (
                     f"docid '{record.docid}' is judged twice for query {record.qid} with "
                     f"different grades ({earlier[0]} at line {earlier[1]}, {record.grade} here)"
                 )
                 raise FormatError(name, line_no, reason)
+
+
+def read_qrels(
+    source: Source,
+    filename: str | None = None,
+    *,
+    fmt: str | None = None,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+) -> Iterator[QrelRecord]:
+    """Yield judgments; an identical repeat is skipped, a conflicting grade is an error."""
+    for _, record in read_qrels_numbered(source, filename, fmt=fmt, max_bytes=max_bytes):
+        yield record
 
 
 def _trec(opened: Opened) -> Iterator[tuple[int, QrelRecord]]:

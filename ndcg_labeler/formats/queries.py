@@ -31,14 +31,14 @@ def detect_queries_format(first: str | None, filename: str) -> str:
     raise FormatError(filename, None, reason)
 
 
-def read_queries(
+def read_queries_numbered(
     source: Source,
     filename: str | None = None,
     *,
     fmt: str | None = None,
     max_bytes: int = DEFAULT_MAX_BYTES,
-) -> Iterator[QueryRecord]:
-    """Yield the queries of a file; duplicate qids and empty texts are errors."""
+) -> Iterator[tuple[int, QueryRecord]]:
+    """Like read_queries, but yield `(line_no, record)` (a record's first line)."""
     if fmt is not None and fmt not in QUERY_FORMATS:
         raise ValueError(f"fmt must be one of {QUERY_FORMATS}, not {fmt!r}")
     with open_source(source, filename, max_bytes=max_bytes) as opened:
@@ -53,7 +53,19 @@ def read_queries(
                 raise FormatError(name, line_no, reason)
             if not record.text.strip():
                 raise FormatError(name, line_no, f"query {record.qid} has empty text")
-            yield record
+            yield line_no, record
+
+
+def read_queries(
+    source: Source,
+    filename: str | None = None,
+    *,
+    fmt: str | None = None,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+) -> Iterator[QueryRecord]:
+    """Yield the queries of a file; duplicate qids and empty texts are errors."""
+    for _, record in read_queries_numbered(source, filename, fmt=fmt, max_bytes=max_bytes):
+        yield record
 
 
 def _narrative(value: str | None) -> str | None:

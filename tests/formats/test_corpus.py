@@ -68,3 +68,10 @@ def test_title_only_chunk_is_allowed():
 )
 def test_errors(text, message):
     assert error(text) == message
+
+
+def test_numbered_variant_gives_first_lines():
+    from ndcg_labeler.formats.corpus import read_corpus_numbered
+
+    rows = list(read_corpus_numbered(upload('\n{"_id": "d", "text": "t"}\n'), "c"))
+    assert rows == [(2, ChunkRecord("d", None, "t", {}))]

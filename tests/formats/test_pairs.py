@@ -61,3 +61,10 @@ def test_conformance_run_as_pool():
 )
 def test_errors(text, message):
     assert error(text).startswith(message)
+
+
+def test_numbered_variant_gives_first_lines():
+    from ndcg_labeler.formats.pairs import read_pairs_numbered
+
+    rows = list(read_pairs_numbered(upload('qid,docid\n1,a\n1,a\n2,"b"\n'), "p"))
+    assert rows == [(2, P("1", "a")), (4, P("2", "b"))]

@@ -74,3 +74,10 @@ def test_conformance_qrels():
 )
 def test_errors(text, message):
     assert error(text).startswith(message)
+
+
+def test_numbered_variant_gives_first_lines():
+    from ndcg_labeler.formats.qrels import read_qrels_numbered
+
+    rows = list(read_qrels_numbered(upload("1 0 a 1\n\n1 0 a 1\n2 0 b 0\n"), "q"))
+    assert rows == [(1, Q("1", "a", 1)), (4, Q("2", "b", 0))]

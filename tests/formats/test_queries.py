@@ -108,3 +108,10 @@ def test_errors(text, message):
 
 def test_id_with_space_is_rejected():
     assert error("qid,text\na b,x\n") == "q:2: qid 'a b' contains whitespace"
+
+
+def test_numbered_variant_gives_first_lines():
+    from ndcg_labeler.formats.queries import read_queries_numbered
+
+    rows = list(read_queries_numbered(upload('qid,text\n1,"a\nb"\n2,c\n'), "q"))
+    assert rows == [(2, QueryRecord("1", "a\nb")), (4, QueryRecord("2", "c"))]
