@@ -19,6 +19,7 @@ Decisions a user can rely on:
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from flask import current_app
@@ -102,9 +103,11 @@ def _max_bytes() -> int:
     return int(current_app.config.get("NDCG_MAX_DECOMPRESSED_BYTES", 2 * 1024**3))
 
 
-def _check_len(value: str, limit: int, what: str, filename: str) -> None:
-    if len(value) > limit:
-        shown = value[:40] + "…"
+def _check_len(values: Iterable[str], limit: int, what: str, filename: str) -> None:
+    """Refuse ids longer than their column (checked once per file, not per row)."""
+    longest = max(values, key=len, default="")
+    if len(longest) > limit:
+        shown = longest[:40] + "…"
         raise FormatError(filename, None, f"{what} '{shown}' is longer than {limit} characters")
 
 
@@ -166,20 +169,18 @@ def _parse(
     parsed = _Parsed()
     if queries is not None:
         parsed.queries = list(read_queries(queries.source, queries.filename, max_bytes=limit))
-        for q in parsed.queries:
-            _check_len(q.qid, MAX_QID, "qid", queries.filename)
+        _check_len((q.qid for q in parsed.queries), MAX_QID, "qid", queries.filename)
         known_qids = known_qids | {q.qid for q in parsed.queries}
     if corpus is not None:
         parsed.chunks = list(read_corpus(corpus.source, corpus.filename, max_bytes=limit))
-        for c in parsed.chunks:
-            _check_len(c.docid, MAX_DOCID, "docid", corpus.filename)
+        _check_len((c.docid for c in parsed.chunks), MAX_DOCID, "docid", corpus.filename)
     if pool is not None:
         start = start_of(pool.source)
         entries = _read_pool(pool, limit)
         _check_qids(pool, start, "pool", [qid for qid, _, _ in entries], known_qids)
+        _check_len((docid for _, docid, _ in entries), MAX_DOCID, "docid", pool.filename)
         source = os.path.basename(pool.filename)[:200]
         for qid, docid, priority in entries:
-            _check_len(docid, MAX_DOCID, "docid", pool.filename)
             key = (qid, docid)
             if key not in parsed.pairs or priority < parsed.pairs[key][0]:
                 parsed.pairs[key] = (priority, source)
@@ -187,9 +188,9 @@ def _parse(
         start = start_of(qrels.source)
         parsed.qrels = list(read_qrels(qrels.source, qrels.filename, max_bytes=limit))
         _check_qids(qrels, start, "qrels", [r.qid for r in parsed.qrels], known_qids)
+        _check_len((r.docid for r in parsed.qrels), MAX_DOCID, "docid", qrels.filename)
         top = test_set.scale_max
         for n, record in enumerate(parsed.qrels, 1):
-            _check_len(record.docid, MAX_DOCID, "docid", qrels.filename)
             if not 0 <= record.grade <= top:
                 line = find_line(
                     qrels.source, start, qrels.filename, "qrels", record.qid, record.docid

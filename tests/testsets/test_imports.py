@@ -76,6 +76,18 @@ def test_beir_set_imports_with_counts(app: Flask) -> None:
         assert grades == {"d1": 3, "d3": 1, "d5": 3, "d9": 2}
         event = db.session.scalar(sa.select(JudgmentEvent).limit(1))
         assert (event.old_grade, event.annotator_id, event.kind) == (None, source.id, "judgment")
+        assert (event.new_status, event.new_grade, event.note) == (
+            "graded",
+            3,
+            "imported from test.tsv",
+        )
+        # Rows written in bulk read back through the ORM like any other.
+        judgment = db.session.scalar(sa.select(Judgment).limit(1))
+        assert (judgment.status, judgment.note, judgment.active_ms) == ("graded", "", 0)
+        assert judgment.created_at.year >= 2024 and judgment.updated_at == judgment.created_at
+        pair = db.session.scalar(sa.select(Pair).order_by(Pair.id).limit(1))
+        assert (pair.source, pair.priority) == ("pool.tsv", 1)
+        assert pair.created_at.year >= 2024
 
 
 def test_importing_the_same_files_twice_changes_nothing(app: Flask) -> None:
@@ -289,3 +301,11 @@ def test_large_files_are_batched(app: Flask) -> None:
             5500,
         )
         assert counts(ts)["events"] == 5500
+
+
+def test_too_long_docid_is_refused(app: Flask) -> None:
+    ts = make_test_set(app)
+    with app.app_context():
+        with pytest.raises(FormatError, match=r"^pool\.csv: docid 'xxx.*' is longer than 300"):
+            _import(ts, queries=path("queries.csv"), pool=mem("pool.csv", f"c1,{'x' * 301}\n"))
+        assert counts(ts)["queries"] == 0
