@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 
 import numpy as np
@@ -25,49 +26,45 @@ def evaluate_one(
     ranked_grades: grades in rank order after ranking and depth cut, NaN = unjudged;
     judged_grades: every judged grade of the query. Keys are `Evaluation.measures()` names.
     """
-    cuts = check_cutoffs(cutoffs)
+    cuts, ks = _cutoff_array(tuple(cutoffs))
     grades = np.asarray(ranked_grades, dtype=np.float64)
     judged = np.asarray(judged_grades, dtype=np.float64)
     if np.isnan(judged).any():
         raise ValueError("judged grades must not be NaN")
     if options.judged_only:
         grades = grades[~np.isnan(grades)]
-    n = grades.size
 
+    # Work on the few positions that matter (positive gain, relevant, judged) and count
+    # how many fall in the top k with searchsorted, instead of running sums over every rank.
+    # Skipping zero-gain ranks cannot change a running sum, so DCG stays bit-identical.
     gains = gain_values(grades, options.gain)
+    gain_at = np.flatnonzero(gains)
+    dcg = _running_sum(gains[gain_at] / log2_ranks(grades.size)[gain_at])
     if options.ideal == "retrieved":
-        ideal = np.sort(gains)[::-1]
+        ideal = np.sort(gains[gain_at])[::-1]
     else:
         ideal = gain_values(judged, options.gain)
         ideal = np.sort(ideal[ideal > 0])[::-1]
-    dcg = _running_dcg(gains)
-    idcg = _running_dcg(ideal)
-    relevant = grades >= options.threshold
-    rel_cum = _running_count(relevant)
-    judged_cum = _running_count(~np.isnan(grades))
+    idcg = _running_sum(ideal / log2_ranks(ideal.size))
+    rel_at = np.flatnonzero(grades >= options.threshold)
     num_rel = int(np.count_nonzero(judged >= options.threshold))
-    ranks = np.flatnonzero(relevant) + 1.0
-    precisions = np.arange(1.0, ranks.size + 1.0) / ranks
-    precision_sum = float(np.cumsum(precisions)[-1]) if ranks.size else 0.0  # in rank order
+    precisions = np.arange(1.0, rel_at.size + 1.0) / (rel_at + 1.0)
+    precision_sum = float(_running_sum(precisions)[-1])  # in rank order, as trec_eval adds
 
-    # Read every running total at the cutoffs in one indexing call each (tolist of a
-    # whole 1,000-long array would cost more than all the arithmetic).
-    at = np.minimum(np.array(cuts, dtype=np.intp), dcg.size) - 1
-    iat = np.minimum(np.array(cuts, dtype=np.intp), idcg.size) - 1
-    dcg_k = dcg[at].tolist()
-    idcg_k = idcg[iat].tolist()
-    rel_k = rel_cum[at].tolist()
-    judged_k = judged_cum[at].tolist()
+    dcg_k = dcg[np.searchsorted(gain_at, ks)].tolist()
+    idcg_k = idcg[np.minimum(ks, ideal.size)].tolist()
+    rel_k = np.searchsorted(rel_at, ks).tolist()
+    judged_k = np.searchsorted(np.flatnonzero(~np.isnan(grades)), ks).tolist()
     dcg_total, idcg_total = float(dcg[-1]), float(idcg[-1])
     result: dict[str, float] = {
         "ndcg": _ratio(dcg_total, idcg_total),
         "dcg": dcg_total,
         "idcg": idcg_total,
-        "recip_rank": (1.0 / float(ranks[0]) if ranks.size else 0.0) if num_rel else _NAN,
+        "recip_rank": (1.0 / float(rel_at[0] + 1) if rel_at.size else 0.0) if num_rel else _NAN,
         "map": _ratio(precision_sum, num_rel),
         "num_rel": float(num_rel),
-        "num_rel_ret": float(rel_cum[-1]),
-        "num_ret": float(n),
+        "num_rel_ret": float(rel_at.size),
+        "num_ret": float(grades.size),
     }
     for name, values in (
         ("ndcg_cut", [_ratio(d, i) for d, i in zip(dcg_k, idcg_k, strict=True)]),
@@ -82,18 +79,20 @@ def evaluate_one(
     return result
 
 
-def _running_dcg(gains: np.ndarray) -> np.ndarray:
-    """DCG after each rank (gain / log2(rank + 1) added in rank order); [0.0] when empty."""
-    if gains.size == 0:
-        return np.zeros(1)
-    return np.cumsum(gains / log2_ranks(gains.size))
+@functools.lru_cache(maxsize=64)
+def _cutoff_array(cutoffs: tuple[int, ...]) -> tuple[tuple[int, ...], np.ndarray]:
+    """Checked cutoffs and a read-only array of them, cached: dashboards reuse a few sets."""
+    cuts = check_cutoffs(cutoffs)
+    ks = np.array(cuts, dtype=np.int64)
+    ks.setflags(write=False)
+    return cuts, ks
 
 
-def _running_count(flags: np.ndarray) -> np.ndarray:
-    """How many flags are set up to each rank; [0] when empty."""
-    if flags.size == 0:
-        return np.zeros(1, dtype=np.int64)
-    return np.cumsum(flags, dtype=np.int64)
+def _running_sum(terms: np.ndarray) -> np.ndarray:
+    """[0, t1, t1 + t2, ...]: entry j is the sum of the first j terms, added in order."""
+    running = np.zeros(terms.size + 1)
+    np.cumsum(terms, out=running[1:])
+    return running
 
 
 def _ratio(numerator: float, denominator: float) -> float:
