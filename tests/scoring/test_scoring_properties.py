@@ -78,16 +78,14 @@ def test_the_ideal_ordering_scores_exactly_one(grades: list[int], gain: str) -> 
 def test_moving_a_better_chunk_up_never_lowers_dcg(grades: list[int], data: st.DataObject):
     i = data.draw(st.integers(0, len(grades) - 2))
     j = data.draw(st.integers(i + 1, len(grades) - 1))
-    if grades[i] >= grades[j]:
-        i, j = j, i  # make position min(i, j) hold the lower grade before the swap
-    low, high = min(i, j), max(i, j)
-    if grades[low] >= grades[high]:
-        return
     swapped = list(grades)
-    swapped[low], swapped[high] = swapped[high], swapped[low]
-    assert dcg(swapped) >= dcg(grades)
-    before = evaluate([np.array(grades, float)], [np.array(grades)], CUTS).dcg_cut
-    after = evaluate([np.array(swapped, float)], [np.array(grades)], CUTS).dcg_cut
+    swapped[i], swapped[j] = swapped[j], swapped[i]
+    # Of the two orders, the one with the higher grade at the upper position i is "better".
+    better, worse = (swapped, grades) if grades[i] < grades[j] else (grades, swapped)
+    assert dcg(better) >= dcg(worse)
+    judged = np.array(grades)
+    after = evaluate([np.array(better, float)], [judged], CUTS).dcg_cut
+    before = evaluate([np.array(worse, float)], [judged], CUTS).dcg_cut
     for k in CUTS:
         assert after[k][0] >= before[k][0]
 
