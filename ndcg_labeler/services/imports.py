@@ -25,18 +25,17 @@ from dataclasses import dataclass, field
 from flask import current_app
 
 from ndcg_labeler.extensions import db
-from ndcg_labeler.formats.corpus import read_corpus
+from ndcg_labeler.formats.corpus import read_corpus_numbered
 from ndcg_labeler.formats.errors import FormatError
-from ndcg_labeler.formats.pairs import detect_pairs_format, read_pairs
-from ndcg_labeler.formats.qrels import read_qrels
-from ndcg_labeler.formats.queries import read_queries
+from ndcg_labeler.formats.pairs import detect_pairs_format, read_pairs_numbered
+from ndcg_labeler.formats.qrels import read_qrels_numbered
+from ndcg_labeler.formats.queries import read_queries_numbered
 from ndcg_labeler.formats.records import ChunkRecord, QrelRecord, QueryRecord
 from ndcg_labeler.formats.runs import read_run
 from ndcg_labeler.formats.textio import Source, first_line, open_source
 from ndcg_labeler.models import TestSet
 from ndcg_labeler.scoring.ranking import rank_grouped
 from ndcg_labeler.services import ServiceError
-from ndcg_labeler.services.import_lines import find_line, rewind, start_of
 from ndcg_labeler.services.import_write import Counts, Writer
 
 MAX_QID = 200
@@ -99,60 +98,113 @@ class _Parsed:
     qrels: list[QrelRecord] = field(default_factory=list)
 
 
+def start_of(source: Source) -> int | None:
+    """Where a stream starts (None when it cannot be rewound); 0 for paths."""
+    if isinstance(source, str | os.PathLike):
+        return 0
+    try:
+        return source.tell() if source.seekable() else None
+    except (OSError, ValueError):
+        return None
+
+
+def rewind(source: Source, start: int | None) -> None:
+    """Put a stream back where it started (paths need nothing)."""
+    if not isinstance(source, str | os.PathLike) and start is not None:
+        source.seek(start)
+
+
 def _max_bytes() -> int:
     return int(current_app.config.get("NDCG_MAX_DECOMPRESSED_BYTES", 2 * 1024**3))
 
 
-def _check_len(values: Iterable[str], limit: int, what: str, filename: str) -> None:
-    """Refuse ids longer than their column (checked once per file, not per row)."""
-    longest = max(values, key=len, default="")
+Numbered = list[tuple[int | None, str, str]]
+"""(line or None, qid, docid) of every record of a pool or qrels file, in file order."""
+
+
+def _too_long(
+    file: ImportFile, lines: Iterable[tuple[int | None, str]], limit: int, what: str
+) -> None:
+    """Refuse ids longer than their column: one max() per file, the line only on failure."""
+    line, longest = max(lines, key=lambda pair: len(pair[1]), default=(None, ""))
     if len(longest) > limit:
-        shown = longest[:40] + "…"
-        raise FormatError(filename, None, f"{what} '{shown}' is longer than {limit} characters")
+        reason = f"{what} '{longest[:40]}…' is longer than {limit} characters"
+        raise FormatError(file.filename, line, reason)
 
 
-def _read_pool(file: ImportFile, limit: int) -> list[tuple[str, str, int]]:
-    """(qid, docid, priority): a TREC run's rank per query, else the file order."""
+def _pool_kind(file: ImportFile, limit: int) -> str:
+    """trec or csv/tsv, sniffed as read_pairs does; the stream is rewound afterwards."""
     start = start_of(file.source)
-    with open_source(file.source, file.filename, max_bytes=limit) as opened:
-        kind = detect_pairs_format(first_line(opened.head), opened.filename)
     if start is None:
         raise ServiceError(f"{file.filename}: cannot re-read this stream")
+    with open_source(file.source, file.filename, max_bytes=limit) as opened:
+        kind = detect_pairs_format(first_line(opened.head, skip_hash=True), opened.filename)
     rewind(file.source, start)
-    if kind != "trec":
-        pairs = read_pairs(file.source, file.filename, max_bytes=limit)
-        return [(p.qid, p.docid, n) for n, p in enumerate(pairs, 1)]
+    return kind
+
+
+def _read_pool(file: ImportFile, limit: int) -> tuple[Numbered, list[int]]:
+    """Entries and priorities: a TREC run's rank per query (trec_eval order), else file order.
+
+    Runs are read with read_run for their scores; it yields no line numbers, so they are None
+    and looked up again only when an error needs one (see _line_of).
+    """
+    if _pool_kind(file, limit) != "trec":
+        numbered = read_pairs_numbered(file.source, file.filename, max_bytes=limit)
+        entries = [(line, p.qid, p.docid) for line, p in numbered]
+        return entries, list(range(1, len(entries) + 1))
     run = read_run(file.source, file.filename, fmt="trec", max_bytes=limit)
     order = rank_grouped(run.offsets, run.docids, run.scores)
-    out = []
+    entries, priorities = [], []
     for i, qid in enumerate(run.qids):
         begin, end = int(run.offsets[i]), int(run.offsets[i + 1])
         for rank, index in enumerate(order[begin:end], 1):
-            out.append((qid, str(run.docids[index]), rank))
-    return out
+            entries.append((None, qid, str(run.docids[index])))
+            priorities.append(rank)
+    return entries, priorities
 
 
-def _unknown_query(
-    file: ImportFile, start: int | None, what: str, qid: str, unknown: list[str]
-) -> FormatError:
-    line = find_line(file.source, start, file.filename, what, qid)
+def _line_of(file: ImportFile, start: int | None, line: int | None, qid: str) -> int | None:
+    """The line of the first pool record naming `qid`, re-reading a run only when needed."""
+    if line is not None or start is None:
+        return line
+    rewind(file.source, start)
+    for number, record in read_pairs_numbered(file.source, file.filename):
+        if record.qid == qid:
+            return number
+    return None
+
+
+def _check_qids(file: ImportFile, start: int | None, entries: Numbered, known: set[str]) -> None:
+    """Refuse records naming a qid the test set lacks: file, first line, and how many."""
+    unknown: dict[str, int | None] = {}
+    for line, qid, _ in entries:
+        if qid not in known and qid not in unknown:
+            unknown[qid] = line
+    if not unknown:
+        return
+    qid, line = next(iter(unknown.items()))
     others = ""
     if len(unknown) > 1:
-        shown = ", ".join(unknown[:5]) + (", …" if len(unknown) > 5 else "")
+        shown = ", ".join(list(unknown)[:5]) + (", …" if len(unknown) > 5 else "")
         others = f"; {len(unknown)} unknown qids in this file: {shown}"
     reason = (
         f"unknown query '{qid}': this test set has no such qid (import its queries first, "
         f"or in the same import){others}"
     )
-    return FormatError(file.filename, line, reason)
+    raise FormatError(file.filename, _line_of(file, start, line, qid), reason)
 
 
-def _check_qids(
-    file: ImportFile, start: int | None, what: str, qids: list[str], known: set[str]
-) -> None:
-    unknown = list(dict.fromkeys(q for q in qids if q not in known))
-    if unknown:
-        raise _unknown_query(file, start, what, unknown[0], unknown)
+def _check_grades(file: ImportFile, numbered: list[tuple[int, QrelRecord]], top: int) -> None:
+    """Refuse grades outside 0..top, naming the first offending line."""
+    for line, record in numbered:
+        if not 0 <= record.grade <= top:
+            hint = " (negative grades are not accepted: map them to 0)" if record.grade < 0 else ""
+            reason = (
+                f"grade {record.grade} for query {record.qid}, docid '{record.docid}' is "
+                f"outside this test set's scale 0–{top}{hint}"
+            )
+            raise FormatError(file.filename, line, reason)
 
 
 def _parse(
@@ -168,42 +220,37 @@ def _parse(
     limit = _max_bytes()
     parsed = _Parsed()
     if queries is not None:
-        parsed.queries = list(read_queries(queries.source, queries.filename, max_bytes=limit))
-        _check_len((q.qid for q in parsed.queries), MAX_QID, "qid", queries.filename)
+        numbered_queries = list(
+            read_queries_numbered(queries.source, queries.filename, max_bytes=limit)
+        )
+        _too_long(queries, ((n, q.qid) for n, q in numbered_queries), MAX_QID, "qid")
+        parsed.queries = [q for _, q in numbered_queries]
         known_qids = known_qids | {q.qid for q in parsed.queries}
     if corpus is not None:
-        parsed.chunks = list(read_corpus(corpus.source, corpus.filename, max_bytes=limit))
-        _check_len((c.docid for c in parsed.chunks), MAX_DOCID, "docid", corpus.filename)
+        numbered_chunks = list(
+            read_corpus_numbered(corpus.source, corpus.filename, max_bytes=limit)
+        )
+        _too_long(corpus, ((n, c.docid) for n, c in numbered_chunks), MAX_DOCID, "docid")
+        parsed.chunks = [c for _, c in numbered_chunks]
     if pool is not None:
         start = start_of(pool.source)
-        entries = _read_pool(pool, limit)
-        _check_qids(pool, start, "pool", [qid for qid, _, _ in entries], known_qids)
-        _check_len((docid for _, docid, _ in entries), MAX_DOCID, "docid", pool.filename)
+        entries, priorities = _read_pool(pool, limit)
+        _check_qids(pool, start, entries, known_qids)
+        _too_long(pool, ((n, d) for n, _, d in entries), MAX_DOCID, "docid")
         source = os.path.basename(pool.filename)[:200]
-        for qid, docid, priority in entries:
+        for (_, qid, docid), priority in zip(entries, priorities, strict=True):
             key = (qid, docid)
             if key not in parsed.pairs or priority < parsed.pairs[key][0]:
                 parsed.pairs[key] = (priority, source)
     if qrels is not None:
-        start = start_of(qrels.source)
-        parsed.qrels = list(read_qrels(qrels.source, qrels.filename, max_bytes=limit))
-        _check_qids(qrels, start, "qrels", [r.qid for r in parsed.qrels], known_qids)
-        _check_len((r.docid for r in parsed.qrels), MAX_DOCID, "docid", qrels.filename)
-        top = test_set.scale_max
+        numbered = list(read_qrels_numbered(qrels.source, qrels.filename, max_bytes=limit))
+        _check_qids(qrels, None, [(n, r.qid, r.docid) for n, r in numbered], known_qids)
+        _too_long(qrels, ((n, r.docid) for n, r in numbered), MAX_DOCID, "docid")
+        _check_grades(qrels, numbered, test_set.scale_max)
+        parsed.qrels = [r for _, r in numbered]
+        pair_source = f"qrels:{qrels_source}"[:200]
         for n, record in enumerate(parsed.qrels, 1):
-            if not 0 <= record.grade <= top:
-                line = find_line(
-                    qrels.source, start, qrels.filename, "qrels", record.qid, record.docid
-                )
-                hint = (
-                    " (negative grades are not accepted: map them to 0)" if record.grade < 0 else ""
-                )
-                reason = (
-                    f"grade {record.grade} for query {record.qid}, docid '{record.docid}' is "
-                    f"outside this test set's scale 0–{top}{hint}"
-                )
-                raise FormatError(qrels.filename, line, reason)
-            parsed.pairs.setdefault((record.qid, record.docid), (n, f"qrels:{qrels_source}"[:200]))
+            parsed.pairs.setdefault((record.qid, record.docid), (n, pair_source))
     return parsed
 
 

@@ -306,6 +306,6 @@ def test_large_files_are_batched(app: Flask) -> None:
 def test_too_long_docid_is_refused(app: Flask) -> None:
     ts = make_test_set(app)
     with app.app_context():
-        with pytest.raises(FormatError, match=r"^pool\.csv: docid 'xxx.*' is longer than 300"):
+        with pytest.raises(FormatError, match=r"^pool\.csv:1: docid 'xxx.*' is longer than 300"):
             _import(ts, queries=path("queries.csv"), pool=mem("pool.csv", f"c1,{'x' * 301}\n"))
         assert counts(ts)["queries"] == 0
