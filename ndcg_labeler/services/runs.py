@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import io
 import os
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, BinaryIO
@@ -22,7 +23,7 @@ from flask import current_app
 from sqlalchemy.exc import IntegrityError
 
 from ndcg_labeler.extensions import db
-from ndcg_labeler.formats.runs import read_run
+from ndcg_labeler.formats.runs import ParsedRun, read_run
 from ndcg_labeler.models import Query, Run, RunQuery, TestSet, User
 from ndcg_labeler.scoring import rank_grouped
 from ndcg_labeler.services import ServiceError
@@ -76,6 +77,73 @@ class _HashingReader(io.RawIOBase):
         while self.read(1 << 20):
             pass
         return self.sha256.hexdigest()
+
+
+class _BackgroundDigest:
+    """sha256 of a file from `start` to its end, hashed in a thread while the parser reads.
+
+    os.pread leaves the file offset alone, and hashlib releases the GIL on large buffers, so
+    hashing overlaps parsing instead of adding to it.
+    """
+
+    def __init__(self, fd: int, start: int) -> None:
+        self._digest: str | None = None
+        self._error: OSError | None = None
+        self._cancelled = False
+        self._thread = threading.Thread(target=self._run, args=(fd, start), daemon=True)
+        self._thread.start()
+
+    def _run(self, fd: int, offset: int) -> None:
+        digest = hashlib.sha256()
+        try:
+            while not self._cancelled:
+                chunk = os.pread(fd, 1 << 22, offset)
+                if not chunk:
+                    self._digest = digest.hexdigest()
+                    return
+                digest.update(chunk)
+                offset += len(chunk)
+        except OSError as exc:
+            self._error = exc
+
+    def hexdigest(self) -> str:
+        """The digest (waits for the thread)."""
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        assert self._digest is not None
+        return self._digest
+
+    def stop(self) -> None:
+        """Stop early (the upload failed) and wait, so the file can be closed safely."""
+        self._cancelled = True
+        self._thread.join()
+
+
+def _background_digest(raw: BinaryIO) -> _BackgroundDigest | None:
+    """A background digest for a real file (paths, spooled uploads); None for memory streams."""
+    try:
+        fd = raw.fileno()
+        start = raw.tell()
+    except (AttributeError, OSError, ValueError):  # io.UnsupportedOperation is an OSError
+        return None
+    return _BackgroundDigest(fd, start)
+
+
+def _parse(raw: BinaryIO, filename: str) -> tuple[ParsedRun, str]:
+    """Parse the whole run and hash the bytes as uploaded (gzip included)."""
+    max_bytes = int(current_app.config.get("NDCG_MAX_DECOMPRESSED_BYTES", 2 * 1024**3))
+    background = _background_digest(raw)
+    if background is None:
+        reader = _HashingReader(raw)
+        parsed = read_run(reader, filename, max_bytes=max_bytes)  # type: ignore[arg-type]
+        return parsed, reader.hexdigest()
+    try:
+        parsed = read_run(raw, filename, max_bytes=max_bytes)
+    except BaseException:
+        background.stop()
+        raise
+    return parsed, background.hexdigest()
 
 
 @dataclass(frozen=True)
@@ -138,10 +206,7 @@ def upload_run(
         filename = os.path.basename(os.fspath(stream_or_path)) if owned else "<upload>"
     raw: BinaryIO = open(stream_or_path, "rb") if owned else stream_or_path  # noqa: SIM115
     try:
-        reader = _HashingReader(raw)
-        max_bytes = int(current_app.config.get("NDCG_MAX_DECOMPRESSED_BYTES", 2 * 1024**3))
-        parsed = read_run(reader, filename, max_bytes=max_bytes)  # type: ignore[arg-type]
-        sha256 = reader.hexdigest()
+        parsed, sha256 = _parse(raw, filename)
     finally:
         if owned:
             raw.close()
@@ -217,6 +282,9 @@ def _rank(
 ) -> _Ranked:
     """trec_eval order per query (scoring.rank_grouped), top `depth` of each known query."""
     perm = rank_grouped(offsets, docids, scores)
+    # One gather and one tolist for the whole run; per query only list slices and a join.
+    ranked_ids = docids[perm].tolist()
+    ranked_scores = np.ascontiguousarray(scores[perm], dtype=np.float64)
     bounds = offsets.tolist()
     query_ids: list[int] = []
     blobs: list[bytes] = []
@@ -227,12 +295,12 @@ def _rank(
         if qpk is None:
             continue
         start = bounds[i]
-        top = perm[start : min(bounds[i + 1], start + depth)]
+        stop = min(bounds[i + 1], start + depth)
         # Ids never hold whitespace (the parsers refuse it), so newline-joined is lossless.
-        blobs.append("\n".join(docids[top].tolist()).encode("utf-8"))
-        score_bytes.append(np.ascontiguousarray(scores[top], dtype=np.float64).tobytes())
+        blobs.append("\n".join(ranked_ids[start:stop]).encode("utf-8"))
+        score_bytes.append(ranked_scores[start:stop].tobytes())
         query_ids.append(qpk)
-        entries += top.size
+        entries += stop - start
     return _Ranked(query_ids, blobs, score_bytes, entries)
 
 

@@ -129,24 +129,32 @@ class RunData:
     def all_ranked_grades(self, grades: dict[int, dict[str, int]]) -> np.ndarray:
         """Grades of every entry (NaN = unjudged), vectorised with a hash join in pyarrow."""
         out = np.full(self.entries, NAN)
-        codes: dict[str, int] = {}
         rows: list[int] = []
-        docs: list[int] = []
+        counts: list[int] = []
+        docids: list[str] = []
         values: list[int] = []
         for row, qpk in enumerate(self.query_ids.tolist()):
-            for docid, grade in grades.get(qpk, {}).items():
-                docs.append(codes.setdefault(docid, len(codes)))
+            judged = grades.get(qpk)
+            if judged:
                 rows.append(row)
-                values.append(grade)
-        if not codes:
+                counts.append(len(judged))
+                docids.extend(judged)
+                values.extend(judged.values())
+        if not docids:
             return out
-        # Join on (row, docid code): one int64 key per judged pair, sorted for searchsorted.
-        n_codes = len(codes)
-        judged_keys = np.array(rows, dtype=np.int64) * n_codes + np.array(docs, dtype=np.int64)
+        # Number the judged docids (C++), then join on one int64 key per (row, docid).
+        encoded = pa.array(docids, type=pa.large_string()).dictionary_encode()
+        codes = encoded.indices.to_numpy().astype(np.int64)
+        n_codes = len(encoded.dictionary)
+        judged_rows = np.repeat(np.array(rows, dtype=np.int64), counts)
+        judged_keys = judged_rows * n_codes + codes
         order = np.argsort(judged_keys)
         judged_keys = judged_keys[order]
         judged_grades = np.array(values, dtype=np.float64)[order]
-        value_set = pa.array([d + "\n" for d in codes], type=pa.large_string())
+        # Tokens end in "\n" (see __init__), so the value set does too.
+        empty = pa.scalar("", type=pa.large_string())
+        newline = pa.scalar("\n", type=pa.large_string())
+        value_set = pc.binary_join_element_wise(encoded.dictionary, empty, newline)
         entry_codes = pc.index_in(self.tokens, value_set=value_set).fill_null(-1).to_numpy()
         hit = np.flatnonzero(entry_codes >= 0)
         hit_rows = np.searchsorted(self.row_off, hit, side="right") - 1
@@ -327,6 +335,19 @@ def grade_state(state: TestSetState, policy: str, query_set: QuerySet) -> GradeS
     return current
 
 
+def query_grades(test_set_id: int, query_id: int, policy: str) -> dict[str, int]:
+    """grades.query_grades without its per-call SQL compilation (the live hot path).
+
+    Same statements, same combination rules (the grades module's own); executed through the
+    session, whose compiled-statement cache makes a one-query read cost about a millisecond
+    instead of several. Few rows, so SQLAlchemy rows are cheap here.
+    """
+    rows = db.session.execute(grade_service._graded_rows(test_set_id, query_id)).all()
+    adjudicated = db.session.execute(grade_service._adjudicated_rows(test_set_id, query_id)).all()
+    qrels = grade_service._combine(rows, adjudicated, policy)
+    return next(iter(qrels.values()), {})
+
+
 def _catch_up(
     current: GradeState, state: TestSetState, policy: str, query_ids: dict[str, int]
 ) -> None:
@@ -351,7 +372,7 @@ def _catch_up(
         current._record(None)
         return
     for qpk in touched:
-        docs = grade_service.query_grades(state.id, qpk, policy)
+        docs = query_grades(state.id, qpk, policy)
         if docs:
             current.grades[qpk] = docs
         else:

@@ -245,3 +245,18 @@ def test_query_detail_explains_the_gap(setup) -> None:
     assert detail.ranked[1].chunk_id is None  # z is in no corpus
     row = score_run(run, ScoreOptions(k=3))
     assert detail.ndcg == row.ndcg[by_qid(row)["q1"]]
+
+
+@pytest.mark.parametrize("policy", ["median", "mean", "max", "min", "majority"])
+def test_fast_query_grades_equal_the_grades_service(setup, policy: str) -> None:
+    from ndcg_labeler.services import grades
+    from ndcg_labeler.services.score_cache import query_grades
+
+    test_set, _ = setup
+    for user, value in (("u1", 3), ("u2", 0), ("u3", 2)):
+        grade(test_set, "q1", "c", value, user)
+        grade(test_set, "q1", "z", (value + 1) % 4, user)
+    q1 = db.session.scalar(sa.select(Query).where(Query.qid == "q1"))
+    assert query_grades(test_set.id, q1.id, policy) == grades.query_grades(
+        test_set.id, q1.id, policy
+    )

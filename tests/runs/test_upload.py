@@ -6,6 +6,7 @@ import gzip
 import hashlib
 import io
 import json
+import tempfile
 
 import numpy as np
 import pytest
@@ -95,6 +96,22 @@ def test_upload_from_a_path(test_set: TestSet, tmp_path) -> None:
     run = run_service.upload_run(test_set, path, None, "from disk", None)
     assert run.filename == "bm25.trec"
     assert stored(run) == EXPECTED
+    # Files are hashed in a background thread while they are parsed: same digest.
+    assert run.sha256 == hashlib.sha256(TREC.encode()).hexdigest()
+
+
+def test_upload_from_a_spooled_file_and_a_bad_one(test_set: TestSet, tmp_path) -> None:
+    with tempfile.TemporaryFile() as fh:
+        fh.write(b"ignored prefix|" + gzip.compress(TREC.encode()))
+        fh.seek(len(b"ignored prefix|"))
+        run = run_service.upload_run(test_set, fh, "upload.gz", "spooled", None)
+        fh.seek(len(b"ignored prefix|"))
+        assert run.sha256 == hashlib.sha256(fh.read()).hexdigest()
+    bad = tmp_path / "bad.trec"
+    bad.write_text("q1 Q0 d1 1 1.0 s\n" * 2 + TREC * 2000)
+    with pytest.raises(FormatError, match=r"^bad.trec:2: docid 'd1' appears twice"):
+        run_service.upload_run(test_set, bad, None, "bad", None)
+    assert counts() == (1, 2)
 
 
 def test_depth_keeps_the_top_of_each_query(test_set: TestSet) -> None:

@@ -1,0 +1,1 @@
+"""Benchmarks against the reference tools (`make bench`)."""
