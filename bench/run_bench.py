@@ -322,7 +322,8 @@ def report(args: argparse.Namespace) -> None:
     print(f"  mean NDCG@10                            {ours['mean_ndcg_10']:.6f}")
     print("pytrec_eval (pytrec-eval-terrier)")
     print(
-        f"  parse qrels + run into dicts            {theirs['parse_qrels'] + theirs['parse_run']:8.2f} s"
+        "  parse qrels + run into dicts            "
+        f"{theirs['parse_qrels'] + theirs['parse_run']:8.2f} s"
     )
     print(f"  evaluate ndcg_cut (all cutoffs)         {theirs['evaluate']:8.2f} s")
     print(f"  parse + evaluate                        {theirs_total:8.2f} s")
@@ -335,7 +336,8 @@ def report(args: argparse.Namespace) -> None:
         print(f"  evaluate ndcg@10 (after compiling)      {ranx['evaluate']:8.2f} s")
         print(f"  peak memory (max RSS)                   {ranx_rss / GB:8.2f} GB")
         print(
-            f"  ours / ranx (parse + evaluate)          {ours_total / (ranx['parse'] + ranx['evaluate']):8.2f}"
+            "  ours / ranx (parse + evaluate)          "
+            f"{ours_total / (ranx['parse'] + ranx['evaluate']):8.2f}"
         )
     else:
         print("ranx: not installed (optional), skipped")
