@@ -241,3 +241,9 @@ def test_blocks_give_the_same_numbers_as_one_block(monkeypatch: pytest.MonkeyPat
     split = evaluate(ranked, judged, CUTS)
     for measure in whole.measures():
         np.testing.assert_array_equal(split.array(measure), whole.array(measure))
+
+
+def test_no_queries_give_an_empty_evaluation() -> None:
+    ev = evaluate([], [])
+    assert len(ev) == 0
+    assert ev.ndcg.size == 0 and ev.P[5].size == 0 and ev.num_ret.size == 0
