@@ -98,7 +98,7 @@ def read_fast(opened: Opened, fmt: str, delimiter: str) -> Grouped | None:
             scores = _checked_scores(batch, trec)
             if scores is None or not grouper.add(batch, scores, 2 if trec else 1):
                 return None
-    except Exception:
+    except (pa.ArrowException, ValueError):  # pyarrow could not read it: the line parser will
         if reader.error is not None:
             raise reader.error from None
         return None
