@@ -12,7 +12,7 @@ from werkzeug.wrappers import Response
 PUBLIC_ENDPOINTS = frozenset({"auth.login", "static"})
 
 # One module per area, each exposing `bp`.
-BLUEPRINT_MODULES = ("auth", "main", "users", "testsets", "runs", "api", "tokens")
+BLUEPRINT_MODULES = ("auth", "main", "users", "testsets", "runs", "api", "tokens", "labeling")
 
 
 def register_blueprints(app: Flask) -> None:

@@ -1,0 +1,36 @@
+"""Labeling forms: one CSRF-protected form whose submit buttons carry the answer."""
+
+from __future__ import annotations
+
+from flask_wtf import FlaskForm
+from wtforms import HiddenField, IntegerField, StringField, TextAreaField
+from wtforms.validators import AnyOf, Length, NumberRange, Optional
+
+from ndcg_labeler.services.judging import MAX_NOTE
+
+ACTIONS = ("cant_tell", "skip")
+
+
+class LabelForm(FlaskForm):
+    """Grade, can't tell or skip one pair.
+
+    The template renders the grade buttons itself (`name="grade" value="N"`, and
+    `name="action" value="cant_tell|skip"`): only the pressed button is submitted, so the
+    fields below read which one it was.
+    """
+
+    grade = IntegerField("Grade", validators=[Optional(), NumberRange(min=0, max=4)])
+    action = StringField("Action", validators=[Optional(), AnyOf(ACTIONS)])
+    note = TextAreaField("Note", validators=[Optional(), Length(max=MAX_NOTE)])
+    # Milliseconds the tab was visible since the pair was shown (0 without JavaScript). Not
+    # validated here: a garbled timer must never cost the grade (the view reads it leniently
+    # and the service clamps it).
+    active_ms = HiddenField("Active time", default="0")
+    next = HiddenField("Next")
+
+
+class ShortcutsForm(FlaskForm):
+    """Switch single-key shortcuts on or off (the button says which)."""
+
+    enabled = HiddenField("Enabled")
+    next = HiddenField("Next")

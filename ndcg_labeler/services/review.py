@@ -1,0 +1,63 @@
+"""Reviewing my own answers: the queries I answered and one query's pairs with MY judgments only.
+
+(Reconstructed by the issue-5 session after it overwrote this untracked file by mistake; the API
+is the one views/labeling.py and templates/labeling/ use. Replace with your original if you
+have it.)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import sqlalchemy as sa
+
+from ndcg_labeler.extensions import db
+from ndcg_labeler.models import Chunk, Judgment, Pair, Query, TestSet, User
+
+
+@dataclass(frozen=True)
+class AnsweredQuery:
+    """A query I answered at least one pair of, with how many."""
+
+    query: Query
+    answered: int
+
+
+@dataclass(frozen=True)
+class ReviewItem:
+    """One pair of a query: the chunk and my own judgment of it (never anyone else's)."""
+
+    pair: Pair
+    chunk: Chunk
+    mine: Judgment | None
+
+
+def answered_queries(test_set: TestSet, user: User) -> list[AnsweredQuery]:
+    """The queries of the test set I answered (graded, can't tell or skipped), by qid."""
+    rows = db.session.execute(
+        sa.select(Query, sa.func.count(Judgment.id))
+        .join(Judgment, Judgment.query_id == Query.id)
+        .where(Judgment.annotator_id == user.id, Judgment.test_set_id == test_set.id)
+        .group_by(Query.id)
+        .order_by(Query.qid)
+    )
+    return [AnsweredQuery(query, int(count)) for query, count in rows]
+
+
+def query_items(query: Query, user: User) -> list[ReviewItem]:
+    """Every pool pair of the query with its chunk and my judgment (None when unanswered)."""
+    rows = db.session.execute(
+        sa.select(Pair, Chunk)
+        .join(Chunk, Chunk.id == Pair.chunk_id)
+        .where(Pair.query_id == query.id)
+        .order_by(Pair.priority, Pair.id)
+    ).all()
+    mine = {
+        j.chunk_id: j
+        for j in db.session.scalars(
+            sa.select(Judgment).where(
+                Judgment.query_id == query.id, Judgment.annotator_id == user.id
+            )
+        )
+    }
+    return [ReviewItem(pair, chunk, mine.get(chunk.id)) for pair, chunk in rows]

@@ -1,0 +1,137 @@
+"""Labeling screens: the queue, one pair per screen, and the per-query review of my grades."""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlsplit
+
+from flask import Blueprint, abort, redirect, render_template, request, url_for
+from flask_login import current_user
+from werkzeug.wrappers import Response
+
+from ndcg_labeler.extensions import db
+from ndcg_labeler.forms.labeling import LabelForm, ShortcutsForm
+from ndcg_labeler.models import Chunk, Pair, Query, TestSet
+from ndcg_labeler.services import ServiceError, judging, progress, queue, review
+from ndcg_labeler.services.access import get_test_set_or_404
+
+bp = Blueprint("labeling", __name__, url_prefix="/test-sets/<int:test_set_id>")
+
+
+def _pair_or_404(test_set: TestSet, pair_id: int) -> Pair:
+    """The pair, or 404 when it is not in this test set."""
+    pair = db.session.get(Pair, pair_id)
+    if pair is None or pair.test_set_id != test_set.id:
+        abort(404)
+    return pair
+
+
+def _local(target: str | None) -> str | None:
+    """A same-site path to return to, or None (never an open redirect)."""
+    if not target or not target.startswith("/") or target.startswith("//") or "\\" in target:
+        return None
+    parts = urlsplit(target)
+    return target if not parts.scheme and not parts.netloc else None
+
+
+def _int_or_zero(value: str | None) -> int:
+    """Lenient integer: the browser's active-time timer is a hint, never a reason to refuse."""
+    try:
+        return int(float(value or 0))
+    except (TypeError, ValueError):
+        return 0
+
+
+@bp.get("/label", endpoint="next")
+def next_pair(test_set_id: int) -> str | Response:
+    """Hand out the next pair (redirect to it), or show that nothing is left."""
+    test_set = get_test_set_or_404(test_set_id)
+    pair = queue.next_pair(test_set, current_user)
+    if pair is not None:
+        return redirect(url_for("labeling.pair", test_set_id=test_set.id, pair_id=pair.id))
+    return render_template(
+        "labeling/done.html",
+        test_set=test_set,
+        progress=progress.progress(test_set, current_user),
+        previous=judging.previous_pair(test_set, current_user),
+        queries=review.answered_queries(test_set, current_user),
+    )
+
+
+def _save(form: LabelForm, pair: Pair) -> None:
+    """Apply the pressed button through the judging service (ServiceError when refused)."""
+    note = form.note.data or ""
+    active_ms = _int_or_zero(form.active_ms.data)
+    if form.action.data == "skip":
+        judging.skip_pair(pair, current_user)
+    elif form.action.data == "cant_tell":
+        judging.save_for_pair(
+            pair, current_user, status="cant_tell", note=note, active_ms=active_ms
+        )
+    elif form.grade.data is not None:
+        judging.save_for_pair(
+            pair, current_user, grade=form.grade.data, note=note, active_ms=active_ms
+        )
+    else:
+        raise ServiceError("Choose a grade, “can't tell” or skip.")
+
+
+@bp.route("/label/<int:pair_id>", methods=["GET", "POST"], endpoint="pair")
+def pair_view(test_set_id: int, pair_id: int) -> str | Response | tuple[str, int]:
+    """One pair per screen; POST saves my answer and redirects (reload never resubmits)."""
+    test_set = get_test_set_or_404(test_set_id)
+    pair = _pair_or_404(test_set, pair_id)
+    mine = judging.my_judgment(pair, current_user)
+    form = LabelForm(note=mine.note if mine else "")
+    if form.validate_on_submit():
+        try:
+            _save(form, pair)
+        except ServiceError as exc:
+            form.grade.errors = [*form.grade.errors, str(exc)]
+        else:
+            target = _local(form.next.data) or url_for("labeling.next", test_set_id=test_set.id)
+            return redirect(target)
+    status = 400 if request.method == "POST" else 200
+    return render_template("labeling/pair.html", **_pair_context(test_set, pair, form)), status
+
+
+def _pair_context(test_set: TestSet, pair: Pair, form: LabelForm) -> dict[str, Any]:
+    """What the pair screen shows: the pair, my own judgment, back link and progress."""
+    return {
+        "test_set": test_set,
+        "pair": pair,
+        "query": db.session.get_one(Query, pair.query_id),
+        "chunk": db.session.get_one(Chunk, pair.chunk_id),
+        "mine": judging.my_judgment(pair, current_user),
+        "previous": judging.previous_pair(test_set, current_user, current=pair),
+        "progress": progress.progress(test_set, current_user),
+        "form": form,
+        "shortcuts_form": ShortcutsForm(),
+    }
+
+
+@bp.get("/queries/<int:query_id>/review", endpoint="query_review")
+def query_review(test_set_id: int, query_id: int) -> str:
+    """All chunks of one query with MY grades (only mine), each re-gradable here."""
+    test_set = get_test_set_or_404(test_set_id)
+    query = db.session.get(Query, query_id)
+    if query is None or query.test_set_id != test_set.id:
+        abort(404)
+    return render_template(
+        "labeling/review.html",
+        test_set=test_set,
+        query=query,
+        items=review.query_items(query, current_user),
+        form=LabelForm(),
+    )
+
+
+@bp.post("/label/shortcuts", endpoint="shortcuts")
+def shortcuts(test_set_id: int) -> Response:
+    """Switch my single-key shortcuts on or off, then go back to where I was."""
+    test_set = get_test_set_or_404(test_set_id)
+    form = ShortcutsForm()
+    if form.validate_on_submit():
+        current_user.shortcuts_enabled = form.enabled.data == "1"
+        db.session.commit()
+    return redirect(_local(form.next.data) or url_for("labeling.next", test_set_id=test_set.id))
