@@ -284,3 +284,13 @@ def test_start_labeling_link(app: Flask, as_admin: FlaskClient) -> None:
         assert f'href="/test-sets/{ts}/label' in page or "Start labeling" in page
     else:
         assert "Start labeling" not in page
+
+
+def test_settings_of_a_0_to_4_scale_has_five_grades(app: Flask, as_admin: FlaskClient) -> None:
+    ts = make_test_set(app, scale=4)
+    page = as_admin.get(f"/test-sets/{ts}/settings").get_data(as_text=True)
+    assert 'name="grades-4-name"' in page and 'name="grades-5-name"' not in page
+    data = _settings_data(**{"grades-4-name": "Best", "grades-4-definition": "Top."})
+    assert as_admin.post(f"/test-sets/{ts}/settings", data=data).status_code == 302
+    with app.app_context():
+        assert db.session.get(TestSet, ts).grade_labels[4] == {"name": "Best", "definition": "Top."}
