@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from flask import Blueprint, current_app, flash, redirect, render_template, request, url_for
+from flask import Blueprint, flash, redirect, render_template, request, url_for
 from flask_login import current_user
 from werkzeug.datastructures import FileStorage
 from werkzeug.wrappers import Response
@@ -25,13 +25,6 @@ from ndcg_labeler.services.imports import FormatError, ImportFile, import_files
 bp = Blueprint("testsets", __name__, url_prefix="/test-sets")
 
 IMPORT_FIELDS = ("queries", "corpus", "pool", "qrels")
-
-
-def _labeling_url(test_set: TestSet) -> str | None:
-    """Where "Start labeling" leads, while the labeling blueprint may not be registered yet."""
-    if "labeling.next" not in current_app.view_functions:
-        return None
-    return url_for("labeling.next", test_set_id=test_set.id)
 
 
 def _page_arg() -> int:
@@ -63,7 +56,7 @@ def show(test_set_id: int) -> str:
         "testsets/show.html",
         test_set=test_set,
         summary=service.summary(test_set),
-        labeling_url=_labeling_url(test_set),
+        labeling_url=url_for("labeling.next", test_set_id=test_set.id),
         members=service.members(test_set) if current_user.is_admin else [],
     )
 

@@ -280,10 +280,13 @@ def test_start_labeling_link(app: Flask, as_admin: FlaskClient) -> None:
     ts = make_test_set(app)
     _upload(as_admin, ts, **_beir_files())
     page = as_admin.get(f"/test-sets/{ts}").get_data(as_text=True)
-    if "labeling.next" in app.view_functions:
-        assert f'href="/test-sets/{ts}/label' in page or "Start labeling" in page
-    else:
-        assert "Start labeling" not in page
+    assert f'<a class="button primary" href="/test-sets/{ts}/label">Start labeling</a>' in page
+
+
+def test_no_start_labeling_without_pairs(app: Flask, as_admin: FlaskClient) -> None:
+    ts = make_test_set(app)
+    page = as_admin.get(f"/test-sets/{ts}").get_data(as_text=True)
+    assert "Start labeling" not in page and "No pairs to judge yet." in page
 
 
 def test_settings_of_a_0_to_4_scale_has_five_grades(app: Flask, as_admin: FlaskClient) -> None:
