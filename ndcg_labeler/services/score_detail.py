@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -172,7 +172,7 @@ def query_detail(run: Run, query: Query, options: ScoreOptions | None = None) ->
         }
         counts = (int(a["num_rel"][i]), int(a["num_ret"][i]))
         has_gain = bool(live.has_gain[i])
-    resolved = live.resolved
+    resolved = replace(live.resolved, k=k)  # the live state is shared by every k it covers
     if resolved.judged_only:
         docids = [d for d in docids if d in grades]
     ideal_pool = list(grades) if resolved.ideal == "judged" else docids

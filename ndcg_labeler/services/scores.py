@@ -12,6 +12,8 @@ mean and counted; a test-set query missing from the run scores 0 and is flagged.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from ndcg_labeler.models import Run
@@ -170,7 +172,8 @@ def score_run(run: Run, options: ScoreOptions | None = None) -> RunScores:
             run_name=run.name,
             test_set_id=state.id,
             test_set_name=state.name,
-            options=live.resolved,
+            # The live state is shared by every k it covers: report the k asked for.
+            options=replace(live.resolved, k=k),
             labels_version=state.labels_version,
             query_ids=live.queries.ids,
             qids=live.queries.qids,
