@@ -194,6 +194,22 @@ def _current_query_id(test_set: TestSet, user: User) -> int | None:
     )
 
 
+def _has_skips(test_set: TestSet, user: User) -> bool:
+    """Whether the user skipped any pair of this test set (served by the annotator index)."""
+    return (
+        db.session.scalar(
+            sa.select(Judgment.id)
+            .where(
+                Judgment.annotator_id == user.id,
+                Judgment.test_set_id == test_set.id,
+                Judgment.status == "skipped",
+            )
+            .limit(1)
+        )
+        is not None
+    )
+
+
 def next_pair(test_set: TestSet, user: User) -> Pair | None:
     """Lease and return the next pair for `user`, or None when nothing is left for them; commits."""
     target = test_set.judgments_per_pair
@@ -211,7 +227,9 @@ def next_pair(test_set: TestSet, user: User) -> Pair | None:
             return held
         current = _current_query_id(test_set, user)
         exclude: set[int] = set()
-        for skipped in (False, True):
+        # The second pass (pairs I skipped) walks the pool again: only when I skipped any.
+        passes = (False, True) if _has_skips(test_set, user) else (False,)
+        for skipped in passes:
             for _ in range(MAX_TRIES):
                 pair = None
                 if current is not None:
