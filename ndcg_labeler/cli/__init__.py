@@ -8,6 +8,8 @@ from flask import Flask
 
 # One module per area, each exposing `commands`: a list of click commands/groups.
 CLI_MODULES = ("users", "setup", "testsets", "runs", "judging")
+# Dashboards: `flask run compare` (attached to the run group) and `flask pool`.
+CLI_MODULES += ("dashboard",)
 
 
 def register_cli(app: Flask) -> None:

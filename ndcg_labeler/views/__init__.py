@@ -13,6 +13,8 @@ PUBLIC_ENDPOINTS = frozenset({"auth.login", "static"})
 
 # One module per area, each exposing `bp`.
 BLUEPRINT_MODULES = ("auth", "main", "users", "testsets", "runs", "api", "tokens", "labeling")
+# Dashboards: overview and query tables, drill-down, comparison, pooling, exports.
+BLUEPRINT_MODULES += ("dashboard", "drilldown", "compare", "pooling", "exports")
 
 
 def register_blueprints(app: Flask) -> None:

@@ -1,0 +1,119 @@
+"""`flask run compare TESTSET RUN_A RUN_B` and `flask pool TESTSET --depth N [--run RUN ...]`."""
+
+from __future__ import annotations
+
+import json
+
+import click
+from flask.cli import with_appcontext
+
+from ndcg_labeler.cli._common import cli_errors
+from ndcg_labeler.cli.runs import _options, run_group
+from ndcg_labeler.services import ServiceError, pooling
+from ndcg_labeler.services import compare as compare_service
+from ndcg_labeler.services import runs as run_service
+from ndcg_labeler.services import testsets as testset_service
+from ndcg_labeler.services.compare import Comparison
+
+# How many per-query rows the readable table shows (the JSON has them all).
+TABLE_QUERIES = 20
+
+
+def _p(value: float | None) -> str:
+    return "—" if value is None else f"{value:.4f}"
+
+
+def _table(result: Comparison, name_a: str, name_b: str) -> list[str]:
+    """The comparison as a readable table."""
+    o, pair = result.options, result.first_pair
+    lines = [
+        f"NDCG@{o.k}, gain {o.gain}, ideal {o.ideal}, aggregation {o.policy}"
+        + (", judged only" if o.judged_only else ""),
+        f"Compared on {result.compared} of {result.total} queries ({result.left_out} left out:"
+        " NDCG undefined in a run).",
+        "",
+        f"{'run':<30}  {'mean':>8}  95% bootstrap interval",
+    ]
+    for label, m in zip(("A", "B"), result.means, strict=False):
+        interval = "—" if m.low is None else f"{m.low:.4f} – {m.high:.4f}"
+        lines.append(f"{label} {m.run.name:<28}  {_p(m.mean):>8}  {interval}")
+    lines += [
+        "",
+        f"B beats A on {pair.wins} queries, ties on {pair.ties}, loses on {pair.losses}.",
+        f"Paired t-test p = {_p(pair.t_test_p)}; randomisation test p = "
+        f"{_p(pair.randomization_p)} (two-sided).",
+        "",
+        f"Largest differences (of {len(result.deltas)}):",
+        f"{'qid':<20}  {'A':>8}  {'B':>8}  {'B − A':>8}",
+    ]
+    for d in result.deltas[:TABLE_QUERIES]:
+        lines.append(f"{d.qid:<20}  {d.a:>8.4f}  {d.b:>8.4f}  {d.delta:>+8.4f}")
+    return lines
+
+
+@run_group.command("compare")
+@click.argument("testset")
+@click.argument("run_a")
+@click.argument("run_b")
+@click.option("--k", "k", default="10", show_default=True, help="Cutoff k of NDCG@k.")
+@click.option("--gain", default="linear", show_default=True, help="linear or exp (2^g − 1).")
+@click.option("--ideal", default="judged", show_default=True, help="judged or retrieved.")
+@click.option("--judged-only", is_flag=True, help="Rank only judged chunks (condensed lists).")
+@click.option("--aggregation", default=None, help="Override the test set's policy.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object.")
+@cli_errors
+def compare(
+    testset: str,
+    run_a: str,
+    run_b: str,
+    k: str,
+    gain: str,
+    ideal: str,
+    judged_only: bool,
+    aggregation: str | None,
+    as_json: bool,
+) -> None:
+    """Compare RUN_B with RUN_A: means with 95% bootstrap intervals, paired tests, deltas."""
+    options = _options(k, gain, ideal, judged_only, aggregation)
+    test_set = testset_service.require_by_name(testset)
+    a = run_service.require_run(test_set, run_a)
+    b = run_service.require_run(test_set, run_b)
+    result = compare_service.compare([a, b], options)
+    if as_json:
+        click.echo(json.dumps(result.to_json(), ensure_ascii=False))
+        return
+    click.echo("\n".join(_table(result, a.name, b.name)))
+
+
+@click.command("pool")
+@click.argument("testset")
+@click.option("--depth", required=True, help="Pool the top N of each query.")
+@click.option("--run", "run_names", multiple=True, help="A run to pool from (repeat); default all.")
+@with_appcontext
+@cli_errors
+def pool(testset: str, depth: str, run_names: tuple[str, ...]) -> None:
+    """Add the unjudged chunks of the runs' top DEPTH to TESTSET's labeling queue."""
+    try:
+        cut = int(depth)
+    except ValueError:
+        raise ServiceError(f"--depth must be a whole number, not '{depth}'") from None
+    test_set = testset_service.require_by_name(testset)
+    if run_names:
+        runs = [run_service.require_run(test_set, name) for name in run_names]
+    else:
+        runs = run_service.list_runs(test_set)
+        if not runs:
+            raise ServiceError(f"test set '{test_set.name}' has no runs to pool from")
+    added, plan = pooling.add_pool(test_set, runs, cut)
+    click.echo(
+        f"Added {added} pairs to the labeling queue of '{test_set.name}' from the top {plan.depth}"
+        f" of {', '.join(run.name for run in plan.runs)} ({plan.already_queued} already queued,"
+        f" {plan.not_in_corpus} not in the corpus)."
+    )
+    for c in plan.coverage:
+        now = "—" if c.now is None else f"{100 * c.now:.0f}%"
+        after = "—" if c.after is None else f"{100 * c.after:.0f}%"
+        click.echo(f"  {c.run.name}: judged@{plan.depth} {now} now, {after} once graded")
+
+
+commands = [pool]

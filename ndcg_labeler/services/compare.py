@@ -1,0 +1,180 @@
+"""Comparing runs: mean NDCG@k with bootstrap intervals, paired tests and per-query deltas.
+
+Undefined queries: a query whose NDCG@k is undefined (IDCG@k = 0) in any of the compared runs
+is left out of all of them, so that every run is measured on the same queries and the tests
+stay paired. With the default ideal (all judged chunks) IDCG does not depend on the run, so
+these are exactly the queries each run's own mean leaves out. Queries missing from a run
+score 0 there, as everywhere. Statistics: scoring.significance (scipy).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ndcg_labeler.models import Run
+from ndcg_labeler.scoring.significance import bootstrap_ci, compare_runs
+from ndcg_labeler.services import ServiceError, charts
+from ndcg_labeler.services.score_results import Resolved
+from ndcg_labeler.services.scores import RunScores, ScoreOptions, score_run
+
+CONFIDENCE = 0.95
+N_RESAMPLES = 10_000
+SEED = 0
+UNDEFINED_POLICY = (
+    "Queries whose NDCG@k is undefined (IDCG@k is 0) in any compared run are left out of all "
+    "of them, so every run is measured on the same queries; queries missing from a run score 0."
+)
+
+
+@dataclass(frozen=True)
+class RunMean:
+    """A run's mean NDCG@k over the compared queries, with its 95% bootstrap interval."""
+
+    run: Run
+    mean: float | None
+    low: float | None
+    high: float | None
+
+
+@dataclass(frozen=True)
+class PairResult:
+    """Run B against run A on the compared queries (wins: B better)."""
+
+    a: Run
+    b: Run
+    wins: int
+    ties: int
+    losses: int
+    t_test_p: float | None
+    randomization_p: float | None
+    mean_delta: float | None
+
+
+@dataclass(frozen=True)
+class QueryDelta:
+    """One query's NDCG@k in A and B and the difference B − A."""
+
+    query_id: int
+    qid: str
+    text: str
+    a: float
+    b: float
+    delta: float
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Everything the comparison page and `flask run compare` show."""
+
+    options: Resolved
+    means: list[RunMean]
+    compared: int
+    left_out: int
+    total: int
+    pairs: list[PairResult]
+    deltas: list[QueryDelta]
+    chart: charts.Chart | None
+
+    @property
+    def first_pair(self) -> PairResult:
+        """The first run against the second (the CLI's A and B)."""
+        return self.pairs[0]
+
+    def to_json(self) -> dict[str, Any]:
+        """The exact JSON of `flask run compare --json` (A = first run, B = second)."""
+        pair = self.first_pair
+        out: dict[str, Any] = {
+            "k": self.options.k,
+            "runs": {
+                m.run.name: {"mean": m.mean, "ci_low": m.low, "ci_high": m.high} for m in self.means
+            },
+            "wins": pair.wins,
+            "ties": pair.ties,
+            "losses": pair.losses,
+            "t_test_p": pair.t_test_p,
+            "randomization_p": pair.randomization_p,
+            "queries": [{"qid": d.qid, "a": d.a, "b": d.b, "delta": d.delta} for d in self.deltas],
+        }
+        return out
+
+
+def _check(runs: Sequence[Run]) -> None:
+    if len(runs) < 2:
+        raise ServiceError("choose at least two runs to compare")
+    if len({run.id for run in runs}) != len(runs):
+        raise ServiceError("choose different runs to compare")
+    if len({run.test_set_id for run in runs}) != 1:
+        raise ServiceError("the runs must belong to the same test set")
+
+
+def _pair(a: Run, b: Run, x: np.ndarray, y: np.ndarray) -> PairResult:
+    result = compare_runs(x.tolist(), y.tolist(), n_resamples=N_RESAMPLES, seed=SEED)
+    return PairResult(
+        a=a,
+        b=b,
+        wins=result.wins,
+        ties=result.ties,
+        losses=result.losses,
+        t_test_p=result.t_test_p,
+        randomization_p=result.randomization_p,
+        mean_delta=float((y - x).mean()) if x.size else None,
+    )
+
+
+def compare(runs: Sequence[Run], options: ScoreOptions) -> Comparison:
+    """Compare the runs on the queries defined in all of them; pairs are each run vs the first."""
+    _check(runs)
+    results: list[RunScores] = [score_run(run, options) for run in runs]
+    first = results[0]
+    if any(r.qids != first.qids for r in results[1:]):  # pragma: no cover - same test set
+        raise ServiceError("the runs do not score the same queries")
+    defined = np.logical_and.reduce([~np.isnan(r.ndcg) for r in results])
+    index = np.flatnonzero(defined)
+    values = [r.ndcg[index] for r in results]
+    means = []
+    for run, v in zip(runs, values, strict=True):
+        interval = bootstrap_ci(v.tolist(), CONFIDENCE, N_RESAMPLES, SEED)
+        if interval is None:
+            means.append(RunMean(run, None, None, None))
+        else:
+            means.append(RunMean(run, interval.mean, interval.low, interval.high))
+    pairs = [_pair(runs[0], run, values[0], v) for run, v in zip(runs[1:], values[1:], strict=True)]
+    a, b = values[0], values[1]
+    delta = b - a
+    # Largest |B − A| first, then qid (the rows are in qid order, so the index breaks ties).
+    order = index[np.lexsort((index, -np.abs(delta)))] if index.size else index
+    position = {int(i): n for n, i in enumerate(index.tolist())}
+    texts = first.texts()
+    deltas = []
+    for i in order.tolist():
+        n = position[i]
+        qpk = int(first.query_ids[i])
+        deltas.append(
+            QueryDelta(
+                qpk, first.qids[i], texts.get(qpk, ""), float(a[n]), float(b[n]), float(delta[n])
+            )
+        )
+    chart = None
+    if deltas:
+        chart = charts.scatter(
+            [(d.qid, d.a, d.b) for d in deltas], first.k, runs[0].name, runs[1].name
+        )
+        chart.legend = [
+            charts.LegendItem(f"{runs[1].name} better (above the diagonal)", "win"),
+            charts.LegendItem(f"{runs[0].name} better (below)", "loss"),
+            charts.LegendItem("equal", "tie"),
+        ]
+    return Comparison(
+        options=first.options,
+        means=means,
+        compared=int(index.size),
+        left_out=len(first.qids) - int(index.size),
+        total=len(first.qids),
+        pairs=pairs,
+        deltas=deltas,
+        chart=chart,
+    )

@@ -1,0 +1,378 @@
+"""Dashboard page data: the test-set overview and a run's sortable, filterable query table.
+
+Every number comes from services.scores.score_run (the CLI's `flask run score` numbers); this
+module only selects, orders, pages and labels them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+import sqlalchemy as sa
+
+from ndcg_labeler.extensions import db
+from ndcg_labeler.models import Run, TestSet, User
+from ndcg_labeler.scoring import POLICIES
+from ndcg_labeler.services import ServiceError, charts
+from ndcg_labeler.services import progress as progress_service
+from ndcg_labeler.services import runs as run_service
+from ndcg_labeler.services.progress import Progress
+from ndcg_labeler.services.score_results import MAX_K, QueryScore, Resolved, resolve_options
+from ndcg_labeler.services.scores import RunScores, ScoreOptions, score_run
+
+K_CHOICES = (1, 3, 5, 10, 20, 100)
+BANDS = ("excellent", "good", "fair", "poor")
+# Band filter values: the four bands, plus queries without NDCG and those the run lacks.
+BAND_FILTERS = (*BANDS, "undefined", "missing")
+PER_PAGE = 100
+SORT_COLUMNS = ("qid", "query", "dcg", "idcg", "ndcg", "gap", "loss", "judged", "relevant")
+DEFAULT_SORT = ("gap", "desc")
+
+
+def parse_options(args: Mapping[str, str]) -> ScoreOptions:
+    """Scoring options from a query string (k, gain, ideal, aggregation, judged_only)."""
+    k_text = (args.get("k") or "10").strip()
+    try:
+        k = int(k_text)
+    except ValueError:
+        raise ServiceError(f"k must be a whole number from 1 to {MAX_K}, not '{k_text}'") from None
+    policy = args.get("aggregation") or None
+    return ScoreOptions(
+        k=k,
+        gain=args.get("gain") or "linear",
+        ideal=args.get("ideal") or "judged",
+        judged_only=args.get("judged_only") in ("1", "on", "true"),
+        policy=policy,
+    ).checked()
+
+
+def option_args(options: ScoreOptions) -> dict[str, Any]:
+    """The query-string arguments that reproduce `options` (defaults left out)."""
+    out: dict[str, Any] = {}
+    if options.k != 10:
+        out["k"] = options.k
+    if options.gain != "linear":
+        out["gain"] = options.gain
+    if options.ideal != "judged":
+        out["ideal"] = options.ideal
+    if options.judged_only:
+        out["judged_only"] = 1
+    if options.policy:
+        out["aggregation"] = options.policy
+    return out
+
+
+def k_choices(k: int) -> list[int]:
+    """The offered cutoffs, plus k when it was typed into the URL."""
+    return sorted({*K_CHOICES, k})
+
+
+def policies() -> tuple[str, ...]:
+    """Aggregation policies a user may pick."""
+    return POLICIES
+
+
+def versions(test_set_id: int) -> tuple[int, int] | None:
+    """(labels_version, runs_version) of a test set: one primary-key SELECT."""
+    t = TestSet.__table__
+    row = db.session.execute(
+        sa.select(t.c.labels_version, t.c.runs_version).where(t.c.id == test_set_id)
+    ).first()
+    return None if row is None else (int(row[0]), int(row[1]))
+
+
+def version_token(test_set_id: int) -> str:
+    """Both counters as one token ("labels.runs") for live pages to compare."""
+    found = versions(test_set_id)
+    return "" if found is None else f"{found[0]}.{found[1]}"
+
+
+def band(ndcg: float | None) -> str:
+    """Band of an NDCG value as the reference texts read it; "undefined" for None."""
+    return "undefined" if ndcg is None or math.isnan(ndcg) else charts.band_of(ndcg)
+
+
+def undefined_reason(ideal: str) -> str:
+    """Why a query has no NDCG under the ideal option."""
+    if ideal == "retrieved":
+        return "no relevant chunk retrieved: IDCG is 0"
+    return "no relevant judged chunk: IDCG is 0"
+
+
+# ---- overview -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    """One run's line in the overview."""
+
+    run: Run
+    scores: RunScores
+    uploader: str | None
+
+    @property
+    def mean(self) -> float | None:
+        """Mean NDCG@k over the queries with a defined value."""
+        return self.scores.mean_ndcg
+
+
+@dataclass(frozen=True)
+class Overview:
+    """The test-set overview: every run's mean NDCG@k, coverage and the labeling progress."""
+
+    test_set: TestSet
+    options: Resolved
+    runs: list[RunSummary]
+    progress: Progress
+    version: str
+    chart: charts.Chart | None
+
+    def to_json(self) -> dict[str, Any]:
+        """The overview table as JSON (means as `flask run score --json` prints them)."""
+        return {
+            "testset": self.test_set.name,
+            **self.options.describe(),
+            "labels_version": int(self.version.split(".")[0]) if self.version else None,
+            "progress": {
+                "pairs": self.progress.pairs,
+                "done": self.progress.done,
+                "judgments_per_pair": self.progress.target,
+            },
+            "runs": [
+                {
+                    "run": s.run.name,
+                    "mean_ndcg": s.mean,
+                    "queries_in_mean": s.scores.queries_in_mean,
+                    "queries": s.scores.num_queries,
+                    "undefined": s.scores.num_undefined,
+                    "missing": s.scores.num_missing,
+                    "judged_at_k": s.scores.mean_judged_at_k,
+                }
+                for s in self.runs
+            ],
+        }
+
+
+def means_over_k(
+    run: Run, options: ScoreOptions, ks: Sequence[int] = K_CHOICES
+) -> list[float | None]:
+    """Mean NDCG@k of a run for each k in `ks` (the other options unchanged)."""
+    return [score_run(run, replace(options, k=k)).mean_ndcg for k in ks]
+
+
+def run_k_chart(run: Run, options: ScoreOptions) -> charts.Chart:
+    """One run's mean NDCG@k as k grows."""
+    return charts.line_over_k(K_CHOICES, [(run.name, means_over_k(run, options))])
+
+
+def overview(test_set: TestSet, user: User, options: ScoreOptions) -> Overview:
+    """Every run of the test set scored under `options`, with the labeling progress."""
+    runs = run_service.list_runs(test_set)
+    names = run_service.uploaders(runs)
+    version = version_token(test_set.id)
+    summaries = [RunSummary(run, score_run(run, options), names.get(run.id)) for run in runs]
+    resolved = summaries[0].scores.options if summaries else _resolved(test_set, options)
+    chart = (
+        charts.line_over_k(K_CHOICES, [(r.name, means_over_k(r, options)) for r in runs])
+        if runs
+        else None
+    )
+    return Overview(
+        test_set=test_set,
+        options=resolved,
+        runs=summaries,
+        progress=progress_service.progress(test_set, user),
+        version=version,
+        chart=chart,
+    )
+
+
+def _resolved(test_set: TestSet, options: ScoreOptions) -> Resolved:
+    """Options with the test set's defaults, for pages that have no run to score."""
+    return resolve_options(options, test_set.aggregation, test_set.relevance_threshold)
+
+
+# ---- per-run query table ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class QueryRow:
+    """A row of the query table: the scores, the band and why NDCG may be undefined."""
+
+    score: QueryScore
+    band: str
+    reason: str | None
+
+
+@dataclass(frozen=True)
+class TableQuery:
+    """How the table is ordered, filtered and paged (from the query string)."""
+
+    sort: str = DEFAULT_SORT[0]
+    direction: str = DEFAULT_SORT[1]
+    text: str = ""
+    band: str = ""
+    page: int = 1
+
+    def args(self, **changes: Any) -> dict[str, Any]:
+        """Query-string arguments for a link (defaults left out)."""
+        values = {
+            "sort": self.sort,
+            "dir": self.direction,
+            "q": self.text,
+            "band": self.band,
+            "page": self.page,
+            **changes,
+        }
+        defaults = {"sort": DEFAULT_SORT[0], "dir": DEFAULT_SORT[1], "q": "", "band": "", "page": 1}
+        out = {name: v for name, v in values.items() if v != defaults[name]}
+        if "sort" in out:
+            out["dir"] = values["dir"]  # spelled out next to any other column: ?sort=x&dir=y
+        return out
+
+    def sort_args(self, column: str) -> dict[str, Any]:
+        """Link arguments that sort by `column` (a second click flips the direction)."""
+        if column == self.sort:
+            direction = "asc" if self.direction == "desc" else "desc"
+        else:
+            direction = "asc" if column in ("qid", "query", "ndcg") else "desc"
+        return self.args(sort=column, dir=direction, page=1)
+
+
+def parse_table_query(args: Mapping[str, str]) -> TableQuery:
+    """Sort, direction, text filter, band filter and page from a query string (lenient)."""
+    sort = args.get("sort") or DEFAULT_SORT[0]
+    direction = args.get("dir") or DEFAULT_SORT[1]
+    chosen_band = args.get("band") or ""
+    try:
+        page = max(1, int(args.get("page") or 1))
+    except ValueError:
+        page = 1
+    if sort not in SORT_COLUMNS:
+        raise ServiceError(f"sort must be one of {', '.join(SORT_COLUMNS)}")
+    if direction not in ("asc", "desc"):
+        raise ServiceError("dir must be asc or desc")
+    if chosen_band and chosen_band not in BAND_FILTERS:
+        raise ServiceError(f"band must be one of {', '.join(BAND_FILTERS)}")
+    return TableQuery(sort, direction, (args.get("q") or "").strip()[:200], chosen_band, page)
+
+
+@dataclass(frozen=True)
+class QueryTable:
+    """One page of a run's query table, with what the page around it shows."""
+
+    scores: RunScores
+    query: TableQuery
+    rows: list[QueryRow]
+    matched: int
+    page: int
+    pages: int
+    per_page: int
+    histogram: charts.Chart
+    band_counts: dict[str, int]
+
+    @property
+    def first(self) -> int:
+        """1-based position of the page's first row among the matches."""
+        return (self.page - 1) * self.per_page + 1 if self.matched else 0
+
+    @property
+    def last(self) -> int:
+        """1-based position of the page's last row among the matches."""
+        return min(self.matched, self.page * self.per_page)
+
+
+def _bands(scores: RunScores) -> np.ndarray:
+    """Band name of every query (vectorised), "undefined" where NDCG is NaN."""
+    ndcg = scores.ndcg
+    defined = ~np.isnan(ndcg)
+    filled = np.where(defined, ndcg, -1.0)
+    return np.select(
+        [~defined, filled >= 0.9, filled >= 0.7, filled >= 0.5],
+        ["undefined", "excellent", "good", "fair"],
+        default="poor",
+    )
+
+
+def _order(scores: RunScores, column: str, direction: str, index: np.ndarray) -> np.ndarray:
+    """Row indices (of `index`) sorted by a column; undefined values last; ties by qid."""
+    if column == "qid":
+        return index if direction == "asc" else index[::-1]  # rows are in qid byte order
+    if column == "query":
+        texts, ids = scores.texts(), scores.query_ids
+
+        def text(i: int) -> str:
+            return texts.get(int(ids[i]), "").casefold()
+
+        if direction == "asc":
+            ranked = sorted(index.tolist(), key=lambda i: (text(i), i))
+        else:  # text descending, ties still by qid ascending
+            ranked = sorted(index.tolist(), key=lambda i: (text(i), -i), reverse=True)
+        return np.array(ranked, dtype=np.int64)
+    values = {
+        "dcg": scores.dcg,
+        "idcg": scores.idcg,
+        "ndcg": scores.ndcg,
+        "gap": scores.idcg - scores.dcg,
+        "loss": 1.0 - scores.ndcg,
+        "judged": scores.judged_at_k,
+        "relevant": scores.num_rel.astype(np.float64),
+    }[column][index]
+    undefined = np.isnan(values)
+    key = np.where(undefined, 0.0, values)
+    if direction == "desc":
+        key = -key
+    # lexsort: the last key is the primary one; qid order (the row index) breaks ties.
+    return index[np.lexsort((index, key, undefined))]
+
+
+def query_table(
+    run: Run, options: ScoreOptions, query: TableQuery, per_page: int = PER_PAGE
+) -> QueryTable:
+    """The run's queries at k, filtered, sorted and paged; the histogram covers them all."""
+    scores = score_run(run, options)
+    bands = _bands(scores)
+    keep = np.ones(len(scores.qids), dtype=bool)
+    if query.band == "missing":
+        keep &= scores.missing
+    elif query.band:
+        keep &= bands == query.band
+    if query.text:
+        needle = query.text.casefold()
+        texts = scores.texts()
+        keep &= np.array(
+            [
+                needle in qid.casefold() or needle in texts.get(int(qpk), "").casefold()
+                for qid, qpk in zip(scores.qids, scores.query_ids.tolist(), strict=True)
+            ],
+            dtype=bool,
+        )
+    index = np.flatnonzero(keep)
+    ordered = _order(scores, query.sort, query.direction, index)
+    matched = int(ordered.size)
+    pages = max(1, -(-matched // per_page))
+    page = min(query.page, pages)
+    start = (page - 1) * per_page
+    reason = undefined_reason(scores.options.ideal)
+    rows = []
+    for i in ordered[start : start + per_page].tolist():
+        row = scores.row(i)
+        rows.append(QueryRow(row, str(bands[i]), reason if row.ndcg is None else None))
+    defined = scores.ndcg[~np.isnan(scores.ndcg)]
+    counts = {name: int(np.count_nonzero(bands == name)) for name in (*BANDS, "undefined")}
+    counts["missing"] = scores.num_missing
+    return QueryTable(
+        scores=scores,
+        query=query,
+        rows=rows,
+        matched=matched,
+        page=page,
+        pages=pages,
+        per_page=per_page,
+        histogram=charts.histogram(defined.tolist(), scores.k, scores.num_undefined),
+        band_counts=counts,
+    )

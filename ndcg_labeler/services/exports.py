@@ -1,0 +1,134 @@
+"""Dashboard exports: every table as CSV (csv module) with the JSON's numbers, qrels as TREC.
+
+Floats are written with repr(), the shortest text that reads back as the same double, so a CSV
+cell equals the JSON value (and `flask run score --json`) exactly; None is an empty cell.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from ndcg_labeler.formats.writers import write_trec_qrels
+from ndcg_labeler.models import TestSet
+from ndcg_labeler.services import grades as grade_service
+from ndcg_labeler.services.compare import Comparison
+from ndcg_labeler.services.dashboard import Overview
+from ndcg_labeler.services.drilldown import DrillDown
+from ndcg_labeler.services.scores import RunScores
+
+
+def _cell(value: Any) -> Any:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return repr(value)
+    return value
+
+
+def to_csv(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
+    """A CSV document (RFC 4180 quoting, \\r\\n line ends as the csv module writes them)."""
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow(header)
+    for row in rows:
+        writer.writerow([_cell(v) for v in row])
+    return out.getvalue()
+
+
+def overview_csv(overview: Overview) -> str:
+    """The overview's runs table."""
+    data = overview.to_json()
+    keys = ("run", "mean_ndcg", "queries_in_mean", "queries", "undefined", "missing", "judged_at_k")
+    settings = [data[name] for name in ("k", "gain", "ideal", "aggregation")]
+    header = [*keys, "k", "gain", "ideal", "aggregation"]
+    return to_csv(header, ([*(r[key] for key in keys), *settings] for r in data["runs"]))
+
+
+def run_csv(scores: RunScores) -> str:
+    """A run's per-query scores in the CLI's JSON order (gap descending, then qid)."""
+    texts = scores.texts()
+    ids = dict(zip(scores.qids, scores.query_ids.tolist(), strict=True))
+    queries = scores.to_json()["queries"]
+    header = [
+        "qid",
+        "query",
+        "ndcg",
+        "dcg",
+        "idcg",
+        "gap",
+        "one_minus_ndcg",
+        "judged_at_k",
+        "num_rel",
+        "missing",
+    ]
+    missing = {q for q, m in zip(scores.qids, scores.missing.tolist(), strict=True) if m}
+    return to_csv(
+        header,
+        (
+            [
+                q["qid"],
+                texts.get(ids[q["qid"]], ""),
+                q["ndcg"],
+                q["dcg"],
+                q["idcg"],
+                q["gap"],
+                None if q["ndcg"] is None else 1.0 - q["ndcg"],
+                q["judged_at_k"],
+                q["num_rel"],
+                q["qid"] in missing,
+            ]
+            for q in queries
+        ),
+    )
+
+
+def drill_down_csv(view: DrillDown) -> str:
+    """A query's run top k and ideal top k, one row per rank."""
+    header = ["list", "rank", "docid", "grade", "gain", "discount", "contribution", "cumulative"]
+    detail = view.detail
+    rows = [
+        [name, r.rank, r.docid, r.grade, r.gain, r.discount, r.contribution, r.cumulative]
+        for name, items in (("run", detail.ranked), ("ideal", detail.ideal))
+        for r in items
+    ]
+    return to_csv(header, rows)
+
+
+def compare_csv(result: Comparison) -> str:
+    """Per-query NDCG@k of A and B and the difference, largest |B − A| first."""
+    return to_csv(
+        ["qid", "query", "a", "b", "delta"],
+        ([d.qid, d.text, d.a, d.b, d.delta] for d in result.deltas),
+    )
+
+
+def compare_json(result: Comparison) -> dict[str, Any]:
+    """The CLI's JSON plus, for three or more runs, every run against the first."""
+    out = result.to_json()
+    if len(result.pairs) > 1:
+        out["pairs"] = [
+            {
+                "a": p.a.name,
+                "b": p.b.name,
+                "wins": p.wins,
+                "ties": p.ties,
+                "losses": p.losses,
+                "t_test_p": p.t_test_p,
+                "randomization_p": p.randomization_p,
+            }
+            for p in result.pairs
+        ]
+    return out
+
+
+def qrels_trec(test_set: TestSet, policy: str | None = None) -> str:
+    """The grades scoring uses, as TREC qrels (`qid 0 docid grade`), like `flask qrels export`."""
+    out = io.StringIO()
+    qrels = grade_service.scoring_qrels(test_set, policy)
+    write_trec_qrels(grade_service.sorted_records(qrels), out)
+    return out.getvalue()

@@ -1,0 +1,254 @@
+"""Pooling: put the unjudged chunks of runs' top `depth` into the labeling queue.
+
+Depth-k pooling as TREC does it: for every query, the union of the top `depth` chunks of the
+chosen runs, minus those that already have a grade (under the test set's aggregation policy)
+and those already in the queue, becomes new Pair rows. A pair's priority is its best rank in
+any chosen run, so the queue offers rank 1 before rank 2. Chunks the corpus does not have (no
+text) are left out: nobody can grade what they cannot read. Adding is idempotent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import sqlalchemy as sa
+from sqlalchemy.dialects import postgresql, sqlite
+
+from ndcg_labeler.extensions import db
+from ndcg_labeler.models import Chunk, Pair, Run, TestSet
+from ndcg_labeler.models._common import utcnow
+from ndcg_labeler.services import ServiceError
+from ndcg_labeler.services import score_cache as cache
+from ndcg_labeler.services.scores import ScoreOptions, live_state
+
+MAX_DEPTH = 1000
+MAX_SOURCE = 200
+_BATCH = 500
+_IN_BATCH = 5000
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """A run's mean judged@depth now and once every queued pair (old and new) is graded."""
+
+    run: Run
+    now: float | None
+    after: float | None
+    chosen: bool
+
+
+@dataclass(frozen=True)
+class PoolPlan:
+    """What pooling would add, and the coverage each run of the test set would reach."""
+
+    test_set: TestSet
+    runs: list[Run]
+    depth: int
+    source: str
+    new_pairs: list[tuple[int, int, int]]  # (query id, chunk id, priority)
+    already_queued: int
+    not_in_corpus: int
+    coverage: list[Coverage]
+
+    @property
+    def to_add(self) -> int:
+        """Pairs the plan would add."""
+        return len(self.new_pairs)
+
+
+def source_label(runs: Sequence[Run], depth: int) -> str:
+    """The Pair source: "pool:<run names>@depth" (shortened to fit the column)."""
+    label = f"pool:{','.join(run.name for run in runs)}@{depth}"
+    if len(label) <= MAX_SOURCE:
+        return label
+    tail = f"…@{depth}"
+    return label[: MAX_SOURCE - len(tail)] + tail
+
+
+def check_depth(depth: int | None) -> int:
+    """A pooling depth from 1 to MAX_DEPTH."""
+    if depth is None or isinstance(depth, bool) or not 1 <= depth <= MAX_DEPTH:
+        raise ServiceError(f"depth must be a whole number from 1 to {MAX_DEPTH}")
+    return depth
+
+
+def _top_lists(
+    runs: Sequence[Run], depth: int
+) -> tuple[dict[int, dict[str, int]], list[dict[int, list[str]]]]:
+    """The grades {query id: {docid: grade}} and, per run, {query id: top-depth docids}."""
+    per_run = []
+    grades: dict[int, dict[str, int]] = {}
+    with cache.caches().lock:
+        for run in runs:
+            live, _ = live_state(run, ScoreOptions())
+            data = cache.caches().runs.get(run)
+            # A shallow copy: the cache replaces a query's dict on change, never edits it.
+            grades = dict(live.grades.grades)
+            tops = {}
+            for qpk, row in zip(live.queries.ids.tolist(), live.rows.tolist(), strict=True):
+                if row >= 0:
+                    tops[qpk] = data.docids(row)[:depth]
+            per_run.append(tops)
+    return grades, per_run
+
+
+def _chunk_ids(test_set_id: int, docids: set[str]) -> dict[str, int]:
+    """docid -> chunk id for chunks that have text (in batches: SQLite limits parameters)."""
+    out: dict[str, int] = {}
+    ordered = sorted(docids)
+    for start in range(0, len(ordered), _IN_BATCH):
+        batch = ordered[start : start + _IN_BATCH]
+        rows = db.session.execute(
+            sa.select(Chunk.docid, Chunk.id).where(
+                Chunk.test_set_id == test_set_id,
+                Chunk.docid.in_(batch),
+                Chunk.text.is_not(None),
+            )
+        )
+        out.update(dict(rows.all()))
+    return out
+
+
+def _queued(test_set_id: int) -> set[tuple[int, int]]:
+    """(query id, chunk id) of every pair already in the test set's queue."""
+    rows = db.session.execute(
+        sa.select(Pair.query_id, Pair.chunk_id).where(Pair.test_set_id == test_set_id)
+    )
+    return {(int(q), int(c)) for q, c in rows}
+
+
+def _mean_judged(
+    tops: dict[int, list[str]], judged: dict[int, set[str]], depth: int
+) -> float | None:
+    """Mean over the run's queries of the share of the top `depth` in `judged` (judged@depth)."""
+    if not tops:
+        return None
+    shares = [
+        sum(1 for d in docids if d in judged.get(q, ())) / depth for q, docids in tops.items()
+    ]
+    return float(np.mean(shares))
+
+
+def plan_pool(test_set: TestSet, runs: Sequence[Run], depth: int | None) -> PoolPlan:
+    """What pooling the top `depth` of `runs` would add (nothing is written)."""
+    depth = check_depth(depth)
+    if not runs:
+        raise ServiceError("choose at least one run to pool from")
+    if any(run.test_set_id != test_set.id for run in runs):
+        raise ServiceError("the runs must belong to the test set")
+    everyone = _all_runs(test_set)
+    chosen_ids = {run.id for run in runs}
+    grades, tops = _top_lists(everyone, depth)
+    by_run = dict(zip([r.id for r in everyone], tops, strict=True))
+    best: dict[tuple[int, str], int] = {}
+    for run in runs:
+        for qpk, docids in by_run[run.id].items():
+            judged = grades.get(qpk, {})
+            for rank, docid in enumerate(docids, start=1):
+                if docid in judged:
+                    continue
+                key = (qpk, docid)
+                if rank < best.get(key, depth + 1):
+                    best[key] = rank
+    chunk_ids = _chunk_ids(test_set.id, {docid for _, docid in best})
+    queued = _queued(test_set.id)
+    new_pairs: list[tuple[int, int, int]] = []
+    already = missing = 0
+    for (qpk, docid), rank in sorted(best.items(), key=lambda item: (item[1], item[0])):
+        chunk_id = chunk_ids.get(docid)
+        if chunk_id is None:
+            missing += 1
+        elif (qpk, chunk_id) in queued:
+            already += 1
+        else:
+            new_pairs.append((qpk, chunk_id, rank))
+    coverage = _coverage(everyone, by_run, grades, queued, new_pairs, chunk_ids, chosen_ids, depth)
+    return PoolPlan(
+        test_set=test_set,
+        runs=list(runs),
+        depth=depth,
+        source=source_label(runs, depth),
+        new_pairs=new_pairs,
+        already_queued=already,
+        not_in_corpus=missing,
+        coverage=coverage,
+    )
+
+
+def _coverage(
+    everyone: Sequence[Run],
+    by_run: dict[int, dict[int, list[str]]],
+    grades: dict[int, dict[str, int]],
+    queued: set[tuple[int, int]],
+    new_pairs: list[tuple[int, int, int]],
+    chunk_ids: dict[str, int],
+    chosen: set[int],
+    depth: int,
+) -> list[Coverage]:
+    """judged@depth of every run now and once all queued and new pairs carry a grade."""
+    docid_of = {cid: docid for docid, cid in chunk_ids.items()}
+    judged_now = {q: set(docs) for q, docs in grades.items()}
+    judged_after = {q: set(docs) for q, docs in grades.items()}
+    for qpk, chunk_id, _ in new_pairs:
+        judged_after.setdefault(qpk, set()).add(docid_of[chunk_id])
+    # Already-queued pairs count too once graded; only their docids among the tops matter.
+    wanted = {docid for tops in by_run.values() for docids in tops.values() for docid in docids}
+    for qpk, chunk_id in queued:
+        docid = docid_of.get(chunk_id)
+        if docid is not None and docid in wanted:
+            judged_after.setdefault(qpk, set()).add(docid)
+    out = []
+    for run in everyone:
+        tops = by_run[run.id]
+        out.append(
+            Coverage(
+                run=run,
+                now=_mean_judged(tops, judged_now, depth),
+                after=_mean_judged(tops, judged_after, depth),
+                chosen=run.id in chosen,
+            )
+        )
+    return out
+
+
+def _all_runs(test_set: TestSet) -> list[Run]:
+    stmt = sa.select(Run).where(Run.test_set_id == test_set.id).order_by(Run.uploaded_at, Run.id)
+    return list(db.session.scalars(stmt))
+
+
+def add_pool(test_set: TestSet, runs: Sequence[Run], depth: int | None) -> tuple[int, PoolPlan]:
+    """Add the plan's pairs to the queue (one transaction, idempotent); returns (added, plan)."""
+    plan = plan_pool(test_set, runs, depth)
+    table = Pair.__table__
+    dialect = db.session.get_bind().dialect.name
+    insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
+    now = utcnow()
+    added = 0
+    try:
+        for start in range(0, len(plan.new_pairs), _BATCH):
+            rows = [
+                {
+                    "test_set_id": test_set.id,
+                    "query_id": qpk,
+                    "chunk_id": chunk_id,
+                    "source": plan.source,
+                    "priority": rank,
+                    "created_at": now,
+                }
+                for qpk, chunk_id, rank in plan.new_pairs[start : start + _BATCH]
+            ]
+            # ON CONFLICT DO NOTHING: a pair queued meanwhile (another admin, an import) stays.
+            stmt = (
+                insert(table)
+                .values(rows)
+                .on_conflict_do_nothing(index_elements=["query_id", "chunk_id"])
+                .returning(table.c.id)
+            )
+            added += len(db.session.execute(stmt).all())
+        db.session.commit()
+    except BaseException:
+        db.session.rollback()
+        raise
+    return added, plan

@@ -1,0 +1,43 @@
+"""Request helpers shared by the dashboard blueprints: score options, runs, htmx detection."""
+
+from __future__ import annotations
+
+from flask import abort, request
+
+from ndcg_labeler.models import Run, TestSet
+from ndcg_labeler.services import ServiceError
+from ndcg_labeler.services import runs as run_service
+from ndcg_labeler.services.dashboard import parse_options
+from ndcg_labeler.services.scores import ScoreOptions
+
+
+def score_options() -> ScoreOptions:
+    """Scoring options from the query string; 400 with the reason when malformed."""
+    try:
+        return parse_options(request.args)
+    except ServiceError as exc:
+        abort(400, description=str(exc))
+
+
+def run_or_404(test_set: TestSet, run_id: int) -> Run:
+    """The run of the test set with this id, or 404."""
+    return run_service.get_run(test_set, run_id) or abort(404)
+
+
+def chosen_runs(test_set: TestSet, field: str = "run") -> list[Run]:
+    """Runs named by repeated ?run=ID arguments (unknown ids: 404), in the order given."""
+    runs = []
+    for value in request.values.getlist(field):
+        try:
+            run_id = int(value)
+        except ValueError:
+            abort(400, description=f"run must be a run id, not '{value}'")
+        run = run_or_404(test_set, run_id)
+        if run not in runs:
+            runs.append(run)
+    return runs
+
+
+def is_htmx() -> bool:
+    """True for requests htmx sends (they want a fragment, not a page)."""
+    return request.headers.get("HX-Request") == "true"

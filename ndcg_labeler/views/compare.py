@@ -1,0 +1,66 @@
+"""Comparing runs: means with bootstrap intervals, paired tests, per-query deltas, scatter."""
+
+from __future__ import annotations
+
+from flask import Blueprint, abort, render_template, request
+
+from ndcg_labeler.services import ServiceError
+from ndcg_labeler.services import compare as service
+from ndcg_labeler.services import dashboard as dashboard_service
+from ndcg_labeler.services import runs as run_service
+from ndcg_labeler.services.access import get_test_set_or_404
+from ndcg_labeler.views._scoring import chosen_runs, score_options
+
+bp = Blueprint("compare", __name__, url_prefix="/test-sets/<int:test_set_id>/dashboard/compare")
+
+PER_PAGE = 100
+
+
+def _context(test_set_id: int) -> dict[str, object]:
+    test_set = get_test_set_or_404(test_set_id)
+    options = score_options()
+    all_runs = run_service.list_runs(test_set)
+    runs = chosen_runs(test_set)
+    if not runs and "run" not in request.args:
+        runs = all_runs[:2]  # a first visit compares the two oldest runs
+    result = None
+    error = None
+    if len(runs) >= 2:
+        try:
+            result = service.compare(runs, options)
+        except ServiceError as exc:
+            abort(400, description=str(exc))
+    elif all_runs:
+        error = "Choose at least two runs to compare."
+    page = max(1, request.args.get("page", 1, type=int) or 1)
+    pages = max(1, -(-len(result.deltas) // PER_PAGE)) if result else 1
+    page = min(page, pages)
+    return {
+        "test_set": test_set,
+        "all_runs": all_runs,
+        "runs": runs,
+        "run_args": {"run": [run.id for run in runs]},
+        "raw_options": options,
+        "option_args": dashboard_service.option_args(options),
+        "result": result,
+        "error": error,
+        "policy_text": service.UNDEFINED_POLICY,
+        "page": page,
+        "pages": pages,
+        "per_page": PER_PAGE,
+        "version": dashboard_service.version_token(test_set.id),
+        "k_choices": dashboard_service.k_choices(options.k),
+        "policies": dashboard_service.policies(),
+    }
+
+
+@bp.get("/")
+def page(test_set_id: int) -> str:
+    """Pick two or more runs; see whether the differences between them are real."""
+    return render_template("dashboard/compare.html", **_context(test_set_id))
+
+
+@bp.get("/_results")
+def fragment(test_set_id: int) -> str:
+    """The comparison's live part."""
+    return render_template("dashboard/_compare.html", **_context(test_set_id))

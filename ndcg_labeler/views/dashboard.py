@@ -1,0 +1,109 @@
+"""Dashboards: the test-set overview, a run's query table, and the live "changed?" check."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Blueprint, abort, jsonify, render_template, request
+from flask_login import current_user
+from werkzeug.wrappers import Response
+
+from ndcg_labeler.services import ServiceError
+from ndcg_labeler.services import dashboard as service
+from ndcg_labeler.services.access import get_test_set_or_404
+from ndcg_labeler.views._scoring import run_or_404, score_options
+
+bp = Blueprint("dashboard", __name__, url_prefix="/test-sets/<int:test_set_id>/dashboard")
+
+# Header htmx turns into an event; the live regions listen for it on <body>.
+CHANGED_EVENT = "scores-changed"
+
+
+@bp.app_template_global()
+def merged(*parts: dict[str, Any]) -> dict[str, Any]:
+    """Dicts merged left to right (URL arguments in templates: options, sort, page...)."""
+    out: dict[str, Any] = {}
+    for part in parts:
+        out.update(part)
+    return out
+
+
+@bp.app_template_global()
+def ndcg_band(value: float | None) -> str:
+    """Band name of an NDCG value (excellent, good, fair, poor) or "undefined"."""
+    return service.band(value)
+
+
+def _overview_context(test_set_id: int) -> dict[str, object]:
+    test_set = get_test_set_or_404(test_set_id)
+    options = score_options()
+    return {
+        "test_set": test_set,
+        "raw_options": options,
+        "option_args": service.option_args(options),
+        "overview": service.overview(test_set, current_user, options),
+        "k_choices": service.k_choices(options.k),
+        "policies": service.policies(),
+    }
+
+
+@bp.get("/")
+def overview(test_set_id: int) -> str:
+    """Every run's mean NDCG@k, what the mean covers, judged@k, and the labeling progress."""
+    return render_template("dashboard/overview.html", **_overview_context(test_set_id))
+
+
+@bp.get("/_overview")
+def overview_fragment(test_set_id: int) -> str:
+    """The overview's live part (re-fetched by htmx when the grades or runs changed)."""
+    return render_template("dashboard/_overview.html", **_overview_context(test_set_id))
+
+
+@bp.get("/live")
+def live(test_set_id: int) -> Response:
+    """labels_version and runs_version (one SELECT); an htmx event when `since` is stale."""
+    get_test_set_or_404(test_set_id)
+    found = service.versions(test_set_id) or abort(404)
+    token = f"{found[0]}.{found[1]}"
+    since = request.args.get("since")
+    changed = since is not None and since != token
+    response = jsonify(labels_version=found[0], runs_version=found[1], token=token, changed=changed)
+    if changed:
+        response.headers["HX-Trigger"] = CHANGED_EVENT
+    response.headers["Cache-Control"] = "no-store"
+    return response
+
+
+def _table_context(test_set_id: int, run_id: int) -> dict[str, object]:
+    test_set = get_test_set_or_404(test_set_id)
+    run = run_or_404(test_set, run_id)
+    options = score_options()
+    try:
+        query = service.parse_table_query(request.args)
+    except ServiceError as exc:
+        abort(400, description=str(exc))
+    table = service.query_table(run, options, query)
+    return {
+        "test_set": test_set,
+        "run": run,
+        "raw_options": options,
+        "option_args": service.option_args(options),
+        "table": table,
+        "k_chart": service.run_k_chart(run, options),
+        "version": service.version_token(test_set.id),
+        "k_choices": service.k_choices(options.k),
+        "policies": service.policies(),
+        "band_filters": service.BAND_FILTERS,
+    }
+
+
+@bp.get("/runs/<int:run_id>")
+def run_table(test_set_id: int, run_id: int) -> str:
+    """A run's queries at k: largest gap first, sortable, filterable, 100 per page."""
+    return render_template("dashboard/run.html", **_table_context(test_set_id, run_id))
+
+
+@bp.get("/runs/<int:run_id>/_table")
+def run_table_fragment(test_set_id: int, run_id: int) -> str:
+    """The query table's live part."""
+    return render_template("dashboard/_run.html", **_table_context(test_set_id, run_id))

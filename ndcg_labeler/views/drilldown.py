@@ -1,0 +1,85 @@
+"""Query drill-down: the run's top k beside the ideal top k, and grading unjudged chunks there."""
+
+from __future__ import annotations
+
+from flask import Blueprint, abort, flash, redirect, render_template, request, url_for
+from flask_login import current_user
+from werkzeug.wrappers import Response
+
+from ndcg_labeler.services import ServiceError
+from ndcg_labeler.services import dashboard as dashboard_service
+from ndcg_labeler.services import drilldown as service
+from ndcg_labeler.services.access import get_test_set_or_404
+from ndcg_labeler.views._scoring import is_htmx, run_or_404, score_options
+
+bp = Blueprint(
+    "drilldown",
+    __name__,
+    url_prefix="/test-sets/<int:test_set_id>/dashboard/runs/<int:run_id>/queries/<int:query_id>",
+)
+
+
+def _context(test_set_id: int, run_id: int, query_id: int) -> dict[str, object]:
+    test_set = get_test_set_or_404(test_set_id)
+    run = run_or_404(test_set, run_id)
+    query = service.get_query(test_set, query_id) or abort(404)
+    options = score_options()
+    return {
+        "test_set": test_set,
+        "run": run,
+        "query": query,
+        "raw_options": options,
+        "option_args": dashboard_service.option_args(options),
+        "view": service.drill_down(test_set, run, query, options),
+        "version": dashboard_service.version_token(test_set.id),
+        "k_choices": dashboard_service.k_choices(options.k),
+        "policies": dashboard_service.policies(),
+    }
+
+
+@bp.get("/")
+def page(test_set_id: int, run_id: int, query_id: int) -> str:
+    """Why the query scores what it does: observed and ideal top k, rank by rank."""
+    return render_template("dashboard/query.html", **_context(test_set_id, run_id, query_id))
+
+
+@bp.get("/_detail")
+def fragment(test_set_id: int, run_id: int, query_id: int) -> str:
+    """The drill-down's live part."""
+    return render_template("dashboard/_query.html", **_context(test_set_id, run_id, query_id))
+
+
+@bp.post("/grade")
+def grade(test_set_id: int, run_id: int, query_id: int) -> str | Response:
+    """Grade an unjudged chunk as the current user; htmx gets the updated scores in place."""
+    test_set = get_test_set_or_404(test_set_id)
+    run_or_404(test_set, run_id)
+    query = service.get_query(test_set, query_id) or abort(404)
+    options = score_options()
+    error = None
+    try:
+        service.grade_chunk(
+            test_set,
+            query,
+            request.form.get("chunk_id", -1, type=int),
+            request.form.get("grade", None, type=int),
+            current_user._get_current_object(),
+        )
+    except ServiceError as exc:
+        error = str(exc)
+    if is_htmx():
+        context = _context(test_set_id, run_id, query_id)
+        return render_template("dashboard/_query.html", **context, grade_error=error)
+    if error:
+        flash(f"Not saved: {error}", "error")
+    else:
+        flash("Grade saved.", "success")
+    return redirect(
+        url_for(
+            "drilldown.page",
+            test_set_id=test_set_id,
+            run_id=run_id,
+            query_id=query_id,
+            **dashboard_service.option_args(options),
+        )
+    )

@@ -1,0 +1,116 @@
+"""Comparing runs: hand-computed deltas, scipy for the t-test, and `flask run compare` exactly."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import numpy as np
+import pytest
+from flask import Flask
+from flask.testing import FlaskCliRunner
+from scipy import stats
+
+from ndcg_labeler.extensions import db
+from ndcg_labeler.models import Run
+from ndcg_labeler.scoring.significance import bootstrap_ci, randomization_test
+from ndcg_labeler.services import ServiceError
+from ndcg_labeler.services import compare as service
+from ndcg_labeler.services import runs as run_service
+from ndcg_labeler.services.scores import ScoreOptions
+from tests.dashboard.conftest import A3, B3, RUN_A, Demo, the_test_set, trec
+
+K3 = ScoreOptions(k=3)
+COMPARED = ["q1", "q2", "q3", "q5"]  # q4 is undefined (no grade) and left out of both
+
+
+def _runs(demo: Demo) -> list[Run]:
+    return [db.session.get_one(Run, demo.run_a), db.session.get_one(Run, demo.run_b)]
+
+
+def test_compare_by_hand_and_against_scipy(ctx: Flask, dash: Demo) -> None:
+    result = service.compare(_runs(dash), K3)
+    assert (result.compared, result.left_out, result.total) == (4, 1, 5)
+    a = [A3[q] for q in COMPARED]
+    b = [B3[q] for q in COMPARED]
+    # B − A: q1 +0.5758, q2 −0.1403, q3 +0.3691, q5 −1 (B lacks q5: 0). Largest |Δ| first.
+    assert [d.qid for d in result.deltas] == ["q5", "q1", "q3", "q2"]
+    assert [d.delta for d in result.deltas] == pytest.approx(
+        [B3[q] - A3[q] for q in ("q5", "q1", "q3", "q2")]
+    )
+    pair = result.first_pair
+    assert (pair.wins, pair.ties, pair.losses) == (2, 0, 2)
+    assert pair.t_test_p == pytest.approx(stats.ttest_rel(b, a).pvalue)
+    # Four pairs: the randomisation test enumerates all 16 sign patterns (exact).
+    assert pair.randomization_p == randomization_test(a, b)
+    signs = np.array([[1 if (p >> i) & 1 else -1 for i in range(4)] for p in range(16)])
+    deltas = np.array(b) - np.array(a)
+    hits = np.abs((signs * deltas).sum(axis=1)) >= abs(deltas.sum()) - 1e-12
+    assert pair.randomization_p == pytest.approx(hits.mean())
+    mean_a, mean_b = result.means
+    assert mean_a.mean == pytest.approx(np.mean(a))
+    assert (mean_a.low, mean_a.high) == bootstrap_ci(a)[1:]
+    assert mean_a.low <= mean_a.mean <= mean_a.high
+    assert mean_b.mean == pytest.approx(np.mean(b))
+    assert result.chart is not None and "4 queries" in result.chart.desc
+
+
+def test_json_shape_is_the_cli_contract(ctx: Flask, dash: Demo) -> None:
+    data = service.compare(_runs(dash), K3).to_json()
+    assert list(data) == [
+        "k",
+        "runs",
+        "wins",
+        "ties",
+        "losses",
+        "t_test_p",
+        "randomization_p",
+        "queries",
+    ]
+    assert data["k"] == 3
+    assert list(data["runs"]) == ["A", "B"]
+    assert set(data["runs"]["A"]) == {"mean", "ci_low", "ci_high"}
+    assert list(data["queries"][0]) == ["qid", "a", "b", "delta"]
+    assert data["queries"][0] == {"qid": "q5", "a": 1.0, "b": 0.0, "delta": -1.0}
+
+
+def test_three_runs_are_each_compared_with_the_first(ctx: Flask, dash: Demo) -> None:
+    a, b = _runs(dash)
+    c = run_service.upload_run(the_test_set(dash), io.BytesIO(trec(RUN_A)), "c.trec", "C", None)
+    result = service.compare([a, b, c], K3)
+    assert [(p.a.name, p.b.name) for p in result.pairs] == [("A", "B"), ("A", "C")]
+    same = result.pairs[1]
+    assert (same.wins, same.ties, same.losses, same.randomization_p) == (0, 4, 0, 1.0)
+    assert same.t_test_p == 1.0
+
+
+def test_refusals(ctx: Flask, dash: Demo) -> None:
+    a, _ = _runs(dash)
+    with pytest.raises(ServiceError, match="at least two"):
+        service.compare([a], K3)
+    with pytest.raises(ServiceError, match="different runs"):
+        service.compare([a, a], K3)
+
+
+def test_cli_json_equals_the_service(app: Flask, runner: FlaskCliRunner, dash: Demo) -> None:
+    result = runner.invoke(args=["run", "compare", "dash", "A", "B", "--k", "3", "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    with app.app_context():
+        expected = service.compare(_runs(dash), K3).to_json()
+        db.session.remove()
+    assert data == expected
+    assert (data["wins"], data["ties"], data["losses"]) == (2, 0, 2)
+    assert [q["qid"] for q in data["queries"]] == ["q5", "q1", "q3", "q2"]
+
+
+def test_cli_table_and_errors(runner: FlaskCliRunner, dash: Demo) -> None:
+    table = runner.invoke(args=["run", "compare", "dash", "A", "B", "--k", "3"])
+    assert table.exit_code == 0, table.output
+    assert "B beats A on 2 queries, ties on 0, loses on 2." in table.output
+    assert "Compared on 4 of 5 queries (1 left out" in table.output
+    missing = runner.invoke(args=["run", "compare", "dash", "A", "nope", "--json"])
+    assert missing.exit_code == 1
+    assert "Error: test set 'dash' has no run named 'nope'" in missing.output
+    bad_k = runner.invoke(args=["run", "compare", "dash", "A", "B", "--k", "x"])
+    assert bad_k.exit_code == 1 and "--k must be a whole number" in bad_k.output
