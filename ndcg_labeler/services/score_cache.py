@@ -27,7 +27,7 @@ from ndcg_labeler.services import grades as grade_service
 
 # Event ids come from one counter shared by all test sets; on PostgreSQL a transaction may
 # commit after one that took a later id. Re-reading a short tail of ids catches such stragglers.
-EVENT_LOOKBACK = 500
+EVENT_LOOKBACK = 128
 # Past this many touched queries, re-reading every grade is cheaper than one query at a time.
 FULL_RELOAD_QUERIES = 200
 # Generations of change sets kept for dependents that fell behind (older ones recompute).
@@ -42,26 +42,32 @@ class TestSetState:
     id: int
     name: str
     labels_version: int
+    runs_version: int
     aggregation: str
     threshold: int
-    query_count: int
     query_max_id: int
 
     @property
-    def queries_key(self) -> tuple[int, int]:
-        """Changes when queries are added or removed."""
-        return (self.query_count, self.query_max_id)
+    def queries_key(self) -> int:
+        """Changes when queries are added."""
+        return self.query_max_id
 
 
 def test_set_state(test_set_id: int) -> TestSetState:
     """One round trip: versions, policy, threshold and the query count of a test set."""
     q = Query.__table__
-    count = sa.select(sa.func.count()).where(q.c.test_set_id == test_set_id).scalar_subquery()
+    # max(id) is one index seek (a count would scan): new queries always get larger ids, and
+    # queries are never deleted on their own (only with their test set).
     top = sa.select(sa.func.max(q.c.id)).where(q.c.test_set_id == test_set_id).scalar_subquery()
     t = TestSet.__table__
     row = db.session.execute(
         sa.select(
-            t.c.name, t.c.labels_version, t.c.aggregation, t.c.relevance_threshold, count, top
+            t.c.name,
+            t.c.labels_version,
+            t.c.runs_version,
+            t.c.aggregation,
+            t.c.relevance_threshold,
+            top,
         ).where(t.c.id == test_set_id)
     ).one()
     return TestSetState(test_set_id, row[0], row[1], row[2], row[3], row[4], row[5] or 0)
@@ -71,7 +77,7 @@ def test_set_state(test_set_id: int) -> TestSetState:
 class QuerySet:
     """A test set's queries in a fixed order (by qid), with their ids."""
 
-    key: tuple[int, int]
+    key: int
     ids: np.ndarray
     qids: list[str]
     index: dict[int, int]
@@ -92,8 +98,13 @@ def load_query_set(state: TestSetState) -> QuerySet:
 class RunData:
     """A run's ranked docids: every token newline-terminated in one buffer, rows per query."""
 
-    def __init__(self, key: tuple[object, ...], query_ids: Iterable[int], blobs: list[bytes]):
+    def __init__(
+        self, key: tuple[object, ...], query_ids: Iterable[int], blobs: list[bytes], name: str
+    ) -> None:
         self.key = key
+        self.run_id = int(key[0])  # type: ignore[call-overload]
+        self.name = name
+        self.runs_version: int | None = None
         self.query_ids = np.fromiter(query_ids, dtype=np.int64)
         self.row_of = {int(q): r for r, q in enumerate(self.query_ids)}
         # Each stored blob is "d1\nd2\n...dn"; joining with "\n" and ending with one more
@@ -178,14 +189,21 @@ class _RunStore:
         self.items: OrderedDict[int, RunData] = OrderedDict()
         self.budget = budget
 
-    def get(self, run: Run) -> RunData:
-        """The run's data, read from RunQuery if not cached (or if the run changed)."""
-        key = run_key(run)
-        data = self.items.get(run.id)
-        if data is None or data.key != key:
-            data = self._load(run, key)
-            self.put(run.id, data)
-        self.items.move_to_end(run.id)
+    def get(self, run: Run, runs_version: int | None = None) -> RunData:
+        """The run's data, read from RunQuery if not cached (or if the run changed).
+
+        Every upload and delete bumps the test set's runs_version; while it stands still the
+        cached data is current without looking at the (possibly expired) Run row again.
+        """
+        run_id = sa.inspect(run).identity[0]
+        data = self.items.get(run_id)
+        if data is None or runs_version is None or data.runs_version != runs_version:
+            key = run_key(run)
+            if data is None or data.key != key:
+                data = self._load(run, key)
+                self.put(run_id, data)
+            data.runs_version = runs_version
+        self.items.move_to_end(run_id)
         return data
 
     def put(self, run_id: int, data: RunData) -> None:
@@ -206,7 +224,7 @@ class _RunStore:
             .where(table.c.run_id == run.id)
             .order_by(table.c.id)
         ).all()
-        return RunData(key, (r[0] for r in rows), [bytes(r[1]) for r in rows])
+        return RunData(key, (r[0] for r in rows), [bytes(r[1]) for r in rows], run.name)
 
 
 class Caches:
@@ -246,7 +264,7 @@ class GradeState:
     test_set_id: int
     policy: str
     labels_version: int
-    queries_key: tuple[int, int]
+    queries_key: int
     grades: dict[int, dict[str, int]]
     judged: dict[int, np.ndarray] = field(default_factory=dict)
     max_event_id: int = 0
@@ -292,7 +310,7 @@ def _max_event_id(test_set_id: int) -> int:
     )
 
 
-def _load_all(state: TestSetState, policy: str, query_ids: dict[str, int]) -> GradeState:
+def _load_all(state: TestSetState, policy: str, query_set: QuerySet) -> GradeState:
     """Read every aggregated grade of the test set (events first: nothing is missed)."""
     max_id = _max_event_id(state.id)
     e = JudgmentEvent.__table__
@@ -303,6 +321,7 @@ def _load_all(state: TestSetState, policy: str, query_ids: dict[str, int]) -> Gr
     )
     test_set = db.session.get_one(TestSet, state.id)
     qrels = grade_service.scoring_qrels(test_set, policy)
+    query_ids = dict(zip(query_set.qids, query_set.ids.tolist(), strict=True))
     grades = {query_ids[qid]: docs for qid, docs in qrels.items() if qid in query_ids}
     return GradeState(
         state.id,
@@ -320,9 +339,8 @@ def grade_state(state: TestSetState, policy: str, query_set: QuerySet) -> GradeS
     key = (state.id, policy)
     store = caches().grades
     current = store.get(key)
-    query_ids = dict(zip(query_set.qids, query_set.ids.tolist(), strict=True))
     if current is None or current.queries_key != state.queries_key:
-        fresh = _load_all(state, policy, query_ids)
+        fresh = _load_all(state, policy, query_set)
         if current is not None:
             fresh.generation = current.generation
             fresh.log = current.log
@@ -331,7 +349,7 @@ def grade_state(state: TestSetState, policy: str, query_set: QuerySet) -> GradeS
         return fresh
     if current.labels_version == state.labels_version:
         return current
-    _catch_up(current, state, policy, query_ids)
+    _catch_up(current, state, policy, query_set)
     return current
 
 
@@ -348,9 +366,7 @@ def query_grades(test_set_id: int, query_id: int, policy: str) -> dict[str, int]
     return next(iter(qrels.values()), {})
 
 
-def _catch_up(
-    current: GradeState, state: TestSetState, policy: str, query_ids: dict[str, int]
-) -> None:
+def _catch_up(current: GradeState, state: TestSetState, policy: str, query_set: QuerySet) -> None:
     """Apply the events this process has not seen: re-aggregate only the touched queries."""
     e = JudgmentEvent.__table__
     rows = db.session.execute(
@@ -366,7 +382,7 @@ def _catch_up(
     if not touched:
         return
     if len(touched) > FULL_RELOAD_QUERIES:
-        fresh = _load_all(state, policy, query_ids)
+        fresh = _load_all(state, policy, query_set)
         current.grades, current.judged, current.seen = fresh.grades, {}, fresh.seen
         current.max_event_id = max(current.max_event_id, fresh.max_event_id)
         current._record(None)
@@ -392,4 +408,4 @@ def remember_run(run: Run, query_ids: list[int], blobs: list[bytes]) -> None:
     """Seed the cache with a run just uploaded by this process (saves re-reading it)."""
     found = caches()
     with found.lock:
-        found.runs.put(run.id, RunData(run_key(run), query_ids, blobs))
+        found.runs.put(run.id, RunData(run_key(run), query_ids, blobs, run.name))

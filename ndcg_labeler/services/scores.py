@@ -53,6 +53,8 @@ class _LiveScores:
         resolved: Resolved,
     ) -> None:
         self.data_key = data.key
+        self.run_id = data.run_id
+        self.run_name = data.name
         self.queries = queries
         self.resolved = resolved
         self.options = resolved.scoring
@@ -138,9 +140,9 @@ def live_state(run: Run, options: ScoreOptions) -> tuple[_LiveScores, cache.Test
     queries = _query_set(state)
     grades = cache.grade_state(state, resolved.policy, queries)
     found = cache.caches()
-    data = found.runs.get(run)
+    data = found.runs.get(run, state.runs_version)
     key = (
-        run.id,
+        data.run_id,
         resolved.policy,
         resolved.threshold,
         resolved.gain,
@@ -168,8 +170,8 @@ def score_run(run: Run, options: ScoreOptions | None = None) -> RunScores:
         # (with ideal=retrieved its IDCG is 0, which would otherwise hide the miss).
         ndcg[live.missing & live.has_gain & np.isnan(ndcg)] = 0.0
         return RunScores(
-            run_id=run.id,
-            run_name=run.name,
+            run_id=live.run_id,
+            run_name=live.run_name,
             test_set_id=state.id,
             test_set_name=state.name,
             # The live state is shared by every k it covers: report the k asked for.

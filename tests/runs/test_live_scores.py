@@ -260,3 +260,25 @@ def test_fast_query_grades_equal_the_grades_service(setup, policy: str) -> None:
     assert query_grades(test_set.id, q1.id, policy) == grades.query_grades(
         test_set.id, q1.id, policy
     )
+
+
+def test_an_event_committed_late_with_a_smaller_id_is_still_seen(setup) -> None:
+    """On PostgreSQL a transaction can commit after another that took a later event id."""
+    test_set, run = setup
+    score_run(run)
+    top = db.session.scalar(sa.select(sa.func.max(JudgmentEvent.id)))
+    grade(test_set, "q1", "z", 2, "ann1")  # committed first, but with a later id
+    db.session.execute(
+        sa.update(JudgmentEvent).where(JudgmentEvent.id == top + 1).values(id=top + 10)
+    )
+    db.session.commit()
+    first = score_run(run)
+    assert first.dcg[by_qid(first)["q1"]] == pytest.approx(2 + 2 / L3 + 3 / 2)
+    grade(test_set, "q2", "y", 3, "ann1")  # the straggler: its event gets an earlier id
+    straggler = db.session.scalar(sa.select(sa.func.max(JudgmentEvent.id)))
+    db.session.execute(
+        sa.update(JudgmentEvent).where(JudgmentEvent.id == straggler).values(id=top + 5)
+    )
+    db.session.commit()
+    second = score_run(run)
+    assert second.dcg[by_qid(second)["q2"]] == pytest.approx(3 + 1 / L3)
