@@ -9,6 +9,8 @@ as whitespace but pyarrow does not split on send the file to the line parser.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 
 import numpy as np
 import pyarrow as pa
@@ -19,92 +21,94 @@ from .errors import FormatError
 from .run_lines import Grouped
 from .textio import Opened
 
-_BLOCK = 4 * 1024 * 1024
+_BLOCK = 8 * 1024 * 1024  # bytes handed to one read_csv call; the next one parses meanwhile
+_ARROW_BLOCK = 2 * 1024 * 1024  # pyarrow's own chunking inside a call (its threads)
+_MAX_TAIL = 1024 * 1024  # a line longer than this sends the file to the line parser
 _RANK_PATTERN = r"^[0-9]+$"
 
 
-class _ScanningReader:
-    """Hands bytes to pyarrow and notes any the single-delimiter split would misread."""
+class _Unclean(Exception):
+    """The file holds something the fast path would not read exactly like the line parser."""
 
-    def __init__(self, opened: Opened, delimiter: str) -> None:
-        self._read = opened.stream.read
-        odd = {b" ", b"\t", b"\v", b"\f", b"\x00"} - {delimiter.encode()}
-        self._odd = tuple(odd)
-        self._bare_cr = 0
-        self._prev_cr = False
-        self.suspicious = False
-        self.error: FormatError | None = None
-        self.closed = False
 
-    def readable(self) -> bool:
-        return True
+def _blocks(opened: Opened, delimiter: str) -> Iterator[bytes]:
+    """Yield the decompressed file in whole-line blocks after checking their bytes.
 
-    def read(self, n: int = -1) -> bytes:
-        try:
-            data = self._read(n)
-        except FormatError as exc:  # size guard or broken gzip: final, not a fallback case
-            self.error = exc
-            raise
+    pyarrow splits on one delimiter byte and ends lines at a bare CR; trec_eval splits on any
+    ASCII whitespace and does not treat a bare CR as a line end. Any byte where the two would
+    differ (or a NUL, which the line parser rejects) raises _Unclean.
+    """
+    odd = tuple({b" ", b"\t", b"\v", b"\f", b"\x00"} - {delimiter.encode()})
+    read, readline = opened.stream.read, opened.stream.readline
+    while True:
+        data = read(_BLOCK)
         if not data:
-            return data
-        if not self.suspicious and any(b in data for b in self._odd):
-            self.suspicious = True
-        # pyarrow ends a line at a bare CR; trec_eval (and the line parser) do not.
-        if self._prev_cr and data[:1] == b"\n":
-            self._bare_cr -= 1
-        if b"\r" in data:
-            self._bare_cr += data.count(b"\r") - data.count(b"\r\n")
-        self._prev_cr = data[-1:] == b"\r"
-        return data
-
-    def close(self) -> None:
-        self.closed = True
-
-    @property
-    def clean(self) -> bool:
-        """True when every byte was one the fast path reads exactly like the line parser."""
-        return not self.suspicious and self._bare_cr == 0
+            return
+        if not data.endswith(b"\n"):
+            tail = readline(_MAX_TAIL)
+            if len(tail) == _MAX_TAIL and not tail.endswith(b"\n"):
+                raise _Unclean
+            data += tail
+        if any(b in data for b in odd):
+            raise _Unclean
+        if b"\r" in data and data.count(b"\r") != data.count(b"\r\n"):
+            raise _Unclean
+        if data.strip(b"\r\n"):
+            yield data
 
 
 def read_fast(opened: Opened, fmt: str, delimiter: str) -> Grouped | None:
     """Parse a clean TREC or MS MARCO run; None when the line parser must have a look.
 
-    Record batches stream in while pyarrow parses the next blocks on other threads, so the
-    Python-side work (docid objects, duplicate check) overlaps with parsing.
+    A worker thread parses block k+1 (pyarrow releases the GIL and uses its own threads) while
+    this thread turns block k into docid objects and checks duplicates, so the two overlap.
     """
     trec = fmt == "trec"
     names = ["qid", "iter", "docid", "rank", "score", "tag"] if trec else ["qid", "docid", "rank"]
     types = {name: pa.string() for name in names}
     if trec:
         types["score"] = pa.float64()
-    reader = _ScanningReader(opened, delimiter)
+    options = {
+        "read_options": pacsv.ReadOptions(column_names=names, block_size=_ARROW_BLOCK),
+        "parse_options": pacsv.ParseOptions(
+            delimiter=delimiter, quote_char=False, double_quote=False, escape_char=False
+        ),
+        "convert_options": pacsv.ConvertOptions(
+            column_types=types,
+            null_values=[],
+            strings_can_be_null=False,
+            quoted_strings_can_be_null=False,
+            check_utf8=True,
+        ),
+    }
+
+    def parse(data: bytes) -> pa.Table:
+        return pacsv.read_csv(pa.py_buffer(data), **options)
+
     grouper = _Grouper()
-    try:
-        batches = pacsv.open_csv(
-            reader,
-            read_options=pacsv.ReadOptions(column_names=names, block_size=_BLOCK),
-            parse_options=pacsv.ParseOptions(
-                delimiter=delimiter, quote_char=False, double_quote=False, escape_char=False
-            ),
-            convert_options=pacsv.ConvertOptions(
-                column_types=types,
-                null_values=[],
-                strings_can_be_null=False,
-                quoted_strings_can_be_null=False,
-                check_utf8=True,
-            ),
-        )
-        for batch in batches:
-            scores = _checked_scores(batch, trec)
-            if scores is None or not grouper.add(batch, scores, 2 if trec else 1):
-                return None
-    except (pa.ArrowException, ValueError):  # pyarrow could not read it: the line parser will
-        if reader.error is not None:
-            raise reader.error from None
-        return None
-    if not reader.clean or grouper.rows == 0:
-        return None
-    return grouper.result()
+    blocks = _blocks(opened, delimiter)
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        try:
+            pending = _submit(pool, parse, blocks)
+            while pending is not None:
+                following = _submit(pool, parse, blocks)
+                for batch in pending.result().to_batches():
+                    scores = _checked_scores(batch, trec)
+                    if scores is None or not grouper.add(batch, scores, 2 if trec else 1):
+                        return None
+                pending = following
+        except FormatError:  # size guard or broken gzip: final, not a fallback case
+            raise
+        except (_Unclean, pa.ArrowException, ValueError):  # the line parser will say why
+            return None
+    return grouper.result() if grouper.rows else None
+
+
+def _submit(
+    pool: ThreadPoolExecutor, parse: Callable[[bytes], pa.Table], blocks: Iterator[bytes]
+) -> Future[pa.Table] | None:
+    data = next(blocks, None)
+    return None if data is None else pool.submit(parse, data)
 
 
 def _checked_scores(batch: pa.RecordBatch, trec: bool) -> np.ndarray | None:
