@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import click
+from flask.cli import AppGroup
 
 from ndcg_labeler.cli._common import cli_errors, read_password
 from ndcg_labeler.services import users as user_service
 
 
-@click.group("user")
+@click.group("user", cls=AppGroup)
 def user_group() -> None:
     """Manage user accounts."""
 
