@@ -1,0 +1,277 @@
+"""Disagreement review: the pairs whose grades differ too much or that someone could not judge.
+
+A pair is disputed when its graded judgments span at least the test set's
+disagreement_threshold (max − min grade) or when anyone answered "can't tell". Every graded
+judgment counts here, imported ones included: the review exists to settle the grade scoring
+uses, and scoring combines them all. Most disputed first: widest span, then most "can't tell",
+then qid and docid.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+import sqlalchemy as sa
+from sqlalchemy.orm import aliased
+
+from ndcg_labeler.extensions import db
+from ndcg_labeler.models import Adjudication, Chunk, Judgment, JudgmentEvent, Query, TestSet, User
+from ndcg_labeler.models.users import IMPORT_ROLE
+from ndcg_labeler.scoring.aggregate import POLICIES, aggregate
+from ndcg_labeler.services import ServiceError
+from ndcg_labeler.services.testsets import Page
+
+PER_PAGE = 50
+
+
+@dataclass(frozen=True)
+class ReviewItem:
+    """One disputed pair in the queue."""
+
+    query_id: int
+    chunk_id: int
+    qid: str
+    docid: str
+    query_text: str
+    chunk_title: str | None
+    graded: int
+    cant_tell: int
+    min_grade: int | None
+    max_grade: int | None
+    spread: int
+    adjudicated: int | None
+
+
+@dataclass(frozen=True)
+class GradeLine:
+    """One annotator's current verdict on a pair, as the adjudicator sees it."""
+
+    username: str
+    is_import: bool
+    status: str
+    grade: int | None
+    note: str
+    active_ms: int
+    created_at: datetime
+    updated_at: datetime
+
+
+@dataclass(frozen=True)
+class HistoryLine:
+    """One recorded change to a pair (a judgment or an adjudication)."""
+
+    kind: str
+    actor: str | None
+    annotator: str | None
+    old_status: str | None
+    new_status: str | None
+    old_grade: int | None
+    new_grade: int | None
+    note: str
+    created_at: datetime
+
+
+@dataclass(frozen=True)
+class PairDetail:
+    """Everything an adjudicator needs about one pair."""
+
+    query: Query
+    chunk: Chunk
+    grades: list[GradeLine]
+    adjudication: Adjudication | None
+    adjudicator: str | None
+    by_policy: dict[str, int | None]
+    policy: str
+    history: list[HistoryLine]
+
+    @property
+    def aggregated(self) -> int | None:
+        """The grade the test set's policy gives without the adjudication."""
+        return self.by_policy[self.policy]
+
+    @property
+    def final(self) -> int | None:
+        """The grade scoring uses: the adjudication when there is one."""
+        return self.adjudication.grade if self.adjudication is not None else self.aggregated
+
+
+def _disputes(test_set: TestSet, threshold: int) -> sa.Subquery:
+    """Per disputed pair: graded count, can't-tell count, lowest and highest grade, span."""
+    graded = Judgment.status == "graded"
+    low = sa.func.min(sa.case((graded, Judgment.grade)))
+    high = sa.func.max(sa.case((graded, Judgment.grade)))
+    spread = sa.func.coalesce(high - low, 0)
+    cant = sa.func.sum(sa.case((Judgment.status == "cant_tell", 1), else_=0))
+    return (
+        sa.select(
+            Judgment.query_id.label("query_id"),
+            Judgment.chunk_id.label("chunk_id"),
+            sa.func.sum(sa.case((graded, 1), else_=0)).label("graded"),
+            cant.label("cant_tell"),
+            low.label("low"),
+            high.label("high"),
+            spread.label("spread"),
+        )
+        .where(Judgment.test_set_id == test_set.id)
+        .group_by(Judgment.query_id, Judgment.chunk_id)
+        .having(sa.or_(spread >= threshold, cant > 0))
+        .subquery()
+    )
+
+
+def queue(
+    test_set: TestSet, *, include_adjudicated: bool = False, page: int = 1, per_page: int = PER_PAGE
+) -> Page:
+    """One page of disputed pairs (ReviewItem), most disputed first; by default only those
+    without an adjudication yet."""
+    found = _disputes(test_set, test_set.disagreement_threshold)
+    stmt = (
+        sa.select(
+            found.c.query_id,
+            found.c.chunk_id,
+            Query.qid,
+            Chunk.docid,
+            Query.text,
+            Chunk.title,
+            found.c.graded,
+            found.c.cant_tell,
+            found.c.low,
+            found.c.high,
+            found.c.spread,
+            Adjudication.grade,
+        )
+        .join(Query, Query.id == found.c.query_id)
+        .join(Chunk, Chunk.id == found.c.chunk_id)
+        .outerjoin(
+            Adjudication,
+            sa.and_(
+                Adjudication.query_id == found.c.query_id,
+                Adjudication.chunk_id == found.c.chunk_id,
+            ),
+        )
+    )
+    if not include_adjudicated:
+        stmt = stmt.where(Adjudication.id.is_(None))
+    total = db.session.scalar(sa.select(sa.func.count()).select_from(stmt.subquery())) or 0
+    page = min(max(1, page), max(1, -(-total // per_page)))
+    ordered = stmt.order_by(found.c.spread.desc(), found.c.cant_tell.desc(), Query.qid, Chunk.docid)
+    rows = db.session.execute(ordered.limit(per_page).offset((page - 1) * per_page))
+    items = [
+        ReviewItem(
+            query_id=r[0],
+            chunk_id=r[1],
+            qid=r[2],
+            docid=r[3],
+            query_text=r[4],
+            chunk_title=r[5],
+            graded=int(r[6] or 0),
+            cant_tell=int(r[7] or 0),
+            min_grade=r[8],
+            max_grade=r[9],
+            spread=int(r[10] or 0),
+            adjudicated=r[11],
+        )
+        for r in rows
+    ]
+    return Page(items, page, per_page, total)
+
+
+def set_threshold(test_set: TestSet, value: int) -> None:
+    """Change the span of grades from which a pair is flagged for review; commits."""
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int)
+        or not 1 <= value <= test_set.scale_max
+    ):
+        raise ServiceError(
+            f"the disagreement threshold must be a whole number from 1 to {test_set.scale_max}"
+        )
+    test_set.disagreement_threshold = value
+    db.session.commit()
+
+
+def find_pair(test_set: TestSet, query_id: int, chunk_id: int) -> tuple[Query, Chunk] | None:
+    """The query and chunk, when both belong to the test set."""
+    query = db.session.get(Query, query_id)
+    chunk = db.session.get(Chunk, chunk_id)
+    if query is None or chunk is None:
+        return None
+    if query.test_set_id != test_set.id or chunk.test_set_id != test_set.id:
+        return None
+    return query, chunk
+
+
+def _history(test_set: TestSet, query_id: int, chunk_id: int) -> list[HistoryLine]:
+    actor = aliased(User)
+    annotator = aliased(User)
+    rows = db.session.execute(
+        sa.select(JudgmentEvent, actor.username, annotator.username)
+        .outerjoin(actor, actor.id == JudgmentEvent.actor_id)
+        .outerjoin(annotator, annotator.id == JudgmentEvent.annotator_id)
+        .where(
+            JudgmentEvent.test_set_id == test_set.id,
+            JudgmentEvent.query_id == query_id,
+            JudgmentEvent.chunk_id == chunk_id,
+        )
+        .order_by(JudgmentEvent.id)
+    )
+    return [
+        HistoryLine(
+            kind=e.kind,
+            actor=actor_name,
+            annotator=annotator_name,
+            old_status=e.old_status,
+            new_status=e.new_status,
+            old_grade=e.old_grade,
+            new_grade=e.new_grade,
+            note=e.note,
+            created_at=e.created_at,
+        )
+        for e, actor_name, annotator_name in rows
+    ]
+
+
+def pair_detail(test_set: TestSet, query: Query, chunk: Chunk) -> PairDetail:
+    """Every current verdict (with note and time), the adjudication, each policy's grade and
+    the full history of one pair."""
+    rows = db.session.execute(
+        sa.select(Judgment, User.username, User.role)
+        .join(User, User.id == Judgment.annotator_id)
+        .where(Judgment.query_id == query.id, Judgment.chunk_id == chunk.id)
+        .order_by(Judgment.updated_at, Judgment.id)
+    )
+    grades = [
+        GradeLine(
+            username=name,
+            is_import=role == IMPORT_ROLE,
+            status=j.status,
+            grade=j.grade,
+            note=j.note,
+            active_ms=j.active_ms,
+            created_at=j.created_at,
+            updated_at=j.updated_at,
+        )
+        for j, name, role in rows
+    ]
+    adjudication = db.session.scalar(
+        sa.select(Adjudication).where(
+            Adjudication.query_id == query.id, Adjudication.chunk_id == chunk.id
+        )
+    )
+    adjudicator = None
+    if adjudication is not None and adjudication.adjudicator_id is not None:
+        adjudicator = db.session.scalar(
+            sa.select(User.username).where(User.id == adjudication.adjudicator_id)
+        )
+    values = [g.grade for g in grades if g.status == "graded" and g.grade is not None]
+    return PairDetail(
+        query=query,
+        chunk=chunk,
+        grades=grades,
+        adjudication=adjudication,
+        adjudicator=adjudicator,
+        by_policy={policy: aggregate(values, policy) for policy in POLICIES},
+        policy=test_set.aggregation,
+        history=_history(test_set, query.id, chunk.id),
+    )

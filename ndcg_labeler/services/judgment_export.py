@@ -1,0 +1,139 @@
+"""Export every annotator's judgments (CSV, JSONL) and the aggregated qrels (TREC).
+
+One row per current judgment, people's and import sources' alike (an import source's name
+starts with "import:"), sorted by qid, docid and annotator. Times are ISO 8601 in UTC. Rows are
+streamed: a large test set never sits in memory as text.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from typing import Any
+
+import sqlalchemy as sa
+
+from ndcg_labeler.extensions import db
+from ndcg_labeler.formats.writers import write_trec_qrels
+from ndcg_labeler.models import Chunk, Judgment, Query, TestSet, User
+from ndcg_labeler.services import ServiceError, grades
+
+FIELDS = (
+    "qid",
+    "docid",
+    "annotator",
+    "status",
+    "grade",
+    "note",
+    "active_ms",
+    "created_at",
+    "updated_at",
+)
+FORMATS = ("csv", "jsonl")
+# Spreadsheet programs run a cell starting with one of these as a formula (CSV injection).
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+_BATCH = 2000
+
+
+def _iso(value: datetime | None) -> str | None:
+    """ISO 8601 in UTC; SQLite hands back naive datetimes, which we stored as UTC."""
+    if value is None:
+        return None
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=UTC)
+    return value.astimezone(UTC).isoformat(timespec="seconds")
+
+
+def rows(test_set: TestSet) -> Iterator[dict[str, Any]]:
+    """Every judgment of the test set as a dict with FIELDS, by qid, docid and annotator."""
+    stmt = (
+        sa.select(
+            Query.qid,
+            Chunk.docid,
+            User.username,
+            Judgment.status,
+            Judgment.grade,
+            Judgment.note,
+            Judgment.active_ms,
+            Judgment.created_at,
+            Judgment.updated_at,
+        )
+        .join(Query, Query.id == Judgment.query_id)
+        .join(Chunk, Chunk.id == Judgment.chunk_id)
+        .join(User, User.id == Judgment.annotator_id)
+        .where(Judgment.test_set_id == test_set.id)
+        .order_by(Query.qid, Chunk.docid, User.username)
+    )
+    result = db.session.execute(stmt.execution_options(yield_per=_BATCH))
+    for qid, docid, name, status, grade, note, active_ms, created, updated in result:
+        yield {
+            "qid": qid,
+            "docid": docid,
+            "annotator": name,
+            "status": status,
+            "grade": grade,
+            "note": note,
+            "active_ms": int(active_ms or 0),
+            "created_at": _iso(created),
+            "updated_at": _iso(updated),
+        }
+
+
+def _safe_cell(text: str) -> str:
+    """Defuse a note a spreadsheet would run as a formula: prefix it with an apostrophe."""
+    return "'" + text if text.startswith(_FORMULA_START) else text
+
+
+def csv_chunks(test_set: TestSet) -> Iterator[str]:
+    """The judgments as CSV text (header first), a batch of lines at a time.
+
+    Notes are free text typed by people; one that starts like a formula gets a leading
+    apostrophe so opening the file in a spreadsheet never runs it. JSONL keeps notes verbatim.
+    """
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(FIELDS)
+    for i, row in enumerate(rows(test_set), start=1):
+        row["note"] = _safe_cell(row["note"])
+        writer.writerow(["" if row[name] is None else row[name] for name in FIELDS])
+        if i % _BATCH == 0:
+            yield buffer.getvalue()
+            buffer.seek(0)
+            buffer.truncate()
+    yield buffer.getvalue()
+
+
+def jsonl_chunks(test_set: TestSet) -> Iterator[str]:
+    """The judgments as JSON Lines (grade null unless graded), a batch of lines at a time."""
+    lines: list[str] = []
+    for row in rows(test_set):
+        lines.append(json.dumps(row, ensure_ascii=False) + "\n")
+        if len(lines) >= _BATCH:
+            yield "".join(lines)
+            lines = []
+    yield "".join(lines)
+
+
+def judgment_chunks(test_set: TestSet, fmt: str) -> Iterator[str]:
+    """The judgments in `fmt` (csv or jsonl); ServiceError for another format."""
+    if fmt == "csv":
+        return csv_chunks(test_set)
+    if fmt == "jsonl":
+        return jsonl_chunks(test_set)
+    raise ServiceError(f"format must be one of {', '.join(FORMATS)}, not '{fmt}'")
+
+
+def qrels_text(test_set: TestSet, policy: str | None = None) -> str:
+    """The grades scoring uses (policy, adjudications) as TREC qrels, sorted by qid, docid."""
+    out = io.StringIO()
+    write_trec_qrels(grades.sorted_records(grades.scoring_qrels(test_set, policy)), out)
+    return out.getvalue()
+
+
+def filename(test_set: TestSet, what: str, extension: str) -> str:
+    """A download name such as `my-set-judgments.csv` (only safe characters)."""
+    stem = "".join(c if c.isalnum() or c in "-_" else "-" for c in test_set.name).strip("-")
+    return f"{stem or 'test-set'}-{what}.{extension}"

@@ -1,0 +1,183 @@
+"""Per-annotator statistics of a test set: volume, speed, grades and agreement with the others.
+
+Agreement with the consensus: on each pair an annotator graded together with at least one other
+rater, does their grade equal the aggregate (the test set's policy) of the others' current
+grades? Over time: the annotator's shared pairs in the order they last graded them, cut into
+buckets of equal size (at least MIN_BUCKET pairs, at most MAX_POINTS buckets; the last bucket
+may be smaller) so each point rests on enough pairs whatever the pace of labeling.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections import defaultdict
+from dataclasses import dataclass
+from datetime import datetime
+
+import sqlalchemy as sa
+
+from ndcg_labeler.extensions import db
+from ndcg_labeler.models import Judgment, TestSet, TestSetMember, User
+from ndcg_labeler.models.users import IMPORT_ROLE
+from ndcg_labeler.scoring.agreement import ConsensusAgreement, Rating, consensus_agreement
+
+MIN_BUCKET = 10
+MAX_POINTS = 12
+
+
+@dataclass(frozen=True)
+class TrendPoint:
+    """Agreement with the consensus over one bucket of consecutive shared pairs."""
+
+    items: int
+    agreement: float
+    first: datetime
+    last: datetime
+
+
+@dataclass(frozen=True)
+class Person:
+    """One annotator's figures in one test set."""
+
+    user_id: int
+    username: str
+    is_import: bool
+    judgments: int
+    graded: int
+    cant_tell: int
+    skipped: int
+    median_active_seconds: float | None
+    grade_counts: list[int]
+    consensus: ConsensusAgreement
+    trend: list[TrendPoint]
+    bucket_size: int
+
+    @property
+    def max_grade_count(self) -> int:
+        """Tallest bar of the grade distribution (at least 1, for scaling)."""
+        return max([*self.grade_counts, 1])
+
+
+@dataclass(frozen=True)
+class _Row:
+    annotator_id: int
+    query_id: int
+    chunk_id: int
+    status: str
+    grade: int | None
+    active_ms: int
+    updated_at: datetime
+
+
+def _rows(test_set: TestSet) -> list[_Row]:
+    stmt = sa.select(
+        Judgment.annotator_id,
+        Judgment.query_id,
+        Judgment.chunk_id,
+        Judgment.status,
+        Judgment.grade,
+        Judgment.active_ms,
+        Judgment.updated_at,
+    ).where(Judgment.test_set_id == test_set.id)
+    return [_Row(*row) for row in db.session.execute(stmt)]
+
+
+def bucket_size(shared: int) -> int:
+    """Pairs per trend point: at least MIN_BUCKET, and few enough for MAX_POINTS points."""
+    return max(MIN_BUCKET, math.ceil(shared / MAX_POINTS))
+
+
+def _trend(
+    username: str,
+    mine: list[_Row],
+    by_item: dict[tuple[int, int], dict[str, int]],
+    policy: str,
+) -> tuple[list[TrendPoint], int]:
+    """Consensus agreement per bucket of the annotator's shared pairs, oldest first."""
+    shared = sorted(
+        (
+            row
+            for row in mine
+            if row.status == "graded" and len(by_item.get((row.query_id, row.chunk_id), {})) >= 2
+        ),
+        key=lambda row: (row.updated_at, row.query_id, row.chunk_id),
+    )
+    size = bucket_size(len(shared))
+    points: list[TrendPoint] = []
+    for start in range(0, len(shared), size):
+        bucket = shared[start : start + size]
+        found: list[Rating] = [
+            ((row.query_id, row.chunk_id), rater, grade)
+            for row in bucket
+            for rater, grade in by_item[(row.query_id, row.chunk_id)].items()
+        ]
+        result = consensus_agreement(found, username, policy)
+        if result.agreement is not None:
+            points.append(
+                TrendPoint(
+                    result.items, result.agreement, bucket[0].updated_at, bucket[-1].updated_at
+                )
+            )
+    return points, size
+
+
+def people(
+    test_set: TestSet, *, include_imports: bool = False, only_user_id: int | None = None
+) -> list[Person]:
+    """Every member and everyone who judged here (import sources only when asked), by name.
+
+    `only_user_id` keeps one person's row (what an annotator sees of this page); the consensus
+    is still that of everyone else.
+    """
+    rows = _rows(test_set)
+    member_ids = set(
+        db.session.scalars(
+            sa.select(TestSetMember.user_id).where(TestSetMember.test_set_id == test_set.id)
+        )
+    )
+    ids = member_ids | {row.annotator_id for row in rows}
+    users = {u.id: u for u in db.session.scalars(sa.select(User).where(User.id.in_(ids)))}
+    raters = {uid for uid, u in users.items() if include_imports or u.role != IMPORT_ROLE}
+    by_item: dict[tuple[int, int], dict[str, int]] = defaultdict(dict)
+    mine: dict[int, list[_Row]] = defaultdict(list)
+    for row in rows:
+        if row.annotator_id not in raters:
+            continue
+        mine[row.annotator_id].append(row)
+        if row.status == "graded" and row.grade is not None:
+            by_item[(row.query_id, row.chunk_id)][users[row.annotator_id].username] = row.grade
+    everyone: list[Rating] = [
+        (item, rater, grade)
+        for item, graders in by_item.items()
+        for rater, grade in graders.items()
+    ]
+    out = []
+    for uid in sorted(raters, key=lambda i: users[i].username):
+        if only_user_id is not None and uid != only_user_id:
+            continue
+        user = users[uid]
+        own = mine.get(uid, [])
+        counts = [0] * (test_set.scale_max + 1)
+        for row in own:
+            if row.status == "graded" and row.grade is not None:
+                counts[row.grade] += 1
+        timed = [row.active_ms / 1000 for row in own if row.active_ms > 0]
+        trend, size = _trend(user.username, own, by_item, test_set.aggregation)
+        out.append(
+            Person(
+                user_id=uid,
+                username=user.username,
+                is_import=user.role == IMPORT_ROLE,
+                judgments=len(own),
+                graded=sum(1 for row in own if row.status == "graded"),
+                cant_tell=sum(1 for row in own if row.status == "cant_tell"),
+                skipped=sum(1 for row in own if row.status == "skipped"),
+                median_active_seconds=statistics.median(timed) if timed else None,
+                grade_counts=counts,
+                consensus=consensus_agreement(everyone, user.username, test_set.aggregation),
+                trend=trend,
+                bucket_size=size,
+            )
+        )
+    return out

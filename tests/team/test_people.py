@@ -1,0 +1,98 @@
+"""People: judgments, median active time, grade distribution, consensus agreement and trend.
+
+Consensus of the others under median (lower middle) on the fixture of tests/team/helpers.py:
+    alice: d1 (others 3,3 -> 3) =, d2 (1,2 -> 1) 2 vs 1, d3 (0 -> 0) =, d4 (3 -> 3) 1 vs 3
+           -> 2 of 4 = 0.5, mean distance (0 + 1 + 0 + 2) / 4 = 0.75
+    bob:   d1 =, d2 (2,2 -> 2) 1 vs 2, d3 =, d5 (2) =           -> 3/4, distance 1/4
+    carol: d1 =, d2 (2,1 -> 1) 2 vs 1, d4 (1) 3 vs 1, d5 =      -> 2/4, distance 3/4
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+import sqlalchemy as sa
+from flask import Flask
+
+from ndcg_labeler.extensions import db
+from ndcg_labeler.models import Judgment, TestSet
+from ndcg_labeler.models._common import utcnow
+from ndcg_labeler.services import people
+from tests.conftest import make_user
+from tests.labeling.factory import build
+from tests.team.helpers import build_team, judge
+
+
+def _people(app: Flask, test_set_id: int, **kwargs) -> dict[str, people.Person]:
+    with app.app_context():
+        found = people.people(db.session.get_one(TestSet, test_set_id), **kwargs)
+        return {p.username: p for p in found}
+
+
+def test_counts_time_and_grade_distribution(app: Flask, annotator_id: int):
+    team = build_team(app, members=(annotator_id,))
+    rows = _people(app, team.id)
+    assert list(rows) == ["alice", "ann", "bob", "carol"]  # members without judgments too
+    alice, bob, carol, ann = rows["alice"], rows["bob"], rows["carol"], rows["ann"]
+    assert (alice.judgments, alice.graded, alice.cant_tell, alice.skipped) == (5, 5, 0, 0)
+    assert (bob.judgments, bob.graded, bob.cant_tell, bob.skipped) == (5, 4, 1, 0)
+    assert (carol.judgments, carol.graded, carol.cant_tell, carol.skipped) == (5, 4, 0, 1)
+    assert (ann.judgments, ann.median_active_seconds, ann.consensus.agreement) == (0, None, None)
+    # alice's timed answers took 1, 2, 3 and 4 s (one has no time): median 2.5 s.
+    assert alice.median_active_seconds == pytest.approx(2.5)
+    assert bob.median_active_seconds is None
+    assert alice.grade_counts == [2, 1, 1, 1]
+    assert bob.grade_counts == [1, 1, 1, 1]
+    assert carol.grade_counts == [0, 0, 2, 2]
+
+
+def test_agreement_with_the_consensus_of_the_others(app: Flask):
+    team = build_team(app)
+    rows = _people(app, team.id)
+    expected = {"alice": (4, 0.5, 0.75), "bob": (4, 0.75, 0.25), "carol": (4, 0.5, 0.75)}
+    for name, (items, share, distance) in expected.items():
+        c = rows[name].consensus
+        assert c.items == items
+        assert c.agreement == pytest.approx(share)
+        assert c.mean_abs_diff == pytest.approx(distance)
+
+
+def test_annotator_view_keeps_only_their_row(app: Flask):
+    team = build_team(app)
+    rows = _people(app, team.id, only_user_id=team.users["bob"])
+    assert list(rows) == ["bob"]
+    assert rows["bob"].consensus.agreement == pytest.approx(0.75)  # still against everyone
+
+
+@pytest.mark.parametrize(("shared", "size"), [(0, 10), (25, 10), (120, 10), (121, 11), (240, 20)])
+def test_bucket_size(shared: int, size: int):
+    assert people.bucket_size(shared) == size
+
+
+def test_trend_per_bucket_of_shared_pairs(app: Flask):
+    """x and y grade 25 pairs; by x's order of grading, y agrees on 5 of the first 10, all of
+    the next 10 and none of the last 5. Buckets of max(10, ceil(25/12)) = 10: 0.5, 1.0, 0.0."""
+    x, y = make_user(app, "x"), make_user(app, "y")
+    docids = [f"d{i:02d}" for i in range(25)]
+    built = build(app, "trend", pool={"q": docids}, target=2, members=(x, y))
+    for i, docid in enumerate(docids):
+        agree = i < 5 or 10 <= i < 20
+        judge(app, built.test_set_id, "q", docid, "x", grade=2)
+        judge(app, built.test_set_id, "q", docid, "y", grade=2 if agree else 0)
+    with app.app_context():
+        start = utcnow() - timedelta(days=30)
+        # x graded d00 first and d24 last, one day apart each (the order the trend follows).
+        for i, docid in enumerate(docids):
+            db.session.execute(
+                sa.update(Judgment)
+                .where(Judgment.annotator_id == x, Judgment.chunk_id == built.chunks[docid])
+                .values(updated_at=start + timedelta(days=i))
+            )
+        db.session.commit()
+    rows = _people(app, built.test_set_id)
+    trend = rows["x"].trend
+    assert rows["x"].bucket_size == 10
+    assert [p.items for p in trend] == [10, 10, 5]
+    assert [p.agreement for p in trend] == [0.5, 1.0, 0.0]
+    assert rows["x"].consensus.agreement == pytest.approx(15 / 25)
