@@ -10,6 +10,8 @@ from flask import Flask
 CLI_MODULES = ("users", "setup", "testsets", "runs", "judging")
 # Dashboards: `flask run compare` (attached to the run group) and `flask pool`.
 CLI_MODULES += ("dashboard",)
+# Team judging: `flask agreement` and `flask judgments export`.
+CLI_MODULES += ("team",)
 
 
 def register_cli(app: Flask) -> None:
