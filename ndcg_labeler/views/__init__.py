@@ -15,6 +15,8 @@ PUBLIC_ENDPOINTS = frozenset({"auth.login", "static"})
 BLUEPRINT_MODULES = ("auth", "main", "users", "testsets", "runs", "api", "tokens", "labeling")
 # Dashboards: overview and query tables, drill-down, comparison, pooling, exports.
 BLUEPRINT_MODULES += ("dashboard", "drilldown", "compare", "pooling", "exports")
+# Team judging: agreement, people, disagreement review and adjudication, policies, exports.
+BLUEPRINT_MODULES += ("team",)
 
 
 def register_blueprints(app: Flask) -> None:

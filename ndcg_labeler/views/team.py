@@ -1,0 +1,271 @@
+"""Team judging pages: agreement, people, disagreement review and adjudication, policy check,
+exports."""
+
+from __future__ import annotations
+
+from flask import (
+    Blueprint,
+    Response,
+    abort,
+    flash,
+    jsonify,
+    redirect,
+    render_template,
+    request,
+    stream_with_context,
+    url_for,
+)
+from flask_login import current_user
+from werkzeug.wrappers import Response as BaseResponse
+from wtforms.fields.choices import SelectChoice
+
+from ndcg_labeler.forms.team import AdjudicationForm, RemoveAdjudicationForm, ThresholdForm
+from ndcg_labeler.models import Chunk, Query, TestSet
+from ndcg_labeler.scoring.aggregate import POLICIES
+from ndcg_labeler.services import ServiceError, adjudication, agreement, disputes, people, policies
+from ndcg_labeler.services import judgment_export as export_service
+from ndcg_labeler.services.access import admin_required, get_test_set_or_404
+
+bp = Blueprint("team", __name__, url_prefix="/test-sets/<int:test_set_id>")
+
+PER_PAGE = 50
+K_CHOICES = (1, 3, 5, 10, 20, 100)
+
+
+def _page_arg() -> int:
+    """The ?page= number, 1 when absent or malformed."""
+    return max(1, request.args.get("page", 1, type=int) or 1)
+
+
+def _imports_arg() -> bool:
+    """?imports=1 counts import sources as raters."""
+    return request.args.get("imports") == "1"
+
+
+@bp.get("/agreement")
+def agreement_page(test_set_id: int) -> str:
+    """Agreement for the test set, per two annotators and per query, with what each means."""
+    test_set = get_test_set_or_404(test_set_id)
+    include = _imports_arg()
+    found = agreement.report(test_set, include_imports=include)
+    sort = request.args.get("sort", "qid")
+    if sort not in agreement.QUERY_SORTS:
+        sort = "qid"
+    queries = agreement.sort_queries(found.queries, sort)
+    pages = max(1, -(-len(queries) // PER_PAGE))
+    page = min(_page_arg(), pages)
+    return render_template(
+        "team/agreement.html",
+        test_set=test_set,
+        report=found,
+        queries=queries[(page - 1) * PER_PAGE : page * PER_PAGE],
+        page=page,
+        pages=pages,
+        sort=sort,
+        include_imports=include,
+    )
+
+
+@bp.get("/agreement.json")
+def agreement_json(test_set_id: int) -> BaseResponse:
+    """The agreement page as JSON: the CLI's object plus per-query figures."""
+    test_set = get_test_set_or_404(test_set_id)
+    found = agreement.report(test_set, include_imports=_imports_arg())
+    body = found.summary.as_dict()
+    body["include_imports"] = found.include_imports
+    body["annotator_pairs"] = [vars(pair) for pair in found.annotator_pairs]
+    body["queries"] = [
+        {k: v for k, v in vars(row).items() if k != "query_id"} for row in found.queries
+    ]
+    return jsonify(body)
+
+
+@bp.get("/people")
+def people_page(test_set_id: int) -> str:
+    """Per annotator: volume, speed, grades, agreement with the others and its trend.
+
+    Admins see everyone; an annotator sees only their own row.
+    """
+    test_set = get_test_set_or_404(test_set_id)
+    include = _imports_arg()
+    only = None if current_user.is_admin else current_user.id
+    rows = people.people(test_set, include_imports=include, only_user_id=only)
+    return render_template(
+        "team/people.html",
+        test_set=test_set,
+        people=rows,
+        include_imports=include,
+        own_only=only is not None,
+    )
+
+
+@bp.get("/review")
+@admin_required
+def review_queue(test_set_id: int) -> str:
+    """Disputed pairs, most disputed first; ?all=1 keeps adjudicated ones in the list."""
+    test_set = get_test_set_or_404(test_set_id)
+    include = request.args.get("all") == "1"
+    found = disputes.queue(test_set, include_adjudicated=include, page=_page_arg())
+    form = ThresholdForm(threshold=test_set.disagreement_threshold)
+    return render_template(
+        "team/review.html", test_set=test_set, page=found, include_adjudicated=include, form=form
+    )
+
+
+@bp.post("/review/threshold")
+@admin_required
+def review_threshold(test_set_id: int) -> BaseResponse:
+    """Change the test set's disagreement threshold from the review page."""
+    test_set = get_test_set_or_404(test_set_id)
+    form = ThresholdForm()
+    if form.validate_on_submit():
+        try:
+            disputes.set_threshold(test_set, int(form.threshold.data or 0))
+        except ServiceError as exc:
+            flash(str(exc), "error")
+        else:
+            flash(
+                f"Pairs whose grades differ by {form.threshold.data} or more are flagged.",
+                "success",
+            )
+    else:
+        for error in form.threshold.errors:
+            flash(f"Threshold: {error}", "error")
+    return redirect(url_for("team.review_queue", test_set_id=test_set.id))
+
+
+def _pair_or_404(test_set: TestSet, query_id: int, chunk_id: int) -> tuple[Query, Chunk]:
+    found = disputes.find_pair(test_set, query_id, chunk_id)
+    if found is None:
+        abort(404)
+    return found
+
+
+def _adjudication_form(test_set: TestSet) -> AdjudicationForm:
+    form = AdjudicationForm()
+    labels = test_set.grade_labels
+    form.grade.choices = [
+        SelectChoice(g, f"{g} · {labels[g]['name']}" if g < len(labels) else str(g))
+        for g in range(test_set.scale_max + 1)
+    ]
+    return form
+
+
+@bp.route("/review/<int:query_id>/<int:chunk_id>", methods=["GET", "POST"])
+@admin_required
+def review_pair(test_set_id: int, query_id: int, chunk_id: int) -> str | BaseResponse:
+    """Every grade of one pair with notes and times; the admin sets the final grade."""
+    test_set = get_test_set_or_404(test_set_id)
+    query, chunk = _pair_or_404(test_set, query_id, chunk_id)
+    form = _adjudication_form(test_set)
+    if form.validate_on_submit():
+        try:
+            result = adjudication.adjudicate(
+                test_set, query, chunk, int(form.grade.data), form.note.data, current_user
+            )
+        except ServiceError as exc:
+            form.grade.errors = [*form.grade.errors, str(exc)]
+        else:
+            what = "saved" if result.changed else "unchanged"
+            flash(
+                f"Final grade of {query.qid} / {chunk.docid}: {result.new_grade} ({what}).",
+                "success",
+            )
+            return redirect(_next_disputed(test_set))
+    detail = disputes.pair_detail(test_set, query, chunk)
+    if request.method == "GET" and detail.adjudication is not None:
+        form.grade.data = detail.adjudication.grade
+        form.note.data = detail.adjudication.note
+    status = 400 if request.method == "POST" else 200
+    return (
+        render_template(
+            "team/pair.html",
+            test_set=test_set,
+            detail=detail,
+            form=form,
+            remove_form=RemoveAdjudicationForm(),
+        ),
+        status,
+    )
+
+
+def _next_disputed(test_set: TestSet) -> str:
+    """The most disputed pair still waiting, or the queue when none is left."""
+    first = disputes.queue(test_set, per_page=1).items
+    if first:
+        item = first[0]
+        return url_for(
+            "team.review_pair",
+            test_set_id=test_set.id,
+            query_id=item.query_id,
+            chunk_id=item.chunk_id,
+        )
+    return url_for("team.review_queue", test_set_id=test_set.id)
+
+
+@bp.post("/review/<int:query_id>/<int:chunk_id>/remove")
+@admin_required
+def remove_adjudication(test_set_id: int, query_id: int, chunk_id: int) -> BaseResponse:
+    """Withdraw a pair's final grade; the history keeps it."""
+    test_set = get_test_set_or_404(test_set_id)
+    query, chunk = _pair_or_404(test_set, query_id, chunk_id)
+    if RemoveAdjudicationForm().validate_on_submit():
+        result = adjudication.remove(test_set, query, chunk, current_user)
+        if result.changed:
+            flash(f"Final grade of {query.qid} / {chunk.docid} removed.", "success")
+    return redirect(
+        url_for("team.review_pair", test_set_id=test_set.id, query_id=query.id, chunk_id=chunk.id)
+    )
+
+
+@bp.get("/policies")
+def policies_page(test_set_id: int) -> str:
+    """Each run's mean NDCG@k under every aggregation policy, and whether the order changes."""
+    test_set = get_test_set_or_404(test_set_id)
+    k = request.args.get("k", 10, type=int)
+    if k not in K_CHOICES:
+        k = 10
+    comparison = policies.compare(test_set, k)
+    return render_template(
+        "team/policies.html", test_set=test_set, comparison=comparison, k_choices=K_CHOICES
+    )
+
+
+@bp.get("/export")
+@admin_required
+def export_page(test_set_id: int) -> str:
+    """Download links: every judgment (CSV, JSONL) and the aggregated qrels."""
+    test_set = get_test_set_or_404(test_set_id)
+    return render_template("team/export.html", test_set=test_set, policies=POLICIES)
+
+
+@bp.get("/export/judgments.<fmt>")
+@admin_required
+def export_judgments(test_set_id: int, fmt: str) -> Response:
+    """Every annotator's judgments with notes and times, as CSV or JSON Lines."""
+    test_set = get_test_set_or_404(test_set_id)
+    if fmt not in export_service.FORMATS:
+        abort(404)
+    mimetype = "text/csv" if fmt == "csv" else "application/x-ndjson"
+    name = export_service.filename(test_set, "judgments", fmt)
+    return Response(
+        stream_with_context(export_service.judgment_chunks(test_set, fmt)),
+        mimetype=mimetype,
+        headers={"Content-Disposition": f'attachment; filename="{name}"'},
+    )
+
+
+@bp.get("/export/qrels")
+@admin_required
+def export_qrels(test_set_id: int) -> Response:
+    """The grades scoring uses, as TREC qrels (?policy= another aggregation policy)."""
+    test_set = get_test_set_or_404(test_set_id)
+    policy = request.args.get("policy") or None
+    if policy is not None and policy not in POLICIES:
+        abort(400, description=f"policy must be one of {', '.join(POLICIES)}")
+    name = export_service.filename(test_set, f"qrels-{policy or test_set.aggregation}", "txt")
+    return Response(
+        export_service.qrels_text(test_set, policy),
+        mimetype="text/plain",
+        headers={"Content-Disposition": f'attachment; filename="{name}"'},
+    )
