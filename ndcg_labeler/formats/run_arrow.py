@@ -31,14 +31,18 @@ class _Unclean(Exception):
     """The file holds something the fast path would not read exactly like the line parser."""
 
 
-def _blocks(opened: Opened, delimiter: str) -> Iterator[bytes]:
-    """Yield the decompressed file in whole-line blocks after checking their bytes.
+def _blocks(opened: Opened, delimiter: str) -> Iterator[tuple[bytes, bool]]:
+    """Yield the decompressed file in whole-line blocks, each with "has padding spaces".
 
     pyarrow splits on one delimiter byte and ends lines at a bare CR; trec_eval splits on any
     ASCII whitespace and does not treat a bare CR as a line end. Any byte where the two would
-    differ (or a NUL, which the line parser rejects) raises _Unclean.
+    differ (or a NUL, which the line parser rejects) raises _Unclean. Spaces in a TAB-separated
+    file are allowed here (pyarrow trims them around numbers, as trec_eval would skip them) and
+    the string columns of such a block are then checked for spaces.
     """
-    odd = tuple({b" ", b"\t", b"\v", b"\f", b"\x00"} - {delimiter.encode()})
+    odd = tuple({b"\t", b"\v", b"\f", b"\x00"} - {delimiter.encode()})
+    if delimiter != "\t":
+        odd += (b" ",)
     read, readline = opened.stream.read, opened.stream.readline
     while True:
         data = read(_BLOCK)
@@ -54,7 +58,7 @@ def _blocks(opened: Opened, delimiter: str) -> Iterator[bytes]:
         if b"\r" in data and data.count(b"\r") != data.count(b"\r\n"):
             raise _Unclean
         if data.strip(b"\r\n"):
-            yield data
+            yield data, delimiter == "\t" and b" " in data
 
 
 def read_fast(opened: Opened, fmt: str, delimiter: str) -> Grouped | None:
@@ -82,8 +86,8 @@ def read_fast(opened: Opened, fmt: str, delimiter: str) -> Grouped | None:
         ),
     }
 
-    def parse(data: bytes) -> pa.Table:
-        return pacsv.read_csv(pa.py_buffer(data), **options)
+    def parse(data: bytes, padded: bool) -> tuple[pa.Table, bool]:
+        return pacsv.read_csv(pa.py_buffer(data), **options), padded
 
     grouper = _Grouper()
     blocks = _blocks(opened, delimiter)
@@ -92,8 +96,9 @@ def read_fast(opened: Opened, fmt: str, delimiter: str) -> Grouped | None:
             pending = _submit(pool, parse, blocks)
             while pending is not None:
                 following = _submit(pool, parse, blocks)
-                for batch in pending.result().to_batches():
-                    scores = _checked_scores(batch, trec)
+                table, padded = pending.result()
+                for batch in table.to_batches():
+                    scores = _checked_scores(batch, trec, padded)
                     if scores is None or not grouper.add(batch, scores, 2 if trec else 1):
                         return None
                 pending = following
@@ -105,17 +110,22 @@ def read_fast(opened: Opened, fmt: str, delimiter: str) -> Grouped | None:
 
 
 def _submit(
-    pool: ThreadPoolExecutor, parse: Callable[[bytes], pa.Table], blocks: Iterator[bytes]
-) -> Future[pa.Table] | None:
-    data = next(blocks, None)
-    return None if data is None else pool.submit(parse, data)
+    pool: ThreadPoolExecutor,
+    parse: Callable[[bytes, bool], tuple[pa.Table, bool]],
+    blocks: Iterator[tuple[bytes, bool]],
+) -> Future[tuple[pa.Table, bool]] | None:
+    block = next(blocks, None)
+    return None if block is None else pool.submit(parse, *block)
 
 
-def _checked_scores(batch: pa.RecordBatch, trec: bool) -> np.ndarray | None:
+def _checked_scores(batch: pa.RecordBatch, trec: bool, padded: bool) -> np.ndarray | None:
     """Scores of a batch, or None if a field is empty or a value is one the line parser rejects."""
     for column in batch.columns:
-        if column.null_count or (
-            pa.types.is_string(column.type) and pc.min(pc.binary_length(column)).as_py() == 0
+        if column.null_count:
+            return None
+        if pa.types.is_string(column.type) and (
+            pc.min(pc.binary_length(column)).as_py() == 0
+            or (padded and pc.any(pc.match_substring(column, " ")).as_py())
         ):
             return None
     if trec:

@@ -14,14 +14,15 @@ from .fields import (
     json_number,
     parse_rank,
     parse_score,
-    split_ws,
     width_error,
 )
 from .tabular import check_width, iter_csv_rows, iter_json_objects, read_header
-from .textio import Opened, iter_lines
+from .textio import Opened, iter_lines, iter_raw_lines
 
 Entry = tuple[int, str, str | None, float]
 """(line_no, qid, docid, score) of one ranked document; docid None marks an empty ranking."""
+
+_NAN = float("nan")
 
 Grouped = tuple[list[str], np.ndarray, np.ndarray, np.ndarray, int]
 """(qids, offsets, docids, scores, lines): a run grouped by query, before any depth cut."""
@@ -48,46 +49,65 @@ def collect(entries: Iterator[Entry], filename: str) -> Grouped:
             reason = f"docid '{docid}' appears twice for query {qid} (first at {where})"
             raise FormatError(filename, line_no, reason)
         scores.append(score)
-    if lines == 0:
-        raise FormatError(filename, None, "the run has no data lines")
-    qids = list(by_query)
-    counts = [len(by_query[q][1]) for q in qids]
-    offsets = np.zeros(len(qids) + 1, dtype=np.int64)
-    np.cumsum(counts, out=offsets[1:])
-    docids = np.empty(int(offsets[-1]), dtype=object)
-    scores_out = np.empty(int(offsets[-1]), dtype=np.float64)
-    for i, qid in enumerate(qids):
-        seen, scores = by_query[qid]
-        docids[offsets[i] : offsets[i + 1]] = list(seen)
-        scores_out[offsets[i] : offsets[i + 1]] = scores
-    return qids, offsets, docids, scores_out, lines
+    return _assemble(by_query, lines, filename)
 
 
-def whitespace_entries(opened: Opened, fmt: str) -> Iterator[Entry]:
-    """Entries of a TREC run (qid Q0 docid rank score tag) or MS MARCO run (qid docid rank).
+def collect_whitespace(opened: Opened, fmt: str) -> Grouped:
+    """Parse a TREC run (qid Q0 docid rank score tag) or MS MARCO run (qid docid rank).
 
-    Like trec_eval, a TREC line may carry more fields after the tag; they are ignored.
+    Columns split on ASCII whitespace exactly as trec_eval splits them (bytes.split() is C's
+    isspace); like trec_eval, a TREC line may carry more fields after the tag. One inlined
+    loop, because this is also the path for 7M-line files with irregular spacing or errors.
     """
     name = opened.filename
     trec = fmt == "trec"
-    width = 6 if trec else 3
-    expected = (
-        "6 columns (qid Q0 docid rank score tag)" if trec else "3 columns (qid<TAB>docid<TAB>rank)"
-    )
-    for line_no, line in iter_lines(opened):
-        tokens = split_ws(line)
-        if not tokens:
-            continue
-        if len(tokens) < width or (len(tokens) > width and not trec):
-            raise width_error(tokens, expected, name, line_no)
-        try:
-            if trec:
-                score = parse_score(tokens[4], name, line_no)
-            else:
-                score = -float(parse_rank(tokens[2], name, line_no))
-        except FormatError as exc:
-            raise hash_hint(exc, tokens) from None
-        yield line_no, tokens[0], tokens[2 if trec else 1], score
+    width, d_col, s_col = (6, 2, 4) if trec else (3, 1, 2)
+    expected = "6 columns (qid Q0 docid rank score tag)"
+    if not trec:
+        expected = "3 columns (qid<TAB>docid<TAB>rank)"
+    by_query: dict[str, tuple[dict[str, int], list[float]]] = {}
+    current: bytes | None = None
+    seen: dict[str, int] = {}
+    scores: list[float] = []
+    lines = 0
+    for line_no, raw in iter_raw_lines(opened):
+        tokens = raw.split()
+        if len(tokens) != width:
+            if not tokens:
+                continue
+            if len(tokens) < width or not trec:
+                raise width_error([t.decode() for t in tokens], expected, name, line_no)
+        lines += 1
+        if tokens[0] != current:
+            current = tokens[0]
+            seen, scores = by_query.setdefault(current.decode(), ({}, []))
+        token = tokens[s_col]
+        if trec:
+            try:
+                value = float(token)  # bytes: non-ASCII digits are rejected, unlike str
+            except ValueError:
+                value = _NAN
+            bad = value != value or b"_" in token
+        else:
+            bad = not token.isdigit()
+            value = _NAN if bad else -float(int(token))
+        if bad:  # the reference parsers word the error
+            text = [t.decode() for t in tokens]
+            try:
+                if trec:
+                    value = parse_score(text[s_col], name, line_no)
+                else:
+                    value = -float(parse_rank(text[s_col], name, line_no))
+            except FormatError as exc:
+                raise hash_hint(exc, text) from None
+        docid = tokens[d_col].decode()
+        first = seen.setdefault(docid, line_no)
+        if first != line_no:
+            qid = current.decode()
+            reason = f"docid '{docid}' appears twice for query {qid} (first at line {first})"
+            raise FormatError(name, line_no, reason)
+        scores.append(value)
+    return _assemble(by_query, lines, name)
 
 
 def delimited_entries(opened: Opened, delimiter: str) -> Iterator[Entry]:
@@ -140,3 +160,22 @@ def jsonl_entries(opened: Opened, mode: list[str]) -> Iterator[Entry]:
                 reason = f'"ranking" item {pos} must be a docid string, not {kind}'
                 raise FormatError(name, line_no, reason)
             yield line_no, qid, check_id(str(value), "docid", name, line_no), -float(pos)
+
+
+def _assemble(
+    by_query: dict[str, tuple[dict[str, int], list[float]]], lines: int, filename: str
+) -> Grouped:
+    """Turn {qid: ({docid: line}, scores)} into offsets and flat arrays."""
+    if lines == 0:
+        raise FormatError(filename, None, "the run has no data lines")
+    qids = list(by_query)
+    counts = [len(by_query[q][1]) for q in qids]
+    offsets = np.zeros(len(qids) + 1, dtype=np.int64)
+    np.cumsum(counts, out=offsets[1:])
+    docids = np.empty(int(offsets[-1]), dtype=object)
+    scores_out = np.empty(int(offsets[-1]), dtype=np.float64)
+    for i, qid in enumerate(qids):
+        seen, scores = by_query[qid]
+        docids[offsets[i] : offsets[i + 1]] = list(seen)
+        scores_out[offsets[i] : offsets[i + 1]] = scores
+    return qids, offsets, docids, scores_out, lines

@@ -12,7 +12,7 @@ import numpy as np
 from .errors import FormatError
 from .fields import split_ws
 from .run_arrow import read_fast
-from .run_lines import Grouped, collect, delimited_entries, jsonl_entries, whitespace_entries
+from .run_lines import Grouped, collect, collect_whitespace, delimited_entries, jsonl_entries
 from .tabular import header_names
 from .textio import DEFAULT_MAX_BYTES, Opened, Source, first_line, open_source
 
@@ -136,7 +136,7 @@ def _resolve(opened: Opened, fmt: str | None) -> str:
 def _read_lines(opened: Opened, name: str) -> tuple[Grouped, str]:
     filename = opened.filename
     if name in ("trec", "msmarco"):
-        return collect(whitespace_entries(opened, name), filename), name
+        return collect_whitespace(opened, name), name
     if name == "jsonl" or name.startswith("jsonl-"):
         mode: list[str] = []
         grouped = collect(jsonl_entries(opened, mode), filename)

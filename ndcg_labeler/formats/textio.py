@@ -145,31 +145,107 @@ def first_line(head: bytes, *, skip_hash: bool = False) -> str | None:
     return fallback
 
 
+def _checked_blocks(opened: Opened, max_line_bytes: int) -> Iterator[tuple[int, bytes]]:
+    """Yield `(lines_before, block)` of whole lines (the last may lack its LF).
+
+    Each block is checked for UTF-8 and NUL once, so the per-line work stays small.
+    """
+    filename = opened.filename
+    read = opened.stream.read
+    before = 0
+    pending = b""
+    while True:
+        chunk = read(_BUFFER)
+        data = pending + chunk if pending else chunk
+        if not chunk:
+            if data:
+                _check_block(data, before, filename)
+                yield before, data
+            return
+        cut = data.rfind(b"\n") + 1
+        pending = data[cut:]
+        if len(pending) > max_line_bytes:
+            line = before + data.count(b"\n", 0, cut) + 1
+            raise FormatError(filename, line, f"line is longer than {_human(max_line_bytes)}")
+        if cut:
+            block = data[:cut]
+            _check_block(block, before, filename)
+            yield before, block
+            before += block.count(b"\n")
+
+
+def _check_block(block: bytes, before: int, filename: str) -> None:
+    """Reject invalid UTF-8 and NUL bytes, naming the line and byte."""
+    if not block.isascii():
+        try:
+            block.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            line = before + block.count(b"\n", 0, exc.start) + 1
+            column = exc.start - block.rfind(b"\n", 0, exc.start)
+            reason = f"invalid UTF-8 at byte {column} of the line"
+            raise FormatError(filename, line, reason) from None
+    nul = block.find(b"\x00")
+    if nul >= 0:
+        line = before + block.count(b"\n", 0, nul) + 1
+        raise FormatError(filename, line, "line contains a NUL character")
+
+
+def _raw_lines(block: bytes) -> list[bytes]:
+    """Lines of a block without their LF and a CRLF's CR (a bare CR stays)."""
+    if b"\r" in block:
+        block = block.replace(b"\r\n", b"\n")
+        if block.endswith(b"\r"):  # the file's last line, without LF
+            block = block[:-1]
+    lines = block.split(b"\n")
+    if not lines[-1]:
+        lines.pop()
+    return lines
+
+
+def _text_lines(block: bytes, keepends: bool) -> list[str]:
+    """Decoded lines of a block; with `keepends` each keeps its line ending."""
+    text = block.decode("utf-8")
+    if keepends:
+        parts = text.split("\n")
+        last = parts.pop()
+        return [part + "\n" for part in parts] + ([last] if last else [])
+    if "\r" in text:
+        text = text.replace("\r\n", "\n")
+        if text.endswith("\r"):
+            text = text[:-1]
+    lines = text.split("\n")
+    if not lines[-1]:
+        lines.pop()
+    return lines
+
+
+def _check_lengths(lines: list[bytes] | list[str], before: int, filename: str, limit: int) -> None:
+    """Reject a line longer than `limit` (only needed when a block is longer than that)."""
+    for line_no, line in enumerate(lines, before + 1):
+        if len(line) > limit:
+            raise FormatError(filename, line_no, f"line is longer than {_human(limit)}")
+
+
+def iter_raw_lines(
+    opened: Opened, *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
+) -> Iterator[tuple[int, bytes]]:
+    """Yield `(line_no, bytes)` per line (valid UTF-8, no NUL, LF and a CRLF's CR removed)."""
+    for before, block in _checked_blocks(opened, max_line_bytes):
+        lines = _raw_lines(block)
+        if len(block) > max_line_bytes:
+            _check_lengths(lines, before, opened.filename, max_line_bytes)
+        yield from enumerate(lines, before + 1)
+
+
 def iter_lines(
     opened: Opened, *, keepends: bool = False, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
 ) -> Iterator[tuple[int, str]]:
-    """Yield `(line_no, text)` for every line (split on LF only; CRLF's CR dropped), streaming."""
-    filename = opened.filename
-    readline = opened.stream.readline
-    line_no = 0
-    while True:
-        raw = readline(max_line_bytes + 1)
-        if not raw:
-            return
-        line_no += 1
-        if len(raw) > max_line_bytes:
-            reason = f"line is longer than {_human(max_line_bytes)}"
-            raise FormatError(filename, line_no, reason)
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            reason = f"invalid UTF-8 at byte {exc.start + 1} of the line"
-            raise FormatError(filename, line_no, reason) from None
-        if "\x00" in text:
-            raise FormatError(filename, line_no, "line contains a NUL character")
-        if not keepends:
-            if text.endswith("\n"):
-                text = text[:-1]
-            if text.endswith("\r"):
-                text = text[:-1]
-        yield line_no, text
+    """Yield `(line_no, text)` for every line (split on LF only; CRLF's CR dropped), streaming.
+
+    With `keepends` the line ending is kept as in the file (what the csv module wants).
+    """
+    for before, block in _checked_blocks(opened, max_line_bytes):
+        lines = _text_lines(block, keepends)
+        if len(block) > max_line_bytes:
+            _check_lengths(lines, before, opened.filename, max_line_bytes)
+        yield from enumerate(lines, before + 1)

@@ -47,7 +47,7 @@ def test_comment_test_run_gives_the_docs_trec_eval_scored(no_line_parser):
     assert all("#" in d for d in run.docids)
 
 
-def test_results_test_with_tabs_and_padding():
+def test_results_test_with_tabs_and_padding(no_line_parser):
     run = read_run(CONFORMANCE / "results.test")
     num_ret = measure("out.test.aq", "num_ret")
     counts = dict(zip(run.qids, np.diff(run.offsets).tolist(), strict=True))
@@ -121,6 +121,14 @@ CASES = [
     "1\ta\t99999999999999999999999\n",
     "1\ta\t1\n1\tb\t 2\n",
     "1 a 1\n1 b 2\n",
+    "1\tQ0\ta\t1\t  3\tt\n1\tQ0\tb\t2\t2.5  \tt\n",
+    "1\tQ0\ta b\t1\t3\tt\n",
+    "1\tQ0\ta\t1 \t3\tt\n",
+    "1\tQ0\ta\t1\t3\tt  \n",
+    " 1\tQ0\ta\t1\t3\tt\n",
+    "1\tQ0\ta\t1\t3 4\tt\n",
+    "1\tQ0\ta\t1\t3\t\tt\n",
+    "1\ta\t 1\n",
 ]
 
 
