@@ -41,8 +41,6 @@ def _blocks(opened: Opened, delimiter: str) -> Iterator[tuple[bytes, bool]]:
     the string columns of such a block are then checked for spaces.
     """
     odd = tuple({b"\t", b"\v", b"\f", b"\x00"} - {delimiter.encode()})
-    if delimiter != "\t":
-        odd += (b" ",)
     read, readline = opened.stream.read, opened.stream.readline
     while True:
         data = read(_BLOCK)

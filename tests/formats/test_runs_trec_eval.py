@@ -34,6 +34,7 @@ def no_line_parser(monkeypatch):
         raise AssertionError("fell back to the line parser")
 
     monkeypatch.setattr(runs, "collect", refuse)
+    monkeypatch.setattr(runs, "collect_whitespace", refuse)
 
 
 def test_comment_test_run_gives_the_docs_trec_eval_scored(no_line_parser):
