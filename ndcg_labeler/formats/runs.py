@@ -87,7 +87,14 @@ def read_run(
     max_bytes: int = DEFAULT_MAX_BYTES,
     fast: bool = True,
 ) -> ParsedRun:
-    """Parse and validate a whole run; keep the top `depth` per query when given."""
+    """Parse and validate a whole run; keep the top `depth` per query when given.
+
+    The format is detected from the content unless `fmt` names it. Validation is trec_eval's
+    (a docid twice in one query, too few columns, a bad score are file:line errors) and covers
+    the whole file even with `depth`. Clean TREC/MS MARCO files take a pyarrow fast path;
+    anything it is unsure about is re-read by the line parser (`fast=False` forces that),
+    which needs `source` to be a path or a seekable stream for the fast path to be tried.
+    """
     if depth is not None and depth < 1:
         raise ValueError("depth must be a positive integer")
     if fmt is not None and fmt not in RUN_FORMATS:
