@@ -29,6 +29,7 @@ Qrels = dict[str, dict[str, int]]
 
 
 def _policy(test_set_policy: str, policy: str | None) -> str:
+    """The policy to use (the test set's unless one is given); ServiceError when unknown."""
     chosen = policy or test_set_policy
     if chosen not in POLICIES:
         raise ServiceError(f"unknown aggregation policy '{chosen}'; choose one of {POLICIES}")
@@ -75,6 +76,7 @@ def _combine(
 
 
 def _graded_rows(test_set_id: int, query_id: int | None) -> sa.Select[tuple[str, str, int]]:
+    """(qid, docid, grade) of every graded judgment of the test set, or of one query."""
     stmt = (
         sa.select(Query.qid, Chunk.docid, Judgment.grade)
         .join(Query, Query.id == Judgment.query_id)
@@ -89,6 +91,7 @@ def _graded_rows(test_set_id: int, query_id: int | None) -> sa.Select[tuple[str,
 
 
 def _adjudicated_rows(test_set_id: int, query_id: int | None) -> sa.Select[tuple[str, str, int]]:
+    """(qid, docid, grade) of every adjudicated pair of the test set, or of one query."""
     stmt = (
         sa.select(Query.qid, Chunk.docid, Adjudication.grade)
         .join(Query, Query.id == Adjudication.query_id)

@@ -53,6 +53,7 @@ def counted_for(pair: Any = Pair) -> sa.ScalarSelect[int]:
 
 
 def _cutoff() -> datetime:
+    """Leases handed out before this instant have lapsed."""
     return utcnow() - timedelta(minutes=LEASE_MINUTES)
 
 
