@@ -16,14 +16,14 @@ from typing import Any
 import numpy as np
 
 from ndcg_labeler.models import Run
-from ndcg_labeler.scoring.significance import bootstrap_ci, compare_runs
 from ndcg_labeler.services import ServiceError, charts
+from ndcg_labeler.services import compare_stats as stats_service
 from ndcg_labeler.services.score_results import Resolved
 from ndcg_labeler.services.scores import RunScores, ScoreOptions, score_run
 
-CONFIDENCE = 0.95
-N_RESAMPLES = 10_000
-SEED = 0
+# Up to this many compared queries the page computes intervals and tests at once; beyond,
+# it shows the rest first and fetches them separately (they take seconds at 7,000 queries).
+INLINE_MAX = 2000
 UNDEFINED_POLICY = (
     "Queries whose NDCG@k is undefined (IDCG@k is 0) in any compared run are left out of all "
     "of them, so every run is measured on the same queries; queries missing from a run score 0."
@@ -78,6 +78,7 @@ class Comparison:
     pairs: list[PairResult]
     deltas: list[QueryDelta]
     chart: charts.Chart | None
+    stats_ready: bool = True
 
     @property
     def first_pair(self) -> PairResult:
@@ -111,22 +112,38 @@ def _check(runs: Sequence[Run]) -> None:
         raise ServiceError("the runs must belong to the same test set")
 
 
-def _pair(a: Run, b: Run, x: np.ndarray, y: np.ndarray) -> PairResult:
-    result = compare_runs(x.tolist(), y.tolist(), n_resamples=N_RESAMPLES, seed=SEED)
+def _pair(a: Run, b: Run, x: np.ndarray, y: np.ndarray, compute: bool) -> PairResult:
+    result = stats_service.tests(x, y, compute)
+    wins, ties, losses = (
+        (result.wins, result.ties, result.losses) if result else stats_service.counts(x, y)
+    )
     return PairResult(
         a=a,
         b=b,
-        wins=result.wins,
-        ties=result.ties,
-        losses=result.losses,
-        t_test_p=result.t_test_p,
-        randomization_p=result.randomization_p,
+        wins=wins,
+        ties=ties,
+        losses=losses,
+        t_test_p=result.t_test_p if result else None,
+        randomization_p=result.randomization_p if result else None,
         mean_delta=float((y - x).mean()) if x.size else None,
     )
 
 
-def compare(runs: Sequence[Run], options: ScoreOptions) -> Comparison:
-    """Compare the runs on the queries defined in all of them; pairs are each run vs the first."""
+def _mean(run: Run, values: np.ndarray, compute: bool) -> RunMean:
+    if not values.size:
+        return RunMean(run, None, None, None)
+    found = stats_service.interval(values, compute)
+    if found is None:
+        return RunMean(run, float(values.mean()), None, None)
+    return RunMean(run, found.mean, found.low, found.high)
+
+
+def compare(runs: Sequence[Run], options: ScoreOptions, stats: bool | None = True) -> Comparison:
+    """Compare the runs on the queries defined in all of them; pairs are each run vs the first.
+
+    stats: True computes the bootstrap intervals and p-values (cached by the exact scores);
+    False only takes them from the cache; None computes them up to INLINE_MAX queries.
+    """
     _check(runs)
     results: list[RunScores] = [score_run(run, options) for run in runs]
     first = results[0]
@@ -135,14 +152,15 @@ def compare(runs: Sequence[Run], options: ScoreOptions) -> Comparison:
     defined = np.logical_and.reduce([~np.isnan(r.ndcg) for r in results])
     index = np.flatnonzero(defined)
     values = [r.ndcg[index] for r in results]
-    means = []
-    for run, v in zip(runs, values, strict=True):
-        interval = bootstrap_ci(v.tolist(), CONFIDENCE, N_RESAMPLES, SEED)
-        if interval is None:
-            means.append(RunMean(run, None, None, None))
-        else:
-            means.append(RunMean(run, interval.mean, interval.low, interval.high))
-    pairs = [_pair(runs[0], run, values[0], v) for run, v in zip(runs[1:], values[1:], strict=True)]
+    compute = stats if stats is not None else index.size <= INLINE_MAX
+    means = [_mean(run, v, compute) for run, v in zip(runs, values, strict=True)]
+    pairs = [
+        _pair(runs[0], run, values[0], v, compute)
+        for run, v in zip(runs[1:], values[1:], strict=True)
+    ]
+    ready = all(m.low is not None or m.mean is None for m in means) and all(
+        p.randomization_p is not None or not index.size for p in pairs
+    )
     a, b = values[0], values[1]
     delta = b - a
     # Largest |B − A| first, then qid (the rows are in qid order, so the index breaks ties).
@@ -177,4 +195,5 @@ def compare(runs: Sequence[Run], options: ScoreOptions) -> Comparison:
         pairs=pairs,
         deltas=deltas,
         chart=chart,
+        stats_ready=ready,
     )

@@ -16,7 +16,7 @@ bp = Blueprint("compare", __name__, url_prefix="/test-sets/<int:test_set_id>/das
 PER_PAGE = 100
 
 
-def _context(test_set_id: int) -> dict[str, object]:
+def _context(test_set_id: int, stats: bool | None = None) -> dict[str, object]:
     test_set = get_test_set_or_404(test_set_id)
     options = score_options()
     all_runs = run_service.list_runs(test_set)
@@ -27,7 +27,7 @@ def _context(test_set_id: int) -> dict[str, object]:
     error = None
     if len(runs) >= 2:
         try:
-            result = service.compare(runs, options)
+            result = service.compare(runs, options, stats)
         except ServiceError as exc:
             abort(400, description=str(exc))
     elif all_runs:
@@ -54,13 +54,27 @@ def _context(test_set_id: int) -> dict[str, object]:
     }
 
 
+def _stats_arg() -> bool | None:
+    """?stats=1 computes intervals and tests at once (pages without JavaScript ask for it)."""
+    return True if request.args.get("stats") == "1" else None
+
+
 @bp.get("/")
 def page(test_set_id: int) -> str:
     """Pick two or more runs; see whether the differences between them are real."""
-    return render_template("dashboard/compare.html", **_context(test_set_id))
+    return render_template("dashboard/compare.html", **_context(test_set_id, _stats_arg()))
 
 
 @bp.get("/_results")
 def fragment(test_set_id: int) -> str:
     """The comparison's live part."""
-    return render_template("dashboard/_compare.html", **_context(test_set_id))
+    return render_template("dashboard/_compare.html", **_context(test_set_id, _stats_arg()))
+
+
+@bp.get("/_stats")
+def stats_fragment(test_set_id: int) -> str:
+    """Means with bootstrap intervals and the paired tests (computed here if not cached)."""
+    context = _context(test_set_id, stats=True)
+    if context["result"] is None:
+        abort(400, description=str(context["error"] or "choose at least two runs"))
+    return render_template("dashboard/_compare_stats.html", **context)

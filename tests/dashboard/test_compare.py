@@ -8,7 +8,7 @@ import json
 import numpy as np
 import pytest
 from flask import Flask
-from flask.testing import FlaskCliRunner
+from flask.testing import FlaskClient, FlaskCliRunner
 from scipy import stats
 
 from ndcg_labeler.extensions import db
@@ -19,6 +19,7 @@ from ndcg_labeler.services import compare as service
 from ndcg_labeler.services import runs as run_service
 from ndcg_labeler.services.scores import ScoreOptions
 from tests.dashboard.conftest import A3, B3, RUN_A, Demo, the_test_set, trec
+from tests.runs.helpers import grade
 
 K3 = ScoreOptions(k=3)
 COMPARED = ["q1", "q2", "q3", "q5"]  # q4 is undefined (no grade) and left out of both
@@ -114,3 +115,36 @@ def test_cli_table_and_errors(runner: FlaskCliRunner, dash: Demo) -> None:
     assert "Error: test set 'dash' has no run named 'nope'" in missing.output
     bad_k = runner.invoke(args=["run", "compare", "dash", "A", "B", "--k", "x"])
     assert bad_k.exit_code == 1 and "--k must be a whole number" in bad_k.output
+
+
+def test_statistics_are_cached_by_the_scores(ctx: Flask, dash: Demo) -> None:
+    runs = _runs(dash)
+    lazy = service.compare(runs, K3, stats=False)
+    assert not lazy.stats_ready
+    assert [m.low for m in lazy.means] == [None, None]
+    assert lazy.means[0].mean == pytest.approx(np.mean([A3[q] for q in COMPARED]))
+    pair = lazy.first_pair
+    assert (pair.wins, pair.ties, pair.losses, pair.t_test_p) == (2, 0, 2, None)
+    full = service.compare(runs, K3, stats=True)
+    cached = service.compare(runs, K3, stats=False)
+    assert cached.stats_ready and cached.means == full.means and cached.pairs == full.pairs
+    # A grade changes the scores, so the cached statistics no longer apply.
+    grade(the_test_set(dash), "q3", "f2", 1, "maria")
+    assert not service.compare(runs, K3, stats=False).stats_ready
+
+
+def test_big_comparisons_fetch_their_statistics_separately(
+    as_admin: FlaskClient, dash: Demo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(service, "INLINE_MAX", 3)  # our 4 compared queries count as "big"
+    both = f"run={dash.run_a}&run={dash.run_b}&k=3"
+    page = as_admin.get(dash.url(f"/compare/?{both}")).get_data(as_text=True)
+    assert "Computing the bootstrap intervals" in page
+    assert 'hx-trigger="load"' in page and "/compare/_stats?" in page
+    stats = as_admin.get(dash.url(f"/compare/_stats?{both}")).get_data(as_text=True)
+    assert "Computing" not in stats and "computing…" not in stats
+    assert 'id="compare-stats"' in stats and 'id="tests-table"' in stats
+    # Computed once, the page shows them at once; ?stats=1 forces them without JavaScript.
+    again = as_admin.get(dash.url(f"/compare/?{both}")).get_data(as_text=True)
+    assert "computing…" not in again
+    assert as_admin.get(dash.url(f"/compare/_stats?run={dash.run_a}")).status_code == 400
