@@ -9,15 +9,16 @@ text) are left out: nobody can grade what they cannot read. Adding is idempotent
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql, sqlite
 
 from ndcg_labeler.extensions import db
-from ndcg_labeler.models import Chunk, Pair, Run, TestSet
+from ndcg_labeler.models import Pair, Run, TestSet
 from ndcg_labeler.models._common import utcnow
 from ndcg_labeler.services import ServiceError
 from ndcg_labeler.services import score_cache as cache
@@ -26,7 +27,7 @@ from ndcg_labeler.services.scores import ScoreOptions, live_state
 MAX_DEPTH = 1000
 MAX_SOURCE = 200
 _BATCH = 500
-_IN_BATCH = 5000
+_IN_BATCH = 900  # parameters per IN list: below SQLite's old limit of 999
 
 
 @dataclass(frozen=True)
@@ -94,40 +95,51 @@ def _top_lists(
     return grades, per_run
 
 
+def _raw(sql: str, params: Sequence[object]) -> list[tuple[Any, ...]]:
+    """Rows of a plain SQL statement written with `?` marks, on the session's connection.
+
+    Up to a few hundred thousand rows with long IN lists: the DB-API cursor skips
+    SQLAlchemy's per-parameter compilation and per-row objects, which cost more than the query.
+    """
+    conn = db.session.connection()
+    mark = "?" if conn.dialect.paramstyle == "qmark" else "%s"
+    cursor = conn.connection.cursor()
+    try:
+        cursor.execute(sql.replace("?", mark), tuple(params))
+        return list(cursor.fetchall())
+    finally:
+        cursor.close()
+
+
 def _chunk_ids(test_set_id: int, docids: set[str]) -> dict[str, int]:
     """docid -> chunk id for chunks that have text (in batches: SQLite limits parameters)."""
     out: dict[str, int] = {}
     ordered = sorted(docids)
     for start in range(0, len(ordered), _IN_BATCH):
         batch = ordered[start : start + _IN_BATCH]
-        rows = db.session.execute(
-            sa.select(Chunk.docid, Chunk.id).where(
-                Chunk.test_set_id == test_set_id,
-                Chunk.docid.in_(batch),
-                Chunk.text.is_not(None),
-            )
+        marks = ",".join("?" * len(batch))
+        rows = _raw(
+            "SELECT docid, id FROM chunk WHERE test_set_id = ? AND text IS NOT NULL"
+            f" AND docid IN ({marks})",
+            [test_set_id, *batch],
         )
-        out.update(dict(rows.all()))
+        out.update((str(d), int(i)) for d, i in rows)
     return out
 
 
 def _queued(test_set_id: int) -> set[tuple[int, int]]:
     """(query id, chunk id) of every pair already in the test set's queue."""
-    rows = db.session.execute(
-        sa.select(Pair.query_id, Pair.chunk_id).where(Pair.test_set_id == test_set_id)
-    )
+    rows = _raw("SELECT query_id, chunk_id FROM pair WHERE test_set_id = ?", [test_set_id])
     return {(int(q), int(c)) for q, c in rows}
 
 
-def _mean_judged(
-    tops: dict[int, list[str]], judged: dict[int, set[str]], depth: int
+def _mean_share(
+    tops: dict[int, list[str]], counted: Callable[[int, str], bool], depth: int
 ) -> float | None:
-    """Mean over the run's queries of the share of the top `depth` in `judged` (judged@depth)."""
+    """Mean over the run's queries of the share of the top `depth` that `counted` accepts."""
     if not tops:
         return None
-    shares = [
-        sum(1 for d in docids if d in judged.get(q, ())) / depth for q, docids in tops.items()
-    ]
+    shares = [sum(1 for d in docids if counted(q, d)) / depth for q, docids in tops.items()]
     return float(np.mean(shares))
 
 
@@ -142,29 +154,52 @@ def plan_pool(test_set: TestSet, runs: Sequence[Run], depth: int | None) -> Pool
     chosen_ids = {run.id for run in runs}
     grades, tops = _top_lists(everyone, depth)
     by_run = dict(zip([r.id for r in everyone], tops, strict=True))
+    # The best rank of every unjudged (query, chunk) in any run's top, and in the chosen runs'.
+    best_any: dict[tuple[int, str], int] = {}
     best: dict[tuple[int, str], int] = {}
-    for run in runs:
+    for run in everyone:
+        target = best if run.id in chosen_ids else None
         for qpk, docids in by_run[run.id].items():
             judged = grades.get(qpk, {})
             for rank, docid in enumerate(docids, start=1):
                 if docid in judged:
                     continue
                 key = (qpk, docid)
-                if rank < best.get(key, depth + 1):
-                    best[key] = rank
-    chunk_ids = _chunk_ids(test_set.id, {docid for _, docid in best})
+                if rank < best_any.get(key, depth + 1):
+                    best_any[key] = rank
+                if target is not None and rank < target.get(key, depth + 1):
+                    target[key] = rank
+    chunk_ids = _chunk_ids(test_set.id, {docid for _, docid in best_any})
     queued = _queued(test_set.id)
+    # Unjudged chunks that will carry a grade once the queue is done: queued now, or new.
+    pending = {key for key in best_any if (key[0], chunk_ids.get(key[1], -1)) in queued}
     new_pairs: list[tuple[int, int, int]] = []
     already = missing = 0
     for (qpk, docid), rank in sorted(best.items(), key=lambda item: (item[1], item[0])):
         chunk_id = chunk_ids.get(docid)
         if chunk_id is None:
             missing += 1
-        elif (qpk, chunk_id) in queued:
+        elif (qpk, docid) in pending:
             already += 1
         else:
             new_pairs.append((qpk, chunk_id, rank))
-    coverage = _coverage(everyone, by_run, grades, queued, new_pairs, chunk_ids, chosen_ids, depth)
+            pending.add((qpk, docid))
+
+    def judged_now(q: int, d: str) -> bool:
+        return d in grades.get(q, ())
+
+    def judged_after(q: int, d: str) -> bool:
+        return d in grades.get(q, ()) or (q, d) in pending
+
+    coverage = [
+        Coverage(
+            run=run,
+            now=_mean_share(by_run[run.id], judged_now, depth),
+            after=_mean_share(by_run[run.id], judged_after, depth),
+            chosen=run.id in chosen_ids,
+        )
+        for run in everyone
+    ]
     return PoolPlan(
         test_set=test_set,
         runs=list(runs),
@@ -175,42 +210,6 @@ def plan_pool(test_set: TestSet, runs: Sequence[Run], depth: int | None) -> Pool
         not_in_corpus=missing,
         coverage=coverage,
     )
-
-
-def _coverage(
-    everyone: Sequence[Run],
-    by_run: dict[int, dict[int, list[str]]],
-    grades: dict[int, dict[str, int]],
-    queued: set[tuple[int, int]],
-    new_pairs: list[tuple[int, int, int]],
-    chunk_ids: dict[str, int],
-    chosen: set[int],
-    depth: int,
-) -> list[Coverage]:
-    """judged@depth of every run now and once all queued and new pairs carry a grade."""
-    docid_of = {cid: docid for docid, cid in chunk_ids.items()}
-    judged_now = {q: set(docs) for q, docs in grades.items()}
-    judged_after = {q: set(docs) for q, docs in grades.items()}
-    for qpk, chunk_id, _ in new_pairs:
-        judged_after.setdefault(qpk, set()).add(docid_of[chunk_id])
-    # Already-queued pairs count too once graded; only their docids among the tops matter.
-    wanted = {docid for tops in by_run.values() for docids in tops.values() for docid in docids}
-    for qpk, chunk_id in queued:
-        docid = docid_of.get(chunk_id)
-        if docid is not None and docid in wanted:
-            judged_after.setdefault(qpk, set()).add(docid)
-    out = []
-    for run in everyone:
-        tops = by_run[run.id]
-        out.append(
-            Coverage(
-                run=run,
-                now=_mean_judged(tops, judged_now, depth),
-                after=_mean_judged(tops, judged_after, depth),
-                chosen=run.id in chosen,
-            )
-        )
-    return out
 
 
 def _all_runs(test_set: TestSet) -> list[Run]:

@@ -131,3 +131,18 @@ def test_page_is_for_admins_and_adds_on_post(
     assert "Added 2 pairs to the labeling queue (source pool:A@3)." in page
     with app.app_context():
         assert [(q, d) for q, d, _, _ in _pooled()] == [("q3", "f2"), ("q4", "a")]
+
+
+def test_queued_pairs_count_for_runs_not_pooled(ctx: Flask, dash: Demo) -> None:
+    test_set, a = the_test_set(dash), _run(dash, "A")
+    c = run_service.upload_run(
+        test_set, io.BytesIO(trec({"q3": ["f2", "f1"]})), "c.trec", "C", None
+    )
+    pooling.add_pool(test_set, [a], 3)  # queues f2 for q3 (and a for q4)
+    plan = pooling.plan_pool(test_set, [a], 3)
+    coverage = {cov.run.name: cov for cov in plan.coverage}
+    # C's top 3 of q3: f2 (queued by A's pooling, not yet graded) and f1 (graded).
+    assert (coverage["C"].now, coverage["C"].after) == (pytest.approx(1 / 3), pytest.approx(2 / 3))
+    assert not coverage["C"].chosen
+    assert (plan.to_add, plan.already_queued) == (0, 2)
+    assert c.id != a.id
