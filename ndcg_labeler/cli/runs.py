@@ -50,7 +50,10 @@ class RunGroup(AppGroup):
         serve_args = ctx.meta.pop(_SERVE, None)
         if serve_args is None:
             return super().invoke(ctx)
-        with flask_run_command.make_context(ctx.info_name, serve_args, parent=ctx) as sub:
+        # Parent is the `flask` group itself, as for the built-in command: FLASK_RUN_* variables
+        # (FLASK_RUN_PORT...) keep working, and the app's ScriptInfo is found there.
+        parent = ctx.parent or ctx
+        with flask_run_command.make_context(ctx.info_name, serve_args, parent=parent) as sub:
             return flask_run_command.invoke(sub)
 
     def list_commands(self, ctx: click.Context) -> list[str]:

@@ -68,10 +68,11 @@ def _free_port() -> int:
 
 def test_bare_run_still_serves_the_app(env: dict[str, str]) -> None:
     port = _free_port()
+    # The port through FLASK_RUN_PORT, as Flask's own `run` reads it.
     server = subprocess.Popen(
-        [FLASK, "--app", "app", "run", "--host", "127.0.0.1", "--port", str(port)],
+        [FLASK, "--app", "app", "run", "--host", "127.0.0.1"],
         cwd=ROOT,
-        env=env,
+        env={**env, "FLASK_RUN_PORT": str(port)},
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
