@@ -7,8 +7,10 @@ import sqlalchemy as sa
 from flask import Flask
 from flask.testing import FlaskClient
 
+from ndcg_labeler import create_app
 from ndcg_labeler.extensions import db
-from ndcg_labeler.models import Query
+from ndcg_labeler.models import Chunk, Query
+from tests.conftest import AuthActions
 from tests.dashboard.conftest import A3, Demo, grant, the_test_set
 from tests.runs.helpers import grade
 
@@ -162,3 +164,29 @@ def test_compare_needs_two_runs(as_admin: FlaskClient, dash: Demo) -> None:
 def test_nav_links_to_the_dashboard(as_admin: FlaskClient, dash: Demo) -> None:
     html = as_admin.get(f"/test-sets/{dash.test_set_id}").get_data(as_text=True)
     assert f'href="/test-sets/{dash.test_set_id}/dashboard/"' in html
+
+
+def test_a_second_server_process_sees_grades_made_through_the_first(
+    app: Flask, as_admin: FlaskClient, dash: Demo
+) -> None:
+    """Two apps over one database have separate score caches, as two processes would."""
+    keys = ("TESTING", "SECRET_KEY", "SQLALCHEMY_DATABASE_URI", "NDCG_DEMO", "WTF_CSRF_ENABLED")
+    other = create_app({**{k: app.config[k] for k in keys}, "INSTANCE_PATH": app.instance_path})
+    second = other.test_client()
+    assert AuthActions(second).login("admin").status_code == 302
+    table = dash.url(f"/runs/{dash.run_a}/_table?k=3&band=undefined")
+    assert 'data-qid="q4"' in second.get(table).get_data(as_text=True)  # warms its cache
+    token = second.get(dash.url("/live")).json["token"]
+    q4 = _query_id(app, dash, "q4")
+    with app.app_context():
+        chunk = db.session.scalar(sa.select(Chunk.id).where(Chunk.docid == "a"))
+    posted = as_admin.post(
+        dash.url(f"/runs/{dash.run_a}/queries/{q4}/grade"), data={"chunk_id": chunk, "grade": 2}
+    )
+    assert posted.status_code == 302
+    moved = second.get(dash.url(f"/live?since={token}"))
+    assert moved.json["changed"] is True and moved.headers["HX-Trigger"] == "scores-changed"
+    # q4 now has a relevant grade: it is no longer undefined in the other process either.
+    assert 'data-qid="q4"' not in second.get(table).get_data(as_text=True)
+    with other.app_context():
+        db.engine.dispose()
