@@ -18,8 +18,6 @@ from ndcg_labeler.services import ServiceError
 # trec_eval's cutoffs plus the small ones dashboards offer; a k outside is added on demand.
 STANDARD_CUTOFFS: tuple[int, ...] = tuple(sorted({1, 3, *DEFAULT_CUTOFFS}))
 MAX_K = 100_000
-# The per-query fields a RunScores snapshot copies out of the live state.
-_SNAPSHOT = ("dcg_cut", "idcg_cut", "ndcg_cut", "judged_at", "P", "recall")
 
 
 @dataclass(frozen=True)

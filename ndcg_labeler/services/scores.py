@@ -20,6 +20,7 @@ from ndcg_labeler.models import Run
 from ndcg_labeler.scoring import DEFAULT_CUTOFFS, evaluate_flat, evaluate_one, trec_all
 from ndcg_labeler.scoring.evaluation import COUNT_MEASURES, Evaluation
 from ndcg_labeler.services import score_cache as cache
+from ndcg_labeler.services.score_grades import GradeState, grade_state
 from ndcg_labeler.services.score_results import (
     QueryScore,
     Resolved,
@@ -48,7 +49,7 @@ class _LiveScores:
     def __init__(
         self,
         data: cache.RunData,
-        grades: cache.GradeState,
+        grades: GradeState,
         queries: cache.QuerySet,
         resolved: Resolved,
     ) -> None:
@@ -65,7 +66,7 @@ class _LiveScores:
         self.evaluations = 0  # evaluate_one calls since the last full evaluation (for tests)
         self._full(data, grades)
 
-    def _full(self, data: cache.RunData, grades: cache.GradeState) -> None:
+    def _full(self, data: cache.RunData, grades: GradeState) -> None:
         """Map every ranked docid to its grade and evaluate all queries at once."""
         self.grades = grades
         self.generation = grades.generation
@@ -87,7 +88,7 @@ class _LiveScores:
         self.arrays = _as_arrays(evaluation)
         self.has_gain = np.array([(a > 0).any() for a in judged], dtype=bool)
 
-    def sync(self, data: cache.RunData, grades: cache.GradeState) -> None:
+    def sync(self, data: cache.RunData, grades: GradeState) -> None:
         """Catch up with the grades' generation, re-scoring only the queries that changed."""
         if grades is self.grades and grades.generation == self.generation:
             return
@@ -99,7 +100,7 @@ class _LiveScores:
             self._rescore(qpk, data, grades)
         self.generation = grades.generation
 
-    def _rescore(self, qpk: int, data: cache.RunData, grades: cache.GradeState) -> None:
+    def _rescore(self, qpk: int, data: cache.RunData, grades: GradeState) -> None:
         """Re-score one query with evaluate_one and write its values in place."""
         i = self.queries.index.get(qpk)
         if i is None:
@@ -138,7 +139,7 @@ def live_state(run: Run, options: ScoreOptions) -> tuple[_LiveScores, cache.Test
     state = cache.test_set_state(run.test_set_id)
     resolved = resolve_options(options, state.aggregation, state.threshold)
     queries = _query_set(state)
-    grades = cache.grade_state(state, resolved.policy, queries)
+    grades = grade_state(state, resolved.policy, queries)
     found = cache.caches()
     data = found.runs.get(run, state.runs_version)
     key = (

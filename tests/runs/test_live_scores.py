@@ -250,7 +250,7 @@ def test_query_detail_explains_the_gap(setup) -> None:
 @pytest.mark.parametrize("policy", ["median", "mean", "max", "min", "majority"])
 def test_fast_query_grades_equal_the_grades_service(setup, policy: str) -> None:
     from ndcg_labeler.services import grades
-    from ndcg_labeler.services.score_cache import query_grades
+    from ndcg_labeler.services.score_grades import query_grades
 
     test_set, _ = setup
     for user, value in (("u1", 3), ("u2", 0), ("u3", 2)):
