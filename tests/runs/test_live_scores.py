@@ -282,3 +282,20 @@ def test_an_event_committed_late_with_a_smaller_id_is_still_seen(setup) -> None:
     db.session.commit()
     second = score_run(run)
     assert second.dcg[by_qid(second)["q2"]] == pytest.approx(3 + 1 / L3)
+
+
+def test_query_detail_options_and_a_missing_query(setup) -> None:
+    _, run = setup
+    q1 = db.session.scalar(sa.select(Query).where(Query.qid == "q1"))
+    condensed = query_detail(run, q1, ScoreOptions(k=3, judged_only=True))
+    assert [r.docid for r in condensed.ranked] == ["b", "a"]  # z (unjudged) dropped
+    assert condensed.dcg == pytest.approx(2 + 3 / L3)
+    retrieved = query_detail(run, q1, ScoreOptions(k=3, ideal="retrieved"))
+    assert [r.docid for r in retrieved.ideal] == ["a", "b", "z"]
+    assert retrieved.idcg == pytest.approx(3 + 2 / L3)
+    assert retrieved.recall_loss == pytest.approx(0.0)
+    q4 = db.session.scalar(sa.select(Query).where(Query.qid == "q4"))
+    missing = query_detail(run, q4, ScoreOptions(k=3))
+    assert missing.missing and missing.ranked == []
+    assert (missing.ndcg, missing.idcg) == (0.0, pytest.approx(2.0))
+    assert missing.to_json()["ideal"][0]["docid"] == "m"
