@@ -43,6 +43,51 @@ forget_run = cache.forget_run
 remember_run = cache.remember_run
 
 
+class _RankedGrades:
+    """The grade of every ranked entry of one run under one policy (NaN = unjudged).
+
+    One array of the run's size, shared by every setting (k, gain, ideal...) of that run and
+    policy; it catches up with the grades only when a full evaluation needs it.
+    """
+
+    def __init__(self, data: cache.RunData, grades: GradeState) -> None:
+        self._load(data, grades)
+
+    def _load(self, data: cache.RunData, grades: GradeState) -> None:
+        self.grades = grades
+        self.generation = grades.generation
+        self.values = data.all_ranked_grades(grades.grades)
+
+    def current(self, data: cache.RunData, grades: GradeState) -> np.ndarray:
+        """The values for the grades' current generation."""
+        if grades is self.grades and grades.generation == self.generation:
+            return self.values
+        changed = grades.changed_since(self.generation) if grades is self.grades else None
+        if changed is None:
+            self._load(data, grades)
+            return self.values
+        for qpk in changed:
+            row = data.row_of.get(qpk)
+            if row is not None:
+                docs = grades.grades.get(qpk, {})
+                self.values[data.row_off[row] : data.row_off[row + 1]] = data.ranked_grades(
+                    row, docs
+                )
+        self.generation = grades.generation
+        return self.values
+
+
+def _ranked_grades(data: cache.RunData, grades: GradeState) -> np.ndarray:
+    """The shared ranked grades of a run under the grades' policy (created on first use)."""
+    store = cache.caches().live
+    key = (data.run_id, "ranked-grades", grades.policy)  # run id first: dropped with the run
+    shared = store.get(key)
+    if shared is None:
+        shared = store[key] = _RankedGrades(data, grades)
+        return shared.values
+    return shared.current(data, grades)
+
+
 class _LiveScores:
     """Every measure of every test-set query for one run and one setting, kept current."""
 
@@ -70,7 +115,7 @@ class _LiveScores:
         """Map every ranked docid to its grade and evaluate all queries at once."""
         self.grades = grades
         self.generation = grades.generation
-        self.ranked = data.all_ranked_grades(grades.grades)
+        ranked = _ranked_grades(data, grades)
         present = np.maximum(self.rows, 0)
         starts = np.where(self.missing, 0, data.row_off[present])
         lengths = np.where(self.missing, 0, data.row_off[present + 1] - starts)
@@ -83,7 +128,7 @@ class _LiveScores:
         np.cumsum([a.size for a in judged], out=joffsets[1:])
         flat_judged = np.concatenate(judged) if judged else np.empty(0)
         evaluation = evaluate_flat(
-            self.ranked[take], offsets, flat_judged, joffsets, self.cutoffs, self.options
+            ranked[take], offsets, flat_judged, joffsets, self.cutoffs, self.options
         )
         self.arrays = _as_arrays(evaluation)
         self.has_gain = np.array([(a > 0).any() for a in judged], dtype=bool)
@@ -107,11 +152,7 @@ class _LiveScores:
             return
         row = int(self.rows[i])
         docs = grades.grades.get(qpk, {})
-        if row >= 0:
-            ranked = data.ranked_grades(row, docs)
-            self.ranked[data.row_off[row] : data.row_off[row + 1]] = ranked
-        else:
-            ranked = np.empty(0)
+        ranked = data.ranked_grades(row, docs) if row >= 0 else np.empty(0)
         judged = grades.judged_grades(qpk)
         values = evaluate_one(ranked, judged, self.cutoffs, self.options)
         for name, value in values.items():

@@ -299,3 +299,15 @@ def test_query_detail_options_and_a_missing_query(setup) -> None:
     assert missing.missing and missing.ranked == []
     assert (missing.ndcg, missing.idcg) == (0.0, pytest.approx(2.0))
     assert missing.to_json()["ideal"][0]["docid"] == "m"
+
+
+def test_a_new_setting_after_a_grade_change_sees_the_change(setup) -> None:
+    """Settings share one array of ranked grades per run; it catches up when next needed."""
+    test_set, run = setup
+    score_run(run)
+    grade(test_set, "q1", "z", 1, "ann1")
+    fresh = score_run(run, ScoreOptions(gain="exp"))  # a new setting: one full evaluation
+    assert fresh.dcg[by_qid(fresh)["q1"]] == pytest.approx(3 + 1 / L3 + 7 / 2)
+    grade(test_set, "q1", "z", 0, "ann1")
+    again = score_run(run, ScoreOptions(ideal="retrieved"))
+    assert again.dcg[by_qid(again)["q1"]] == pytest.approx(2 + 3 / 2)
