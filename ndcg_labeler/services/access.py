@@ -57,3 +57,24 @@ def admin_required(view: F) -> F:
         return view(*args, **kwargs)
 
     return wrapped  # type: ignore[return-value]
+
+
+def grades_visible(user: User, test_set: TestSet) -> bool:
+    """May this user see per-pair grades (drill-downs, qrels)?
+
+    With several annotators per pair, judging is blind: an annotator who could read the grades
+    of pairs still waiting in their own queue would be anchored by them. Admins always may.
+    """
+    return bool(user.is_authenticated) and (user.is_admin or test_set.judgments_per_pair == 1)
+
+
+def require_grades_visible(test_set: TestSet) -> None:
+    """403 with the reason when the current user may not see per-pair grades."""
+    if not grades_visible(current_user, test_set):
+        abort(
+            403,
+            description=(
+                "This test set is judged blind by several annotators per pair, so per-pair "
+                "grades are shown to admins only."
+            ),
+        )

@@ -9,7 +9,7 @@ from werkzeug.wrappers import Response
 from ndcg_labeler.services import ServiceError
 from ndcg_labeler.services import dashboard as dashboard_service
 from ndcg_labeler.services import drilldown as service
-from ndcg_labeler.services.access import get_test_set_or_404
+from ndcg_labeler.services.access import get_test_set_or_404, require_grades_visible
 from ndcg_labeler.views._scoring import is_htmx, run_or_404, score_options
 
 bp = Blueprint(
@@ -21,6 +21,7 @@ bp = Blueprint(
 
 def _context(test_set_id: int, run_id: int, query_id: int) -> dict[str, object]:
     test_set = get_test_set_or_404(test_set_id)
+    require_grades_visible(test_set)
     run = run_or_404(test_set, run_id)
     query = service.get_query(test_set, query_id) or abort(404)
     options = score_options()
@@ -53,6 +54,7 @@ def fragment(test_set_id: int, run_id: int, query_id: int) -> str:
 def grade(test_set_id: int, run_id: int, query_id: int) -> str | Response:
     """Grade an unjudged chunk as the current user; htmx gets the updated scores in place."""
     test_set = get_test_set_or_404(test_set_id)
+    require_grades_visible(test_set)
     run_or_404(test_set, run_id)
     query = service.get_query(test_set, query_id) or abort(404)
     options = score_options()

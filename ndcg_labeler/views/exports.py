@@ -12,7 +12,7 @@ from ndcg_labeler.services import compare as compare_service
 from ndcg_labeler.services import dashboard as dashboard_service
 from ndcg_labeler.services import drilldown as drilldown_service
 from ndcg_labeler.services import exports as service
-from ndcg_labeler.services.access import get_test_set_or_404
+from ndcg_labeler.services.access import get_test_set_or_404, require_grades_visible
 from ndcg_labeler.services.scores import score_run, trec_eval_lines
 from ndcg_labeler.views._scoring import chosen_runs, run_or_404, score_options
 
@@ -54,6 +54,7 @@ def overview_json(test_set_id: int) -> Response:
 def qrels(test_set_id: int) -> Response:
     """The grades scoring uses as TREC qrels (the chosen or the test set's aggregation)."""
     test_set = get_test_set_or_404(test_set_id)
+    require_grades_visible(test_set)
     options = score_options()
     body = service.qrels_trec(test_set, options.policy)
     return _download(body, f"test-set-{test_set.id}.qrels", "text/plain")
@@ -83,6 +84,7 @@ def run_trec(test_set_id: int, run_id: int) -> Response:
 
 def _drill_down(test_set_id: int, run_id: int, query_id: int) -> drilldown_service.DrillDown:
     test_set = get_test_set_or_404(test_set_id)
+    require_grades_visible(test_set)
     run = run_or_404(test_set, run_id)
     query = drilldown_service.get_query(test_set, query_id) or abort(404)
     return drilldown_service.drill_down(test_set, run, query, score_options())

@@ -190,3 +190,32 @@ def test_access(app: Flask, client: FlaskClient, auth, annotator_id: int, dash: 
     # A query or run of another test set is 404.
     assert client.get(_page(dash, 999_999)).status_code == 404
     assert client.get(dash.url(f"/runs/999999/queries/{query_id}/")).status_code == 404
+
+
+def test_blind_overlap_hides_per_pair_grades_from_annotators(
+    app: Flask, client: FlaskClient, auth, annotator_id: int, admin_id: int, dash: Demo
+) -> None:
+    """With several annotators per pair, an annotator must not read grades before grading."""
+    query_id, y = _ids(app, dash, "q1", "y")
+    with app.app_context():
+        the_test_set(dash).judgments_per_pair = 2
+        db.session.commit()
+    grant(app, dash.test_set_id, annotator_id)
+    blind = [
+        _page(dash, query_id),
+        _page(dash, query_id, suffix="_detail"),
+        dash.url("/export/qrels.txt"),
+        dash.url(f"/export/runs/{dash.run_a}/queries/{query_id}.json"),
+    ]
+    auth.login("ann")
+    for url in blind:
+        response = client.get(url)
+        assert response.status_code == 403, url
+    assert b"judged blind" in client.get(blind[0]).data
+    assert client.post(blind[0] + "grade", data={"chunk_id": y, "grade": 1}).status_code == 403
+    # The per-query table shows scores only, no per-pair grades: still open to members.
+    assert client.get(dash.url(f"/runs/{dash.run_a}")).status_code == 200
+    auth.logout()
+    auth.login("admin")
+    for url in blind:
+        assert client.get(url).status_code == 200, url
