@@ -14,6 +14,8 @@ _WS_RE = re.compile(r"[ \t\n\r\v\f]+")
 _FLOAT_RE = re.compile(
     r"[+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|inf(?:inity)?)", re.ASCII | re.IGNORECASE
 )
+_NAN = float("nan")
+_MISSING = object()
 _INT_RE = re.compile(r"[+-]?\d+", re.ASCII)
 _RANK_RE = re.compile(r"\d+", re.ASCII)
 
@@ -44,6 +46,14 @@ def split_ws(line: str) -> list[str]:
 
 def parse_score(token: str, filename: str, line: int | None, what: str = "score") -> float:
     """Parse a decimal double (exponents, signs, ±inf allowed; NaN and '1_0' are not)."""
+    try:
+        value = float(token)
+    except ValueError:
+        value = _NAN
+    # float() also reads '1_0', ' 1', 'nan' and non-ASCII digits, so only a plain ASCII token
+    # skips the pattern (all else float() accepts, the pattern does too).
+    if value == value and token.isascii() and "_" not in token and token.strip() == token:
+        return value
     if not _FLOAT_RE.fullmatch(token):
         raise FormatError(filename, line, f"{what} '{token}' is not a number")
     return float(token)
@@ -68,7 +78,8 @@ def check_id(value: str, what: str, filename: str, line: int | None) -> str:
     value = value.strip()
     if not value:
         raise FormatError(filename, line, f"empty {what}")
-    if any(ch in value for ch in ASCII_WS):
+    # isprintable() is False for TAB, LF, CR, VT and FF: the slow check only runs when needed.
+    if (" " in value or not value.isprintable()) and any(ch in value for ch in ASCII_WS):
         raise FormatError(filename, line, f"{what} '{value}' contains whitespace")
     return value
 
@@ -76,12 +87,14 @@ def check_id(value: str, what: str, filename: str, line: int | None) -> str:
 def json_id(obj: dict[str, Any], keys: tuple[str, ...], filename: str, line: int) -> str:
     """Read an id from the first present key of a JSON object: a string or an integer."""
     for key in keys:
-        if key in obj:
-            value = obj[key]
-            if isinstance(value, bool) or not isinstance(value, str | int):
+        value = obj.get(key, _MISSING)
+        if value is not _MISSING:
+            if type(value) is str:
+                return check_id(value, "id" if key == "_id" else key, filename, line)
+            if isinstance(value, bool) or not isinstance(value, int):
                 kind = type(value).__name__
                 raise FormatError(filename, line, f'"{key}" must be a string, not {kind}')
-            return check_id(str(value), key.lstrip("_") if key == "_id" else key, filename, line)
+            return check_id(str(value), "id" if key == "_id" else key, filename, line)
     names = " or ".join(f'"{k}"' for k in keys)
     raise FormatError(filename, line, f"missing key {names}")
 
@@ -105,9 +118,11 @@ def json_text(
 
 def json_number(obj: dict[str, Any], key: str, filename: str, line: int) -> float:
     """Read a finite-or-infinite JSON number (not a bool, not a string)."""
-    if key not in obj:
+    value = obj.get(key, _MISSING)
+    if type(value) is float:
+        return value
+    if value is _MISSING:
         raise FormatError(filename, line, f'missing key "{key}"')
-    value = obj[key]
     if isinstance(value, bool) or not isinstance(value, int | float):
         kind = type(value).__name__
         raise FormatError(filename, line, f'"{key}" must be a number, not {kind}')

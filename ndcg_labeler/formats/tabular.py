@@ -16,6 +16,9 @@ def _no_constants(name: str) -> Any:
     raise ValueError(f"{name} is not allowed")
 
 
+_DECODER = json.JSONDecoder(parse_constant=_no_constants)  # one, not one per json.loads call
+
+
 def iter_json_objects(
     lines: Iterable[tuple[int, str]], filename: str
 ) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -24,7 +27,7 @@ def iter_json_objects(
         if not text.strip():
             continue
         try:
-            obj = json.loads(text, parse_constant=_no_constants)
+            obj = _DECODER.decode(text)
         except json.JSONDecodeError as exc:
             reason = f"invalid JSON: {exc.msg} (column {exc.colno})"
             raise FormatError(filename, line_no, reason) from None
