@@ -48,15 +48,24 @@ def sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def postgres_url() -> str:
-    """The PostgreSQL database, emptied and migrated to head once per session."""
-    url = os.environ["TEST_DATABASE_URL"]
+def postgres_url(worker_id: str) -> str:
+    """An empty PostgreSQL database for this test process (one per xdist worker)."""
+    url = sa.engine.make_url(os.environ["TEST_DATABASE_URL"])
+    if worker_id != "master":
+        # Parallel workers each get a database of their own, created next to the given one.
+        name = f"{url.database}_{worker_id}"
+        admin = sa.create_engine(url, isolation_level="AUTOCOMMIT")
+        with admin.connect() as conn:
+            conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+            conn.execute(sa.text(f'CREATE DATABASE "{name}"'))
+        admin.dispose()
+        url = url.set(database=name)
     engine = sa.create_engine(url)
     with engine.begin() as conn:
         conn.execute(sa.text("DROP SCHEMA public CASCADE"))
         conn.execute(sa.text("CREATE SCHEMA public"))
     engine.dispose()
-    return url
+    return url.render_as_string(hide_password=False)
 
 
 @pytest.fixture(params=BACKENDS)
@@ -159,6 +168,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """In CI (NDCG_REQUIRE_ALL_TESTS=1) a skipped test, or no PostgreSQL run, fails the session."""
     if os.environ.get("NDCG_REQUIRE_ALL_TESTS") != "1" or exitstatus != 0:
         return
+    if hasattr(session.config, "workerinput"):
+        return  # an xdist worker: the controller sees every worker's results
     reporter = session.config.pluginmanager.get_plugin("terminalreporter")
     skipped = len(reporter.stats.get("skipped", [])) if reporter else 0
     problems = []
