@@ -8,7 +8,6 @@ as whitespace but pyarrow does not split on send the file to the line parser.
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 
@@ -18,6 +17,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 from .errors import FormatError
+from .run_dedup import has_duplicates, string_hashes
 from .run_lines import Grouped
 from .textio import Opened
 
@@ -139,21 +139,25 @@ def _checked_scores(batch: pa.RecordBatch, trec: bool, padded: bool) -> np.ndarr
 
 
 class _Grouper:
-    """Collects batches as runs of equal qids ("segments") and checks duplicates on the fly."""
+    """Collects batches as runs of equal qids ("segments"); docids stay in Arrow buffers.
+
+    Duplicates are found once at the end (run_dedup: hashes of the docid bytes, computed per
+    batch while the worker thread parses the next block), interleaved queries included.
+    """
 
     def __init__(self) -> None:
         self.rows = 0
-        self._docids: list[np.ndarray] = []
+        self._docids: list[pa.Array] = []
+        self._hashes: list[np.ndarray] = []
         self._scores: list[np.ndarray] = []
         self._first_seen: dict[str, int] = {}
         self._seg_codes: list[int] = []
         self._seg_starts: list[int] = []
         self._current: str | None = None
-        self._current_docs: set[str] = set()
-        self._interleaved = False  # a qid came back after another: check after sorting
+        self._interleaved = False  # a qid came back after another: regroup at the end
 
     def add(self, batch: pa.RecordBatch, scores: np.ndarray, docid_col: int) -> bool:
-        """Take one batch; False when a docid repeats within a query."""
+        """Take one batch (True: the caller may go on)."""
         n = batch.num_rows
         if n == 0:
             return True
@@ -165,44 +169,35 @@ class _Grouper:
             )
             starts += (np.flatnonzero(changed) + 1).tolist()
         seg_qids = pc.take(qids, pa.array(starts, pa.int64())).to_pylist()
-        docids = batch.column(docid_col).to_numpy(zero_copy_only=False)
-        as_list = docids.tolist()
-        starts.append(n)
-        for k, qid in enumerate(seg_qids):
-            start, end = starts[k], starts[k + 1]
+        for start, qid in zip(starts, seg_qids, strict=True):
             if qid != self._current:
                 if qid in self._first_seen:
                     self._interleaved = True
                 code = self._first_seen.setdefault(qid, len(self._first_seen))
                 self._current = qid
-                self._current_docs = set()
                 self._seg_codes.append(code)
                 self._seg_starts.append(self.rows + start)
-            if not self._interleaved:
-                before = len(self._current_docs)
-                self._current_docs.update(as_list[start:end])
-                if len(self._current_docs) - before != end - start:
-                    return False
+        docids = batch.column(docid_col)
         self._docids.append(docids)
+        self._hashes.append(string_hashes(docids))
         self._scores.append(scores)
         self.rows += n
         return True
 
     def result(self) -> Grouped | None:
-        """The grouped run, or None if a docid repeats within an interleaved query."""
-        docids = np.concatenate(self._docids)
+        """The grouped run (docids as one LargeStringArray), or None if a docid repeats."""
+        docids = pa.concat_arrays([d.cast(pa.large_string()) for d in self._docids])
         scores = np.concatenate(self._scores).astype(np.float64, copy=False)
         seg_len = np.diff(np.array([*self._seg_starts, self.rows], dtype=np.int64))
         seg_codes = np.array(self._seg_codes, dtype=np.int64)
+        row_codes = np.repeat(seg_codes, seg_len)
+        if has_duplicates(row_codes, np.concatenate(self._hashes), docids):
+            return None
         qids = list(self._first_seen)
         offsets = np.zeros(len(qids) + 1, dtype=np.int64)
         counts = np.bincount(seg_codes, weights=seg_len, minlength=len(qids)).astype(np.int64)
         np.cumsum(counts, out=offsets[1:])
         if self._interleaved:
-            order = np.argsort(np.repeat(seg_codes, seg_len), kind="stable")
-            docids, scores = docids[order], scores[order]
-            as_list = docids.tolist()
-            for start, end in itertools.pairwise(offsets.tolist()):
-                if len(set(as_list[start:end])) != end - start:
-                    return None
+            order = np.argsort(row_codes, kind="stable")
+            docids, scores = docids.take(pa.array(order)), scores[order]
         return qids, offsets, docids, scores, self.rows

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import numpy as np
+import pyarrow as pa
 
 from .errors import FormatError
 from .fields import (
@@ -24,8 +25,10 @@ Entry = tuple[int, str, str | None, float]
 
 _NAN = float("nan")
 
-Grouped = tuple[list[str], np.ndarray, np.ndarray, np.ndarray, int]
-"""(qids, offsets, docids, scores, lines): a run grouped by query, before any depth cut."""
+Grouped = tuple[list[str], np.ndarray, "np.ndarray | pa.Array", np.ndarray, int]
+"""(qids, offsets, docids, scores, lines): a run grouped by query, before any depth cut.
+
+docids: an object array of str (line parser) or a pyarrow LargeStringArray (fast path)."""
 
 
 def collect(entries: Iterator[Entry], filename: str) -> Grouped:

@@ -6,8 +6,10 @@ import os
 from collections.abc import Iterator
 from contextlib import suppress
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
+import pyarrow as pa
 
 from .errors import FormatError
 from .fields import split_ws
@@ -19,22 +21,39 @@ from .textio import DEFAULT_MAX_BYTES, Opened, Source, first_line, open_source
 RUN_FORMATS = ("trec", "msmarco", "csv", "tsv", "jsonl")
 
 
-@dataclass
+@dataclass(eq=False)
 class ParsedRun:
     """A run grouped by query.
 
     Entries of query `qids[i]` are `docids[offsets[i]:offsets[i+1]]` with their `scores`, in
     file order (NOT sorted); rank them by score descending, then docid descending (trec_eval).
-    `docids` is an object array of Python `str`. Rank-only formats get `score = -rank`.
-    Only a JSONL ranking can list a query with no documents: it gets zero entries.
+    The docids come as `ids`, whichever form the parser made: a pyarrow LargeStringArray (the
+    fast path, no Python object per docid) or an object array of `str`; `docid_array` and
+    `docids` give either form (converted once, on first use). Rank-only formats get
+    `score = -rank`. Only a JSONL ranking can list a query with no documents: it gets zero
+    entries.
     """
 
     qids: list[str]
     offsets: np.ndarray
-    docids: np.ndarray
+    ids: np.ndarray | pa.Array
     scores: np.ndarray
     format: str
     lines: int
+
+    @cached_property
+    def docids(self) -> np.ndarray:
+        """The docids as an object array of Python `str`."""
+        if isinstance(self.ids, np.ndarray):
+            return self.ids
+        return self.ids.to_numpy(zero_copy_only=False)
+
+    @cached_property
+    def docid_array(self) -> pa.LargeStringArray:
+        """The docids as a pyarrow LargeStringArray."""
+        if isinstance(self.ids, np.ndarray):
+            return pa.array(self.ids, type=pa.large_string())
+        return self.ids
 
     def __len__(self) -> int:
         return len(self.qids)
@@ -114,7 +133,9 @@ def read_run(
         with open_source(source, filename, max_bytes=max_bytes) as opened:
             grouped, name = _read_lines(opened, name)
     qids, offsets, docids, scores, lines = grouped
-    if depth is not None:
+    if depth is not None and (np.diff(offsets) > depth).any():
+        if not isinstance(docids, np.ndarray):
+            docids = docids.to_numpy(zero_copy_only=False)
         offsets, docids, scores = cut_depth(offsets, docids, scores, depth)
     return ParsedRun(qids, offsets, docids, scores, name, lines)
 

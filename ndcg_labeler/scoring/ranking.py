@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+import pyarrow as pa
 
 from ._ragged import check_offsets, pad, row_blocks
 
@@ -25,20 +26,21 @@ def rank_order(docids: np.ndarray | Sequence[str], scores: np.ndarray) -> np.nda
 
 def rank_grouped(
     offsets: np.ndarray | Sequence[int],
-    docids: np.ndarray | Sequence[str],
+    docids: np.ndarray | Sequence[str] | pa.Array,
     scores: np.ndarray,
 ) -> np.ndarray:
     """Permutation sorting each group [offsets[i]:offsets[i+1]] like trec_eval, vectorised.
 
     `docids` are strings (str or bytes; str order is code-point order, which equals UTF-8
-    byte order) or integer keys from `docid_keys`. Returned indices are global: the slice
+    byte order), a pyarrow string array (only the tied few become Python objects) or integer
+    keys from `docid_keys`. Returned indices are global: the slice
     [offsets[i]:offsets[i+1]] of the result lists group i's documents best first.
     """
     scores = np.asarray(scores, dtype=np.float64)
     if scores.ndim != 1:
         raise ValueError("scores must be 1-D")
-    keys = _as_docid_array(docids)
-    if keys.shape != scores.shape:
+    keys = docids if isinstance(docids, pa.Array) else _as_docid_array(docids)
+    if len(keys) != scores.size:
         raise ValueError("docids and scores must have the same length")
     if np.isnan(scores).any():
         raise ValueError("scores must not be NaN")
@@ -51,7 +53,7 @@ def rank_grouped(
     return perm
 
 
-def _rank_block(neg: np.ndarray, lengths: np.ndarray, keys: np.ndarray) -> np.ndarray:
+def _rank_block(neg: np.ndarray, lengths: np.ndarray, keys: np.ndarray | pa.Array) -> np.ndarray:
     """Block-local sorting permutation: a row-wise SIMD argsort, then docid order in ties."""
     matrix = pad(neg, lengths, np.nan)  # NaN padding sorts after every real score
     order = np.argsort(matrix, axis=1)
@@ -67,7 +69,7 @@ def _rank_block(neg: np.ndarray, lengths: np.ndarray, keys: np.ndarray) -> np.nd
     return local
 
 
-def _order_ties(local: np.ndarray, tied: np.ndarray, keys: np.ndarray) -> None:
+def _order_ties(local: np.ndarray, tied: np.ndarray, keys: np.ndarray | pa.Array) -> None:
     """Reorder, in place, each run of equal scores by docid descending."""
     in_run = np.zeros(local.size, dtype=bool)
     in_run[1:] |= tied
@@ -77,7 +79,10 @@ def _order_ties(local: np.ndarray, tied: np.ndarray, keys: np.ndarray) -> None:
     starts[1:] = ~tied[positions[1:] - 1]
     run_id = np.cumsum(starts)
     members = local[positions]
-    sub = keys[members]
+    if isinstance(keys, pa.Array):
+        sub = keys.take(pa.array(members)).to_numpy(zero_copy_only=False)
+    else:
+        sub = keys[members]
     if sub.dtype.kind == "O":
         sub = sub.astype(str)  # converted here, for the tied few, not for the whole run
     if sub.dtype.kind in "iu":

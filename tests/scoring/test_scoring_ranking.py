@@ -129,3 +129,19 @@ def test_bad_input_is_rejected(
 ) -> None:
     with pytest.raises(error):
         rank_grouped(offsets, docids, np.array(scores))
+
+
+def test_rank_grouped_takes_an_arrow_string_array_with_byte_order_ties() -> None:
+    import pyarrow as pa
+
+    rng = np.random.default_rng(11)
+    lengths = rng.integers(1, 30, size=200)
+    offsets = np.concatenate(([0], np.cumsum(lengths)))
+    names = ["a", "B", "b", "é", "z", "Z9", "\u00ff", "\u0100", "aa"]  # code point = byte order
+    docids = [f"{names[v % len(names)]}{v}" for v in rng.integers(0, 400, size=int(offsets[-1]))]
+    scores = rng.integers(0, 3, size=len(docids)).astype(float)
+    expected = rank_grouped(offsets, np.array(docids, dtype=object), scores)
+    arrow = pa.array(docids, type=pa.large_string())
+    assert rank_grouped(offsets, arrow, scores).tolist() == expected.tolist()
+    by_bytes = sorted(d.encode() for d in set(docids))
+    assert by_bytes == sorted(d.encode() for d in sorted(set(docids)))

@@ -1,0 +1,63 @@
+"""The fast path's duplicate check: exact whatever the hashes do, across batches and queries."""
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from ndcg_labeler.formats import run_arrow, runs
+from ndcg_labeler.formats.errors import FormatError
+from ndcg_labeler.formats.run_dedup import has_duplicates, string_hashes
+from ndcg_labeler.formats.runs import read_run
+
+from .util import upload
+
+LONG = "msmarco_v2.1_doc_{}#middle_part_{}_same_suffix"
+
+
+def test_equal_strings_hash_equal_wherever_they_sit_in_the_buffers():
+    names = ["a", "abcdefgh", "abcdefghi", "é" * 20, "x" * 17, "x" * 16 + "y"]
+    whole = pa.array(names * 2)
+    hashes = string_hashes(whole)
+    assert hashes[: len(names)].tolist() == hashes[len(names) :].tolist()
+    shifted = string_hashes(whole.slice(3, 6).cast(pa.large_string()))
+    assert shifted.tolist() == hashes[3:9].tolist()
+    assert len(set(hashes[: len(names)].tolist())) == len(names)
+
+
+def test_duplicates_are_counted_within_a_query_only():
+    docids = pa.array(["d1", "d2", "d1", "d2"])
+    hashes = string_hashes(docids)
+    assert not has_duplicates(np.array([0, 0, 1, 1]), hashes, docids)
+    assert has_duplicates(np.array([0, 0, 1, 0]), hashes, docids)
+
+
+def test_colliding_hashes_are_settled_by_the_strings():
+    docids = pa.array(["a", "b", "c", "a"])
+    zeros = np.zeros(4, dtype=np.uint64)
+    assert not has_duplicates(np.array([0, 0, 0, 1]), zeros, docids)
+    assert has_duplicates(np.array([0, 0, 0, 0]), zeros, docids)
+
+
+def test_long_docids_differing_only_in_the_middle_are_distinct(monkeypatch):
+    monkeypatch.setattr(runs, "collect_whitespace", pytest.fail)  # must stay on the fast path
+    text = "".join(f"q Q0 {LONG.format(7, i)} {i} {i} t\n" for i in range(200))
+    run = read_run(upload(text), "x")
+    assert run.offsets.tolist() == [0, 200]
+
+
+@pytest.mark.parametrize("block", [4 << 20, 64])
+def test_a_duplicate_in_an_interleaved_query_is_the_line_parsers_error(monkeypatch, block):
+    monkeypatch.setattr(run_arrow, "_BLOCK", block)
+    text = f"a Q0 {LONG.format(1, 1)} 1 2 t\nb Q0 x 1 1 t\na Q0 {LONG.format(1, 1)} 2 1 t\n"
+    with pytest.raises(FormatError, match=r"^x:3: docid '.*' appears twice for query a"):
+        read_run(upload(text), "x")
+
+
+def test_forced_hash_collisions_change_nothing(monkeypatch):
+    monkeypatch.setattr(
+        run_arrow, "string_hashes", lambda docids: np.zeros(len(docids), dtype=np.uint64)
+    )
+    run = read_run(upload("q Q0 a 1 2 t\nq Q0 b 2 1 t\nr Q0 a 1 1 t\n"), "x")
+    assert run.docids.tolist() == ["a", "b", "a"]
+    with pytest.raises(FormatError, match="docid 'b' appears twice for query q"):
+        read_run(upload("q Q0 a 1 2 t\nq Q0 b 2 1 t\nq Q0 b 3 0 t\n"), "x")
