@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from typing import Any, BinaryIO
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 import sqlalchemy as sa
 from flask import current_app
 from sqlalchemy.exc import IntegrityError
@@ -28,6 +30,7 @@ from ndcg_labeler.models import Query, Run, RunQuery, TestSet, User
 from ndcg_labeler.scoring import rank_grouped
 from ndcg_labeler.services import ServiceError
 from ndcg_labeler.services import scores as score_service
+from ndcg_labeler.services.score_cache import RankedBuffer
 
 MAX_NAME = 200
 MAX_NOTES = 5000
@@ -154,6 +157,7 @@ class _Ranked:
     blobs: list[bytes]
     scores: list[bytes]
     entries: int
+    buffer: RankedBuffer | None  # the same docids laid out for the scoring cache
 
 
 def clean_name(name: str) -> str:
@@ -220,7 +224,7 @@ def upload_run(
             f"{filename}: none of the run's {len(in_file)} queries is in test set "
             f"'{test_set.name}' (e.g. {examples})"
         )
-    ranked = _rank(parsed.qids, parsed.offsets, parsed.docids, parsed.scores, known, depth)
+    ranked = _rank(parsed.qids, parsed.offsets, parsed.docid_array, parsed.scores, known, depth)
     stored = set(ranked.query_ids)
     missing = [qid for qid, qpk in known.items() if qpk not in stored]
     report = {
@@ -260,7 +264,7 @@ def upload_run(
         db.session.rollback()
         raise
     # This process has the ranked lists at hand: seed the scoring cache (no re-read).
-    score_service.remember_run(run, ranked.query_ids, ranked.blobs)
+    score_service.remember_run(run, ranked.query_ids, ranked.blobs, ranked.buffer)
     return run
 
 
@@ -275,33 +279,47 @@ def _query_ids(test_set: TestSet) -> dict[str, int]:
 def _rank(
     qids: Sequence[str],
     offsets: np.ndarray,
-    docids: np.ndarray,
+    docids: pa.Array,
     scores: np.ndarray,
     known: dict[str, int],
     depth: int,
 ) -> _Ranked:
-    """trec_eval order per query (scoring.rank_grouped), top `depth` of each known query."""
+    """trec_eval order per query (scoring.rank_grouped), top `depth` of each known query.
+
+    Vectorised in pyarrow: one take puts the docids in rank order, one binary_join makes
+    every query's blob and the cache's buffer falls out of the same bytes.
+    """
     perm = rank_grouped(offsets, docids, scores)
-    # One gather and one tolist for the whole run; per query only list slices and a join.
-    ranked_ids = docids[perm].tolist()
+    qpks = np.fromiter((known.get(q, -1) for q in qids), dtype=np.int64, count=len(qids))
+    counts = np.diff(offsets)
+    kept = np.where(qpks >= 0, np.minimum(counts, depth), 0)
+    if (kept != counts).any():
+        rank_in_query = np.arange(perm.size) - np.repeat(offsets[:-1], counts)
+        perm = perm[rank_in_query < np.repeat(kept, counts)]
+    stored = qpks >= 0
+    row_off = np.zeros(int(stored.sum()) + 1, dtype=np.int64)
+    np.cumsum(kept[stored], out=row_off[1:])
+    ranked = docids.take(pa.array(perm))
     ranked_scores = np.ascontiguousarray(scores[perm], dtype=np.float64)
-    bounds = offsets.tolist()
-    query_ids: list[int] = []
-    blobs: list[bytes] = []
-    score_bytes: list[bytes] = []
-    entries = 0
-    for i, qid in enumerate(qids):
-        qpk = known.get(qid)
-        if qpk is None:
-            continue
-        start = bounds[i]
-        stop = min(bounds[i + 1], start + depth)
-        # Ids never hold whitespace (the parsers refuse it), so newline-joined is lossless.
-        blobs.append("\n".join(ranked_ids[start:stop]).encode("utf-8"))
-        score_bytes.append(ranked_scores[start:stop].tobytes())
-        query_ids.append(qpk)
-        entries += stop - start
-    return _Ranked(query_ids, blobs, score_bytes, entries)
+    # Ids never hold whitespace (the parsers refuse it), so newline-joined is lossless.
+    lists = pa.LargeListArray.from_arrays(pa.array(row_off), ranked)
+    joined = pc.binary_join(lists, pa.scalar("\n", pa.large_string()))
+    ended = pc.binary_join_element_wise(
+        joined, pa.scalar("", pa.large_string()), pa.scalar("\n", pa.large_string())
+    )
+    blob_off = np.frombuffer(ended.buffers()[1], dtype=np.int64)[: len(ended) + 1]
+    data = ended.buffers()[2].to_pybytes()[int(blob_off[0]) : int(blob_off[-1])]
+    bounds = (blob_off - blob_off[0]).tolist()
+    blobs = [data[bounds[i] : bounds[i + 1] - 1] for i in range(len(bounds) - 1)]
+    rows = row_off.tolist()
+    score_bytes = [ranked_scores[rows[i] : rows[i + 1]].tobytes() for i in range(len(rows) - 1)]
+    buffer = None
+    if (kept[stored] > 0).all():
+        # RunData's layout: token i is data[tok_off[i]:tok_off[i+1]], newline included.
+        token_off = np.frombuffer(ranked.buffers()[1], dtype=np.int64)[: len(ranked) + 1]
+        tok_off = token_off - token_off[0] + np.arange(len(ranked) + 1, dtype=np.int64)
+        buffer = (data, tok_off, row_off)
+    return _Ranked(qpks[stored].tolist(), blobs, score_bytes, int(row_off[-1]), buffer)
 
 
 def _insert_queries(run_id: int, ranked: _Ranked) -> None:

@@ -24,6 +24,9 @@ from ndcg_labeler.models import Query, Run, RunQuery, TestSet
 
 NAN = float("nan")
 
+RankedBuffer = tuple[bytes, np.ndarray, np.ndarray]
+"""(data, tok_off, row_off): every ranked docid "\n"-terminated in one buffer, with offsets."""
+
 
 @dataclass(frozen=True)
 class TestSetState:
@@ -91,23 +94,52 @@ class RunData:
     def __init__(
         self, key: tuple[object, ...], query_ids: Iterable[int], blobs: list[bytes], name: str
     ) -> None:
+        # Each stored blob is "d1\nd2\n...dn"; joining with "\n" and ending with one more
+        # makes every docid end in "\n", so token boundaries are simply the newlines.
+        data = b"\n".join(blobs) + b"\n" if blobs else b""
+        newlines = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == 10)
+        tok_off = np.zeros(newlines.size + 1, dtype=np.int64)
+        tok_off[1:] = newlines + 1
+        counts = np.fromiter((b.count(b"\n") + 1 for b in blobs), dtype=np.int64, count=len(blobs))
+        row_off = np.zeros(len(blobs) + 1, dtype=np.int64)
+        np.cumsum(counts, out=row_off[1:])
+        self._setup(key, query_ids, name, data, tok_off, row_off)
+
+    @classmethod
+    def from_buffer(
+        cls,
+        key: tuple[object, ...],
+        query_ids: Iterable[int],
+        name: str,
+        data: bytes,
+        tok_off: np.ndarray,
+        row_off: np.ndarray,
+    ) -> RunData:
+        """Build from the upload's own buffer: every docid "\n"-terminated, with its offsets."""
+        self = cls.__new__(cls)
+        self._setup(key, query_ids, name, data, tok_off, row_off)
+        return self
+
+    def _setup(
+        self,
+        key: tuple[object, ...],
+        query_ids: Iterable[int],
+        name: str,
+        data: bytes,
+        tok_off: np.ndarray,
+        row_off: np.ndarray,
+    ) -> None:
         self.key = key
         self.run_id = int(key[0])  # type: ignore[call-overload]
         self.name = name
         self.runs_version: int | None = None
         self.query_ids = np.fromiter(query_ids, dtype=np.int64)
         self.row_of = {int(q): r for r, q in enumerate(self.query_ids)}
-        # Each stored blob is "d1\nd2\n...dn"; joining with "\n" and ending with one more
-        # makes every docid end in "\n", so token boundaries are simply the newlines.
-        self.data = b"\n".join(blobs) + b"\n" if blobs else b""
-        newlines = np.flatnonzero(np.frombuffer(self.data, dtype=np.uint8) == 10)
-        self.tok_off = np.zeros(newlines.size + 1, dtype=np.int64)
-        self.tok_off[1:] = newlines + 1
-        counts = np.fromiter((b.count(b"\n") + 1 for b in blobs), dtype=np.int64, count=len(blobs))
-        self.row_off = np.zeros(len(blobs) + 1, dtype=np.int64)
-        np.cumsum(counts, out=self.row_off[1:])
+        self.data = data
+        self.tok_off = tok_off
+        self.row_off = row_off
         self.tokens = pa.LargeStringArray.from_buffers(
-            newlines.size, pa.py_buffer(self.tok_off), pa.py_buffer(self.data)
+            tok_off.size - 1, pa.py_buffer(tok_off), pa.py_buffer(data)
         )
 
     @property
@@ -255,8 +287,18 @@ def forget_run(run_id: int) -> None:
         found.drop_run(run_id)
 
 
-def remember_run(run: Run, query_ids: list[int], blobs: list[bytes]) -> None:
-    """Seed the cache with a run just uploaded by this process (saves re-reading it)."""
+def remember_run(
+    run: Run, query_ids: list[int], blobs: list[bytes], buffer: RankedBuffer | None = None
+) -> None:
+    """Seed the cache with a run just uploaded by this process (saves re-reading it).
+
+    `buffer` (data, tok_off, row_off), when given, is the blobs' content already laid out
+    the way RunData keeps it, which saves joining and scanning them again.
+    """
     found = caches()
+    if buffer is None:
+        data = RunData(run_key(run), query_ids, blobs, run.name)
+    else:
+        data = RunData.from_buffer(run_key(run), query_ids, run.name, *buffer)
     with found.lock:
-        found.runs.put(run.id, RunData(run_key(run), query_ids, blobs, run.name))
+        found.runs.put(run.id, data)
