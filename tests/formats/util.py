@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import gzip
 import io
-from pathlib import Path
 
-CONFORMANCE = Path(__file__).resolve().parents[3] / "shared" / "conformance" / "trec_eval"
+from tests.paths import CONFORMANCE  # noqa: F401  (re-exported to the format tests)
 
 
 def upload(text: str | bytes, *, gz: bool = False, bom: bool = False, crlf: bool = False):

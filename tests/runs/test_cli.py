@@ -14,9 +14,9 @@ from flask.testing import FlaskCliRunner
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Run
+from tests.paths import CONFORMANCE
 from tests.runs.helpers import build_test_set
 
-CONFORMANCE = Path("/work/shared/conformance/trec_eval")
 L3 = math.log2(3)
 QUERIES = {"q1": "parental leave", "q2": "expenses", "q3": "dress code", "q4": "sick days"}
 QRELS = [

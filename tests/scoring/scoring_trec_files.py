@@ -6,8 +6,6 @@ from pathlib import Path
 
 from ndcg_labeler.scoring import Qrel, ScoredDoc
 
-CONFORMANCE = Path("/work/shared/conformance/trec_eval")
-
 
 def _content_lines(path: Path) -> list[list[str]]:
     """Whitespace-split fields of each line, skipping blank lines and `#` comment lines.

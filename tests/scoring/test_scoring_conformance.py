@@ -8,9 +8,10 @@ from typing import NamedTuple
 
 import numpy as np
 import pytest
-from scoring_trec_files import CONFORMANCE, read_expected, read_qrels, read_run
+from scoring_trec_files import read_expected, read_qrels, read_run
 
 from ndcg_labeler.scoring import Evaluation, Options, RunInputs, evaluate, run_inputs, trec_all
+from tests.paths import CONFORMANCE
 
 
 class Case(NamedTuple):
