@@ -8,12 +8,13 @@ import click
 from flask.cli import with_appcontext
 
 from ndcg_labeler.cli._common import cli_errors
-from ndcg_labeler.cli.runs import _options, run_group
+from ndcg_labeler.cli.runs import run_group, scoring_options
 from ndcg_labeler.services import ServiceError, pooling
 from ndcg_labeler.services import compare as compare_service
 from ndcg_labeler.services import runs as run_service
 from ndcg_labeler.services import testsets as testset_service
 from ndcg_labeler.services.compare import Comparison
+from ndcg_labeler.services.scores import ScoreOptions
 
 # How many per-query rows the readable table shows (the JSON has them all).
 TABLE_QUERIES = 20
@@ -55,26 +56,11 @@ def _table(result: Comparison, name_a: str, name_b: str) -> list[str]:
 @click.argument("testset")
 @click.argument("run_a")
 @click.argument("run_b")
-@click.option("--k", "k", default="10", show_default=True, help="Cutoff k of NDCG@k.")
-@click.option("--gain", default="linear", show_default=True, help="linear or exp (2^g − 1).")
-@click.option("--ideal", default="judged", show_default=True, help="judged or retrieved.")
-@click.option("--judged-only", is_flag=True, help="Rank only judged chunks (condensed lists).")
-@click.option("--aggregation", default=None, help="Override the test set's policy.")
+@scoring_options
 @click.option("--json", "as_json", is_flag=True, help="One JSON object.")
 @cli_errors
-def compare(
-    testset: str,
-    run_a: str,
-    run_b: str,
-    k: str,
-    gain: str,
-    ideal: str,
-    judged_only: bool,
-    aggregation: str | None,
-    as_json: bool,
-) -> None:
+def compare(testset: str, run_a: str, run_b: str, options: ScoreOptions, as_json: bool) -> None:
     """Compare RUN_B with RUN_A: means with 95% bootstrap intervals, paired tests, deltas."""
-    options = _options(k, gain, ideal, judged_only, aggregation)
     test_set = testset_service.require_by_name(testset)
     a = run_service.require_run(test_set, run_a)
     b = run_service.require_run(test_set, run_b)

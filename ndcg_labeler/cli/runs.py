@@ -9,16 +9,18 @@ original `run` command: `flask --app app run --port 5000` still serves, while
 
 from __future__ import annotations
 
+import functools
 import importlib
 import json
 import math
+from collections.abc import Callable
 from typing import Any
 
 import click
 from flask.cli import AppGroup
 from flask.cli import run_command as flask_run_command
 
-from ndcg_labeler.cli._common import cli_errors
+from ndcg_labeler.cli._common import cli_errors, one_line_errors
 from ndcg_labeler.services import ServiceError
 from ndcg_labeler.services import runs as run_service
 from ndcg_labeler.services import testsets as testset_service
@@ -79,7 +81,10 @@ def run_group() -> None:
 run_group.add_command(flask_run_command, "serve")
 
 
-def _options(k: str, gain: str, ideal: str, judged_only: bool, aggregation: str | None):
+def _options(
+    k: str, gain: str, ideal: str, judged_only: bool, aggregation: str | None
+) -> ScoreOptions:
+    """Checked scoring options from the command-line values."""
     try:
         cutoff = int(k)
     except ValueError:
@@ -87,6 +92,37 @@ def _options(k: str, gain: str, ideal: str, judged_only: bool, aggregation: str 
     return ScoreOptions(
         k=cutoff, gain=gain, ideal=ideal, judged_only=judged_only, policy=aggregation
     ).checked()
+
+
+_SCORING_OPTIONS = (
+    click.option("--k", "k", default="10", show_default=True, help="Cutoff k of NDCG@k."),
+    click.option("--gain", default="linear", show_default=True, help="linear or exp (2^g − 1)."),
+    click.option("--ideal", default="judged", show_default=True, help="judged or retrieved."),
+    click.option("--judged-only", is_flag=True, help="Rank only judged chunks (condensed lists)."),
+    click.option("--aggregation", default=None, help="Override the test set's policy."),
+)
+
+
+def scoring_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """Add --k/--gain/--ideal/--judged-only/--aggregation; the command gets `options`."""
+
+    @functools.wraps(func)
+    def wrapper(
+        *args: Any,
+        k: str,
+        gain: str,
+        ideal: str,
+        judged_only: bool,
+        aggregation: str | None,
+        **kwargs: Any,
+    ) -> Any:
+        with one_line_errors():
+            options = _options(k, gain, ideal, judged_only, aggregation)
+        return func(*args, options=options, **kwargs)
+
+    for option in reversed(_SCORING_OPTIONS):
+        wrapper = option(wrapper)
+    return wrapper
 
 
 @run_group.command("upload")
@@ -164,29 +200,14 @@ def _table(result: RunScores) -> list[str]:
 @run_group.command("score")
 @click.argument("testset")
 @click.argument("run")
-@click.option("--k", "k", default="10", show_default=True, help="Cutoff k of NDCG@k.")
-@click.option("--gain", default="linear", show_default=True, help="linear or exp (2^g − 1).")
-@click.option("--ideal", default="judged", show_default=True, help="judged or retrieved.")
-@click.option("--judged-only", is_flag=True, help="Rank only judged chunks (condensed lists).")
-@click.option("--aggregation", default=None, help="Override the test set's policy.")
+@scoring_options
 @click.option("--json", "as_json", is_flag=True, help="One JSON object.")
 @click.option("--trec", "as_trec", is_flag=True, help="trec_eval's -q layout.")
 @cli_errors
-def score(
-    testset: str,
-    run: str,
-    k: str,
-    gain: str,
-    ideal: str,
-    judged_only: bool,
-    aggregation: str | None,
-    as_json: bool,
-    as_trec: bool,
-) -> None:
+def score(testset: str, run: str, options: ScoreOptions, as_json: bool, as_trec: bool) -> None:
     """Score RUN of TESTSET with the current grades: NDCG@k per query and the mean."""
     if as_json and as_trec:
         raise ServiceError("choose one of --json and --trec")
-    options = _options(k, gain, ideal, judged_only, aggregation)
     test_set = testset_service.require_by_name(testset)
     found = run_service.require_run(test_set, run)
     if as_trec:
