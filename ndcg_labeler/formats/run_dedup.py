@@ -13,6 +13,7 @@ import pyarrow as pa
 _C1 = np.uint64(0x9E3779B97F4A7C15)
 _C2 = np.uint64(0xC4CEB9FE1A85EC53)
 _C3 = np.uint64(0xFF51AFD7ED558CCD)
+_MULTIPLIERS = np.array([1, _C1], dtype=np.uint64)
 _MASKS = np.array([(1 << (8 * k)) - 1 for k in range(8)] + [(1 << 64) - 1], dtype=np.uint64)
 
 
@@ -33,11 +34,19 @@ def string_hashes(array: pa.Array) -> np.ndarray:
     words = np.ndarray((data.size - 7,), dtype="<u8", buffer=data, strides=(1,))
     starts = offsets[:-1] - begin
     lengths = np.diff(offsets)
+    last = words.size - 1
     with np.errstate(over="ignore"):
         hashes = lengths.astype(np.uint64) * _C3
-        idx = np.arange(n)
-        pos = starts
-        remaining = lengths
+        pos, remaining = starts, lengths
+        # While most strings still have bytes left, update all of them (a string without
+        # bytes left gets a zero word and a multiplier of 1: unchanged); then only the rest.
+        while remaining.size and 4 * np.count_nonzero(remaining > 0) >= remaining.size:
+            step = np.minimum(np.maximum(remaining, 0), 8)
+            word = words[np.minimum(pos, last)] & _MASKS[step]
+            hashes = (hashes ^ word) * _MULTIPLIERS[np.minimum(step, 1)]
+            pos, remaining = pos + 8, remaining - 8
+        idx = np.flatnonzero(remaining > 0)
+        pos, remaining = pos[idx], remaining[idx]
         while idx.size:
             word = words[pos] & _MASKS[np.minimum(remaining, 8)]
             hashes[idx] = (hashes[idx] ^ word) * _C1
