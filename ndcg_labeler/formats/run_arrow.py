@@ -60,8 +60,10 @@ def _blocks(opened: Opened, delimiter: str) -> Iterator[tuple[bytes, bool]]:
             yield data, delimiter == "\t" and b" " in data
 
 
-def read_fast(opened: Opened, fmt: str, delimiter: str) -> Grouped | None:
+def read_fast(opened: Opened, fmt: str, delimiter: str) -> tuple[Grouped, np.ndarray] | None:
     """Parse a clean TREC or MS MARCO run; None when the line parser must have a look.
+
+    Returns the grouped run and the docids' hashes (run_dedup.string_hashes, same order).
 
     A worker thread parses block k+1 (pyarrow releases the GIL and uses its own threads) while
     this thread groups block k and hashes its docids, so the two overlap.
@@ -185,14 +187,18 @@ class _Grouper:
         self.rows += n
         return True
 
-    def result(self) -> Grouped | None:
-        """The grouped run (docids as one LargeStringArray), or None if a docid repeats."""
+    def result(self) -> tuple[Grouped, np.ndarray] | None:
+        """The grouped run (docids as one LargeStringArray) and the docids' hashes.
+
+        None if a docid repeats within a query.
+        """
         docids = pa.concat_arrays([d.cast(pa.large_string()) for d in self._docids])
         scores = np.concatenate(self._scores).astype(np.float64, copy=False)
         seg_len = np.diff(np.array([*self._seg_starts, self.rows], dtype=np.int64))
         seg_codes = np.array(self._seg_codes, dtype=np.int64)
         row_codes = np.repeat(seg_codes, seg_len)
-        if has_duplicates(row_codes, np.concatenate(self._hashes), docids):
+        hashes = np.concatenate(self._hashes)
+        if has_duplicates(row_codes, hashes, docids):
             return None
         qids = list(self._first_seen)
         offsets = np.zeros(len(qids) + 1, dtype=np.int64)
@@ -201,4 +207,5 @@ class _Grouper:
         if self._interleaved:
             order = np.argsort(row_codes, kind="stable")
             docids, scores = docids.take(pa.array(order)), scores[order]
-        return qids, offsets, docids, scores, self.rows
+            hashes = hashes[order]
+        return (qids, offsets, docids, scores, self.rows), hashes

@@ -14,6 +14,7 @@ import pyarrow as pa
 from .errors import FormatError
 from .fields import split_ws
 from .run_arrow import read_fast
+from .run_dedup import string_hashes
 from .run_lines import Grouped, collect, collect_whitespace, delimited_entries, jsonl_entries
 from .tabular import header_names
 from .textio import DEFAULT_MAX_BYTES, Opened, Source, first_line, open_source
@@ -40,6 +41,14 @@ class ParsedRun:
     scores: np.ndarray
     format: str
     lines: int
+    hashes: np.ndarray | None = None  # run_dedup.string_hashes of the docids, when at hand
+
+    @cached_property
+    def docid_hashes(self) -> np.ndarray:
+        """run_dedup.string_hashes of the docids (uint64, entry order)."""
+        if self.hashes is not None:
+            return self.hashes
+        return string_hashes(self.docid_array)
 
     @cached_property
     def docids(self) -> np.ndarray:
@@ -120,11 +129,14 @@ def read_run(
         raise ValueError(f"fmt must be one of {RUN_FORMATS}, not {fmt!r}")
     start = _tell(source)
     grouped: Grouped | None = None
+    hashes: np.ndarray | None = None
     with open_source(source, filename, max_bytes=max_bytes) as opened:
         name = _resolve(opened, fmt)
         if fast and name in ("trec", "msmarco") and start is not None:
             delimiter = "\t" if "\t" in (first_line(opened.head, skip_hash=True) or "") else " "
-            grouped = read_fast(opened, name, delimiter)
+            fast_run = read_fast(opened, name, delimiter)
+            if fast_run is not None:
+                grouped, hashes = fast_run
         else:
             grouped, name = _read_lines(opened, name)
     if grouped is None:  # the fast path declined: re-read line by line for the exact verdict
@@ -137,7 +149,8 @@ def read_run(
         if not isinstance(docids, np.ndarray):
             docids = docids.to_numpy(zero_copy_only=False)
         offsets, docids, scores = cut_depth(offsets, docids, scores, depth)
-    return ParsedRun(qids, offsets, docids, scores, name, lines)
+        hashes = None
+    return ParsedRun(qids, offsets, docids, scores, name, lines, hashes)
 
 
 def _tell(source: Source) -> int | None:

@@ -224,7 +224,7 @@ def upload_run(
             f"{filename}: none of the run's {len(in_file)} queries is in test set "
             f"'{test_set.name}' (e.g. {examples})"
         )
-    ranked = _rank(parsed.qids, parsed.offsets, parsed.docid_array, parsed.scores, known, depth)
+    ranked = _rank(parsed, known, depth)
     stored = set(ranked.query_ids)
     missing = [qid for qid, qpk in known.items() if qpk not in stored]
     report = {
@@ -276,19 +276,13 @@ def _query_ids(test_set: TestSet) -> dict[str, int]:
     return dict(rows.all())
 
 
-def _rank(
-    qids: Sequence[str],
-    offsets: np.ndarray,
-    docids: pa.Array,
-    scores: np.ndarray,
-    known: dict[str, int],
-    depth: int,
-) -> _Ranked:
+def _rank(parsed: ParsedRun, known: dict[str, int], depth: int) -> _Ranked:
     """trec_eval order per query (scoring.rank_grouped), top `depth` of each known query.
 
     Vectorised in pyarrow: one take puts the docids in rank order, one binary_join makes
     every query's blob and the cache's buffer falls out of the same bytes.
     """
+    qids, offsets, docids, scores = parsed.qids, parsed.offsets, parsed.docid_array, parsed.scores
     perm = rank_grouped(offsets, docids, scores)
     qpks = np.fromiter((known.get(q, -1) for q in qids), dtype=np.int64, count=len(qids))
     counts = np.diff(offsets)
@@ -318,7 +312,7 @@ def _rank(
         # RunData's layout: token i is data[tok_off[i]:tok_off[i+1]], newline included.
         token_off = np.frombuffer(ranked.buffers()[1], dtype=np.int64)[: len(ranked) + 1]
         tok_off = token_off - token_off[0] + np.arange(len(ranked) + 1, dtype=np.int64)
-        buffer = (data, tok_off, row_off)
+        buffer = (data, tok_off, row_off, parsed.docid_hashes[perm])
     return _Ranked(qpks[stored].tolist(), blobs, score_bytes, int(row_off[-1]), buffer)
 
 

@@ -20,12 +20,14 @@ import sqlalchemy as sa
 from flask import current_app
 
 from ndcg_labeler.extensions import db
+from ndcg_labeler.formats.run_dedup import string_hashes
 from ndcg_labeler.models import Query, Run, RunQuery, TestSet
 
 NAN = float("nan")
 
-RankedBuffer = tuple[bytes, np.ndarray, np.ndarray]
-"""(data, tok_off, row_off): every ranked docid "\n"-terminated in one buffer, with offsets."""
+RankedBuffer = tuple[bytes, np.ndarray, np.ndarray, np.ndarray]
+"""(data, tok_off, row_off, hashes): every ranked docid "\n"-terminated in one buffer, its
+offsets, and each docid's formats.run_dedup.string_hashes (without the newline)."""
 
 
 @dataclass(frozen=True)
@@ -103,7 +105,7 @@ class RunData:
         counts = np.fromiter((b.count(b"\n") + 1 for b in blobs), dtype=np.int64, count=len(blobs))
         row_off = np.zeros(len(blobs) + 1, dtype=np.int64)
         np.cumsum(counts, out=row_off[1:])
-        self._setup(key, query_ids, name, data, tok_off, row_off)
+        self._setup(key, query_ids, name, data, tok_off, row_off, None)
 
     @classmethod
     def from_buffer(
@@ -114,10 +116,11 @@ class RunData:
         data: bytes,
         tok_off: np.ndarray,
         row_off: np.ndarray,
+        hashes: np.ndarray,
     ) -> RunData:
-        """Build from the upload's own buffer: every docid "\n"-terminated, with its offsets."""
+        """Build from the upload's own buffer (see RankedBuffer)."""
         self = cls.__new__(cls)
-        self._setup(key, query_ids, name, data, tok_off, row_off)
+        self._setup(key, query_ids, name, data, tok_off, row_off, hashes)
         return self
 
     def _setup(
@@ -128,6 +131,7 @@ class RunData:
         data: bytes,
         tok_off: np.ndarray,
         row_off: np.ndarray,
+        hashes: np.ndarray | None,
     ) -> None:
         self.key = key
         self.run_id = int(key[0])  # type: ignore[call-overload]
@@ -141,6 +145,8 @@ class RunData:
         self.tokens = pa.LargeStringArray.from_buffers(
             tok_off.size - 1, pa.py_buffer(tok_off), pa.py_buffer(data)
         )
+        # Docid hashes from the upload's parser (None when read back from the database).
+        self.hashes = hashes
 
     @property
     def entries(self) -> int:
@@ -175,19 +181,20 @@ class RunData:
                 values.extend(judged.values())
         if not docids:
             return out
+        judged_rows = np.repeat(np.array(rows, dtype=np.int64), counts)
+        judged = pa.array(docids, type=pa.large_string())
+        if self.hashes is not None and _join_by_hash(self, judged, judged_rows, values, out):
+            return out
         # Number the judged docids (C++), then join on one int64 key per (row, docid).
-        encoded = pa.array(docids, type=pa.large_string()).dictionary_encode()
+        encoded = judged.dictionary_encode()
         codes = encoded.indices.to_numpy().astype(np.int64)
         n_codes = len(encoded.dictionary)
-        judged_rows = np.repeat(np.array(rows, dtype=np.int64), counts)
         judged_keys = judged_rows * n_codes + codes
         order = np.argsort(judged_keys)
         judged_keys = judged_keys[order]
         judged_grades = np.array(values, dtype=np.float64)[order]
         # Tokens end in "\n" (see __init__), so the value set does too.
-        empty = pa.scalar("", type=pa.large_string())
-        newline = pa.scalar("\n", type=pa.large_string())
-        value_set = pc.binary_join_element_wise(encoded.dictionary, empty, newline)
+        value_set = pc.binary_join_element_wise(encoded.dictionary, _EMPTY, _NEWLINE)
         entry_codes = pc.index_in(self.tokens, value_set=value_set).fill_null(-1).to_numpy()
         hit = np.flatnonzero(entry_codes >= 0)
         hit_rows = np.searchsorted(self.row_off, hit, side="right") - 1
@@ -196,6 +203,50 @@ class RunData:
         found = judged_keys[pos] == entry_keys
         out[hit[found]] = judged_grades[pos[found]]
         return out
+
+
+_EMPTY = pa.scalar("", type=pa.large_string())
+_NEWLINE = pa.scalar("\n", type=pa.large_string())
+_ROW_MIX = np.uint64(0xC4CEB9FE1A85EC53)
+_PREFILTER_BITS = 24
+
+
+def _row_keys(hashes: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """One uint64 key per (row, docid hash)."""
+    with np.errstate(over="ignore"):
+        keys = hashes ^ (rows.astype(np.uint64) * _ROW_MIX)
+        keys ^= keys >> np.uint64(32)
+    return keys
+
+
+def _join_by_hash(
+    data: RunData, judged: pa.Array, judged_rows: np.ndarray, values: list[int], out: np.ndarray
+) -> bool:
+    """Fill `out` with the judged grades joined on hashed (row, docid) keys; False = not done.
+
+    The upload's parser already hashed every docid, so this beats hashing the 7 M strings
+    again (index_in). A bitmap on the keys' low bits sends only likely hits to the binary
+    search, and every hit is confirmed by comparing the strings, so the join stays exact.
+    """
+    judged_keys = _row_keys(string_hashes(judged), judged_rows)
+    order = np.argsort(judged_keys)
+    judged_keys = judged_keys[order]
+    if (judged_keys[1:] == judged_keys[:-1]).any():
+        return False  # two judged docids of one query share a key: the string join decides
+    entry_rows = np.repeat(np.arange(data.row_off.size - 1, dtype=np.int64), np.diff(data.row_off))
+    entry_keys = _row_keys(data.hashes, entry_rows)
+    mask = np.uint64((1 << _PREFILTER_BITS) - 1)
+    bitmap = np.zeros(1 << _PREFILTER_BITS, dtype=bool)
+    bitmap[(judged_keys & mask).astype(np.intp)] = True
+    candidates = np.flatnonzero(bitmap[(entry_keys & mask).astype(np.intp)])
+    pos = np.minimum(np.searchsorted(judged_keys, entry_keys[candidates]), judged_keys.size - 1)
+    found = judged_keys[pos] == entry_keys[candidates]
+    hits, pos = candidates[found], pos[found]
+    names = pc.binary_join_element_wise(judged.take(pa.array(order[pos])), _EMPTY, _NEWLINE)
+    same = pc.equal(data.tokens.take(pa.array(hits)), names).to_numpy(zero_copy_only=False)
+    grades = np.array(values, dtype=np.float64)[order]
+    out[hits[same]] = grades[pos[same]]
+    return True
 
 
 def run_key(run: Run) -> tuple[object, ...]:
