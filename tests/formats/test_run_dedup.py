@@ -61,3 +61,12 @@ def test_forced_hash_collisions_change_nothing(monkeypatch):
     assert run.docids.tolist() == ["a", "b", "a"]
     with pytest.raises(FormatError, match="docid 'b' appears twice for query q"):
         read_run(upload("q Q0 a 1 2 t\nq Q0 b 2 1 t\nq Q0 b 3 0 t\n"), "x")
+
+
+@pytest.mark.parametrize("width", [1, 7, 8, 9, 16, 17, 23])
+def test_fixed_width_batches_hash_like_mixed_ones(width):
+    names = [("ab" * 20)[: width - 1] + chr(97 + i % 26) for i in range(60)]
+    fixed = string_hashes(pa.array(names))
+    mixed = string_hashes(pa.array([*names, "x"]))[:60]
+    assert fixed.tolist() == mixed.tolist()
+    assert string_hashes(pa.array(names).slice(7, 20)).tolist() == fixed[7:27].tolist()
