@@ -48,23 +48,30 @@ class TestSetState:
         return self.query_max_id
 
 
-def test_set_state(test_set_id: int) -> TestSetState:
-    """One round trip: versions, policy, threshold and the query count of a test set."""
+def _test_set_state_statement() -> sa.Select[tuple[Any, ...]]:
+    """The one-row read behind every live request, built once (no per-call SQL building)."""
     q = Query.__table__
+    t = TestSet.__table__
+    ts = sa.bindparam("test_set_id")
     # max(id) is one index seek (a count would scan): new queries always get larger ids, and
     # queries are never deleted on their own (only with their test set).
-    top = sa.select(sa.func.max(q.c.id)).where(q.c.test_set_id == test_set_id).scalar_subquery()
-    t = TestSet.__table__
-    row = db.session.execute(
-        sa.select(
-            t.c.name,
-            t.c.labels_version,
-            t.c.runs_version,
-            t.c.aggregation,
-            t.c.relevance_threshold,
-            top,
-        ).where(t.c.id == test_set_id)
-    ).one()
+    top = sa.select(sa.func.max(q.c.id)).where(q.c.test_set_id == ts).scalar_subquery()
+    return sa.select(
+        t.c.name,
+        t.c.labels_version,
+        t.c.runs_version,
+        t.c.aggregation,
+        t.c.relevance_threshold,
+        top,
+    ).where(t.c.id == ts)
+
+
+_TEST_SET_STATE = _test_set_state_statement()
+
+
+def test_set_state(test_set_id: int) -> TestSetState:
+    """One round trip: versions, policy, threshold and the query count of a test set."""
+    row = db.session.execute(_TEST_SET_STATE, {"test_set_id": test_set_id}).one()
     return TestSetState(test_set_id, row[0], row[1], row[2], row[3], row[4], row[5] or 0)
 
 

@@ -123,6 +123,23 @@ def grade_state(state: TestSetState, policy: str, query_set: QuerySet) -> GradeS
     return current
 
 
+# The live hot path's statements, built once: building them per call costs more than running them.
+_ONE_QUERY_GRADED = grade_service._graded_rows(
+    sa.bindparam("test_set_id"), sa.bindparam("query_id")
+)
+_ONE_QUERY_ADJUDICATED = grade_service._adjudicated_rows(
+    sa.bindparam("test_set_id"), sa.bindparam("query_id")
+)
+_EVENTS_SINCE = (
+    sa.select(JudgmentEvent.__table__.c.id, JudgmentEvent.__table__.c.query_id)
+    .where(
+        JudgmentEvent.__table__.c.test_set_id == sa.bindparam("test_set_id"),
+        JudgmentEvent.__table__.c.id > sa.bindparam("after"),
+    )
+    .order_by(JudgmentEvent.__table__.c.id)
+)
+
+
 def query_grades(test_set_id: int, query_id: int, policy: str) -> dict[str, int]:
     """grades.query_grades without its per-call SQL compilation (the live hot path).
 
@@ -130,19 +147,18 @@ def query_grades(test_set_id: int, query_id: int, policy: str) -> dict[str, int]
     session, whose compiled-statement cache makes a one-query read cost about a millisecond
     instead of several. Few rows, so SQLAlchemy rows are cheap here.
     """
-    rows = db.session.execute(grade_service._graded_rows(test_set_id, query_id)).all()
-    adjudicated = db.session.execute(grade_service._adjudicated_rows(test_set_id, query_id)).all()
+    params = {"test_set_id": test_set_id, "query_id": query_id}
+    rows = db.session.execute(_ONE_QUERY_GRADED, params).all()
+    adjudicated = db.session.execute(_ONE_QUERY_ADJUDICATED, params).all()
     qrels = grade_service._combine(rows, adjudicated, policy)
     return next(iter(qrels.values()), {})
 
 
 def _catch_up(current: GradeState, state: TestSetState, policy: str, query_set: QuerySet) -> None:
     """Apply the events this process has not seen: re-aggregate only the touched queries."""
-    e = JudgmentEvent.__table__
     rows = db.session.execute(
-        sa.select(e.c.id, e.c.query_id)
-        .where(e.c.test_set_id == state.id, e.c.id > current.max_event_id - EVENT_LOOKBACK)
-        .order_by(e.c.id)
+        _EVENTS_SINCE,
+        {"test_set_id": state.id, "after": current.max_event_id - EVENT_LOOKBACK},
     ).all()
     touched = {qpk for event_id, qpk in rows if event_id not in current.seen}
     current.seen = {event_id for event_id, _ in rows}
