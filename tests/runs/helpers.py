@@ -12,6 +12,24 @@ from ndcg_labeler.models import Chunk, Query, Run, RunQuery, TestSet, User
 from ndcg_labeler.services import judging, testsets
 from ndcg_labeler.services.imports import ImportFile, import_files
 
+# A small test set shared by the CLI and live-scoring tests: q1 ranks b (2), z (unjudged), a (3)
+# against judged grades 3, 3, 2, 0; q2 ranks y (unjudged), x (1); q3 has no grade; q4 is
+# missing from the run.
+QUERIES = {"q1": "parental leave", "q2": "expenses", "q3": "dress code", "q4": "sick days"}
+QRELS = [
+    ("q1", "a", 3),
+    ("q1", "b", 2),
+    ("q1", "c", 0),
+    ("q1", "d", 3),
+    ("q2", "x", 1),
+    ("q4", "m", 2),
+]
+RUN = (
+    "q1 Q0 b 1 3.0 s\nq1 Q0 z 2 2.0 s\nq1 Q0 a 3 1.0 s\n"
+    "q2 Q0 y 1 1.0 s\nq2 Q0 x 2 0.5 s\n"
+    "q3 Q0 a 1 1.0 s\n"
+)
+
 
 def build_test_set(
     name: str,

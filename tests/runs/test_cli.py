@@ -15,23 +15,9 @@ from flask.testing import FlaskCliRunner
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Run
 from tests.paths import CONFORMANCE
-from tests.runs.helpers import build_test_set
+from tests.runs.helpers import QRELS, QUERIES, RUN, build_test_set
 
 L3 = math.log2(3)
-QUERIES = {"q1": "parental leave", "q2": "expenses", "q3": "dress code", "q4": "sick days"}
-QRELS = [
-    ("q1", "a", 3),
-    ("q1", "b", 2),
-    ("q1", "c", 0),
-    ("q1", "d", 3),
-    ("q2", "x", 1),
-    ("q4", "m", 2),
-]
-RUN = (
-    "q1 Q0 b 1 3.0 s\nq1 Q0 z 2 2.0 s\nq1 Q0 a 3 1.0 s\n"
-    "q2 Q0 y 1 1.0 s\nq2 Q0 x 2 0.5 s\n"
-    "q3 Q0 a 1 1.0 s\n"
-)
 CHECKED = re.compile(
     r"^(ndcg|ndcg_cut_\d+|P_\d+|recall_\d+|recip_rank|map|num_rel|num_rel_ret|num_ret|num_q)$"
 )

@@ -14,23 +14,9 @@ from ndcg_labeler.services import ServiceError, judging, scores
 from ndcg_labeler.services import runs as run_service
 from ndcg_labeler.services.score_detail import query_detail
 from ndcg_labeler.services.scores import ScoreOptions, score_run
-from tests.runs.helpers import build_test_set, grade
+from tests.runs.helpers import QRELS, QUERIES, RUN, build_test_set, grade
 
 L3 = math.log2(3)  # discount at rank 2
-QUERIES = {"q1": "parental leave", "q2": "expenses", "q3": "dress code", "q4": "sick days"}
-QRELS = [
-    ("q1", "a", 3),
-    ("q1", "b", 2),
-    ("q1", "c", 0),
-    ("q1", "d", 3),
-    ("q2", "x", 1),
-    ("q4", "m", 2),
-]
-RUN = (
-    "q1 Q0 b 1 3.0 s\nq1 Q0 z 2 2.0 s\nq1 Q0 a 3 1.0 s\n"
-    "q2 Q0 y 1 1.0 s\nq2 Q0 x 2 0.5 s\n"
-    "q3 Q0 a 1 1.0 s\n"
-)
 # q1 ranks grades 2, unjudged, 3; its judged grades are 3, 3, 2, 0.
 Q1_DCG = 2 + 3 / 2
 Q1_IDCG = 3 + 3 / L3 + 2 / 2
