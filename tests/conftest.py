@@ -165,7 +165,7 @@ def as_annotator(client: FlaskClient, annotator_id: int, auth: AuthActions) -> F
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    """In CI (NDCG_REQUIRE_ALL_TESTS=1) a skipped test, or no PostgreSQL run, fails the session."""
+    """In CI (NDCG_REQUIRE_ALL_TESTS=1): a skip, no PostgreSQL or no browser test fails the run."""
     if os.environ.get("NDCG_REQUIRE_ALL_TESTS") != "1" or exitstatus != 0:
         return
     if hasattr(session.config, "workerinput"):
@@ -177,6 +177,9 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         problems.append(f"{skipped} test(s) were skipped")
     if "postgresql" not in BACKENDS:
         problems.append("TEST_DATABASE_URL is not set, so PostgreSQL was not tested")
+    passed = reporter.stats.get("passed", []) if reporter else []
+    if not any("browser" in getattr(report, "keywords", {}) for report in passed):
+        problems.append("no browser test ran")
     if problems:
         if reporter:
             reporter.write_line("CI requires every test to run: " + "; ".join(problems), red=True)
