@@ -12,13 +12,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import sqlalchemy as sa
-from sqlalchemy.dialects import postgresql, sqlite
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Adjudication, Chunk, JudgmentEvent, Query, TestSet, User
 from ndcg_labeler.models._common import utcnow
 from ndcg_labeler.services import ServiceError
 from ndcg_labeler.services.judging import MAX_NOTE, bump_labels_version
+from ndcg_labeler.services.upsert import insert_if_absent
 
 ADJUDICATED = "adjudicated"
 
@@ -65,20 +65,6 @@ def _event(
     bump_labels_version(test_set.id)
 
 
-def _insert_if_absent(values: dict[str, object]) -> bool:
-    """INSERT ... ON CONFLICT (query_id, chunk_id) DO NOTHING; True when a row was inserted."""
-    table = Adjudication.__table__
-    dialect = db.session.get_bind().dialect.name
-    insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
-    stmt = (
-        insert(table)
-        .values(**values)
-        .on_conflict_do_nothing(index_elements=["query_id", "chunk_id"])
-        .returning(table.c.id)
-    )
-    return db.session.execute(stmt).scalar_one_or_none() is not None
-
-
 def adjudicate(
     test_set: TestSet, query: Query, chunk: Chunk, grade: int, note: str | None, actor: User
 ) -> AdjudicationResult:
@@ -96,16 +82,22 @@ def adjudicate(
     table = Adjudication.__table__
     now = utcnow()
     try:
-        created = _insert_if_absent(
-            {
-                "test_set_id": test_set.id,
-                "query_id": query.id,
-                "chunk_id": chunk.id,
-                "grade": grade,
-                "note": note,
-                "adjudicator_id": actor.id,
-                "updated_at": now,
-            }
+        created = bool(
+            insert_if_absent(
+                Adjudication.__table__,
+                [
+                    {
+                        "test_set_id": test_set.id,
+                        "query_id": query.id,
+                        "chunk_id": chunk.id,
+                        "grade": grade,
+                        "note": note,
+                        "adjudicator_id": actor.id,
+                        "updated_at": now,
+                    }
+                ],
+                ["query_id", "chunk_id"],
+            )
         )
         if created:
             old: tuple[int | None, str] = (None, "")

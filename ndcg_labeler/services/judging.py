@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import sqlalchemy as sa
-from sqlalchemy.dialects import postgresql, sqlite
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import (
@@ -21,6 +20,7 @@ from ndcg_labeler.models import (
 from ndcg_labeler.models._common import utcnow
 from ndcg_labeler.models.judgments import STATUSES
 from ndcg_labeler.services import ServiceError, testsets, users
+from ndcg_labeler.services.upsert import insert_if_absent
 
 MAX_NOTE = 2000
 # One sitting on one pair never lasts longer than this; larger values are clock or client bugs.
@@ -59,21 +59,6 @@ def _clean(
     return grade, note, active
 
 
-def _insert_if_absent(values: dict[str, object]) -> bool:
-    """INSERT ... ON CONFLICT DO NOTHING on the unique key; True when a row was inserted."""
-    # RETURNING rather than rowcount: psycopg reports -1 for INSERT ... RETURNING.
-    table = Judgment.__table__
-    dialect = db.session.get_bind().dialect.name
-    insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
-    stmt = (
-        insert(table)
-        .values(**values)
-        .on_conflict_do_nothing(index_elements=["query_id", "chunk_id", "annotator_id"])
-        .returning(table.c.id)
-    )
-    return db.session.execute(stmt).scalar_one_or_none() is not None
-
-
 def save_judgment(
     test_set: TestSet,
     query: Query,
@@ -100,17 +85,23 @@ def save_judgment(
     key = {"query_id": query.id, "chunk_id": chunk.id, "annotator_id": annotator.id}
     now = utcnow()
     try:
-        created = _insert_if_absent(
-            {
-                **key,
-                "test_set_id": test_set.id,
-                "status": status,
-                "grade": grade,
-                "note": note,
-                "active_ms": active,
-                "created_at": now,
-                "updated_at": now,
-            }
+        created = bool(
+            insert_if_absent(
+                Judgment.__table__,
+                [
+                    {
+                        **key,
+                        "test_set_id": test_set.id,
+                        "status": status,
+                        "grade": grade,
+                        "note": note,
+                        "active_ms": active,
+                        "created_at": now,
+                        "updated_at": now,
+                    }
+                ],
+                ["query_id", "chunk_id", "annotator_id"],
+            )
         )
         table = Judgment.__table__
         where = sa.and_(*(table.c[name] == value for name, value in key.items()))

@@ -15,7 +15,6 @@ from typing import Any
 
 import numpy as np
 import sqlalchemy as sa
-from sqlalchemy.dialects import postgresql, sqlite
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Pair, Run, TestSet
@@ -23,6 +22,7 @@ from ndcg_labeler.models._common import utcnow
 from ndcg_labeler.services import ServiceError
 from ndcg_labeler.services import score_cache as cache
 from ndcg_labeler.services.scores import ScoreOptions, live_state
+from ndcg_labeler.services.upsert import insert_if_absent
 
 MAX_DEPTH = 1000
 MAX_SOURCE = 200
@@ -220,9 +220,6 @@ def _all_runs(test_set: TestSet) -> list[Run]:
 def add_pool(test_set: TestSet, runs: Sequence[Run], depth: int | None) -> tuple[int, PoolPlan]:
     """Add the plan's pairs to the queue (one transaction, idempotent); returns (added, plan)."""
     plan = plan_pool(test_set, runs, depth)
-    table = Pair.__table__
-    dialect = db.session.get_bind().dialect.name
-    insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
     now = utcnow()
     added = 0
     try:
@@ -238,14 +235,8 @@ def add_pool(test_set: TestSet, runs: Sequence[Run], depth: int | None) -> tuple
                 }
                 for qpk, chunk_id, rank in plan.new_pairs[start : start + _BATCH]
             ]
-            # ON CONFLICT DO NOTHING: a pair queued meanwhile (another admin, an import) stays.
-            stmt = (
-                insert(table)
-                .values(rows)
-                .on_conflict_do_nothing(index_elements=["query_id", "chunk_id"])
-                .returning(table.c.id)
-            )
-            added += len(db.session.execute(stmt).all())
+            # A pair queued meanwhile (another admin, an import) stays as it is.
+            added += len(insert_if_absent(Pair.__table__, rows, ["query_id", "chunk_id"]))
         db.session.commit()
     except BaseException:
         db.session.rollback()
