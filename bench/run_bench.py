@@ -107,7 +107,7 @@ def side_prepare(paths: dict[str, Path]) -> dict[str, Any]:
     from ndcg_labeler.extensions import db
     from ndcg_labeler.models import User
     from ndcg_labeler.services import testsets
-    from ndcg_labeler.services.imports import ImportFile, import_files
+    from ndcg_labeler.services.testsets import ImportFile, import_files
 
     target = paths["prepared"]
     if target.exists():
@@ -137,7 +137,7 @@ def side_ours(paths: dict[str, Path], changes: int) -> dict[str, Any]:
 
     from ndcg_labeler.extensions import db
     from ndcg_labeler.models import Chunk, Query, TestSet, User
-    from ndcg_labeler.services import judging, score_cache
+    from ndcg_labeler.services import labeling, score_cache
     from ndcg_labeler.services import runs as run_service
     from ndcg_labeler.services.scores import ScoreOptions, score_run, trec_eval_lines
 
@@ -184,7 +184,7 @@ def side_ours(paths: dict[str, Path], changes: int) -> dict[str, Any]:
                 chunk = Chunk(test_set_id=test_set.id, docid=docid)
                 db.session.add(chunk)
                 db.session.commit()
-            judging.save_judgment(test_set, query, chunk, annotator, grade=n % 4)
+            labeling.save_judgment(test_set, query, chunk, annotator, grade=n % 4)
             start, cpu = time.perf_counter(), time.process_time()
             rescored = score_run(run, ScoreOptions(k=10))
             times.append(time.perf_counter() - start)

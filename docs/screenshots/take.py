@@ -22,8 +22,8 @@ from werkzeug.serving import make_server  # noqa: E402
 from ndcg_labeler import create_app  # noqa: E402
 from ndcg_labeler.extensions import db  # noqa: E402
 from ndcg_labeler.models import Query, User  # noqa: E402
-from ndcg_labeler.services import demo  # noqa: E402
-from ndcg_labeler.services.demo_runs import load_demo_runs  # noqa: E402
+from ndcg_labeler.services import testsets  # noqa: E402
+from ndcg_labeler.services.testsets import load_demo_runs  # noqa: E402
 from tests.runs.helpers import grade  # noqa: E402
 
 OUT = Path(__file__).resolve().parent
@@ -54,7 +54,7 @@ def build(instance: Path) -> tuple[object, int, list[int], int]:
         admin.set_password(PASSWORD)
         db.session.add(admin)
         db.session.commit()
-        test_set, _ = demo.load_demo()
+        test_set, _ = testsets.load_demo()
         runs = load_demo_runs(test_set)
         for qid, grades in EXTRA_GRADES.items():
             for docid, value in grades.items():

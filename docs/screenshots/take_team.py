@@ -26,8 +26,8 @@ from ndcg_labeler import create_app  # noqa: E402
 from ndcg_labeler.extensions import db  # noqa: E402
 from ndcg_labeler.models import Chunk, Judgment, Pair, Query, TestSetMember, User  # noqa: E402
 from ndcg_labeler.models._common import utcnow  # noqa: E402
-from ndcg_labeler.services import demo, judging  # noqa: E402
-from ndcg_labeler.services.demo_runs import load_demo_runs  # noqa: E402
+from ndcg_labeler.services import labeling, testsets  # noqa: E402
+from ndcg_labeler.services.testsets import load_demo_runs  # noqa: E402
 
 OUT = Path(__file__).resolve().parent
 PASSWORD = "screenshot-pw-1"
@@ -53,7 +53,7 @@ def build(instance: Path) -> tuple[object, int, tuple[int, int]]:
         admin = User(username="admin", role="admin", active=True)
         admin.set_password(PASSWORD)
         db.session.add(admin)
-        test_set, _ = demo.load_demo()
+        test_set, _ = testsets.load_demo()
         load_demo_runs(test_set)
         test_set.judgments_per_pair = 3
         people = []
@@ -84,7 +84,7 @@ def build(instance: Path) -> tuple[object, int, tuple[int, int]]:
                     status = "cant_tell"
                 grade = min(3, max(0, truth + drift)) if status == "graded" else None
                 note = NOTES.get(user.username, "") if drift or status != "graded" else ""
-                judging.save_judgment(
+                labeling.save_judgment(
                     test_set,
                     query,
                     chunk,

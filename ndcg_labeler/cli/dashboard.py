@@ -9,11 +9,11 @@ from flask.cli import with_appcontext
 
 from ndcg_labeler.cli._common import cli_errors
 from ndcg_labeler.cli.runs import run_group, scoring_options
-from ndcg_labeler.services import ServiceError, pooling
-from ndcg_labeler.services import compare as compare_service
+from ndcg_labeler.services import ServiceError, dashboard
+from ndcg_labeler.services import dashboard as dashboard_service
 from ndcg_labeler.services import runs as run_service
-from ndcg_labeler.services import testsets as testset_service
-from ndcg_labeler.services.compare import Comparison
+from ndcg_labeler.services import testsets as testsets_service
+from ndcg_labeler.services.dashboard import Comparison
 from ndcg_labeler.services.scores import ScoreOptions
 
 # How many per-query rows the readable table shows (the JSON has them all).
@@ -61,10 +61,10 @@ def _table(result: Comparison, name_a: str, name_b: str) -> list[str]:
 @cli_errors
 def compare(testset: str, run_a: str, run_b: str, options: ScoreOptions, as_json: bool) -> None:
     """Compare RUN_B with RUN_A: means with 95% bootstrap intervals, paired tests, deltas."""
-    test_set = testset_service.require_by_name(testset)
+    test_set = testsets_service.require_by_name(testset)
     a = run_service.require_run(test_set, run_a)
     b = run_service.require_run(test_set, run_b)
-    result = compare_service.compare([a, b], options)
+    result = dashboard_service.compare_runs([a, b], options)
     if as_json:
         click.echo(json.dumps(result.to_json(), ensure_ascii=False))
         return
@@ -83,14 +83,14 @@ def pool(testset: str, depth: str, run_names: tuple[str, ...]) -> None:
         cut = int(depth)
     except ValueError:
         raise ServiceError(f"--depth must be a whole number, not '{depth}'") from None
-    test_set = testset_service.require_by_name(testset)
+    test_set = testsets_service.require_by_name(testset)
     if run_names:
         runs = [run_service.require_run(test_set, name) for name in run_names]
     else:
         runs = run_service.list_runs(test_set)
         if not runs:
             raise ServiceError(f"test set '{test_set.name}' has no runs to pool from")
-    added, plan = pooling.add_pool(test_set, runs, cut)
+    added, plan = dashboard.add_pool(test_set, runs, cut)
     click.echo(
         f"Added {added} pairs to the labeling queue of '{test_set.name}' from the top {plan.depth}"
         f" of {', '.join(run.name for run in plan.runs)} ({plan.already_queued} already queued,"

@@ -9,7 +9,7 @@ from flask.cli import AppGroup, with_appcontext
 
 from ndcg_labeler.cli._common import cli_errors
 from ndcg_labeler.formats.writers import write_trec_qrels
-from ndcg_labeler.services import grades, judging, testsets
+from ndcg_labeler.services import grades, labeling, testsets
 
 
 # ignore_unknown_options: a negative GRADE such as -1 reaches our own one-line refusal instead
@@ -24,7 +24,7 @@ from ndcg_labeler.services import grades, judging, testsets
 @cli_errors
 def judge(name: str, qid: str, docid: str, grade: str, username: str) -> None:
     """Set USER's grade of one query-chunk pair of test set NAME (history is kept)."""
-    result, judgment = judging.judge_by_names(name, qid, docid, grade, username)
+    result, judgment = labeling.judge_by_names(name, qid, docid, grade, username)
     what = "set" if result.changed else "unchanged"
     click.echo(f"{qid} {docid}: grade {judgment.grade} by {username} ({what})")
 

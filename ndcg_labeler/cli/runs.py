@@ -23,7 +23,7 @@ from flask.cli import run_command as flask_run_command
 from ndcg_labeler.cli._common import cli_errors, one_line_errors
 from ndcg_labeler.services import ServiceError
 from ndcg_labeler.services import runs as run_service
-from ndcg_labeler.services import testsets as testset_service
+from ndcg_labeler.services import testsets as testsets_service
 from ndcg_labeler.services.scores import RunScores, ScoreOptions, score_run, trec_eval_lines
 
 _SERVE = "ndcg_labeler.serve_args"
@@ -134,7 +134,7 @@ def scoring_options(func: Callable[..., Any]) -> Callable[..., Any]:
 @cli_errors
 def upload(testset: str, file: str, name: str, depth: str | None, notes: str) -> None:
     """Upload FILE (TREC, CSV/TSV, JSONL, MS MARCO; gzip ok) as run NAME of TESTSET."""
-    test_set = testset_service.require_by_name(testset)
+    test_set = testsets_service.require_by_name(testset)
     cut = None
     if depth is not None:
         try:
@@ -208,7 +208,7 @@ def score(testset: str, run: str, options: ScoreOptions, as_json: bool, as_trec:
     """Score RUN of TESTSET with the current grades: NDCG@k per query and the mean."""
     if as_json and as_trec:
         raise ServiceError("choose one of --json and --trec")
-    test_set = testset_service.require_by_name(testset)
+    test_set = testsets_service.require_by_name(testset)
     found = run_service.require_run(test_set, run)
     if as_trec:
         click.echo("\n".join(trec_eval_lines(found, options)))
@@ -225,7 +225,7 @@ def score(testset: str, run: str, options: ScoreOptions, as_json: bool, as_trec:
 @cli_errors
 def list_runs(testset: str) -> None:
     """List the runs of TESTSET with their mean NDCG@10."""
-    test_set = testset_service.require_by_name(testset)
+    test_set = testsets_service.require_by_name(testset)
     for found in run_service.list_runs(test_set):
         result = score_run(found)
         mean = "—" if result.mean_ndcg is None else f"{result.mean_ndcg:.4f}"
@@ -241,7 +241,7 @@ def list_runs(testset: str) -> None:
 @cli_errors
 def delete(testset: str, run: str) -> None:
     """Delete RUN of TESTSET."""
-    test_set = testset_service.require_by_name(testset)
+    test_set = testsets_service.require_by_name(testset)
     found = run_service.require_run(test_set, run)
     run_service.delete_run(found)
     click.echo(f"Deleted run '{run}' of test set '{test_set.name}'.")

@@ -8,8 +8,8 @@ import click
 from flask.cli import AppGroup, with_appcontext
 
 from ndcg_labeler.cli._common import cli_errors
-from ndcg_labeler.services import agreement as agreement_service
-from ndcg_labeler.services import judgment_export, testsets
+from ndcg_labeler.services import team, testsets
+from ndcg_labeler.services import team as team_service
 
 
 def _fmt(value: float | None, percent: bool = False) -> str:
@@ -32,7 +32,7 @@ def _fmt(value: float | None, percent: bool = False) -> str:
 def agreement(name: str, as_json: bool, include_imports: bool) -> None:
     """Inter-annotator agreement of test set NAME (graded judgments only)."""
     test_set = testsets.require_by_name(name)
-    found = agreement_service.summary(test_set, include_imports=include_imports)
+    found = team_service.agreement_of(test_set, include_imports=include_imports)
     if as_json:
         click.echo(json.dumps(found.as_dict(), ensure_ascii=False))
         return
@@ -63,7 +63,7 @@ def judgments_group() -> None:
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(judgment_export.FORMATS),
+    type=click.Choice(team.EXPORT_FORMATS),
     default="csv",
     show_default=True,
     help="csv (header line first) or jsonl (one JSON object per line).",
@@ -72,7 +72,7 @@ def judgments_group() -> None:
 def export(name: str, fmt: str) -> None:
     """Print every judgment of test set NAME with notes and times (all annotators)."""
     test_set = testsets.require_by_name(name)
-    for chunk in judgment_export.judgment_chunks(test_set, fmt):
+    for chunk in team.judgment_chunks(test_set, fmt):
         click.echo(chunk, nl=False)
 
 

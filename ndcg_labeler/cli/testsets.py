@@ -10,9 +10,9 @@ from flask.cli import AppGroup
 
 from ndcg_labeler.cli._common import cli_errors
 from ndcg_labeler.services import ServiceError
-from ndcg_labeler.services import testsets as service
-from ndcg_labeler.services import users as user_service
-from ndcg_labeler.services.imports import ImportFile, import_files
+from ndcg_labeler.services import accounts as accounts_service
+from ndcg_labeler.services import testsets as testsets_service
+from ndcg_labeler.services.testsets import ImportFile, import_files
 
 if TYPE_CHECKING:
     from ndcg_labeler.models import User
@@ -37,7 +37,7 @@ def _scale(value: str) -> int:
 @cli_errors
 def create(name: str, scale: str) -> None:
     """Create an empty test set NAME."""
-    test_set = service.create_test_set(name, _scale(scale))
+    test_set = testsets_service.create_test_set(name, _scale(scale))
     click.echo(f"Created test set '{test_set.name}' (grades 0–{test_set.scale_max}).")
 
 
@@ -66,7 +66,7 @@ def import_command(
     source: str | None,
 ) -> None:
     """Import files into test set NAME, all or nothing, and print what changed."""
-    test_set = service.require_by_name(name)
+    test_set = testsets_service.require_by_name(name)
     report = import_files(
         test_set,
         queries=_file(queries),
@@ -83,8 +83,8 @@ def import_command(
 @cli_errors
 def list_command() -> None:
     """Print every test set with its size and progress."""
-    for test_set in service.all_test_sets():
-        s = service.summary(test_set)
+    for test_set in testsets_service.all_test_sets():
+        s = testsets_service.summary(test_set)
         click.echo(
             f"{test_set.name}\tgrades 0–{test_set.scale_max}\t{s.queries} queries\t"
             f"{s.chunks} chunks\t{s.judged_pairs}/{s.pairs} pairs judged"
@@ -92,7 +92,7 @@ def list_command() -> None:
 
 
 def _person(username: str) -> User:
-    user = user_service.get_by_username(username)
+    user = accounts_service.get_by_username(username)
     if user is None or user.is_import_source:
         raise ServiceError(f"unknown user '{username}'")
     return user
@@ -104,9 +104,9 @@ def _person(username: str) -> User:
 @cli_errors
 def grant(name: str, username: str) -> None:
     """Let USERNAME label test set NAME."""
-    test_set = service.require_by_name(name)
+    test_set = testsets_service.require_by_name(name)
     user = _person(username)
-    changed = service.grant(test_set, user)
+    changed = testsets_service.grant(test_set, user)
     click.echo(f"{username} {'may now' if changed else 'could already'} label '{test_set.name}'.")
 
 
@@ -116,9 +116,9 @@ def grant(name: str, username: str) -> None:
 @cli_errors
 def revoke(name: str, username: str) -> None:
     """Take test set NAME away from USERNAME (their grades stay)."""
-    test_set = service.require_by_name(name)
+    test_set = testsets_service.require_by_name(name)
     user = _person(username)
-    changed = service.revoke(test_set, user)
+    changed = testsets_service.revoke(test_set, user)
     click.echo(
         f"{username} {'no longer labels' if changed else 'did not label'} '{test_set.name}'."
     )

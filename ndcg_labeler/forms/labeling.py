@@ -6,7 +6,7 @@ from flask_wtf import FlaskForm
 from wtforms import HiddenField, IntegerField, StringField, TextAreaField
 from wtforms.validators import AnyOf, Length, NumberRange, Optional
 
-from ndcg_labeler.services.judging import MAX_NOTE
+from ndcg_labeler.services.labeling import MAX_NOTE
 
 ACTIONS = ("cant_tell", "skip")
 

@@ -6,7 +6,7 @@ from flask_wtf import FlaskForm
 from wtforms import IntegerField, RadioField, SubmitField, TextAreaField
 from wtforms.validators import InputRequired, Length, NumberRange, Optional
 
-from ndcg_labeler.services.judging import MAX_NOTE
+from ndcg_labeler.services.labeling import MAX_NOTE
 
 
 class ThresholdForm(FlaskForm):

@@ -11,7 +11,7 @@ from werkzeug.wrappers import Response
 from ndcg_labeler.extensions import db, login_manager
 from ndcg_labeler.forms.auth import ChangePasswordForm, LoginForm, PreferencesForm
 from ndcg_labeler.models import User
-from ndcg_labeler.services import users as user_service
+from ndcg_labeler.services import accounts as accounts_service
 
 bp = Blueprint("auth", __name__)
 
@@ -37,7 +37,7 @@ def login() -> str | Response:
         return redirect(url_for("main.index"))
     form = LoginForm()
     if form.validate_on_submit():
-        user = user_service.get_by_username(form.username.data or "")
+        user = accounts_service.get_by_username(form.username.data or "")
         if user is None or not user.is_active or not user.check_password(form.password.data or ""):
             flash("Unknown username or wrong password.", "error")
         else:

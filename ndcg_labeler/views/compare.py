@@ -5,11 +5,10 @@ from __future__ import annotations
 from flask import Blueprint, abort, render_template, request
 
 from ndcg_labeler.services import ServiceError
-from ndcg_labeler.services import compare as service
 from ndcg_labeler.services import dashboard as dashboard_service
 from ndcg_labeler.services import runs as run_service
-from ndcg_labeler.services.access import get_test_set_or_404
 from ndcg_labeler.views._scoring import chosen_runs, score_options
+from ndcg_labeler.views.access import get_test_set_or_404
 
 bp = Blueprint("compare", __name__, url_prefix="/test-sets/<int:test_set_id>/dashboard/compare")
 
@@ -27,7 +26,7 @@ def _context(test_set_id: int, stats: bool | None = None) -> dict[str, object]:
     error = None
     if len(runs) >= 2:
         try:
-            result = service.compare(runs, options, stats)
+            result = dashboard_service.compare_runs(runs, options, stats)
         except ServiceError as exc:
             abort(400, description=str(exc))
     elif all_runs:
@@ -44,7 +43,7 @@ def _context(test_set_id: int, stats: bool | None = None) -> dict[str, object]:
         "option_args": dashboard_service.option_args(options),
         "result": result,
         "error": error,
-        "policy_text": service.UNDEFINED_POLICY,
+        "policy_text": dashboard_service.UNDEFINED_POLICY,
         "page": page,
         "pages": pages,
         "per_page": PER_PAGE,

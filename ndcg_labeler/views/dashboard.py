@@ -9,9 +9,9 @@ from flask_login import current_user
 from werkzeug.wrappers import Response
 
 from ndcg_labeler.services import ServiceError
-from ndcg_labeler.services import dashboard as service
-from ndcg_labeler.services.access import get_test_set_or_404
+from ndcg_labeler.services import dashboard as dashboard_service
 from ndcg_labeler.views._scoring import run_or_404, score_options
+from ndcg_labeler.views.access import get_test_set_or_404
 
 bp = Blueprint("dashboard", __name__, url_prefix="/test-sets/<int:test_set_id>/dashboard")
 
@@ -31,7 +31,7 @@ def merged(*parts: dict[str, Any]) -> dict[str, Any]:
 @bp.app_template_global()
 def ndcg_band(value: float | None) -> str:
     """Band name of an NDCG value (excellent, good, fair, poor) or "undefined"."""
-    return service.band(value)
+    return dashboard_service.band(value)
 
 
 def _overview_context(test_set_id: int) -> dict[str, object]:
@@ -40,10 +40,10 @@ def _overview_context(test_set_id: int) -> dict[str, object]:
     return {
         "test_set": test_set,
         "raw_options": options,
-        "option_args": service.option_args(options),
-        "overview": service.overview(test_set, current_user, options),
-        "k_choices": service.k_choices(options.k),
-        "policies": service.policies(),
+        "option_args": dashboard_service.option_args(options),
+        "overview": dashboard_service.overview(test_set, current_user, options),
+        "k_choices": dashboard_service.k_choices(options.k),
+        "policies": dashboard_service.policies(),
     }
 
 
@@ -63,7 +63,7 @@ def overview_fragment(test_set_id: int) -> str:
 def live(test_set_id: int) -> Response:
     """labels_version and runs_version (one SELECT); an htmx event when `since` is stale."""
     get_test_set_or_404(test_set_id)
-    found = service.versions(test_set_id) or abort(404)
+    found = dashboard_service.versions(test_set_id) or abort(404)
     token = f"{found[0]}.{found[1]}"
     since = request.args.get("since")
     changed = since is not None and since != token
@@ -79,21 +79,21 @@ def _table_context(test_set_id: int, run_id: int) -> dict[str, object]:
     run = run_or_404(test_set, run_id)
     options = score_options()
     try:
-        query = service.parse_table_query(request.args)
+        query = dashboard_service.parse_table_query(request.args)
     except ServiceError as exc:
         abort(400, description=str(exc))
-    table = service.query_table(run, options, query)
+    table = dashboard_service.query_table(run, options, query)
     return {
         "test_set": test_set,
         "run": run,
         "raw_options": options,
-        "option_args": service.option_args(options),
+        "option_args": dashboard_service.option_args(options),
         "table": table,
-        "k_chart": service.run_k_chart(run, options),
-        "version": service.version_token(test_set.id),
-        "k_choices": service.k_choices(options.k),
-        "policies": service.policies(),
-        "band_filters": service.BAND_FILTERS,
+        "k_chart": dashboard_service.run_k_chart(run, options),
+        "version": dashboard_service.version_token(test_set.id),
+        "k_choices": dashboard_service.k_choices(options.k),
+        "policies": dashboard_service.policies(),
+        "band_filters": dashboard_service.BAND_FILTERS,
     }
 
 

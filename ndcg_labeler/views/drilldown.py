@@ -8,9 +8,8 @@ from werkzeug.wrappers import Response
 
 from ndcg_labeler.services import ServiceError
 from ndcg_labeler.services import dashboard as dashboard_service
-from ndcg_labeler.services import drilldown as service
-from ndcg_labeler.services.access import get_test_set_or_404, require_grades_visible
 from ndcg_labeler.views._scoring import is_htmx, run_or_404, score_options
+from ndcg_labeler.views.access import get_test_set_or_404, require_grades_visible
 
 bp = Blueprint(
     "drilldown",
@@ -23,7 +22,7 @@ def _context(test_set_id: int, run_id: int, query_id: int) -> dict[str, object]:
     test_set = get_test_set_or_404(test_set_id)
     require_grades_visible(test_set)
     run = run_or_404(test_set, run_id)
-    query = service.get_query(test_set, query_id) or abort(404)
+    query = dashboard_service.get_query(test_set, query_id) or abort(404)
     options = score_options()
     return {
         "test_set": test_set,
@@ -31,7 +30,7 @@ def _context(test_set_id: int, run_id: int, query_id: int) -> dict[str, object]:
         "query": query,
         "raw_options": options,
         "option_args": dashboard_service.option_args(options),
-        "view": service.drill_down(test_set, run, query, options),
+        "view": dashboard_service.drill_down(test_set, run, query, options),
         "version": dashboard_service.version_token(test_set.id),
         "k_choices": dashboard_service.k_choices(options.k),
         "policies": dashboard_service.policies(),
@@ -56,11 +55,11 @@ def grade(test_set_id: int, run_id: int, query_id: int) -> str | Response:
     test_set = get_test_set_or_404(test_set_id)
     require_grades_visible(test_set)
     run_or_404(test_set, run_id)
-    query = service.get_query(test_set, query_id) or abort(404)
+    query = dashboard_service.get_query(test_set, query_id) or abort(404)
     options = score_options()
     error = None
     try:
-        service.grade_chunk(
+        dashboard_service.grade_chunk(
             test_set,
             query,
             request.form.get("chunk_id", -1, type=int),

@@ -8,13 +8,10 @@ from flask import Blueprint, Response, abort
 from flask_login import current_user
 
 from ndcg_labeler.services import ServiceError
-from ndcg_labeler.services import compare as compare_service
 from ndcg_labeler.services import dashboard as dashboard_service
-from ndcg_labeler.services import drilldown as drilldown_service
-from ndcg_labeler.services import exports as service
-from ndcg_labeler.services.access import get_test_set_or_404, require_grades_visible
 from ndcg_labeler.services.scores import score_run, trec_eval_lines
 from ndcg_labeler.views._scoring import chosen_runs, run_or_404, score_options
+from ndcg_labeler.views.access import get_test_set_or_404, require_grades_visible
 
 bp = Blueprint("exports", __name__, url_prefix="/test-sets/<int:test_set_id>/dashboard/export")
 
@@ -40,7 +37,7 @@ def overview_csv(test_set_id: int) -> Response:
     """The overview's runs table as CSV."""
     test_set = get_test_set_or_404(test_set_id)
     overview = dashboard_service.overview(test_set, current_user, score_options())
-    return _csv(service.overview_csv(overview), f"test-set-{test_set.id}-runs.csv")
+    return _csv(dashboard_service.overview_csv(overview), f"test-set-{test_set.id}-runs.csv")
 
 
 @bp.get("/overview.json")
@@ -56,7 +53,7 @@ def qrels(test_set_id: int) -> Response:
     test_set = get_test_set_or_404(test_set_id)
     require_grades_visible(test_set)
     options = score_options()
-    body = service.qrels_trec(test_set, options.policy)
+    body = dashboard_service.qrels_trec(test_set, options.policy)
     return _download(body, f"test-set-{test_set.id}.qrels", "text/plain")
 
 
@@ -64,7 +61,9 @@ def qrels(test_set_id: int) -> Response:
 def run_csv(test_set_id: int, run_id: int) -> Response:
     """A run's per-query scores as CSV (the order and numbers of `flask run score --json`)."""
     run = run_or_404(get_test_set_or_404(test_set_id), run_id)
-    return _csv(service.run_csv(score_run(run, score_options())), f"run-{run.id}-queries.csv")
+    return _csv(
+        dashboard_service.run_csv(score_run(run, score_options())), f"run-{run.id}-queries.csv"
+    )
 
 
 @bp.get("/runs/<int:run_id>/queries.json")
@@ -82,19 +81,19 @@ def run_trec(test_set_id: int, run_id: int) -> Response:
     return _download(body, f"run-{run.id}.trec_eval.txt", "text/plain")
 
 
-def _drill_down(test_set_id: int, run_id: int, query_id: int) -> drilldown_service.DrillDown:
+def _drill_down(test_set_id: int, run_id: int, query_id: int) -> dashboard_service.DrillDown:
     test_set = get_test_set_or_404(test_set_id)
     require_grades_visible(test_set)
     run = run_or_404(test_set, run_id)
-    query = drilldown_service.get_query(test_set, query_id) or abort(404)
-    return drilldown_service.drill_down(test_set, run, query, score_options())
+    query = dashboard_service.get_query(test_set, query_id) or abort(404)
+    return dashboard_service.drill_down(test_set, run, query, score_options())
 
 
 @bp.get("/runs/<int:run_id>/queries/<int:query_id>.csv")
 def query_csv(test_set_id: int, run_id: int, query_id: int) -> Response:
     """A query's run top k and ideal top k as CSV."""
     view = _drill_down(test_set_id, run_id, query_id)
-    return _csv(service.drill_down_csv(view), f"run-{run_id}-query-{query_id}.csv")
+    return _csv(dashboard_service.drill_down_csv(view), f"run-{run_id}-query-{query_id}.csv")
 
 
 @bp.get("/runs/<int:run_id>/queries/<int:query_id>.json")
@@ -103,10 +102,10 @@ def query_json(test_set_id: int, run_id: int, query_id: int) -> Response:
     return _json(_drill_down(test_set_id, run_id, query_id).detail.to_json())
 
 
-def _comparison(test_set_id: int) -> compare_service.Comparison:
+def _comparison(test_set_id: int) -> dashboard_service.Comparison:
     test_set = get_test_set_or_404(test_set_id)
     try:
-        return compare_service.compare(chosen_runs(test_set), score_options())
+        return dashboard_service.compare_runs(chosen_runs(test_set), score_options())
     except ServiceError as exc:
         abort(400, description=str(exc))
 
@@ -114,10 +113,10 @@ def _comparison(test_set_id: int) -> compare_service.Comparison:
 @bp.get("/compare.csv")
 def compare_csv(test_set_id: int) -> Response:
     """Per-query NDCG@k of runs A and B and their difference as CSV."""
-    return _csv(service.compare_csv(_comparison(test_set_id)), "compare.csv")
+    return _csv(dashboard_service.compare_csv(_comparison(test_set_id)), "compare.csv")
 
 
 @bp.get("/compare.json")
 def compare_json(test_set_id: int) -> Response:
     """The comparison: exactly `flask run compare --json` (plus every pair for 3+ runs)."""
-    return _json(service.compare_json(_comparison(test_set_id)))
+    return _json(dashboard_service.compare_json(_comparison(test_set_id)))

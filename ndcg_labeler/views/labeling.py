@@ -12,8 +12,8 @@ from werkzeug.wrappers import Response
 from ndcg_labeler.extensions import db
 from ndcg_labeler.forms.labeling import LabelForm, ShortcutsForm
 from ndcg_labeler.models import Chunk, Pair, Query, TestSet
-from ndcg_labeler.services import ServiceError, judging, progress, queue, review
-from ndcg_labeler.services.access import get_test_set_or_404
+from ndcg_labeler.services import ServiceError, labeling
+from ndcg_labeler.views.access import get_test_set_or_404
 
 bp = Blueprint("labeling", __name__, url_prefix="/test-sets/<int:test_set_id>")
 
@@ -46,15 +46,15 @@ def _int_or_zero(value: str | None) -> int:
 def next_pair(test_set_id: int) -> str | Response:
     """Hand out the next pair (redirect to it), or show that nothing is left."""
     test_set = get_test_set_or_404(test_set_id)
-    pair = queue.next_pair(test_set, current_user)
+    pair = labeling.next_pair(test_set, current_user)
     if pair is not None:
         return redirect(url_for("labeling.pair", test_set_id=test_set.id, pair_id=pair.id))
     return render_template(
         "labeling/done.html",
         test_set=test_set,
-        progress=progress.progress(test_set, current_user),
-        previous=judging.previous_pair(test_set, current_user),
-        queries=review.answered_queries(test_set, current_user),
+        progress=labeling.progress(test_set, current_user),
+        previous=labeling.previous_pair(test_set, current_user),
+        queries=labeling.answered_queries(test_set, current_user),
     )
 
 
@@ -63,13 +63,13 @@ def _save(form: LabelForm, pair: Pair) -> None:
     note = form.note.data or ""
     active_ms = _int_or_zero(form.active_ms.data)
     if form.action.data == "skip":
-        judging.skip_pair(pair, current_user)
+        labeling.skip_pair(pair, current_user)
     elif form.action.data == "cant_tell":
-        judging.save_for_pair(
+        labeling.save_for_pair(
             pair, current_user, status="cant_tell", note=note, active_ms=active_ms
         )
     elif form.grade.data is not None:
-        judging.save_for_pair(
+        labeling.save_for_pair(
             pair, current_user, grade=form.grade.data, note=note, active_ms=active_ms
         )
     else:
@@ -81,7 +81,7 @@ def pair_view(test_set_id: int, pair_id: int) -> str | Response | tuple[str, int
     """One pair per screen; POST saves my answer and redirects (reload never resubmits)."""
     test_set = get_test_set_or_404(test_set_id)
     pair = _pair_or_404(test_set, pair_id)
-    mine = judging.my_judgment(pair, current_user)
+    mine = labeling.my_judgment(pair, current_user)
     form = LabelForm(note=mine.note if mine else "")
     if form.validate_on_submit():
         try:
@@ -102,9 +102,9 @@ def _pair_context(test_set: TestSet, pair: Pair, form: LabelForm) -> dict[str, A
         "pair": pair,
         "query": db.session.get_one(Query, pair.query_id),
         "chunk": db.session.get_one(Chunk, pair.chunk_id),
-        "mine": judging.my_judgment(pair, current_user),
-        "previous": judging.previous_pair(test_set, current_user, current=pair),
-        "progress": progress.progress(test_set, current_user),
+        "mine": labeling.my_judgment(pair, current_user),
+        "previous": labeling.previous_pair(test_set, current_user, current=pair),
+        "progress": labeling.progress(test_set, current_user),
         "form": form,
         "shortcuts_form": ShortcutsForm(),
     }
@@ -121,7 +121,7 @@ def query_review(test_set_id: int, query_id: int) -> str:
         "labeling/review.html",
         test_set=test_set,
         query=query,
-        items=review.query_items(query, current_user),
+        items=labeling.my_answers(query, current_user),
         form=LabelForm(),
     )
 

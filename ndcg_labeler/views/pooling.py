@@ -6,10 +6,10 @@ from flask import Blueprint, flash, redirect, render_template, request, url_for
 from werkzeug.wrappers import Response
 
 from ndcg_labeler.services import ServiceError
-from ndcg_labeler.services import pooling as service
+from ndcg_labeler.services import dashboard as dashboard_service
 from ndcg_labeler.services import runs as run_service
-from ndcg_labeler.services.access import admin_required, get_test_set_or_404
 from ndcg_labeler.views._scoring import chosen_runs
+from ndcg_labeler.views.access import admin_required, get_test_set_or_404
 
 bp = Blueprint("pooling", __name__, url_prefix="/test-sets/<int:test_set_id>/dashboard/pool")
 
@@ -38,7 +38,7 @@ def page(test_set_id: int) -> str | tuple[str, int]:
     plan, error = None, None
     if all_runs:
         try:
-            plan = service.plan_pool(test_set, runs, depth)
+            plan = dashboard_service.plan_pool(test_set, runs, depth)
         except ServiceError as exc:
             error = str(exc)
     page_html = render_template(
@@ -49,7 +49,7 @@ def page(test_set_id: int) -> str | tuple[str, int]:
         depth=request.args.get("depth", DEFAULT_DEPTH),
         plan=plan,
         error=error,
-        max_depth=service.MAX_DEPTH,
+        max_depth=dashboard_service.MAX_DEPTH,
     )
     return (page_html, 400) if error else page_html
 
@@ -62,7 +62,7 @@ def add(test_set_id: int) -> Response:
     runs = chosen_runs(test_set)
     depth = _depth()
     try:
-        added, plan = service.add_pool(test_set, runs, depth)
+        added, plan = dashboard_service.add_pool(test_set, runs, depth)
     except ServiceError as exc:
         flash(f"Nothing added: {exc}", "error")
     else:

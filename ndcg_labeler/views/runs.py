@@ -12,8 +12,8 @@ from ndcg_labeler.formats import FormatError
 from ndcg_labeler.forms.runs import RunUploadForm
 from ndcg_labeler.services import ServiceError
 from ndcg_labeler.services import runs as run_service
-from ndcg_labeler.services.access import admin_required, get_test_set_or_404
 from ndcg_labeler.services.scores import ScoreOptions, score_run
+from ndcg_labeler.views.access import admin_required, get_test_set_or_404
 
 bp = Blueprint("runs", __name__, url_prefix="/test-sets/<int:test_set_id>/runs")
 

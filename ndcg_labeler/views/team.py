@@ -22,9 +22,9 @@ from wtforms.fields.choices import SelectChoice
 from ndcg_labeler.forms.team import AdjudicationForm, RemoveAdjudicationForm, ThresholdForm
 from ndcg_labeler.models import Chunk, Query, TestSet
 from ndcg_labeler.scoring.aggregate import POLICIES
-from ndcg_labeler.services import ServiceError, adjudication, agreement, disputes, people, policies
-from ndcg_labeler.services import judgment_export as export_service
-from ndcg_labeler.services.access import admin_required, get_test_set_or_404
+from ndcg_labeler.services import ServiceError, team
+from ndcg_labeler.services import team as team_service
+from ndcg_labeler.views.access import admin_required, get_test_set_or_404
 
 bp = Blueprint("team", __name__, url_prefix="/test-sets/<int:test_set_id>")
 
@@ -47,11 +47,11 @@ def agreement_page(test_set_id: int) -> str:
     """Agreement for the test set, per two annotators and per query, with what each means."""
     test_set = get_test_set_or_404(test_set_id)
     include = _imports_arg()
-    found = agreement.report(test_set, include_imports=include)
+    found = team.agreement_report(test_set, include_imports=include)
     sort = request.args.get("sort", "qid")
-    if sort not in agreement.QUERY_SORTS:
+    if sort not in team.QUERY_SORTS:
         sort = "qid"
-    queries = agreement.sort_queries(found.queries, sort)
+    queries = team.sort_queries(found.queries, sort)
     pages = max(1, -(-len(queries) // PER_PAGE))
     page = min(_page_arg(), pages)
     return render_template(
@@ -70,7 +70,7 @@ def agreement_page(test_set_id: int) -> str:
 def agreement_json(test_set_id: int) -> BaseResponse:
     """The agreement page as JSON: the CLI's object plus per-query figures."""
     test_set = get_test_set_or_404(test_set_id)
-    found = agreement.report(test_set, include_imports=_imports_arg())
+    found = team.agreement_report(test_set, include_imports=_imports_arg())
     body = found.summary.as_dict()
     body["include_imports"] = found.include_imports
     body["annotator_pairs"] = [vars(pair) for pair in found.annotator_pairs]
@@ -89,7 +89,7 @@ def people_page(test_set_id: int) -> str:
     test_set = get_test_set_or_404(test_set_id)
     include = _imports_arg()
     only = None if current_user.is_admin else current_user.id
-    rows = people.people(test_set, include_imports=include, only_user_id=only)
+    rows = team.people(test_set, include_imports=include, only_user_id=only)
     return render_template(
         "team/people.html",
         test_set=test_set,
@@ -105,7 +105,7 @@ def review_queue(test_set_id: int) -> str:
     """Disputed pairs, most disputed first; ?all=1 keeps adjudicated ones in the list."""
     test_set = get_test_set_or_404(test_set_id)
     include = request.args.get("all") == "1"
-    found = disputes.queue(test_set, include_adjudicated=include, page=_page_arg())
+    found = team.review_queue(test_set, include_adjudicated=include, page=_page_arg())
     form = ThresholdForm(threshold=test_set.disagreement_threshold)
     return render_template(
         "team/review.html", test_set=test_set, page=found, include_adjudicated=include, form=form
@@ -120,7 +120,7 @@ def review_threshold(test_set_id: int) -> BaseResponse:
     form = ThresholdForm()
     if form.validate_on_submit():
         try:
-            disputes.set_threshold(test_set, int(form.threshold.data or 0))
+            team.set_threshold(test_set, int(form.threshold.data or 0))
         except ServiceError as exc:
             flash(str(exc), "error")
         else:
@@ -135,7 +135,7 @@ def review_threshold(test_set_id: int) -> BaseResponse:
 
 
 def _pair_or_404(test_set: TestSet, query_id: int, chunk_id: int) -> tuple[Query, Chunk]:
-    found = disputes.find_pair(test_set, query_id, chunk_id)
+    found = team.find_pair(test_set, query_id, chunk_id)
     if found is None:
         abort(404)
     return found
@@ -160,7 +160,7 @@ def review_pair(test_set_id: int, query_id: int, chunk_id: int) -> str | BaseRes
     form = _adjudication_form(test_set)
     if form.validate_on_submit():
         try:
-            result = adjudication.adjudicate(
+            result = team.adjudicate(
                 test_set, query, chunk, int(form.grade.data), form.note.data, current_user
             )
         except ServiceError as exc:
@@ -172,7 +172,7 @@ def review_pair(test_set_id: int, query_id: int, chunk_id: int) -> str | BaseRes
                 "success",
             )
             return redirect(_next_disputed(test_set))
-    detail = disputes.pair_detail(test_set, query, chunk)
+    detail = team.pair_detail(test_set, query, chunk)
     if request.method == "GET" and detail.adjudication is not None:
         form.grade.data = detail.adjudication.grade
         form.note.data = detail.adjudication.note
@@ -191,7 +191,7 @@ def review_pair(test_set_id: int, query_id: int, chunk_id: int) -> str | BaseRes
 
 def _next_disputed(test_set: TestSet) -> str:
     """The most disputed pair still waiting, or the queue when none is left."""
-    first = disputes.queue(test_set, per_page=1).items
+    first = team.review_queue(test_set, per_page=1).items
     if first:
         item = first[0]
         return url_for(
@@ -210,7 +210,7 @@ def remove_adjudication(test_set_id: int, query_id: int, chunk_id: int) -> BaseR
     test_set = get_test_set_or_404(test_set_id)
     query, chunk = _pair_or_404(test_set, query_id, chunk_id)
     if RemoveAdjudicationForm().validate_on_submit():
-        result = adjudication.remove(test_set, query, chunk, current_user)
+        result = team.remove(test_set, query, chunk, current_user)
         if result.changed:
             flash(f"Final grade of {query.qid} / {chunk.docid} removed.", "success")
     return redirect(
@@ -225,7 +225,7 @@ def policies_page(test_set_id: int) -> str:
     k = request.args.get("k", 10, type=int)
     if k not in K_CHOICES:
         k = 10
-    comparison = policies.compare(test_set, k)
+    comparison = team.compare_policies(test_set, k)
     return render_template(
         "team/policies.html", test_set=test_set, comparison=comparison, k_choices=K_CHOICES
     )
@@ -244,12 +244,12 @@ def export_page(test_set_id: int) -> str:
 def export_judgments(test_set_id: int, fmt: str) -> Response:
     """Every annotator's judgments with notes and times, as CSV or JSON Lines."""
     test_set = get_test_set_or_404(test_set_id)
-    if fmt not in export_service.FORMATS:
+    if fmt not in team_service.EXPORT_FORMATS:
         abort(404)
     mimetype = "text/csv" if fmt == "csv" else "application/x-ndjson"
-    name = export_service.filename(test_set, "judgments", fmt)
+    name = team_service.export_filename(test_set, "judgments", fmt)
     return Response(
-        stream_with_context(export_service.judgment_chunks(test_set, fmt)),
+        stream_with_context(team_service.judgment_chunks(test_set, fmt)),
         mimetype=mimetype,
         headers={"Content-Disposition": f'attachment; filename="{name}"'},
     )
@@ -263,9 +263,9 @@ def export_qrels(test_set_id: int) -> Response:
     policy = request.args.get("policy") or None
     if policy is not None and policy not in POLICIES:
         abort(400, description=f"policy must be one of {', '.join(POLICIES)}")
-    name = export_service.filename(test_set, f"qrels-{policy or test_set.aggregation}", "txt")
+    name = team_service.export_filename(test_set, f"qrels-{policy or test_set.aggregation}", "txt")
     return Response(
-        export_service.qrels_text(test_set, policy),
+        team_service.qrels_text(test_set, policy),
         mimetype="text/plain",
         headers={"Content-Disposition": f'attachment; filename="{name}"'},
     )

@@ -10,6 +10,7 @@ from werkzeug.datastructures import FileStorage
 from werkzeug.wrappers import Response
 from wtforms.fields.choices import SelectChoice
 
+from ndcg_labeler.formats import FormatError
 from ndcg_labeler.forms.testsets import (
     AnnotatorsForm,
     ImportForm,
@@ -18,9 +19,9 @@ from ndcg_labeler.forms.testsets import (
 )
 from ndcg_labeler.models import TestSet
 from ndcg_labeler.services import ServiceError
-from ndcg_labeler.services import testsets as service
-from ndcg_labeler.services.access import admin_required, get_test_set_or_404
-from ndcg_labeler.services.imports import FormatError, ImportFile, import_files
+from ndcg_labeler.services import testsets as testsets_service
+from ndcg_labeler.services.testsets import ImportFile, import_files
+from ndcg_labeler.views.access import admin_required, get_test_set_or_404
 
 bp = Blueprint("testsets", __name__, url_prefix="/test-sets")
 
@@ -39,7 +40,9 @@ def new() -> str | Response:
     form = TestSetCreateForm()
     if form.validate_on_submit():
         try:
-            test_set = service.create_test_set(form.name.data or "", int(form.scale.data or 3))
+            test_set = testsets_service.create_test_set(
+                form.name.data or "", int(form.scale.data or 3)
+            )
         except ServiceError as exc:
             form.name.errors.append(str(exc))
         else:
@@ -55,9 +58,9 @@ def show(test_set_id: int) -> str:
     return render_template(
         "testsets/show.html",
         test_set=test_set,
-        summary=service.summary(test_set),
+        summary=testsets_service.summary(test_set),
         labeling_url=url_for("labeling.next", test_set_id=test_set.id),
-        members=service.members(test_set) if current_user.is_admin else [],
+        members=testsets_service.members(test_set) if current_user.is_admin else [],
     )
 
 
@@ -65,7 +68,7 @@ def show(test_set_id: int) -> str:
 def queries(test_set_id: int) -> str:
     """The test set's queries with their pool sizes."""
     test_set = get_test_set_or_404(test_set_id)
-    page = service.queries_page(test_set, _page_arg())
+    page = testsets_service.queries_page(test_set, _page_arg())
     return render_template("testsets/queries.html", test_set=test_set, page=page)
 
 
@@ -74,7 +77,7 @@ def chunks(test_set_id: int) -> str:
     """The test set's chunks; ?missing=1 lists only chunks without text."""
     test_set = get_test_set_or_404(test_set_id)
     missing = request.args.get("missing") == "1"
-    page = service.chunks_page(test_set, _page_arg(), without_text=missing)
+    page = testsets_service.chunks_page(test_set, _page_arg(), without_text=missing)
     return render_template("testsets/chunks.html", test_set=test_set, page=page, missing=missing)
 
 
@@ -82,7 +85,7 @@ def _settings_form(test_set: TestSet) -> SettingsForm:
     """The settings form, prefilled on GET, with choices that depend on the scale."""
     form = SettingsForm()
     if request.method == "GET":
-        current = service.settings_of(test_set)
+        current = testsets_service.settings_of(test_set)
         form.name.data = current.name
         form.guidelines.data = current.guidelines
         form.aggregation.data = current.aggregation
@@ -93,7 +96,7 @@ def _settings_form(test_set: TestSet) -> SettingsForm:
             form.grades.pop_entry()
         for label in current.grade_labels:
             form.grades.append_entry(label)
-    form.aggregation.choices = [SelectChoice(p, p) for p in service.aggregation_policies()]
+    form.aggregation.choices = [SelectChoice(p, p) for p in testsets_service.aggregation_policies()]
     labels = test_set.grade_labels
     form.relevance_threshold.choices = [
         SelectChoice(str(g), f"{g} ({labels[g]['name']})" if g < len(labels) else str(g))
@@ -109,7 +112,7 @@ def settings(test_set_id: int) -> str | Response:
     test_set = get_test_set_or_404(test_set_id)
     form = _settings_form(test_set)
     if form.validate_on_submit():
-        new = service.Settings(
+        new = testsets_service.Settings(
             name=form.name.data or "",
             grade_labels=[dict(entry.data) for entry in form.grades],
             guidelines=form.guidelines.data or "",
@@ -119,7 +122,7 @@ def settings(test_set_id: int) -> str | Response:
             disagreement_threshold=int(form.disagreement_threshold.data or 0),
         )
         try:
-            service.update_settings(test_set, new)
+            testsets_service.update_settings(test_set, new)
         except ServiceError as exc:
             form.name.errors.append(str(exc))
         else:
@@ -134,13 +137,13 @@ def annotators(test_set_id: int) -> str | Response:
     """Choose which annotators may label the test set."""
     test_set = get_test_set_or_404(test_set_id)
     form = AnnotatorsForm()
-    candidates = service.annotator_candidates()
+    candidates = testsets_service.annotator_candidates()
     form.annotators.choices = [SelectChoice(str(u.id), u.username) for u in candidates]
     if request.method == "GET":
-        form.annotators.data = sorted(service.member_ids(test_set))
+        form.annotators.data = sorted(testsets_service.member_ids(test_set))
     if form.validate_on_submit():
         try:
-            granted, revoked = service.set_members(test_set, form.annotators.data or [])
+            granted, revoked = testsets_service.set_members(test_set, form.annotators.data or [])
         except ServiceError as exc:
             form.annotators.errors.append(str(exc))
         else:
@@ -186,5 +189,5 @@ def import_page(test_set_id: int) -> str | Response:
         test_set=test_set,
         form=form,
         report=report,
-        summary=service.summary(test_set),
+        summary=testsets_service.summary(test_set),
     )

@@ -7,7 +7,7 @@ from flask_login import current_user, login_required
 from werkzeug.wrappers import Response
 
 from ndcg_labeler.forms.runs import RevokeTokenForm, TokenForm
-from ndcg_labeler.services import tokens as token_service
+from ndcg_labeler.services import accounts as accounts_service
 
 bp = Blueprint("tokens", __name__, url_prefix="/account/api-token")
 
@@ -20,7 +20,7 @@ def create() -> Response:
     if not form.validate_on_submit():
         flash("The form expired; please try again.", "error")
         return redirect(url_for("auth.account"))
-    token = token_service.create_token(current_user)
+    token = accounts_service.create_token(current_user)
     response = make_response(render_template("tokens/created.html", token=token))
     # The token must not linger in caches or the browser's history.
     response.headers["Cache-Control"] = "no-store"
@@ -33,6 +33,6 @@ def revoke() -> Response:
     """Remove the logged-in person's token."""
     form = RevokeTokenForm()
     if form.validate_on_submit():
-        token_service.revoke_token(current_user)
+        accounts_service.revoke_token(current_user)
         flash("Your API token was removed; requests with it are refused from now on.", "success")
     return redirect(url_for("auth.account"))

@@ -10,8 +10,8 @@ from ndcg_labeler.extensions import db
 from ndcg_labeler.forms.auth import UserCreateForm, UserEditForm
 from ndcg_labeler.models import User
 from ndcg_labeler.services import ServiceError
-from ndcg_labeler.services import users as user_service
-from ndcg_labeler.services.access import admin_required
+from ndcg_labeler.services import accounts as accounts_service
+from ndcg_labeler.views.access import admin_required
 
 bp = Blueprint("users", __name__, url_prefix="/users")
 
@@ -23,7 +23,7 @@ def index() -> str | Response:
     form = UserCreateForm()
     if form.validate_on_submit():
         try:
-            user = user_service.create_user(
+            user = accounts_service.create_user(
                 form.username.data or "", form.password.data or "", form.role.data or "annotator"
             )
         except ServiceError as exc:
@@ -31,7 +31,7 @@ def index() -> str | Response:
         else:
             flash(f"User {user.username} created.", "success")
             return redirect(url_for("users.index"))
-    return render_template("users/index.html", users=user_service.list_people(), form=form)
+    return render_template("users/index.html", users=accounts_service.list_people(), form=form)
 
 
 @bp.route("/<int:user_id>", methods=["GET", "POST"])

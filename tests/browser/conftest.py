@@ -19,7 +19,7 @@ from werkzeug.serving import make_server
 
 from ndcg_labeler import create_app
 from ndcg_labeler.extensions import db
-from ndcg_labeler.services import users
+from ndcg_labeler.services import accounts
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -57,7 +57,7 @@ def live_server(tmp_path: Path, sqlite_template: Path) -> Iterator[LiveServer]:
         }
     )
     with app.app_context():
-        users.ensure_first_admin(ADMIN_PASSWORD)
+        accounts.ensure_first_admin(ADMIN_PASSWORD)
     server = make_server("127.0.0.1", 0, app, threaded=True)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()

@@ -5,7 +5,7 @@ from __future__ import annotations
 from flask import Flask
 from flask.testing import FlaskCliRunner
 
-from ndcg_labeler.services.users import get_by_username
+from ndcg_labeler.services.accounts import get_by_username
 
 
 def test_create_user_reads_password_from_stdin(app: Flask, runner: FlaskCliRunner) -> None:

@@ -6,7 +6,7 @@ import re
 
 from flask import Flask, render_template_string
 
-from ndcg_labeler.services import charts
+from ndcg_labeler.views import charts
 
 RENDER = '{% from "dashboard/_macros.html" import chart %}{{ chart(c, "t") }}'
 

@@ -15,7 +15,7 @@ from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Run
 from ndcg_labeler.scoring.significance import bootstrap_ci, randomization_test
 from ndcg_labeler.services import ServiceError
-from ndcg_labeler.services import compare as service
+from ndcg_labeler.services import dashboard as dashboard_service
 from ndcg_labeler.services import runs as run_service
 from ndcg_labeler.services.scores import ScoreOptions
 from tests.dashboard.conftest import A3, B3, RUN_A, Demo, the_test_set, trec
@@ -30,7 +30,7 @@ def _runs(demo: Demo) -> list[Run]:
 
 
 def test_compare_by_hand_and_against_scipy(ctx: Flask, dash: Demo) -> None:
-    result = service.compare(_runs(dash), K3)
+    result = dashboard_service.compare_runs(_runs(dash), K3)
     assert (result.compared, result.left_out, result.total) == (4, 1, 5)
     a = [A3[q] for q in COMPARED]
     b = [B3[q] for q in COMPARED]
@@ -57,7 +57,7 @@ def test_compare_by_hand_and_against_scipy(ctx: Flask, dash: Demo) -> None:
 
 
 def test_json_shape_is_the_cli_contract(ctx: Flask, dash: Demo) -> None:
-    data = service.compare(_runs(dash), K3).to_json()
+    data = dashboard_service.compare_runs(_runs(dash), K3).to_json()
     assert list(data) == [
         "k",
         "runs",
@@ -78,7 +78,7 @@ def test_json_shape_is_the_cli_contract(ctx: Flask, dash: Demo) -> None:
 def test_three_runs_are_each_compared_with_the_first(ctx: Flask, dash: Demo) -> None:
     a, b = _runs(dash)
     c = run_service.upload_run(the_test_set(dash), io.BytesIO(trec(RUN_A)), "c.trec", "C", None)
-    result = service.compare([a, b, c], K3)
+    result = dashboard_service.compare_runs([a, b, c], K3)
     assert [(p.a.name, p.b.name) for p in result.pairs] == [("A", "B"), ("A", "C")]
     same = result.pairs[1]
     assert (same.wins, same.ties, same.losses, same.randomization_p) == (0, 4, 0, 1.0)
@@ -88,9 +88,9 @@ def test_three_runs_are_each_compared_with_the_first(ctx: Flask, dash: Demo) -> 
 def test_refusals(ctx: Flask, dash: Demo) -> None:
     a, _ = _runs(dash)
     with pytest.raises(ServiceError, match="at least two"):
-        service.compare([a], K3)
+        dashboard_service.compare_runs([a], K3)
     with pytest.raises(ServiceError, match="different runs"):
-        service.compare([a, a], K3)
+        dashboard_service.compare_runs([a, a], K3)
 
 
 def test_cli_json_equals_the_service(app: Flask, runner: FlaskCliRunner, dash: Demo) -> None:
@@ -98,7 +98,7 @@ def test_cli_json_equals_the_service(app: Flask, runner: FlaskCliRunner, dash: D
     assert result.exit_code == 0, result.output
     data = json.loads(result.output)
     with app.app_context():
-        expected = service.compare(_runs(dash), K3).to_json()
+        expected = dashboard_service.compare_runs(_runs(dash), K3).to_json()
         db.session.remove()
     assert data == expected
     assert (data["wins"], data["ties"], data["losses"]) == (2, 0, 2)
@@ -119,24 +119,26 @@ def test_cli_table_and_errors(runner: FlaskCliRunner, dash: Demo) -> None:
 
 def test_statistics_are_cached_by_the_scores(ctx: Flask, dash: Demo) -> None:
     runs = _runs(dash)
-    lazy = service.compare(runs, K3, stats=False)
+    lazy = dashboard_service.compare_runs(runs, K3, stats=False)
     assert not lazy.stats_ready
     assert [m.low for m in lazy.means] == [None, None]
     assert lazy.means[0].mean == pytest.approx(np.mean([A3[q] for q in COMPARED]))
     pair = lazy.first_pair
     assert (pair.wins, pair.ties, pair.losses, pair.t_test_p) == (2, 0, 2, None)
-    full = service.compare(runs, K3, stats=True)
-    cached = service.compare(runs, K3, stats=False)
+    full = dashboard_service.compare_runs(runs, K3, stats=True)
+    cached = dashboard_service.compare_runs(runs, K3, stats=False)
     assert cached.stats_ready and cached.means == full.means and cached.pairs == full.pairs
     # A grade changes the scores, so the cached statistics no longer apply.
     grade(the_test_set(dash), "q3", "f2", 1, "maria")
-    assert not service.compare(runs, K3, stats=False).stats_ready
+    assert not dashboard_service.compare_runs(runs, K3, stats=False).stats_ready
 
 
 def test_big_comparisons_fetch_their_statistics_separately(
     as_admin: FlaskClient, dash: Demo, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(service, "INLINE_MAX", 3)  # our 4 compared queries count as "big"
+    monkeypatch.setattr(
+        "ndcg_labeler.services.dashboard.comparison.INLINE_MAX", 3
+    )  # our 4 compared queries count as "big"
     both = f"run={dash.run_a}&run={dash.run_b}&k=3"
     page = as_admin.get(dash.url(f"/compare/?{both}")).get_data(as_text=True)
     assert "Computing the bootstrap intervals" in page

@@ -12,7 +12,7 @@ from flask.testing import FlaskClient
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Chunk, Judgment, JudgmentEvent, Query, Run, User
 from ndcg_labeler.services import ServiceError
-from ndcg_labeler.services import drilldown as service
+from ndcg_labeler.services import dashboard as dashboard_service
 from ndcg_labeler.services.scores import ScoreOptions, score_run
 from tests.dashboard.conftest import L3, Demo, grant, the_test_set
 from tests.runs.helpers import build_test_set
@@ -39,7 +39,9 @@ def _query(demo: Demo, qid: str) -> Query:
 
 def test_gap_split_in_ordering_and_recall_loss_by_hand(ctx: Flask, dash: Demo) -> None:
     run = db.session.get_one(Run, dash.run_a)
-    view = service.drill_down(the_test_set(dash), run, _query(dash, "q1"), ScoreOptions(k=3))
+    view = dashboard_service.drill_down(
+        the_test_set(dash), run, _query(dash, "q1"), ScoreOptions(k=3)
+    )
     d = view.detail
     # Run A, q1, top 3: c 1, d 0, a 3 → DCG 1 + 0 + 3/2 = 2.5.
     assert [(r.docid, r.grade, r.gain) for r in d.ranked] == [("c", 1, 1), ("d", 0, 0), ("a", 3, 3)]
@@ -64,10 +66,10 @@ def test_gap_split_in_ordering_and_recall_loss_by_hand(ctx: Flask, dash: Demo) -
 def test_ideal_from_retrieved_has_no_recall_loss(ctx: Flask, dash: Demo) -> None:
     run = db.session.get_one(Run, dash.run_a)
     options = ScoreOptions(k=3, ideal="retrieved")
-    d = service.drill_down(the_test_set(dash), run, _query(dash, "q1"), options).detail
+    d = dashboard_service.drill_down(the_test_set(dash), run, _query(dash, "q1"), options).detail
     assert d.idcg == pytest.approx(3 + 1 / L3)
     assert d.recall_loss == pytest.approx(0.0)
-    undefined = service.drill_down(the_test_set(dash), run, _query(dash, "q4"), options)
+    undefined = dashboard_service.drill_down(the_test_set(dash), run, _query(dash, "q4"), options)
     assert undefined.reason == "no relevant chunk retrieved: IDCG is 0"
 
 
@@ -77,12 +79,12 @@ def test_grading_an_unjudged_chunk_rescores_the_query(ctx: Flask, dash: Demo) ->
     db.session.add(user)
     db.session.commit()
     query = _query(dash, "q1")
-    before = service.drill_down(test_set, run, query, ScoreOptions(k=5))
+    before = dashboard_service.drill_down(test_set, run, query, ScoreOptions(k=5))
     unjudged = [r for r in before.detail.ranked if not r.judged]
     assert [r.docid for r in unjudged] == ["y"] and before.unjudged_in_top_k == 1
-    result = service.grade_chunk(test_set, query, unjudged[0].chunk_id, 3, user)
+    result = dashboard_service.grade_chunk(test_set, query, unjudged[0].chunk_id, 3, user)
     assert result.created
-    after = service.drill_down(test_set, run, query, ScoreOptions(k=5)).detail
+    after = dashboard_service.drill_down(test_set, run, query, ScoreOptions(k=5)).detail
     # c 1, d 0, a 3, y 3 against x 3, a 3, y 3, b 2, c 1.
     dcg = 1 + 0 + 3 / 2 + 3 / L5
     idcg = 3 + 3 / L3 + 3 / 2 + 2 / L5 + 1 / L6
@@ -101,15 +103,15 @@ def test_grade_chunk_refuses_bad_input(ctx: Flask, dash: Demo) -> None:
     db.session.commit()
     chunk_id = db.session.scalar(sa.select(Chunk.id).where(Chunk.docid == "y"))
     with pytest.raises(ServiceError, match="choose a grade"):
-        service.grade_chunk(test_set, query, chunk_id, None, user)
+        dashboard_service.grade_chunk(test_set, query, chunk_id, None, user)
     with pytest.raises(ServiceError, match="outside this test set's scale"):
-        service.grade_chunk(test_set, query, chunk_id, 7, user)
+        dashboard_service.grade_chunk(test_set, query, chunk_id, 7, user)
     other = build_test_set("other", {"q1": "x"}, corpus={"y": "other y"})
     foreign = db.session.scalar(
         sa.select(Chunk.id).where(Chunk.test_set_id == other.id, Chunk.docid == "y")
     )
     with pytest.raises(ServiceError, match="not in this test set"):
-        service.grade_chunk(test_set, query, foreign, 1, user)
+        dashboard_service.grade_chunk(test_set, query, foreign, 1, user)
     assert (
         db.session.scalar(
             sa.select(sa.func.count()).select_from(Judgment).where(Judgment.annotator_id == user.id)

@@ -10,7 +10,7 @@ from flask import Flask
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Run, User
 from ndcg_labeler.services import ServiceError
-from ndcg_labeler.services import dashboard as service
+from ndcg_labeler.services import dashboard as dashboard_service
 from ndcg_labeler.services.scores import ScoreOptions, score_run
 from tests.dashboard.conftest import A3, B3, IDCG3_Q1, L3, Demo, the_test_set
 from tests.runs.helpers import grade
@@ -26,7 +26,7 @@ def _admin() -> User:
 
 
 def test_overview_means_and_coverage_by_hand(ctx: Flask, dash: Demo) -> None:
-    overview = service.overview(the_test_set(dash), _admin(), K3)
+    overview = dashboard_service.overview(the_test_set(dash), _admin(), K3)
     a, b = overview.runs
     assert (a.run.name, b.run.name) == ("A", "B")
     defined_a = [v for v in A3.values() if v is not None]
@@ -45,8 +45,10 @@ def test_overview_means_and_coverage_by_hand(ctx: Flask, dash: Demo) -> None:
 
 def test_means_over_k_line(ctx: Flask, dash: Demo) -> None:
     run = db.session.get_one(Run, dash.run_a)
-    means = service.means_over_k(run, ScoreOptions())
-    assert means == [score_run(run, ScoreOptions(k=k)).mean_ndcg for k in service.K_CHOICES]
+    means = dashboard_service.means_over_k(run, ScoreOptions())
+    assert means == [
+        score_run(run, ScoreOptions(k=k)).mean_ndcg for k in dashboard_service.K_CHOICES
+    ]
     # At k=1: q1 c(1) vs x(3) = 1/3; q2 1; q3 f2 unjudged = 0; q5 1.
     assert means[0] == pytest.approx((1 / 3 + 1 + 0 + 1) / 4)
 
@@ -61,7 +63,7 @@ def test_score_run_reports_the_k_asked_for_after_another_k(ctx: Flask, dash: Dem
 
 def test_query_table_default_is_gap_descending(ctx: Flask, dash: Demo) -> None:
     run = db.session.get_one(Run, dash.run_a)
-    table = service.query_table(run, K3, service.TableQuery())
+    table = dashboard_service.query_table(run, K3, dashboard_service.TableQuery())
     gaps = {r.score.qid: r.score.gap for r in table.rows}
     # q1: IDCG 5.8928 − DCG 2.5; q3: 1 − 1/log2 3; the others 0 (ties by qid).
     assert gaps["q1"] == pytest.approx(IDCG3_Q1 - 2.5)
@@ -75,7 +77,10 @@ def test_query_table_default_is_gap_descending(ctx: Flask, dash: Demo) -> None:
 
 def test_query_table_rows_bands_and_reasons(ctx: Flask, dash: Demo) -> None:
     run = db.session.get_one(Run, dash.run_a)
-    rows = {r.score.qid: r for r in service.query_table(run, K3, service.TableQuery()).rows}
+    rows = {
+        r.score.qid: r
+        for r in dashboard_service.query_table(run, K3, dashboard_service.TableQuery()).rows
+    }
     assert rows["q1"].score.ndcg == pytest.approx(A3["q1"])
     assert rows["q1"].band == "poor"  # 0.4242
     assert rows["q3"].band == "fair"  # 0.6309
@@ -89,7 +94,7 @@ def test_query_table_rows_bands_and_reasons(ctx: Flask, dash: Demo) -> None:
 
 
 def test_bands_at_the_boundaries() -> None:
-    assert [service.band(v) for v in (1.0, 0.9, 0.8999, 0.7, 0.5, 0.4999, 0.0, None)] == [
+    assert [dashboard_service.band(v) for v in (1.0, 0.9, 0.8999, 0.7, 0.5, 0.4999, 0.0, None)] == [
         "excellent",
         "excellent",
         "good",
@@ -99,7 +104,7 @@ def test_bands_at_the_boundaries() -> None:
         "poor",
         "undefined",
     ]
-    assert service.band(math.nan) == "undefined"
+    assert dashboard_service.band(math.nan) == "undefined"
 
 
 @pytest.mark.parametrize(
@@ -121,20 +126,20 @@ def test_query_table_sorts_any_column(
     ctx: Flask, dash: Demo, sort: str, direction: str, expected: list[str]
 ) -> None:
     run = db.session.get_one(Run, dash.run_a)
-    table = service.query_table(run, K3, service.TableQuery(sort, direction))
+    table = dashboard_service.query_table(run, K3, dashboard_service.TableQuery(sort, direction))
     assert [r.score.qid for r in table.rows] == expected
 
 
 def test_query_table_filters_by_text_and_band(ctx: Flask, dash: Demo) -> None:
     run_b = db.session.get_one(Run, dash.run_b)
-    by_text = service.query_table(run_b, K3, service.TableQuery(text="EXPENSE"))
+    by_text = dashboard_service.query_table(run_b, K3, dashboard_service.TableQuery(text="EXPENSE"))
     assert [r.score.qid for r in by_text.rows] == ["q2"]
-    by_qid = service.query_table(run_b, K3, service.TableQuery(text="q5"))
+    by_qid = dashboard_service.query_table(run_b, K3, dashboard_service.TableQuery(text="q5"))
     assert [r.score.qid for r in by_qid.rows] == ["q5"]
-    missing = service.query_table(run_b, K3, service.TableQuery(band="missing"))
+    missing = dashboard_service.query_table(run_b, K3, dashboard_service.TableQuery(band="missing"))
     assert sorted(r.score.qid for r in missing.rows) == ["q4", "q5"]
     assert all(r.score.missing for r in missing.rows)
-    poor = service.query_table(run_b, K3, service.TableQuery(band="poor"))
+    poor = dashboard_service.query_table(run_b, K3, dashboard_service.TableQuery(band="poor"))
     assert [r.score.qid for r in poor.rows] == ["q5"]  # missing with gain: 0
     assert poor.band_counts == {
         "excellent": 2,
@@ -148,43 +153,43 @@ def test_query_table_filters_by_text_and_band(ctx: Flask, dash: Demo) -> None:
 
 def test_query_table_pages(ctx: Flask, dash: Demo) -> None:
     run = db.session.get_one(Run, dash.run_a)
-    first = service.query_table(run, K3, service.TableQuery(), per_page=2)
+    first = dashboard_service.query_table(run, K3, dashboard_service.TableQuery(), per_page=2)
     assert (first.pages, first.first, first.last) == (3, 1, 2)
-    last = service.query_table(run, K3, service.TableQuery(page=99), per_page=2)
+    last = dashboard_service.query_table(run, K3, dashboard_service.TableQuery(page=99), per_page=2)
     assert (last.page, [r.score.qid for r in last.rows]) == (3, ["q5"])
     assert last.histogram.title == "Distribution of NDCG@3 over 4 queries"
 
 
 def test_parse_options_and_table_query() -> None:
-    options = service.parse_options(
+    options = dashboard_service.parse_options(
         {"k": "5", "gain": "exp", "ideal": "retrieved", "aggregation": "max", "judged_only": "1"}
     )
     assert options == ScoreOptions(5, "exp", "retrieved", True, "max")
-    assert service.option_args(options) == {
+    assert dashboard_service.option_args(options) == {
         "k": 5,
         "gain": "exp",
         "ideal": "retrieved",
         "judged_only": 1,
         "aggregation": "max",
     }
-    assert service.option_args(ScoreOptions()) == {}
+    assert dashboard_service.option_args(ScoreOptions()) == {}
     for bad in ({"k": "x"}, {"k": "0"}, {"gain": "log"}, {"aggregation": "vote"}):
         with pytest.raises(ServiceError):
-            service.parse_options(bad)
-    query = service.parse_table_query({"sort": "ndcg", "dir": "asc", "page": "x"})
+            dashboard_service.parse_options(bad)
+    query = dashboard_service.parse_table_query({"sort": "ndcg", "dir": "asc", "page": "x"})
     assert (query.sort, query.direction, query.page) == ("ndcg", "asc", 1)
     assert query.sort_args("ndcg") == {"sort": "ndcg", "dir": "desc"}
     assert query.sort_args("qid") == {"sort": "qid", "dir": "asc"}
     assert query.sort_args("gap") == {}  # the default: gap descending
     for bad in ({"sort": "evil"}, {"dir": "up"}, {"band": "great"}):
         with pytest.raises(ServiceError):
-            service.parse_table_query(bad)
+            dashboard_service.parse_table_query(bad)
 
 
 def test_versions_move_with_grades_and_runs(ctx: Flask, dash: Demo) -> None:
     test_set = the_test_set(dash)
-    labels, runs = service.versions(test_set.id)
+    labels, runs = dashboard_service.versions(test_set.id)
     grade(test_set, "q4", "a", 2, "maria")
-    assert service.versions(test_set.id) == (labels + 1, runs)
-    assert service.version_token(test_set.id) == f"{labels + 1}.{runs}"
-    assert service.versions(999_999) is None
+    assert dashboard_service.versions(test_set.id) == (labels + 1, runs)
+    assert dashboard_service.version_token(test_set.id) == f"{labels + 1}.{runs}"
+    assert dashboard_service.versions(999_999) is None

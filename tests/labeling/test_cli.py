@@ -9,7 +9,7 @@ from flask.testing import FlaskCliRunner
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Judgment, JudgmentEvent, TestSet
-from ndcg_labeler.services import users
+from ndcg_labeler.services import accounts
 from tests.conftest import make_user
 from tests.labeling.factory import build
 
@@ -64,7 +64,7 @@ def test_judge_refuses_bad_input(app: Flask, runner: FlaskCliRunner, annotator_i
 def test_judge_refuses_unknown_user_and_import_sources(app: Flask, runner: FlaskCliRunner):
     build(app, "Helpdesk")
     with app.app_context():
-        users.import_source("old.qrels")
+        accounts.import_source("old.qrels")
         db.session.commit()
     for name in ("ghost", "import:old.qrels"):
         result = runner.invoke(args=["judge", "Helpdesk", "q1", "d1", "1", "--user", name])

@@ -12,13 +12,13 @@ from flask import Flask
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Adjudication, Chunk, Pair, Query, TestSet, User
-from ndcg_labeler.services import ServiceError, grades, judging, users
+from ndcg_labeler.services import ServiceError, accounts, grades, labeling
 from tests.conftest import _make_app, make_user
 from tests.labeling.factory import build
 
 
 def _grade(built, user_id, qid, docid, grade, status="graded"):
-    judging.save_judgment(
+    labeling.save_judgment(
         db.session.get(TestSet, built.test_set_id),
         db.session.get(Query, built.queries[qid]),
         db.session.get(Chunk, built.chunks[docid]),
@@ -106,7 +106,7 @@ def test_adjudication_overrides_every_policy(app: Flask, panel, admin_id: int):
 def test_import_sources_are_aggregated_too(app: Flask, annotator_id: int):
     built = build(app, pool={"q1": ["a"]})
     with app.app_context():
-        source = users.import_source("qrels.txt")
+        source = accounts.import_source("qrels.txt")
         db.session.commit()
         _grade(built, source.id, "q1", "a", 3)
         _grade(built, annotator_id, "q1", "a", 1)

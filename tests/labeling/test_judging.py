@@ -10,7 +10,7 @@ from flask import Flask
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Chunk, Judgment, JudgmentEvent, Pair, Query, TestSet, User
-from ndcg_labeler.services import ServiceError, judging
+from ndcg_labeler.services import ServiceError, labeling
 from tests.conftest import make_user
 from tests.labeling.factory import build
 
@@ -26,7 +26,7 @@ def _objs(built, qid="q1", docid="d1"):
 def _save(built, user_id, qid="q1", docid="d1", **kw):
     ts, q, c = _objs(built, qid, docid)
     kw.setdefault("status", "graded")
-    return judging.save_judgment(ts, q, c, db.session.get(User, user_id), **kw)
+    return labeling.save_judgment(ts, q, c, db.session.get(User, user_id), **kw)
 
 
 def _events():
@@ -124,14 +124,14 @@ def test_unknown_status_and_foreign_chunk_are_refused(app: Flask, annotator_id: 
         ts, q, _ = _objs(built)
         foreign = db.session.get(Chunk, other.chunks["y"])
         with pytest.raises(ServiceError):
-            judging.save_judgment(ts, q, foreign, db.session.get(User, annotator_id), grade=1)
+            labeling.save_judgment(ts, q, foreign, db.session.get(User, annotator_id), grade=1)
 
 
 def test_actor_is_recorded_separately(app: Flask, annotator_id: int, admin_id: int):
     built = build(app)
     with app.app_context():
         ts, q, c = _objs(built)
-        judging.save_judgment(
+        labeling.save_judgment(
             ts,
             q,
             c,
@@ -148,12 +148,12 @@ def test_skip_never_overwrites_an_answer(app: Flask, annotator_id: int):
     with app.app_context():
         pair = db.session.get(Pair, built.pairs[0])
         user = db.session.get(User, annotator_id)
-        judging.save_for_pair(pair, user, grade=2)
-        assert judging.skip_pair(pair, user) is None
+        labeling.save_for_pair(pair, user, grade=2)
+        assert labeling.skip_pair(pair, user) is None
         assert db.session.scalar(sa.select(Judgment.grade)) == 2
         other = db.session.get(Pair, built.pairs[1])
-        judging.skip_pair(other, user)
-        mine = judging.my_judgment(other, user)
+        labeling.skip_pair(other, user)
+        mine = labeling.my_judgment(other, user)
         assert (mine.status, mine.grade) == ("skipped", None)
 
 
@@ -163,13 +163,13 @@ def test_previous_pair_walks_back_through_history(app: Flask, annotator_id: int)
         user = db.session.get(User, annotator_id)
         ts = db.session.get(TestSet, built.test_set_id)
         p1, p2, p3 = (db.session.get(Pair, pid) for pid in built.pairs)
-        assert judging.previous_pair(ts, user) is None
+        assert labeling.previous_pair(ts, user) is None
         for pair in (p1, p2, p3):
-            judging.save_for_pair(pair, user, grade=1)
-        assert judging.previous_pair(ts, user).id == p3.id
-        assert judging.previous_pair(ts, user, current=p3).id == p2.id
-        assert judging.previous_pair(ts, user, current=p2).id == p1.id
-        assert judging.previous_pair(ts, user, current=p1) is None
+            labeling.save_for_pair(pair, user, grade=1)
+        assert labeling.previous_pair(ts, user).id == p3.id
+        assert labeling.previous_pair(ts, user, current=p3).id == p2.id
+        assert labeling.previous_pair(ts, user, current=p2).id == p1.id
+        assert labeling.previous_pair(ts, user, current=p1) is None
 
 
 def test_concurrent_identical_submits_make_one_row_and_one_event(app: Flask):

@@ -12,7 +12,7 @@ from flask import Flask
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Assignment, Pair, TestSet, User
 from ndcg_labeler.models._common import utcnow
-from ndcg_labeler.services import judging, queue, users
+from ndcg_labeler.services import accounts, labeling
 from tests.conftest import make_user
 from tests.labeling.factory import build
 
@@ -20,7 +20,7 @@ from tests.labeling.factory import build
 def _next(built, user_id):
     """(qid, docid) of the pair the queue hands to the user, or None."""
     test_set = db.session.get(TestSet, built.test_set_id)
-    pair = queue.next_pair(test_set, db.session.get(User, user_id))
+    pair = labeling.next_pair(test_set, db.session.get(User, user_id))
     if pair is None:
         return None
     return _name(built, pair.id)
@@ -41,8 +41,8 @@ def _grade(built, user_id, qid, docid, grade=1, status="graded"):
     )
     user = db.session.get(User, user_id)
     if status == "skipped":
-        return judging.skip_pair(pair, user)
-    return judging.save_for_pair(
+        return labeling.skip_pair(pair, user)
+    return labeling.save_for_pair(
         pair, user, status=status, grade=grade if status == "graded" else None
     )
 
@@ -83,7 +83,7 @@ def test_fewest_judgments_first_and_target_respected(app: Flask, annotator_id: i
 def test_imported_judgments_do_not_fill_the_target(app: Flask, annotator_id: int):
     built = build(app, pool={"q1": ["a"]})
     with app.app_context():
-        source = users.import_source("qrels.txt")
+        source = accounts.import_source("qrels.txt")
         db.session.commit()
         _grade(built, source.id, "q1", "a", grade=1)
         assert _next(built, annotator_id) == ("q1", "a")
@@ -119,7 +119,7 @@ def test_lease_blocks_others_until_it_expires(app: Flask, annotator_id: int):
         assert _next(built, annotator_id) == ("q1", "a")
         assert _next(built, other) is None
         lease = db.session.scalars(sa.select(Assignment)).one()
-        lease.assigned_at = utcnow() - timedelta(minutes=queue.LEASE_MINUTES + 1)
+        lease.assigned_at = utcnow() - timedelta(minutes=labeling.LEASE_MINUTES + 1)
         db.session.commit()
         assert _next(built, other) == ("q1", "a")
 
@@ -152,7 +152,7 @@ def _hammer(app: Flask, built, user_ids: list[int]) -> list[tuple[int, int | Non
                 test_set = db.session.get(TestSet, built.test_set_id)
                 user = db.session.get(User, user_id)
                 barrier.wait()
-                pair = queue.next_pair(test_set, user)
+                pair = labeling.next_pair(test_set, user)
                 with lock:
                     results.append((user_id, pair.id if pair else None))
                 db.session.remove()

@@ -11,7 +11,7 @@ from flask.testing import FlaskClient
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Judgment, JudgmentEvent, Pair, User
-from ndcg_labeler.services import judging
+from ndcg_labeler.services import labeling
 from tests.conftest import PASSWORD, make_user
 from tests.labeling.factory import build
 
@@ -195,7 +195,7 @@ def test_others_grades_are_never_shown(app, as_annotator, member):
     other_id = make_user(app, "other")
     with app.app_context():
         pair = db.session.get(Pair, member.pairs[0])
-        judging.save_for_pair(pair, db.session.get(User, other_id), grade=3, note="SECRET-NOTE")
+        labeling.save_for_pair(pair, db.session.get(User, other_id), grade=3, note="SECRET-NOTE")
     page = as_annotator.get(_pair_url(member, 0)).get_data(as_text=True)
     assert "SECRET-NOTE" not in page and "Your answer" not in page
     assert 'aria-pressed="true"' not in page

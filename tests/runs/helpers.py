@@ -9,8 +9,8 @@ import sqlalchemy as sa
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Chunk, Query, Run, RunQuery, TestSet, User
-from ndcg_labeler.services import judging, testsets
-from ndcg_labeler.services.imports import ImportFile, import_files
+from ndcg_labeler.services import labeling, testsets
+from ndcg_labeler.services.testsets import ImportFile, import_files
 
 # A small test set shared by the CLI and live-scoring tests: q1 ranks b (2), z (unjudged), a (3)
 # against judged grades 3, 3, 2, 0; q2 ranks y (unjudged), x (1); q3 has no grade; q4 is
@@ -74,7 +74,7 @@ def grade(test_set: TestSet, qid: str, docid: str, value: int, username: str) ->
         user = User(username=username, role="annotator", active=True)
         db.session.add(user)
         db.session.commit()
-    judging.save_judgment(test_set, query, chunk, user, grade=value)
+    labeling.save_judgment(test_set, query, chunk, user, grade=value)
 
 
 def stored(run: Run) -> dict[str, list[str]]:

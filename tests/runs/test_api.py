@@ -17,7 +17,7 @@ from flask.testing import FlaskClient, FlaskCliRunner
 from ndcg_labeler import create_app
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Run, TestSetMember, User
-from ndcg_labeler.services.tokens import create_token
+from ndcg_labeler.services.accounts import create_token
 from tests.runs.helpers import build_test_set
 
 QUERIES = {"q1": "leave", "q2": "expenses", "q3": "dress code"}

@@ -10,7 +10,7 @@ import sqlalchemy as sa
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Adjudication, Chunk, JudgmentEvent, Query, Run, TestSet
-from ndcg_labeler.services import ServiceError, judging, scores
+from ndcg_labeler.services import ServiceError, labeling, scores
 from ndcg_labeler.services import runs as run_service
 from ndcg_labeler.services.score_detail import query_detail
 from ndcg_labeler.services.scores import ScoreOptions, score_run
@@ -188,7 +188,7 @@ def test_adjudication_overrides_and_is_picked_up(setup) -> None:
             new_grade=0,
         )
     )
-    judging.bump_labels_version(test_set.id)
+    labeling.bump_labels_version(test_set.id)
     db.session.commit()
     result = score_run(run)
     assert math.isnan(result.ndcg[by_qid(result)["q2"]])  # its only judged chunk is now 0

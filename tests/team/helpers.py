@@ -27,7 +27,8 @@ from flask import Flask
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Chunk, Query, TestSet, User
-from ndcg_labeler.services import judging, runs
+from ndcg_labeler.services import labeling
+from ndcg_labeler.services import runs as run_service
 from tests.conftest import make_user
 from tests.labeling.factory import Built, build
 
@@ -86,7 +87,7 @@ def judge(
             sa.select(Chunk).where(Chunk.test_set_id == test_set_id, Chunk.docid == docid)
         )
         user = db.session.scalar(sa.select(User).where(User.username == username))
-        judging.save_judgment(
+        labeling.save_judgment(
             test_set,
             query,
             chunk,
@@ -125,5 +126,5 @@ def build_runs(app: Flask, name: str = "Runs set", *, members: tuple[int, ...] =
         test_set = db.session.get_one(TestSet, built.test_set_id)
         for run_name, first, second in (("A", "d1", "d2"), ("B", "d2", "d1")):
             text = f"q1 Q0 {first} 1 2.0 {run_name}\nq1 Q0 {second} 2 1.0 {run_name}\n"
-            runs.upload_run(test_set, io.BytesIO(text.encode()), "run.trec", run_name, None)
+            run_service.upload_run(test_set, io.BytesIO(text.encode()), "run.trec", run_name, None)
     return Team(built, ids)

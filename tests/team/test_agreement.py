@@ -27,7 +27,8 @@ from flask.testing import FlaskCliRunner
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import TestSet
-from ndcg_labeler.services import agreement, users
+from ndcg_labeler.services import accounts
+from ndcg_labeler.services import team as team_service
 from tests.team.helpers import build_team, judge
 
 COHEN = [
@@ -37,9 +38,9 @@ COHEN = [
 ]
 
 
-def _report(app: Flask, test_set_id: int, **kwargs) -> agreement.AgreementReport:
+def _report(app: Flask, test_set_id: int, **kwargs) -> team_service.AgreementReport:
     with app.app_context():
-        return agreement.report(db.session.get_one(TestSet, test_set_id), **kwargs)
+        return team_service.agreement_report(db.session.get_one(TestSet, test_set_id), **kwargs)
 
 
 def test_whole_test_set_figures_match_hand_computation(app: Flask):
@@ -84,7 +85,7 @@ def test_each_query(app: Flask):
     assert q2.fleiss == pytest.approx(1 / 5)
     assert q2.alpha == pytest.approx(-1 / 2)
     assert found.queries_without_overlap == 0
-    ordered = agreement.sort_queries(found.queries, "alpha")
+    ordered = team_service.sort_queries(found.queries, "alpha")
     assert [q.qid for q in ordered] == ["q2", "q1"]  # least agreement first
 
 
@@ -93,7 +94,7 @@ def test_import_sources_count_only_when_asked(app: Flask):
     (1/2 + 1/3 + 1 + 0 + 1) / 5 = 17/30; by default the import is not a rater."""
     team = build_team(app)
     with app.app_context():
-        users.import_source("old.qrels")
+        accounts.import_source("old.qrels")
         db.session.commit()
     judge(app, team.id, "q1", "d1", "import:old.qrels", grade=0)
     default = _report(app, team.id)
@@ -110,7 +111,7 @@ def test_undefined_figures_without_overlap(app: Flask):
         empty = TestSet(name="empty", scale_max=3, grade_labels=[{"name": "x"}] * 4)
         db.session.add(empty)
         db.session.commit()
-        found = agreement.report(empty)
+        found = team_service.agreement_report(empty)
     s = found.summary
     assert (s.pairs_with_2plus, s.percent_agreement, s.fleiss_kappa) == (0, None, None)
     assert s.krippendorff_alpha_ordinal is None and s.cohen == []

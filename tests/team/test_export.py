@@ -12,7 +12,7 @@ from flask.testing import FlaskCliRunner
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import TestSet
-from ndcg_labeler.services import judgment_export
+from ndcg_labeler.services import team as team_service
 from tests.team.helpers import JUDGMENTS, build_team, judge
 
 ISO_UTC = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+00:00$")
@@ -27,7 +27,7 @@ def _expected_rows() -> list[tuple[str, str, str, str, int | None, int]]:
 def _text(app: Flask, test_set_id: int, fmt: str) -> str:
     with app.app_context():
         test_set = db.session.get_one(TestSet, test_set_id)
-        return "".join(judgment_export.judgment_chunks(test_set, fmt))
+        return "".join(team_service.judgment_chunks(test_set, fmt))
 
 
 def test_csv_has_every_judgment_with_times_and_notes(app: Flask):
@@ -74,10 +74,10 @@ def test_aggregated_qrels_use_the_policy(app: Flask):
     team = build_team(app)
     with app.app_context():
         test_set = db.session.get_one(TestSet, team.id)
-        assert judgment_export.qrels_text(test_set) == (
+        assert team_service.qrels_text(test_set) == (
             "q1 0 d1 3\nq1 0 d2 2\nq1 0 d3 0\nq2 0 d4 1\nq2 0 d5 2\nq2 0 d6 0\n"
         )
-        assert judgment_export.qrels_text(test_set, "max") == (
+        assert team_service.qrels_text(test_set, "max") == (
             "q1 0 d1 3\nq1 0 d2 2\nq1 0 d3 0\nq2 0 d4 3\nq2 0 d5 2\nq2 0 d6 0\n"
         )
 

@@ -18,15 +18,15 @@ from flask import Flask
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Judgment, TestSet
 from ndcg_labeler.models._common import utcnow
-from ndcg_labeler.services import people
+from ndcg_labeler.services import team as team_service
 from tests.conftest import make_user
 from tests.labeling.factory import build
 from tests.team.helpers import build_team, judge
 
 
-def _people(app: Flask, test_set_id: int, **kwargs) -> dict[str, people.Person]:
+def _people(app: Flask, test_set_id: int, **kwargs) -> dict[str, team_service.Person]:
     with app.app_context():
-        found = people.people(db.session.get_one(TestSet, test_set_id), **kwargs)
+        found = team_service.people(db.session.get_one(TestSet, test_set_id), **kwargs)
         return {p.username: p for p in found}
 
 
@@ -67,7 +67,7 @@ def test_annotator_view_keeps_only_their_row(app: Flask):
 
 @pytest.mark.parametrize(("shared", "size"), [(0, 10), (25, 10), (120, 10), (121, 11), (240, 20)])
 def test_bucket_size(shared: int, size: int):
-    assert people.bucket_size(shared) == size
+    assert team_service.bucket_size(shared) == size
 
 
 def test_trend_per_bucket_of_shared_pairs(app: Flask):

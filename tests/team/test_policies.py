@@ -18,16 +18,16 @@ from flask import Flask
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Chunk, Query, TestSet, User
-from ndcg_labeler.services import adjudication, policies
+from ndcg_labeler.services import team as team_service
 from tests.team.helpers import build_runs
 
 L = math.log2(3)
 B_UNDER_MAX = (1 + 2 / L) / (2 + 1 / L)
 
 
-def _compare(app: Flask, test_set_id: int) -> policies.PolicyComparison:
+def _compare(app: Flask, test_set_id: int) -> team_service.PolicyComparison:
     with app.app_context():
-        return policies.compare(db.session.get_one(TestSet, test_set_id), 10)
+        return team_service.compare_policies(db.session.get_one(TestSet, test_set_id), 10)
 
 
 def test_means_and_ranks_under_every_policy(app: Flask):
@@ -73,7 +73,7 @@ def test_same_order_once_the_disputed_pair_is_adjudicated(app: Flask, admin_id: 
             sa.select(Chunk).where(Chunk.test_set_id == team.id, Chunk.docid == "d1")
         )
         admin = db.session.get_one(User, admin_id)
-        adjudication.adjudicate(test_set, query, chunk, 0, "", admin)
+        team_service.adjudicate(test_set, query, chunk, 0, "", admin)
     found = _compare(app, team.id)
     assert found.same_order
     for row in found.rows:
@@ -87,5 +87,5 @@ def test_no_runs(app: Flask):
         empty = TestSet(name="no runs", scale_max=3, grade_labels=[{"name": "x"}] * 4)
         db.session.add(empty)
         db.session.commit()
-        found = policies.compare(empty)
+        found = team_service.compare_policies(empty)
     assert found.rows == [] and found.same_order and team.id != empty.id

@@ -11,20 +11,21 @@ from flask import Flask
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Adjudication, Chunk, JudgmentEvent, Query, Run, TestSet, User
-from ndcg_labeler.services import ServiceError, adjudication, disputes, judgment_export, users
+from ndcg_labeler.services import ServiceError, accounts
+from ndcg_labeler.services import team as team_service
 from ndcg_labeler.services.scores import ScoreOptions, score_run
 from tests.team.helpers import build_runs, build_team, judge
 
 
 def _queue(app: Flask, test_set_id: int, **kwargs) -> list[tuple[str, str, int, int]]:
     with app.app_context():
-        page = disputes.queue(db.session.get_one(TestSet, test_set_id), **kwargs)
+        page = team_service.review_queue(db.session.get_one(TestSet, test_set_id), **kwargs)
         return [(i.qid, i.docid, i.spread, i.cant_tell) for i in page.items]
 
 
 def _set_threshold(app: Flask, test_set_id: int, value: int) -> None:
     with app.app_context():
-        disputes.set_threshold(db.session.get_one(TestSet, test_set_id), value)
+        team_service.set_threshold(db.session.get_one(TestSet, test_set_id), value)
 
 
 def _pair(test_set_id: int, qid: str, docid: str) -> tuple[TestSet, Query, Chunk]:
@@ -59,7 +60,7 @@ def test_most_disputed_first_imports_included(app: Flask):
     can't-tell, so it comes before d4 (span 2, none)."""
     team = build_team(app)
     with app.app_context():
-        users.import_source("old.qrels")
+        accounts.import_source("old.qrels")
         db.session.commit()
     judge(app, team.id, "q1", "d1", "import:old.qrels", grade=0)
     judge(app, team.id, "q2", "d7", "alice", grade=1)
@@ -78,7 +79,7 @@ def test_most_disputed_first_imports_included(app: Flask):
 def test_threshold_is_checked(app: Flask, value):
     team = build_team(app)
     with app.app_context(), pytest.raises(ServiceError, match="from 1 to 3"):
-        disputes.set_threshold(db.session.get_one(TestSet, team.id), value)
+        team_service.set_threshold(db.session.get_one(TestSet, team.id), value)
 
 
 def test_adjudication_leaves_the_queue_and_keeps_history(app: Flask, admin_id: int):
@@ -87,11 +88,11 @@ def test_adjudication_leaves_the_queue_and_keeps_history(app: Flask, admin_id: i
         test_set, query, chunk = _pair(team.id, "q2", "d4")
         admin = _admin(app)
         before = test_set.labels_version
-        first = adjudication.adjudicate(test_set, query, chunk, 2, "  reads as partial ", admin)
+        first = team_service.adjudicate(test_set, query, chunk, 2, "  reads as partial ", admin)
         assert (first.old_grade, first.new_grade, first.changed) == (None, 2, True)
-        same = adjudication.adjudicate(test_set, query, chunk, 2, "reads as partial", admin)
+        same = team_service.adjudicate(test_set, query, chunk, 2, "reads as partial", admin)
         assert not same.changed
-        changed = adjudication.adjudicate(test_set, query, chunk, 3, "on second reading", admin)
+        changed = team_service.adjudicate(test_set, query, chunk, 3, "on second reading", admin)
         assert (changed.old_grade, changed.new_grade) == (2, 3)
         row = db.session.scalar(sa.select(Adjudication))
         assert (row.grade, row.note, row.adjudicator_id) == (3, "on second reading", admin_id)
@@ -100,12 +101,12 @@ def test_adjudication_leaves_the_queue_and_keeps_history(app: Flask, admin_id: i
     assert _queue(app, team.id) == [("q2", "d6", 0, 1)]
     with app.app_context():
         test_set = db.session.get_one(TestSet, team.id)
-        page = disputes.queue(test_set, include_adjudicated=True)
+        page = team_service.review_queue(test_set, include_adjudicated=True)
         assert [(i.docid, i.adjudicated) for i in page.items] == [("d4", 3), ("d6", None)]
         test_set, query, chunk = _pair(team.id, "q2", "d4")
-        removed = adjudication.remove(test_set, query, chunk, _admin(app))
+        removed = team_service.remove(test_set, query, chunk, _admin(app))
         assert (removed.old_grade, removed.new_grade, removed.changed) == (3, None, True)
-        assert not adjudication.remove(test_set, query, chunk, _admin(app)).changed
+        assert not team_service.remove(test_set, query, chunk, _admin(app)).changed
         assert db.session.scalar(sa.select(sa.func.count()).select_from(Adjudication)) == 0
         events = db.session.execute(
             sa.select(
@@ -135,7 +136,7 @@ def test_adjudication_leaves_the_queue_and_keeps_history(app: Flask, admin_id: i
             ),
             ("adjudication", admin_id, None, "adjudicated", None, 3, None, ""),
         ]
-        detail = disputes.pair_detail(test_set, query, chunk)
+        detail = team_service.pair_detail(test_set, query, chunk)
         # alice's and carol's judgments, then the three adjudication events, oldest first.
         assert [(h.kind, h.new_grade) for h in detail.history] == [
             ("judgment", 1),
@@ -156,13 +157,13 @@ def test_adjudication_refusals(app: Flask, admin_id: int):
         test_set, query, chunk = _pair(team.id, "q2", "d4")
         admin = _admin(app)
         with pytest.raises(ServiceError, match="outside this test set's scale 0–3"):
-            adjudication.adjudicate(test_set, query, chunk, 4, "", admin)
+            team_service.adjudicate(test_set, query, chunk, 4, "", admin)
         with pytest.raises(ServiceError, match="only an admin"):
             alice = db.session.scalar(sa.select(User).where(User.username == "alice"))
-            adjudication.adjudicate(test_set, query, chunk, 1, "", alice)
+            team_service.adjudicate(test_set, query, chunk, 1, "", alice)
         _, foreign_query, _ = _pair(other.id, "q1", "d1")
         with pytest.raises(ServiceError, match="must belong to the test set"):
-            adjudication.adjudicate(test_set, foreign_query, chunk, 1, "", admin)
+            team_service.adjudicate(test_set, foreign_query, chunk, 1, "", admin)
         assert db.session.scalar(sa.select(sa.func.count()).select_from(Adjudication)) == 0
 
 
@@ -175,11 +176,11 @@ def test_adjudication_changes_live_scores_and_qrels(app: Flask, admin_id: int):
         run = db.session.scalar(sa.select(Run).where(Run.name == "A"))
         assert score_run(run, ScoreOptions(k=10)).mean_ndcg == pytest.approx(1 / math.log2(3))
         test_set, query, chunk = _pair(team.id, "q1", "d1")
-        adjudication.adjudicate(test_set, query, chunk, 2, "clearly relevant", _admin(app))
+        team_service.adjudicate(test_set, query, chunk, 2, "clearly relevant", _admin(app))
         assert score_run(run, ScoreOptions(k=10)).mean_ndcg == pytest.approx(1.0)
         # The final grade wins under every policy, e.g. min (which would give 0).
         assert score_run(run, ScoreOptions(k=10, policy="min")).mean_ndcg == pytest.approx(1.0)
-        assert judgment_export.qrels_text(test_set) == "q1 0 d1 2\nq1 0 d2 1\n"
-        adjudication.remove(test_set, query, chunk, _admin(app))
+        assert team_service.qrels_text(test_set) == "q1 0 d1 2\nq1 0 d2 1\n"
+        team_service.remove(test_set, query, chunk, _admin(app))
         assert score_run(run, ScoreOptions(k=10)).mean_ndcg == pytest.approx(1 / math.log2(3))
-        assert judgment_export.qrels_text(test_set) == "q1 0 d1 0\nq1 0 d2 1\n"
+        assert team_service.qrels_text(test_set) == "q1 0 d1 0\nq1 0 d2 1\n"

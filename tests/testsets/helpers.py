@@ -11,7 +11,7 @@ from flask import Flask
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Chunk, Judgment, JudgmentEvent, Pair, Query, TestSet
 from ndcg_labeler.services import testsets
-from ndcg_labeler.services.imports import ImportFile
+from ndcg_labeler.services.testsets import ImportFile
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 BEIR = DATA / "beir_small"

@@ -11,16 +11,16 @@ from flask import Flask
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Chunk, Judgment, Query, TestSet, User
 from ndcg_labeler.services import ServiceError
-from ndcg_labeler.services import testsets as service
-from ndcg_labeler.services.imports import import_files
+from ndcg_labeler.services import testsets as testsets_service
+from ndcg_labeler.services.testsets import import_files
 from tests.conftest import make_user
 from tests.testsets.helpers import make_test_set, mem, path
 
 
 def test_create_has_default_grades_for_each_scale(app: Flask) -> None:
     with app.app_context():
-        three = service.create_test_set("  Three   grades ", 3)
-        four = service.create_test_set("Four", 4)
+        three = testsets_service.create_test_set("  Three   grades ", 3)
+        four = testsets_service.create_test_set("Four", 4)
         assert three.name == "Three grades"
         assert [g["name"] for g in three.grade_labels] == [
             "Irrelevant",
@@ -33,7 +33,7 @@ def test_create_has_default_grades_for_each_scale(app: Flask) -> None:
         assert (three.aggregation, three.judgments_per_pair, three.is_demo) == ("median", 1, False)
         # Each test set owns a copy: editing one never changes the defaults.
         three.grade_labels[0]["name"] = "changed"
-        assert service.default_grade_labels(3)[0]["name"] == "Irrelevant"
+        assert testsets_service.default_grade_labels(3)[0]["name"] == "Irrelevant"
 
 
 @pytest.mark.parametrize(
@@ -48,25 +48,25 @@ def test_create_has_default_grades_for_each_scale(app: Flask) -> None:
 def test_create_refuses_bad_input(app: Flask, name: str, scale: int, message: str) -> None:
     make_test_set(app, "Taken")
     with app.app_context(), pytest.raises(ServiceError, match=message):
-        service.create_test_set(name, scale)
+        testsets_service.create_test_set(name, scale)
 
 
 def test_update_settings_saves_and_bumps_labels_version(app: Flask) -> None:
     ts = make_test_set(app)
     with app.app_context():
         test_set = db.session.get(TestSet, ts)
-        labels = service.default_grade_labels(3)
+        labels = testsets_service.default_grade_labels(3)
         labels[2] = {"name": "Useful", "definition": "Helps answer it."}
         new = replace(
-            service.settings_of(test_set),
+            testsets_service.settings_of(test_set),
             name="Renamed",
             grade_labels=labels,
             guidelines="# Read me\r\nfirst",
             judgments_per_pair=3,
         )
-        service.update_settings(test_set, new)
+        testsets_service.update_settings(test_set, new)
         assert test_set.labels_version == 0  # no scoring setting changed
-        service.update_settings(test_set, replace(new, aggregation="max"))
+        testsets_service.update_settings(test_set, replace(new, aggregation="max"))
         db.session.expire_all()
         saved = db.session.get(TestSet, ts)
         assert saved.name == "Renamed" and saved.grade_labels[2]["name"] == "Useful"
@@ -93,7 +93,9 @@ def test_update_settings_refuses_bad_values(app: Flask, change: dict, message: s
     with app.app_context():
         test_set = db.session.get(TestSet, ts)
         with pytest.raises(ServiceError, match=message):
-            service.update_settings(test_set, replace(service.settings_of(test_set), **change))
+            testsets_service.update_settings(
+                test_set, replace(testsets_service.settings_of(test_set), **change)
+            )
 
 
 def test_members_grant_revoke_and_set(app: Flask, annotator_id: int, admin_id: int) -> None:
@@ -102,15 +104,15 @@ def test_members_grant_revoke_and_set(app: Flask, annotator_id: int, admin_id: i
     with app.app_context():
         test_set = db.session.get(TestSet, ts)
         ann = db.session.get(User, annotator_id)
-        assert service.grant(test_set, ann) is True
-        assert service.grant(test_set, ann) is False
-        assert service.member_ids(test_set) == {annotator_id}
-        assert service.set_members(test_set, [other]) == (1, 1)
-        assert [u.username for u in service.members(test_set)] == ["bea"]
-        assert service.revoke(test_set, db.session.get(User, other)) is True
-        assert service.member_ids(test_set) == set()
+        assert testsets_service.grant(test_set, ann) is True
+        assert testsets_service.grant(test_set, ann) is False
+        assert testsets_service.member_ids(test_set) == {annotator_id}
+        assert testsets_service.set_members(test_set, [other]) == (1, 1)
+        assert [u.username for u in testsets_service.members(test_set)] == ["bea"]
+        assert testsets_service.revoke(test_set, db.session.get(User, other)) is True
+        assert testsets_service.member_ids(test_set) == set()
         with pytest.raises(ServiceError):
-            service.set_members(test_set, [999])
+            testsets_service.set_members(test_set, [999])
 
 
 def test_summary_counts(app: Flask, annotator_id: int) -> None:
@@ -149,7 +151,7 @@ def test_summary_counts(app: Flask, annotator_id: int) -> None:
             ]
         )
         db.session.commit()
-        s = service.summary(test_set)
+        s = testsets_service.summary(test_set)
         # run.trec names 5 pairs over 4 chunks, p9 without text; c1/p1 is judged twice.
         assert (s.queries, s.chunks, s.chunks_without_text) == (2, 4, 1)
         assert (s.pairs, s.judged_pairs, s.judgments) == (5, 1, 2)

@@ -16,10 +16,11 @@ from typing import Any
 import numpy as np
 
 from ndcg_labeler.models import Run
-from ndcg_labeler.services import ServiceError, charts
-from ndcg_labeler.services import compare_stats as stats_service
+from ndcg_labeler.services import ServiceError
+from ndcg_labeler.services.dashboard import comparison_stats as stats_service
 from ndcg_labeler.services.score_results import Resolved
 from ndcg_labeler.services.scores import RunScores, ScoreOptions, score_run
+from ndcg_labeler.views import charts
 
 # Up to this many compared queries the page computes intervals and tests at once; beyond,
 # it shows the rest first and fetches them separately (they take seconds at 7,000 queries).
@@ -138,7 +139,9 @@ def _mean(run: Run, values: np.ndarray, compute: bool) -> RunMean:
     return RunMean(run, found.mean, found.low, found.high)
 
 
-def compare(runs: Sequence[Run], options: ScoreOptions, stats: bool | None = True) -> Comparison:
+def compare_runs(
+    runs: Sequence[Run], options: ScoreOptions, stats: bool | None = True
+) -> Comparison:
     """Compare the runs on the queries defined in all of them; pairs are each run vs the first.
 
     stats: True computes the bootstrap intervals and p-values (cached by the exact scores);

@@ -19,8 +19,8 @@ from ndcg_labeler.models import (
 )
 from ndcg_labeler.models._common import utcnow
 from ndcg_labeler.models.judgments import STATUSES
-from ndcg_labeler.services import ServiceError, testsets, users
-from ndcg_labeler.services.upsert import insert_if_absent
+from ndcg_labeler.services import ServiceError, accounts, testsets
+from ndcg_labeler.services._db import insert_if_absent
 
 MAX_NOTE = 2000
 # One sitting on one pair never lasts longer than this; larger values are clock or client bugs.
@@ -288,7 +288,7 @@ def judge_by_names(
     )
     if chunk is None:
         raise ServiceError(f"test set '{test_set.name}' has no chunk '{docid}'")
-    user = users.get_by_username(username)
+    user = accounts.get_by_username(username)
     if user is None or user.is_import_source:
         raise ServiceError(f"unknown user '{username}'")
     try:

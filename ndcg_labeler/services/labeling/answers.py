@@ -24,7 +24,7 @@ class AnsweredQuery:
 
 
 @dataclass(frozen=True)
-class ReviewItem:
+class MyAnswer:
     """One pair of a query: the chunk and my own judgment of it (never anyone else's)."""
 
     pair: Pair
@@ -44,7 +44,7 @@ def answered_queries(test_set: TestSet, user: User) -> list[AnsweredQuery]:
     return [AnsweredQuery(query, int(count)) for query, count in rows]
 
 
-def query_items(query: Query, user: User) -> list[ReviewItem]:
+def my_answers(query: Query, user: User) -> list[MyAnswer]:
     """Every pool pair of the query with its chunk and my judgment (None when unanswered)."""
     rows = db.session.execute(
         sa.select(Pair, Chunk)
@@ -60,4 +60,4 @@ def query_items(query: Query, user: User) -> list[ReviewItem]:
             )
         )
     }
-    return [ReviewItem(pair, chunk, mine.get(chunk.id)) for pair, chunk in rows]
+    return [MyAnswer(pair, chunk, mine.get(chunk.id)) for pair, chunk in rows]

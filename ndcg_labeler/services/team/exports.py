@@ -21,7 +21,7 @@ from ndcg_labeler.formats.writers import write_trec_qrels
 from ndcg_labeler.models import Chunk, Judgment, Query, TestSet, User
 from ndcg_labeler.services import ServiceError, grades
 
-FIELDS = (
+EXPORT_FIELDS = (
     "qid",
     "docid",
     "annotator",
@@ -32,7 +32,7 @@ FIELDS = (
     "created_at",
     "updated_at",
 )
-FORMATS = ("csv", "jsonl")
+EXPORT_FORMATS = ("csv", "jsonl")
 # Spreadsheet programs run a cell starting with one of these as a formula (CSV injection).
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 _BATCH = 2000
@@ -47,8 +47,8 @@ def _iso(value: datetime | None) -> str | None:
     return value.astimezone(UTC).isoformat(timespec="seconds")
 
 
-def rows(test_set: TestSet) -> Iterator[dict[str, Any]]:
-    """Every judgment of the test set as a dict with FIELDS, by qid, docid and annotator."""
+def judgment_rows(test_set: TestSet) -> Iterator[dict[str, Any]]:
+    """Every judgment of the test set as a dict with EXPORT_FIELDS, by qid, docid and annotator."""
     stmt = (
         sa.select(
             Query.qid,
@@ -87,7 +87,7 @@ def _safe_cell(text: str) -> str:
     return "'" + text if text.startswith(_FORMULA_START) else text
 
 
-def csv_chunks(test_set: TestSet) -> Iterator[str]:
+def judgment_csv_chunks(test_set: TestSet) -> Iterator[str]:
     """The judgments as CSV text (header first), a batch of lines at a time.
 
     Notes are free text typed by people; one that starts like a formula gets a leading
@@ -95,10 +95,10 @@ def csv_chunks(test_set: TestSet) -> Iterator[str]:
     """
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(FIELDS)
-    for i, row in enumerate(rows(test_set), start=1):
+    writer.writerow(EXPORT_FIELDS)
+    for i, row in enumerate(judgment_rows(test_set), start=1):
         row["note"] = _safe_cell(row["note"])
-        writer.writerow(["" if row[name] is None else row[name] for name in FIELDS])
+        writer.writerow(["" if row[name] is None else row[name] for name in EXPORT_FIELDS])
         if i % _BATCH == 0:
             yield buffer.getvalue()
             buffer.seek(0)
@@ -106,10 +106,10 @@ def csv_chunks(test_set: TestSet) -> Iterator[str]:
     yield buffer.getvalue()
 
 
-def jsonl_chunks(test_set: TestSet) -> Iterator[str]:
+def judgment_jsonl_chunks(test_set: TestSet) -> Iterator[str]:
     """The judgments as JSON Lines (grade null unless graded), a batch of lines at a time."""
     lines: list[str] = []
-    for row in rows(test_set):
+    for row in judgment_rows(test_set):
         lines.append(json.dumps(row, ensure_ascii=False) + "\n")
         if len(lines) >= _BATCH:
             yield "".join(lines)
@@ -120,10 +120,10 @@ def jsonl_chunks(test_set: TestSet) -> Iterator[str]:
 def judgment_chunks(test_set: TestSet, fmt: str) -> Iterator[str]:
     """The judgments in `fmt` (csv or jsonl); ServiceError for another format."""
     if fmt == "csv":
-        return csv_chunks(test_set)
+        return judgment_csv_chunks(test_set)
     if fmt == "jsonl":
-        return jsonl_chunks(test_set)
-    raise ServiceError(f"format must be one of {', '.join(FORMATS)}, not '{fmt}'")
+        return judgment_jsonl_chunks(test_set)
+    raise ServiceError(f"format must be one of {', '.join(EXPORT_FORMATS)}, not '{fmt}'")
 
 
 def qrels_text(test_set: TestSet, policy: str | None = None) -> str:
@@ -133,7 +133,7 @@ def qrels_text(test_set: TestSet, policy: str | None = None) -> str:
     return out.getvalue()
 
 
-def filename(test_set: TestSet, what: str, extension: str) -> str:
+def export_filename(test_set: TestSet, what: str, extension: str) -> str:
     """A download name such as `my-set-judgments.csv` (only safe characters)."""
     stem = "".join(c if c.isalnum() or c in "-_" else "-" for c in test_set.name).strip("-")
     return f"{stem or 'test-set'}-{what}.{extension}"

@@ -36,7 +36,7 @@ from ndcg_labeler.formats.textio import Source, first_line, open_source
 from ndcg_labeler.models import TestSet
 from ndcg_labeler.scoring.ranking import rank_grouped
 from ndcg_labeler.services import ServiceError
-from ndcg_labeler.services.import_write import Counts, Writer
+from ndcg_labeler.services.testsets.imports.write import Counts, Writer
 
 MAX_QID = 200
 MAX_DOCID = 300

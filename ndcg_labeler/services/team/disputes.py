@@ -26,7 +26,7 @@ PER_PAGE = 50
 
 
 @dataclass(frozen=True)
-class ReviewItem:
+class DisputedPair:
     """One disputed pair in the queue."""
 
     query_id: int
@@ -120,10 +120,10 @@ def _disputes(test_set: TestSet, threshold: int) -> sa.Subquery:
     )
 
 
-def queue(
+def review_queue(
     test_set: TestSet, *, include_adjudicated: bool = False, page: int = 1, per_page: int = PER_PAGE
 ) -> Page:
-    """One page of disputed pairs (ReviewItem), most disputed first; by default only those
+    """One page of disputed pairs (DisputedPair), most disputed first; by default only those
     without an adjudication yet."""
     found = _disputes(test_set, test_set.disagreement_threshold)
     stmt = (
@@ -158,7 +158,7 @@ def queue(
     ordered = stmt.order_by(found.c.spread.desc(), found.c.cant_tell.desc(), Query.qid, Chunk.docid)
     rows = db.session.execute(ordered.limit(per_page).offset((page - 1) * per_page))
     items = [
-        ReviewItem(
+        DisputedPair(
             query_id=r[0],
             chunk_id=r[1],
             qid=r[2],

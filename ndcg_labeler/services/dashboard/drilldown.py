@@ -8,9 +8,9 @@ import sqlalchemy as sa
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Chunk, Query, Run, TestSet, User
-from ndcg_labeler.services import ServiceError, judging
-from ndcg_labeler.services.dashboard import band, undefined_reason
-from ndcg_labeler.services.judging import SaveResult
+from ndcg_labeler.services import ServiceError, labeling
+from ndcg_labeler.services.dashboard.overview import band, undefined_reason
+from ndcg_labeler.services.labeling import SaveResult
 from ndcg_labeler.services.score_detail import QueryDetail, query_detail
 from ndcg_labeler.services.scores import ScoreOptions
 
@@ -58,4 +58,4 @@ def grade_chunk(
     )
     if chunk is None:
         raise ServiceError("that chunk is not in this test set")
-    return judging.save_judgment(test_set, query, chunk, user, status="graded", grade=grade)
+    return labeling.save_judgment(test_set, query, chunk, user, status="graded", grade=grade)

@@ -17,8 +17,8 @@ from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Adjudication, Chunk, JudgmentEvent, Query, TestSet, User
 from ndcg_labeler.models._common import utcnow
 from ndcg_labeler.services import ServiceError
-from ndcg_labeler.services.judging import MAX_NOTE, bump_labels_version
-from ndcg_labeler.services.upsert import insert_if_absent
+from ndcg_labeler.services._db import insert_if_absent
+from ndcg_labeler.services.labeling import MAX_NOTE, bump_labels_version
 
 ADJUDICATED = "adjudicated"
 

@@ -19,7 +19,7 @@ from ndcg_labeler.extensions import db
 from ndcg_labeler.formats.records import ChunkRecord, QrelRecord, QueryRecord
 from ndcg_labeler.models import Chunk, Judgment, JudgmentEvent, Pair, Query, TestSet
 from ndcg_labeler.models._common import utcnow
-from ndcg_labeler.services.users import import_source
+from ndcg_labeler.services.accounts import import_source
 
 BATCH = 5000
 

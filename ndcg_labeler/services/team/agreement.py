@@ -86,7 +86,7 @@ def as_ratings(rows: list[tuple[int, int, str, int]]) -> list[Rating]:
     return [((q, c), name, grade) for q, c, name, grade in rows]
 
 
-def summary(test_set: TestSet, *, include_imports: bool = False) -> AgreementSummary:
+def agreement_of(test_set: TestSet, *, include_imports: bool = False) -> AgreementSummary:
     """The whole test set's figures (what `flask agreement --json` prints)."""
     rows = ratings(test_set, include_imports=include_imports)
     return agreement_summary(as_ratings(rows), test_set.scale_max)
@@ -153,7 +153,7 @@ def _query_figures(
     return out, len(names) - len(out)
 
 
-def report(test_set: TestSet, *, include_imports: bool = False) -> AgreementReport:
+def agreement_report(test_set: TestSet, *, include_imports: bool = False) -> AgreementReport:
     """The whole test set's figures, each two annotators' and each query's."""
     rows = ratings(test_set, include_imports=include_imports)
     found = as_ratings(rows)

@@ -17,12 +17,13 @@ import sqlalchemy as sa
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Run, TestSet, User
 from ndcg_labeler.scoring import POLICIES
-from ndcg_labeler.services import ServiceError, charts
-from ndcg_labeler.services import progress as progress_service
+from ndcg_labeler.services import ServiceError
+from ndcg_labeler.services import labeling as labeling_service
 from ndcg_labeler.services import runs as run_service
-from ndcg_labeler.services.progress import Progress
+from ndcg_labeler.services.labeling import Progress
 from ndcg_labeler.services.score_results import MAX_K, QueryScore, Resolved, resolve_options
 from ndcg_labeler.services.scores import RunScores, ScoreOptions, score_run
+from ndcg_labeler.views import charts
 
 K_CHOICES = (1, 3, 5, 10, 20, 100)
 BANDS = ("excellent", "good", "fair", "poor")
@@ -185,7 +186,7 @@ def overview(test_set: TestSet, user: User, options: ScoreOptions) -> Overview:
         test_set=test_set,
         options=resolved,
         runs=summaries,
-        progress=progress_service.progress(test_set, user),
+        progress=labeling_service.progress(test_set, user),
         version=version,
         chart=chart,
     )

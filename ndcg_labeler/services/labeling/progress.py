@@ -8,7 +8,7 @@ import sqlalchemy as sa
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Judgment, Pair, TestSet, User
-from ndcg_labeler.services.queue import COUNTED, import_source_ids
+from ndcg_labeler.services.labeling.queue import COUNTED, import_source_ids
 
 
 @dataclass(frozen=True)

@@ -100,7 +100,7 @@ def _ranks(means: dict[int, float | None]) -> dict[int, int | None]:
     return ranks
 
 
-def compare(test_set: TestSet, k: int = 10) -> PolicyComparison:
+def compare_policies(test_set: TestSet, k: int = 10) -> PolicyComparison:
     """Mean NDCG@k of every run under each policy, and which policies reorder which runs."""
     runs = run_service.list_runs(test_set)
     means: dict[str, dict[int, float | None]] = {}

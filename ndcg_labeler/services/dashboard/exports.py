@@ -14,9 +14,9 @@ from typing import Any
 from ndcg_labeler.formats.writers import write_trec_qrels
 from ndcg_labeler.models import TestSet
 from ndcg_labeler.services import grades as grade_service
-from ndcg_labeler.services.compare import Comparison
-from ndcg_labeler.services.dashboard import Overview
-from ndcg_labeler.services.drilldown import DrillDown
+from ndcg_labeler.services.dashboard.comparison import Comparison
+from ndcg_labeler.services.dashboard.drilldown import DrillDown
+from ndcg_labeler.services.dashboard.overview import Overview
 from ndcg_labeler.services.scores import RunScores
 
 

@@ -21,8 +21,8 @@ from ndcg_labeler.models import Pair, Run, TestSet
 from ndcg_labeler.models._common import utcnow
 from ndcg_labeler.services import ServiceError
 from ndcg_labeler.services import score_cache as cache
+from ndcg_labeler.services._db import insert_if_absent
 from ndcg_labeler.services.scores import ScoreOptions, live_state
-from ndcg_labeler.services.upsert import insert_if_absent
 
 MAX_DEPTH = 1000
 MAX_SOURCE = 200

@@ -1,0 +1,63 @@
+"""Labeling: the queue with its leases, saving judgments, progress and my own answers."""
+
+from .answers import (
+    AnsweredQuery,
+    MyAnswer,
+    answered_queries,
+    my_answers,
+)
+from .judging import (
+    MAX_ACTIVE_MS,
+    MAX_NOTE,
+    SaveResult,
+    bump_labels_version,
+    history,
+    judge_by_names,
+    my_judgment,
+    my_judgments_for_query,
+    previous_pair,
+    save_for_pair,
+    save_judgment,
+    skip_pair,
+)
+from .progress import (
+    Progress,
+    progress,
+)
+from .queue import (
+    COUNTED,
+    LEASE_MINUTES,
+    MAX_TRIES,
+    counted_for,
+    import_source_ids,
+    next_pair,
+    release,
+)
+
+__all__ = [
+    "COUNTED",
+    "LEASE_MINUTES",
+    "MAX_ACTIVE_MS",
+    "MAX_NOTE",
+    "MAX_TRIES",
+    "AnsweredQuery",
+    "MyAnswer",
+    "Progress",
+    "SaveResult",
+    "answered_queries",
+    "bump_labels_version",
+    "counted_for",
+    "history",
+    "import_source_ids",
+    "judge_by_names",
+    "my_answers",
+    "my_judgment",
+    "my_judgments_for_query",
+    "next_pair",
+    "previous_pair",
+    "progress",
+    "release",
+    "save_for_pair",
+    "save_judgment",
+    "skip_pair",
+]

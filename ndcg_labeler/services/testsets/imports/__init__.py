@@ -1,0 +1,23 @@
+"""The one import use case (web and CLI): parse whole files, then write in one transaction."""
+
+from .parse import (
+    MAX_DOCID,
+    MAX_QID,
+    MAX_SOURCE,
+    ImportFile,
+    ImportReport,
+    import_files,
+    rewind,
+    start_of,
+)
+
+__all__ = [
+    "MAX_DOCID",
+    "MAX_QID",
+    "MAX_SOURCE",
+    "ImportFile",
+    "ImportReport",
+    "import_files",
+    "rewind",
+    "start_of",
+]
