@@ -1,14 +1,50 @@
-"""INSERT ... ON CONFLICT DO NOTHING on SQLite and PostgreSQL alike."""
+"""Small database helpers every area uses: one transaction, atomic version bumps, raw cursors.
+
+The raw-cursor helpers exist for the few paths that move hundreds of thousands of rows: the
+DB-API cursor skips SQLAlchemy's per-row objects and per-parameter compilation, which cost
+more than the query. They run on the session's own connection, inside its transaction.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql, sqlite
 
 from ndcg_labeler.extensions import db
+from ndcg_labeler.models import TestSet
+
+BATCH = 5000
+
+
+@contextmanager
+def transaction() -> Iterator[None]:
+    """Commit when the block ends; roll back on any exception (interrupts included), re-raised."""
+    try:
+        yield
+        db.session.commit()
+    except BaseException:
+        db.session.rollback()
+        raise
+
+
+def bump_versions(test_set_id: int, *, labels: bool = False, runs: bool = False) -> None:
+    """Atomically increment a test set's labels_version and/or runs_version.
+
+    A SQL increment, never a read-modify-write in Python, so that a concurrent grade or upload
+    in another transaction is not lost. Live pages watch these counters.
+    """
+    table = TestSet.__table__
+    values: dict[str, Any] = {}
+    if labels:
+        values["labels_version"] = table.c.labels_version + 1
+    if runs:
+        values["runs_version"] = table.c.runs_version + 1
+    if values:
+        db.session.execute(sa.update(table).where(table.c.id == test_set_id).values(**values))
 
 
 def insert_if_absent(
@@ -28,3 +64,52 @@ def insert_if_absent(
         .returning(table.c.id)
     )
     return list(db.session.execute(stmt).scalars())
+
+
+@contextmanager
+def _cursor() -> Iterator[tuple[Any, str]]:
+    """The session connection's DB-API cursor and its parameter mark (`?` or `%s`)."""
+    connection = db.session.connection()
+    style = connection.dialect.paramstyle
+    if style not in ("qmark", "format", "pyformat"):
+        raise RuntimeError(f"unsupported DB-API paramstyle {style}")
+    cursor = connection.connection.cursor()
+    try:
+        yield cursor, "?" if style == "qmark" else "%s"
+    finally:
+        cursor.close()
+
+
+def raw_rows(sql: str, params: Sequence[object]) -> list[tuple[Any, ...]]:
+    """Rows of a plain SQL statement written with `?` marks, as the driver's tuples."""
+    with _cursor() as (cursor, mark):
+        cursor.execute(sql.replace("?", mark), tuple(params))
+        return list(cursor.fetchall())
+
+
+def select_rows(stmt: sa.Select[Any]) -> list[tuple[Any, ...]]:
+    """Rows of a Core SELECT as the driver's tuples (compiled once, no Row objects)."""
+    compiled = stmt.compile(dialect=db.session.connection().dialect)
+    params = compiled.construct_params()
+    args: Any = (
+        tuple(params[name] for name in compiled.positiontup or ())
+        if compiled.positional
+        else params
+    )
+    with _cursor() as (cursor, _mark):
+        cursor.execute(compiled.string, args)
+        return list(cursor.fetchall())
+
+
+def insert_many(table: sa.Table, columns: Sequence[str], rows: Sequence[tuple[Any, ...]]) -> None:
+    """INSERT rows (tuples in `columns` order) through the DB-API cursor, BATCH at a time."""
+    if not rows:
+        return
+    quote = db.session.connection().dialect.identifier_preparer.quote
+    with _cursor() as (cursor, mark):
+        sql = (
+            f"INSERT INTO {quote(table.name)} ({', '.join(quote(c) for c in columns)}) "
+            f"VALUES ({', '.join([mark] * len(columns))})"
+        )
+        for begin in range(0, len(rows), BATCH):
+            cursor.executemany(sql, rows[begin : begin + BATCH])

@@ -10,8 +10,9 @@ import sqlalchemy as sa
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Adjudication, Chunk, JudgmentEvent, Query, Run, TestSet
-from ndcg_labeler.services import ServiceError, labeling, scores
+from ndcg_labeler.services import ServiceError, scores
 from ndcg_labeler.services import runs as run_service
+from ndcg_labeler.services._db import bump_versions
 from ndcg_labeler.services.score_detail import query_detail
 from ndcg_labeler.services.scores import ScoreOptions, score_run
 from tests.runs.helpers import QRELS, QUERIES, RUN, build_test_set, grade
@@ -188,7 +189,7 @@ def test_adjudication_overrides_and_is_picked_up(setup) -> None:
             new_grade=0,
         )
     )
-    labeling.bump_labels_version(test_set.id)
+    bump_versions(test_set.id, labels=True)
     db.session.commit()
     result = score_run(run)
     assert math.isnan(result.ndcg[by_qid(result)["q2"]])  # its only judged chunk is now 0

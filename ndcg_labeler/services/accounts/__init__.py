@@ -3,7 +3,6 @@
 from .tokens import (
     PREFIX,
     create_token,
-    has_token,
     revoke_token,
     user_for_token,
 )
@@ -21,7 +20,6 @@ __all__ = [
     "create_user",
     "ensure_first_admin",
     "get_by_username",
-    "has_token",
     "import_source",
     "list_people",
     "revoke_token",

@@ -31,11 +31,6 @@ def revoke_token(user: User) -> None:
     db.session.commit()
 
 
-def has_token(user: User) -> bool:
-    """True when the user has a token."""
-    return bool(user.api_token_hash)
-
-
 def user_for_token(token: str | None) -> User | None:
     """The active person whose token this is, or None."""
     if not token or not token.startswith(PREFIX) or len(token) > 200:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import sqlalchemy as sa
@@ -21,7 +20,7 @@ from ndcg_labeler.models import Pair, Run, TestSet
 from ndcg_labeler.models._common import utcnow
 from ndcg_labeler.services import ServiceError
 from ndcg_labeler.services import score_cache as cache
-from ndcg_labeler.services._db import insert_if_absent
+from ndcg_labeler.services._db import insert_if_absent, raw_rows, transaction
 from ndcg_labeler.services.scores import ScoreOptions, live_state
 
 MAX_DEPTH = 1000
@@ -95,22 +94,6 @@ def _top_lists(
     return grades, per_run
 
 
-def _raw(sql: str, params: Sequence[object]) -> list[tuple[Any, ...]]:
-    """Rows of a plain SQL statement written with `?` marks, on the session's connection.
-
-    Up to a few hundred thousand rows with long IN lists: the DB-API cursor skips
-    SQLAlchemy's per-parameter compilation and per-row objects, which cost more than the query.
-    """
-    conn = db.session.connection()
-    mark = "?" if conn.dialect.paramstyle == "qmark" else "%s"
-    cursor = conn.connection.cursor()
-    try:
-        cursor.execute(sql.replace("?", mark), tuple(params))
-        return list(cursor.fetchall())
-    finally:
-        cursor.close()
-
-
 def _chunk_ids(test_set_id: int, docids: set[str]) -> dict[str, int]:
     """docid -> chunk id for chunks that have text (in batches: SQLite limits parameters)."""
     out: dict[str, int] = {}
@@ -118,7 +101,7 @@ def _chunk_ids(test_set_id: int, docids: set[str]) -> dict[str, int]:
     for start in range(0, len(ordered), _IN_BATCH):
         batch = ordered[start : start + _IN_BATCH]
         marks = ",".join("?" * len(batch))
-        rows = _raw(
+        rows = raw_rows(
             "SELECT docid, id FROM chunk WHERE test_set_id = ? AND text IS NOT NULL"
             f" AND docid IN ({marks})",
             [test_set_id, *batch],
@@ -129,7 +112,7 @@ def _chunk_ids(test_set_id: int, docids: set[str]) -> dict[str, int]:
 
 def _queued(test_set_id: int) -> set[tuple[int, int]]:
     """(query id, chunk id) of every pair already in the test set's queue."""
-    rows = _raw("SELECT query_id, chunk_id FROM pair WHERE test_set_id = ?", [test_set_id])
+    rows = raw_rows("SELECT query_id, chunk_id FROM pair WHERE test_set_id = ?", [test_set_id])
     return {(int(q), int(c)) for q, c in rows}
 
 
@@ -222,7 +205,7 @@ def add_pool(test_set: TestSet, runs: Sequence[Run], depth: int | None) -> tuple
     plan = plan_pool(test_set, runs, depth)
     now = utcnow()
     added = 0
-    try:
+    with transaction():
         for start in range(0, len(plan.new_pairs), _BATCH):
             rows = [
                 {
@@ -237,8 +220,4 @@ def add_pool(test_set: TestSet, runs: Sequence[Run], depth: int | None) -> tuple
             ]
             # A pair queued meanwhile (another admin, an import) stays as it is.
             added += len(insert_if_absent(Pair.__table__, rows, ["query_id", "chunk_id"]))
-        db.session.commit()
-    except BaseException:
-        db.session.rollback()
-        raise
     return added, plan

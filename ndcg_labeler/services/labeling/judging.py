@@ -20,7 +20,7 @@ from ndcg_labeler.models import (
 from ndcg_labeler.models._common import utcnow
 from ndcg_labeler.models.judgments import STATUSES
 from ndcg_labeler.services import ServiceError, accounts, testsets
-from ndcg_labeler.services._db import insert_if_absent
+from ndcg_labeler.services._db import bump_versions, insert_if_absent, transaction
 
 MAX_NOTE = 2000
 # One sitting on one pair never lasts longer than this; larger values are clock or client bugs.
@@ -84,7 +84,7 @@ def save_judgment(
     actor_id = (actor or annotator).id
     key = {"query_id": query.id, "chunk_id": chunk.id, "annotator_id": annotator.id}
     now = utcnow()
-    try:
+    with transaction():
         created = bool(
             insert_if_absent(
                 Judgment.__table__,
@@ -145,23 +145,9 @@ def save_judgment(
                     created_at=now,
                 )
             )
-            bump_labels_version(test_set.id)
+            bump_versions(test_set.id, labels=True)
         _release_lease(query.id, chunk.id, annotator.id)
-        db.session.commit()
-    except BaseException:
-        db.session.rollback()
-        raise
     return SaveResult(judgment_id=row.id, changed=changed, created=created)
-
-
-def bump_labels_version(test_set_id: int) -> None:
-    """Atomically increment the test set's labels_version (no read-modify-write race)."""
-    table = TestSet.__table__
-    db.session.execute(
-        sa.update(table)
-        .where(table.c.id == test_set_id)
-        .values(labels_version=table.c.labels_version + 1)
-    )
 
 
 def _release_lease(query_id: int, chunk_id: int, user_id: int) -> None:
@@ -221,16 +207,6 @@ def my_judgment(pair: Pair, annotator: User) -> Judgment | None:
     )
 
 
-def my_judgments_for_query(query_id: int, annotator: User) -> dict[int, Judgment]:
-    """The annotator's judgments of one query's chunks, by chunk id."""
-    rows = db.session.scalars(
-        sa.select(Judgment).where(
-            Judgment.query_id == query_id, Judgment.annotator_id == annotator.id
-        )
-    )
-    return {j.chunk_id: j for j in rows}
-
-
 def previous_pair(test_set: TestSet, annotator: User, current: Pair | None = None) -> Pair | None:
     """The pair the annotator answered last (before `current` if that one was answered too).
 
@@ -256,21 +232,6 @@ def previous_pair(test_set: TestSet, annotator: User, current: Pair | None = Non
                 )
             )
     return db.session.scalar(stmt.order_by(Judgment.updated_at.desc(), Judgment.id.desc()).limit(1))
-
-
-def history(test_set: TestSet, query_id: int, chunk_id: int) -> list[JudgmentEvent]:
-    """Every recorded change to one pair's judgments, oldest first."""
-    return list(
-        db.session.scalars(
-            sa.select(JudgmentEvent)
-            .where(
-                JudgmentEvent.test_set_id == test_set.id,
-                JudgmentEvent.query_id == query_id,
-                JudgmentEvent.chunk_id == chunk_id,
-            )
-            .order_by(JudgmentEvent.id)
-        )
-    )
 
 
 def judge_by_names(

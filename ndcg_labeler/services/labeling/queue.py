@@ -23,6 +23,7 @@ from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Assignment, Judgment, Pair, TestSet, User
 from ndcg_labeler.models._common import utcnow
 from ndcg_labeler.models.users import IMPORT_ROLE
+from ndcg_labeler.services._db import transaction
 
 LEASE_MINUTES = 30
 # Statuses that count toward a pair's target; a skip is "not now", not an answer.
@@ -214,7 +215,7 @@ def _has_skips(test_set: TestSet, user: User) -> bool:
 def next_pair(test_set: TestSet, user: User) -> Pair | None:
     """Lease and return the next pair for `user`, or None when nothing is left for them; commits."""
     target = test_set.judgments_per_pair
-    try:
+    with transaction():  # commits the lease, or rolls back on any error
         cutoff = _cutoff()
         # First statement is a write: on SQLite this takes the write lock for the whole
         # transaction, so the counting below cannot interleave with another claimer.
@@ -224,7 +225,6 @@ def next_pair(test_set: TestSet, user: User) -> Pair | None:
         )
         held = _held_lease(test_set, user, cutoff)
         if held is not None:
-            db.session.commit()
             return held
         current = _current_query_id(test_set, user)
         exclude: set[int] = set()
@@ -254,18 +254,6 @@ def next_pair(test_set: TestSet, user: User) -> Pair | None:
                     )
                     pair = pair or best
                 if _claim(pair, user, target, cutoff):
-                    pair_id = pair.id
-                    db.session.commit()
-                    return db.session.get(Pair, pair_id)
+                    return pair
                 exclude.add(pair.id)
-        db.session.commit()
         return None
-    except BaseException:
-        db.session.rollback()
-        raise
-
-
-def release(test_set: TestSet, user: User) -> None:
-    """Give back the user's open lease in this test set (e.g. when they stop labeling)."""
-    _drop_leases(user.id, test_set.id)
-    db.session.commit()

@@ -30,6 +30,7 @@ from ndcg_labeler.models import Query, Run, RunQuery, TestSet, User
 from ndcg_labeler.scoring import rank_grouped
 from ndcg_labeler.services import ServiceError
 from ndcg_labeler.services import scores as score_service
+from ndcg_labeler.services._db import bump_versions, transaction
 from ndcg_labeler.services.score_cache import RankedBuffer
 
 MAX_NAME = 200
@@ -251,18 +252,14 @@ def upload_run(
         report=report,
     )
     try:
-        db.session.add(run)
-        db.session.flush()
-        _insert_queries(run.id, ranked)
-        _bump_runs_version(test_set.id)
-        db.session.commit()
+        with transaction():
+            db.session.add(run)
+            db.session.flush()
+            _insert_queries(run.id, ranked)
+            bump_versions(test_set.id, runs=True)
     except IntegrityError:
-        db.session.rollback()
         # Another upload took the name between our check and our commit.
         raise ServiceError(f"test set '{test_set.name}' already has a run named '{name}'") from None
-    except BaseException:
-        db.session.rollback()
-        raise
     # This process has the ranked lists at hand: seed the scoring cache (no re-read).
     score_service.remember_run(run, ranked.query_ids, ranked.blobs, ranked.buffer)
     return run
@@ -327,27 +324,13 @@ def _insert_queries(run_id: int, ranked: _Ranked) -> None:
         db.session.execute(sa.insert(table), rows[begin : begin + _BATCH])
 
 
-def _bump_runs_version(test_set_id: int) -> None:
-    """Atomically increment runs_version: the cheap "runs changed" signal for live pages."""
-    table = TestSet.__table__
-    db.session.execute(
-        sa.update(table)
-        .where(table.c.id == test_set_id)
-        .values(runs_version=table.c.runs_version + 1)
-    )
-
-
 def delete_run(run: Run) -> None:
     """Delete a run and its ranked lists (one transaction)."""
     test_set_id, run_id = run.test_set_id, run.id
-    try:
+    with transaction():
         db.session.execute(sa.delete(RunQuery).where(RunQuery.run_id == run_id))
         db.session.delete(run)
-        _bump_runs_version(test_set_id)
-        db.session.commit()
-    except BaseException:
-        db.session.rollback()
-        raise
+        bump_versions(test_set_id, runs=True)
     score_service.forget_run(run_id)
 
 

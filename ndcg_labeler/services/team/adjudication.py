@@ -17,8 +17,8 @@ from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Adjudication, Chunk, JudgmentEvent, Query, TestSet, User
 from ndcg_labeler.models._common import utcnow
 from ndcg_labeler.services import ServiceError
-from ndcg_labeler.services._db import insert_if_absent
-from ndcg_labeler.services.labeling import MAX_NOTE, bump_labels_version
+from ndcg_labeler.services._db import bump_versions, insert_if_absent, transaction
+from ndcg_labeler.services.labeling import MAX_NOTE
 
 ADJUDICATED = "adjudicated"
 
@@ -62,7 +62,7 @@ def _event(
             created_at=utcnow(),
         )
     )
-    bump_labels_version(test_set.id)
+    bump_versions(test_set.id, labels=True)
 
 
 def adjudicate(
@@ -81,7 +81,7 @@ def adjudicate(
         raise ServiceError(f"the note must have at most {MAX_NOTE} characters")
     table = Adjudication.__table__
     now = utcnow()
-    try:
+    with transaction():
         created = bool(
             insert_if_absent(
                 Adjudication.__table__,
@@ -118,10 +118,6 @@ def adjudicate(
                 )
         if changed:
             _event(test_set, query, chunk, actor, old, (grade, note))
-        db.session.commit()
-    except BaseException:
-        db.session.rollback()
-        raise
     return AdjudicationResult(old[0], grade, changed)
 
 
@@ -134,7 +130,7 @@ def remove(
         raise ServiceError("only an admin may adjudicate")
     note = (note or "").strip()[:MAX_NOTE]
     table = Adjudication.__table__
-    try:
+    with transaction():
         # DELETE ... RETURNING: the old grade comes from the row actually removed, so two
         # admins removing at once record one event, not two.
         old = db.session.execute(
@@ -144,8 +140,4 @@ def remove(
         ).scalar_one_or_none()
         if old is not None:
             _event(test_set, query, chunk, actor, (old, ""), (None, note))
-        db.session.commit()
-    except BaseException:
-        db.session.rollback()
-        raise
     return AdjudicationResult(old, None, old is not None)

@@ -51,8 +51,6 @@ from .imports import (
     ImportFile,
     ImportReport,
     import_files,
-    rewind,
-    start_of,
 )
 
 __all__ = [
@@ -96,10 +94,8 @@ __all__ = [
     "queries_page",
     "require_by_name",
     "revoke",
-    "rewind",
     "set_members",
     "settings_of",
-    "start_of",
     "summary",
     "update_settings",
 ]

@@ -12,6 +12,7 @@ from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Chunk, Judgment, Pair, Query, TestSet, TestSetMember, User
 from ndcg_labeler.scoring.aggregate import DEFAULT_POLICY, POLICIES
 from ndcg_labeler.services import ServiceError
+from ndcg_labeler.services._db import bump_versions
 
 SCALES = (3, 4)
 MAX_NAME = 200
@@ -164,7 +165,7 @@ def update_settings(test_set: TestSet, settings: Settings) -> TestSet:
         test_set.aggregation,
         test_set.relevance_threshold,
     ):
-        test_set.labels_version += 1
+        bump_versions(test_set.id, labels=True)
     test_set.name = name
     test_set.grade_labels = labels
     test_set.guidelines = settings.guidelines.replace("\r\n", "\n")

@@ -7,8 +7,6 @@ from .parse import (
     ImportFile,
     ImportReport,
     import_files,
-    rewind,
-    start_of,
 )
 
 __all__ = [
@@ -18,6 +16,4 @@ __all__ = [
     "ImportFile",
     "ImportReport",
     "import_files",
-    "rewind",
-    "start_of",
 ]

@@ -24,7 +24,6 @@ from dataclasses import dataclass, field
 
 from flask import current_app
 
-from ndcg_labeler.extensions import db
 from ndcg_labeler.formats.corpus import read_corpus_numbered
 from ndcg_labeler.formats.errors import FormatError
 from ndcg_labeler.formats.pairs import detect_pairs_format, read_pairs_numbered
@@ -36,6 +35,7 @@ from ndcg_labeler.formats.textio import Source, first_line, open_source
 from ndcg_labeler.models import TestSet
 from ndcg_labeler.scoring.ranking import rank_grouped
 from ndcg_labeler.services import ServiceError
+from ndcg_labeler.services._db import transaction
 from ndcg_labeler.services.testsets.imports.write import Counts, Writer
 
 MAX_QID = 200
@@ -98,7 +98,7 @@ class _Parsed:
     qrels: list[QrelRecord] = field(default_factory=list)
 
 
-def start_of(source: Source) -> int | None:
+def _start_of(source: Source) -> int | None:
     """Where a stream starts (None when it cannot be rewound); 0 for paths."""
     if isinstance(source, str | os.PathLike):
         return 0
@@ -108,7 +108,7 @@ def start_of(source: Source) -> int | None:
         return None
 
 
-def rewind(source: Source, start: int | None) -> None:
+def _rewind(source: Source, start: int | None) -> None:
     """Put a stream back where it started (paths need nothing)."""
     if not isinstance(source, str | os.PathLike) and start is not None:
         source.seek(start)
@@ -134,12 +134,12 @@ def _too_long(
 
 def _pool_kind(file: ImportFile, limit: int) -> str:
     """trec or csv/tsv, sniffed as read_pairs does; the stream is rewound afterwards."""
-    start = start_of(file.source)
+    start = _start_of(file.source)
     if start is None:
         raise ServiceError(f"{file.filename}: cannot re-read this stream")
     with open_source(file.source, file.filename, max_bytes=limit) as opened:
         kind = detect_pairs_format(first_line(opened.head, skip_hash=True), opened.filename)
-    rewind(file.source, start)
+    _rewind(file.source, start)
     return kind
 
 
@@ -168,7 +168,7 @@ def _line_of(file: ImportFile, start: int | None, line: int | None, qid: str) ->
     """The line of the first pool record naming `qid`, re-reading a run only when needed."""
     if line is not None or start is None:
         return line
-    rewind(file.source, start)
+    _rewind(file.source, start)
     for number, record in read_pairs_numbered(file.source, file.filename):
         if record.qid == qid:
             return number
@@ -233,7 +233,7 @@ def _parse(
         _too_long(corpus, ((n, c.docid) for n, c in numbered_chunks), MAX_DOCID, "docid")
         parsed.chunks = [c for _, c in numbered_chunks]
     if pool is not None:
-        start = start_of(pool.source)
+        start = _start_of(pool.source)
         entries, priorities = _read_pool(pool, limit)
         _check_qids(pool, start, entries, known_qids)
         _too_long(pool, ((n, d) for n, _, d in entries), MAX_DOCID, "docid")
@@ -279,7 +279,7 @@ def import_files(
         raise ServiceError("choose at least one file to import")
     source_name = _source_name(qrels, source)
     writer = Writer(test_set, actor_id)
-    try:
+    with transaction():
         parsed = _parse(test_set, writer.known_qids(), queries, corpus, pool, qrels, source_name)
         report = ImportReport(source=source_name or None, files=[f.filename for f in given])
         if queries is not None:
@@ -293,8 +293,4 @@ def import_files(
         if qrels is not None:
             note = f"imported from {os.path.basename(qrels.filename)}"
             report.judgments = writer.upsert_judgments(parsed.qrels, source_name, note)
-        db.session.commit()
-    except BaseException:
-        db.session.rollback()
-        raise
     return report

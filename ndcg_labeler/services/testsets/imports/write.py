@@ -19,6 +19,7 @@ from ndcg_labeler.extensions import db
 from ndcg_labeler.formats.records import ChunkRecord, QrelRecord, QueryRecord
 from ndcg_labeler.models import Chunk, Judgment, JudgmentEvent, Pair, Query, TestSet
 from ndcg_labeler.models._common import utcnow
+from ndcg_labeler.services._db import bump_versions, insert_many
 from ndcg_labeler.services.accounts import import_source
 
 BATCH = 5000
@@ -53,28 +54,6 @@ def _bind(value: Any, type_: sa.types.TypeEngine[Any]) -> Any:
     dialect = db.session.connection().dialect
     process = type_.dialect_impl(dialect).bind_processor(dialect)
     return process(value) if process is not None and value is not None else value
-
-
-def _insert(table: sa.Table, columns: Sequence[str], rows: Sequence[tuple[Any, ...]]) -> None:
-    """INSERT rows (tuples in `columns` order) through the DB-API cursor, BATCH at a time."""
-    if not rows:
-        return
-    connection = db.session.connection()
-    dialect = connection.dialect
-    if dialect.paramstyle not in ("qmark", "format", "pyformat"):
-        raise RuntimeError(f"unsupported DB-API paramstyle {dialect.paramstyle}")
-    mark = "?" if dialect.paramstyle == "qmark" else "%s"
-    quote = dialect.identifier_preparer.quote
-    sql = (
-        f"INSERT INTO {quote(table.name)} ({', '.join(quote(c) for c in columns)}) "
-        f"VALUES ({', '.join([mark] * len(columns))})"
-    )
-    cursor = connection.connection.cursor()
-    try:
-        for begin in range(0, len(rows), BATCH):
-            cursor.executemany(sql, rows[begin : begin + BATCH])
-    finally:
-        cursor.close()
 
 
 class Writer:
@@ -123,7 +102,7 @@ class Writer:
                 counts.unchanged += 1
             else:
                 changed.append({"b_id": current[0], "b_text": r.text, "b_narrative": narrative})
-        _insert(_query, ("test_set_id", "qid", "text", "narrative"), new)
+        insert_many(_query, ("test_set_id", "qid", "text", "narrative"), new)
         _executemany(
             sa.update(_query)
             .where(_query.c.id == sa.bindparam("b_id"))
@@ -157,7 +136,7 @@ class Writer:
                 changed.append(
                     {"b_id": current[0], "b_title": r.title, "b_text": r.text, "b_meta": meta}
                 )
-        _insert(_chunk, ("test_set_id", "docid", "title", "text", "metadata"), new)
+        insert_many(_chunk, ("test_set_id", "docid", "title", "text", "metadata"), new)
         _executemany(
             sa.update(_chunk)
             .where(_chunk.c.id == sa.bindparam("b_id"))
@@ -175,7 +154,7 @@ class Writer:
         """Create chunks without text for docids no corpus provided; returns how many."""
         existing = self._chunk_ids()
         missing = [d for d in dict.fromkeys(docids) if d not in existing]
-        _insert(_chunk, ("test_set_id", "docid"), [(self.ts, d) for d in missing])
+        insert_many(_chunk, ("test_set_id", "docid"), [(self.ts, d) for d in missing])
         return len(missing)
 
     def upsert_pairs(self, pairs: dict[tuple[str, str], tuple[int, str]]) -> Counts:
@@ -201,7 +180,7 @@ class Writer:
                 changed.append({"b_id": current[0], "b_priority": priority})
             else:
                 counts.unchanged += 1
-        _insert(
+        insert_many(
             _pair,
             ("test_set_id", "query_id", "chunk_id", "source", "priority", "created_at"),
             new,
@@ -262,7 +241,7 @@ class Writer:
                 )
             )
         # Judgments: created_at == updated_at; status graded; no note, no active time.
-        _insert(
+        insert_many(
             _judgment,
             (
                 "test_set_id",
@@ -284,7 +263,7 @@ class Writer:
             .values(status="graded", grade=sa.bindparam("b_grade"), updated_at=now),
             changed,
         )
-        _insert(
+        insert_many(
             _event,
             (
                 "test_set_id",
@@ -303,11 +282,6 @@ class Writer:
             [(*row, "judgment", "graded", note) for row in events],
         )
         if events:
-            # A SQL increment, so a concurrent grade elsewhere is not lost.
-            db.session.execute(
-                sa.update(TestSet)
-                .where(TestSet.id == self.ts)
-                .values(labels_version=TestSet.labels_version + 1)
-            )
+            bump_versions(self.ts, labels=True)
         counts.created, counts.updated = len(new), len(changed)
         return counts
