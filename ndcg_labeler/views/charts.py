@@ -12,6 +12,8 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from ndcg_labeler.services.dashboard import band
+
 WIDTH = 640
 HEIGHT = 320
 # Plot area margins: room for tick labels on the left and below, and for the axis titles.
@@ -153,17 +155,6 @@ class _Frame:
         return marks
 
 
-def band_of(value: float) -> str:
-    """The reference texts' reading of an NDCG value: excellent, good, fair or poor."""
-    if value >= 0.9:
-        return "excellent"
-    if value >= 0.7:
-        return "good"
-    if value >= 0.5:
-        return "fair"
-    return "poor"
-
-
 def _nice_step(top: float, ticks: int = 5) -> float:
     """A round step (1, 2, 5 × 10^n) that splits 0..top into about `ticks` parts."""
     if top <= 0:
@@ -216,7 +207,7 @@ def histogram(values: Sequence[float], k: int, undefined: int, bins: int = 10) -
                 y=y,
                 width=end - x,
                 height=frame.bottom - y,
-                class_=f"bar fill-{band_of(low + 1e-9)}",
+                class_=f"bar fill-{band(low + 1e-9)}",
             )
         )
     return chart

@@ -7,6 +7,7 @@ from flask import Blueprint, abort, render_template, request
 from ndcg_labeler.services import ServiceError
 from ndcg_labeler.services import dashboard as dashboard_service
 from ndcg_labeler.services import runs as run_service
+from ndcg_labeler.views import figures
 from ndcg_labeler.views._scoring import chosen_runs, score_options
 from ndcg_labeler.views.access import get_test_set_or_404
 
@@ -42,6 +43,7 @@ def _context(test_set_id: int, stats: bool | None = None) -> dict[str, object]:
         "raw_options": options,
         "option_args": dashboard_service.option_args(options),
         "result": result,
+        "scatter": figures.scatter(result) if result else None,
         "error": error,
         "policy_text": dashboard_service.UNDEFINED_POLICY,
         "page": page,

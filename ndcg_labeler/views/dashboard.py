@@ -10,6 +10,7 @@ from werkzeug.wrappers import Response
 
 from ndcg_labeler.services import ServiceError
 from ndcg_labeler.services import dashboard as dashboard_service
+from ndcg_labeler.views import figures
 from ndcg_labeler.views._scoring import run_or_404, score_options
 from ndcg_labeler.views.access import get_test_set_or_404
 
@@ -37,11 +38,13 @@ def ndcg_band(value: float | None) -> str:
 def _overview_context(test_set_id: int) -> dict[str, object]:
     test_set = get_test_set_or_404(test_set_id)
     options = score_options()
+    overview = dashboard_service.overview(test_set, current_user, options)
     return {
         "test_set": test_set,
         "raw_options": options,
         "option_args": dashboard_service.option_args(options),
-        "overview": dashboard_service.overview(test_set, current_user, options),
+        "overview": overview,
+        "k_chart": figures.over_k(overview),
         "k_choices": dashboard_service.k_choices(options.k),
         "policies": dashboard_service.policies(),
     }
@@ -89,7 +92,8 @@ def _table_context(test_set_id: int, run_id: int) -> dict[str, object]:
         "raw_options": options,
         "option_args": dashboard_service.option_args(options),
         "table": table,
-        "k_chart": dashboard_service.run_k_chart(run, options),
+        "k_chart": figures.run_over_k(run, options),
+        "histogram": figures.histogram(table),
         "version": dashboard_service.version_token(test_set.id),
         "k_choices": dashboard_service.k_choices(options.k),
         "policies": dashboard_service.policies(),

@@ -18,6 +18,7 @@ from ndcg_labeler.services import ServiceError
 from ndcg_labeler.services import dashboard as dashboard_service
 from ndcg_labeler.services import runs as run_service
 from ndcg_labeler.services.scores import ScoreOptions
+from ndcg_labeler.views import figures
 from tests.dashboard.conftest import A3, B3, RUN_A, Demo, the_test_set, trec
 from tests.runs.helpers import grade
 
@@ -53,7 +54,8 @@ def test_compare_by_hand_and_against_scipy(ctx: Flask, dash: Demo) -> None:
     assert (mean_a.low, mean_a.high) == bootstrap_ci(a)[1:]
     assert mean_a.low <= mean_a.mean <= mean_a.high
     assert mean_b.mean == pytest.approx(np.mean(b))
-    assert result.chart is not None and "4 queries" in result.chart.desc
+    scatter = figures.scatter(result)
+    assert scatter is not None and "4 queries" in scatter.desc
 
 
 def test_json_shape_is_the_cli_contract(ctx: Flask, dash: Demo) -> None:

@@ -12,6 +12,7 @@ from ndcg_labeler.models import Run, User
 from ndcg_labeler.services import ServiceError
 from ndcg_labeler.services import dashboard as dashboard_service
 from ndcg_labeler.services.scores import ScoreOptions, score_run
+from ndcg_labeler.views import figures
 from tests.dashboard.conftest import A3, B3, IDCG3_Q1, L3, Demo, the_test_set
 from tests.runs.helpers import grade
 
@@ -157,7 +158,7 @@ def test_query_table_pages(ctx: Flask, dash: Demo) -> None:
     assert (first.pages, first.first, first.last) == (3, 1, 2)
     last = dashboard_service.query_table(run, K3, dashboard_service.TableQuery(page=99), per_page=2)
     assert (last.page, [r.score.qid for r in last.rows]) == (3, ["q5"])
-    assert last.histogram.title == "Distribution of NDCG@3 over 4 queries"
+    assert figures.histogram(last).title == "Distribution of NDCG@3 over 4 queries"
 
 
 def test_parse_options_and_table_query() -> None:

@@ -1,5 +1,12 @@
 """Dashboards: overview, query table, drill-down, comparison, pooling and exports."""
 
+from .bands import (
+    BAND_BOUNDS,
+    BAND_FILTERS,
+    BANDS,
+    UNDEFINED,
+    band,
+)
 from .comparison import (
     INLINE_MAX,
     UNDEFINED_POLICY,
@@ -25,8 +32,6 @@ from .exports import (
     to_csv,
 )
 from .overview import (
-    BAND_FILTERS,
-    BANDS,
     DEFAULT_SORT,
     K_CHOICES,
     PER_PAGE,
@@ -36,7 +41,6 @@ from .overview import (
     QueryTable,
     RunSummary,
     TableQuery,
-    band,
     k_choices,
     means_over_k,
     option_args,
@@ -45,7 +49,6 @@ from .overview import (
     parse_table_query,
     policies,
     query_table,
-    run_k_chart,
     undefined_reason,
     version_token,
     versions,
@@ -63,6 +66,7 @@ from .pooling import (
 
 __all__ = [
     "BANDS",
+    "BAND_BOUNDS",
     "BAND_FILTERS",
     "DEFAULT_SORT",
     "INLINE_MAX",
@@ -71,6 +75,7 @@ __all__ = [
     "MAX_SOURCE",
     "PER_PAGE",
     "SORT_COLUMNS",
+    "UNDEFINED",
     "UNDEFINED_POLICY",
     "Comparison",
     "Coverage",
@@ -106,7 +111,6 @@ __all__ = [
     "qrels_trec",
     "query_table",
     "run_csv",
-    "run_k_chart",
     "source_label",
     "to_csv",
     "undefined_reason",

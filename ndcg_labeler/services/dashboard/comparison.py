@@ -20,7 +20,6 @@ from ndcg_labeler.services import ServiceError
 from ndcg_labeler.services.dashboard import comparison_stats as stats_service
 from ndcg_labeler.services.score_results import Resolved
 from ndcg_labeler.services.scores import RunScores, ScoreOptions, score_run
-from ndcg_labeler.views import charts
 
 # Up to this many compared queries the page computes intervals and tests at once; beyond,
 # it shows the rest first and fetches them separately (they take seconds at 7,000 queries).
@@ -78,7 +77,6 @@ class Comparison:
     total: int
     pairs: list[PairResult]
     deltas: list[QueryDelta]
-    chart: charts.Chart | None
     stats_ready: bool = True
 
     @property
@@ -179,16 +177,6 @@ def compare_runs(
                 qpk, first.qids[i], texts.get(qpk, ""), float(a[n]), float(b[n]), float(delta[n])
             )
         )
-    chart = None
-    if deltas:
-        chart = charts.scatter(
-            [(d.qid, d.a, d.b) for d in deltas], first.k, runs[0].name, runs[1].name
-        )
-        chart.legend = [
-            charts.LegendItem(f"{runs[1].name} better (above the diagonal)", "win"),
-            charts.LegendItem(f"{runs[0].name} better (below)", "loss"),
-            charts.LegendItem("equal", "tie"),
-        ]
     return Comparison(
         options=first.options,
         means=means,
@@ -197,6 +185,5 @@ def compare_runs(
         total=len(first.qids),
         pairs=pairs,
         deltas=deltas,
-        chart=chart,
         stats_ready=ready,
     )

@@ -9,7 +9,8 @@ import sqlalchemy as sa
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Chunk, Query, Run, TestSet, User
 from ndcg_labeler.services import ServiceError, labeling
-from ndcg_labeler.services.dashboard.overview import band, undefined_reason
+from ndcg_labeler.services.dashboard.bands import band
+from ndcg_labeler.services.dashboard.overview import undefined_reason
 from ndcg_labeler.services.labeling import SaveResult
 from ndcg_labeler.services.score_detail import QueryDetail, query_detail
 from ndcg_labeler.services.scores import ScoreOptions

@@ -6,7 +6,6 @@ module only selects, orders, pages and labels them.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -20,15 +19,13 @@ from ndcg_labeler.scoring import POLICIES
 from ndcg_labeler.services import ServiceError
 from ndcg_labeler.services import labeling as labeling_service
 from ndcg_labeler.services import runs as run_service
+from ndcg_labeler.services.dashboard.bands import BAND_FILTERS, BANDS
 from ndcg_labeler.services.labeling import Progress
 from ndcg_labeler.services.score_results import MAX_K, QueryScore, Resolved, resolve_options
 from ndcg_labeler.services.scores import RunScores, ScoreOptions, score_run
-from ndcg_labeler.views import charts
 
 K_CHOICES = (1, 3, 5, 10, 20, 100)
-BANDS = ("excellent", "good", "fair", "poor")
 # Band filter values: the four bands, plus queries without NDCG and those the run lacks.
-BAND_FILTERS = (*BANDS, "undefined", "missing")
 PER_PAGE = 100
 SORT_COLUMNS = ("qid", "query", "dcg", "idcg", "ndcg", "gap", "loss", "judged", "relevant")
 DEFAULT_SORT = ("gap", "desc")
@@ -92,11 +89,6 @@ def version_token(test_set_id: int) -> str:
     return "" if found is None else f"{found[0]}.{found[1]}"
 
 
-def band(ndcg: float | None) -> str:
-    """Band of an NDCG value as the reference texts read it; "undefined" for None."""
-    return "undefined" if ndcg is None or math.isnan(ndcg) else charts.band_of(ndcg)
-
-
 def undefined_reason(ideal: str) -> str:
     """Why a query has no NDCG under the ideal option."""
     if ideal == "retrieved":
@@ -130,7 +122,8 @@ class Overview:
     runs: list[RunSummary]
     progress: Progress
     version: str
-    chart: charts.Chart | None
+    means_by_k: list[tuple[str, list[float | None]]]
+    """Each run's name and mean NDCG@k for every k in K_CHOICES (for the chart)."""
 
     def to_json(self) -> dict[str, Any]:
         """The overview table as JSON (means as `flask run score --json` prints them)."""
@@ -165,11 +158,6 @@ def means_over_k(
     return [score_run(run, replace(options, k=k)).mean_ndcg for k in ks]
 
 
-def run_k_chart(run: Run, options: ScoreOptions) -> charts.Chart:
-    """One run's mean NDCG@k as k grows."""
-    return charts.line_over_k(K_CHOICES, [(run.name, means_over_k(run, options))])
-
-
 def overview(test_set: TestSet, user: User, options: ScoreOptions) -> Overview:
     """Every run of the test set scored under `options`, with the labeling progress."""
     runs = run_service.list_runs(test_set)
@@ -177,18 +165,13 @@ def overview(test_set: TestSet, user: User, options: ScoreOptions) -> Overview:
     version = version_token(test_set.id)
     summaries = [RunSummary(run, score_run(run, options), names.get(run.id)) for run in runs]
     resolved = summaries[0].scores.options if summaries else _resolved(test_set, options)
-    chart = (
-        charts.line_over_k(K_CHOICES, [(r.name, means_over_k(r, options)) for r in runs])
-        if runs
-        else None
-    )
     return Overview(
         test_set=test_set,
         options=resolved,
         runs=summaries,
         progress=labeling_service.progress(test_set, user),
         version=version,
-        chart=chart,
+        means_by_k=[(r.name, means_over_k(r, options)) for r in runs],
     )
 
 
@@ -273,7 +256,8 @@ class QueryTable:
     page: int
     pages: int
     per_page: int
-    histogram: charts.Chart
+    defined: list[float]
+    """NDCG@k of every query of the run where it is defined (for the histogram)."""
     band_counts: dict[str, int]
 
     @property
@@ -374,6 +358,6 @@ def query_table(
         page=page,
         pages=pages,
         per_page=per_page,
-        histogram=charts.histogram(defined.tolist(), scores.k, scores.num_undefined),
+        defined=defined.tolist(),
         band_counts=counts,
     )
