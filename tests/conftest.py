@@ -1,5 +1,7 @@
 """Shared fixtures: an app on a migrated database (SQLite always, PostgreSQL when
-TEST_DATABASE_URL is set), a client, a CLI runner and logged-in users."""
+TEST_DATABASE_URL is set), a client, a CLI runner, an app context and logged-in users.
+
+Fixtures only: the helpers they use live in tests/factory.py, which tests import directly."""
 
 from __future__ import annotations
 
@@ -14,25 +16,10 @@ from flask import Flask
 from flask.testing import FlaskClient, FlaskCliRunner
 from flask_migrate import upgrade
 
-from ndcg_labeler import create_app
 from ndcg_labeler.extensions import db
-from ndcg_labeler.models import User
+from tests.factory import AuthActions, make_app, make_user
 
-PASSWORD = "correct-horse-9"
 BACKENDS = ["sqlite"] + (["postgresql"] if os.environ.get("TEST_DATABASE_URL") else [])
-
-
-def _make_app(instance: Path, url: str, **extra: object) -> Flask:
-    config = {
-        "TESTING": True,
-        "SECRET_KEY": "test-only-secret",
-        "SQLALCHEMY_DATABASE_URI": url,
-        "NDCG_DEMO": False,
-        "WTF_CSRF_ENABLED": False,
-        "INSTANCE_PATH": str(instance),
-    }
-    config.update(extra)
-    return create_app(config)
 
 
 @pytest.fixture(scope="session")
@@ -40,7 +27,7 @@ def sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One SQLite file migrated to head, copied for every test (fast and isolated)."""
     base = tmp_path_factory.mktemp("template")
     path = base / "template.sqlite3"
-    app = _make_app(base, f"sqlite:///{path}")
+    app = make_app(base, f"sqlite:///{path}")
     with app.app_context():
         upgrade()
         db.engine.dispose()
@@ -75,13 +62,13 @@ def app(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Flask]:
         template = request.getfixturevalue("sqlite_template")
         path = tmp_path / "test.sqlite3"
         shutil.copy(template, path)
-        flask_app = _make_app(tmp_path, f"sqlite:///{path}")
+        flask_app = make_app(tmp_path, f"sqlite:///{path}")
         yield flask_app
         with flask_app.app_context():
             db.engine.dispose()
         return
     url = request.getfixturevalue("postgres_url")
-    flask_app = _make_app(tmp_path, url)
+    flask_app = make_app(tmp_path, url)
     with flask_app.app_context():
         if not sa.inspect(db.engine).has_table("alembic_version"):
             upgrade()
@@ -107,14 +94,12 @@ def runner(app: Flask) -> FlaskCliRunner:
     return app.test_cli_runner()
 
 
-def make_user(app: Flask, username: str, role: str = "annotator") -> int:
-    """Create a user with the shared test password; returns its id."""
+@pytest.fixture
+def ctx(app: Flask) -> Iterator[Flask]:
+    """An app context whose session is cleaned up afterwards."""
     with app.app_context():
-        user = User(username=username, role=role, active=True)
-        user.set_password(PASSWORD)
-        db.session.add(user)
-        db.session.commit()
-        return user.id
+        yield app
+        db.session.remove()
 
 
 @pytest.fixture
@@ -127,21 +112,6 @@ def admin_id(app: Flask) -> int:
 def annotator_id(app: Flask) -> int:
     """An annotator account named `ann`."""
     return make_user(app, "ann", "annotator")
-
-
-class AuthActions:
-    """Log a test client in and out through the real forms (CSRF disabled in tests)."""
-
-    def __init__(self, client: FlaskClient) -> None:
-        self._client = client
-
-    def login(self, username: str = "admin", password: str = PASSWORD):
-        return self._client.post(
-            "/login", data={"username": username, "password": password}, follow_redirects=False
-        )
-
-    def logout(self):
-        return self._client.post("/logout")
 
 
 @pytest.fixture

@@ -10,37 +10,15 @@ from __future__ import annotations
 import shutil
 import threading
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from flask import Flask
 from werkzeug.serving import make_server
 
 from ndcg_labeler import create_app
 from ndcg_labeler.extensions import db
 from ndcg_labeler.services import accounts
-
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-dev-shm-usage",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--no-first-run",
-    "--disable-sync",
-]
-ADMIN_PASSWORD = "browser-admin-pw-1"
-ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
-
-
-@dataclass
-class LiveServer:
-    """The running app: its base URL and the Flask app (for database checks)."""
-
-    url: str
-    app: Flask
+from tests.browser.live import ADMIN_PASSWORD, ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, LiveServer
 
 
 @pytest.fixture

@@ -11,8 +11,8 @@ import sqlalchemy as sa
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Chunk, Judgment, TestSet, User
-from tests.browser.conftest import ADMIN_PASSWORD, LiveServer
-from tests.runs.helpers import build_test_set, grade
+from tests.browser.live import ADMIN_PASSWORD, LiveServer
+from tests.factory import build_test_set, grade
 
 L3 = math.log2(3)
 QUERIES = {"q1": "parental leave policy", "q2": "expense reports", "q3": "dress code"}

@@ -10,8 +10,8 @@ import sqlalchemy as sa
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Chunk, Judgment, JudgmentEvent, TestSet, User
-from tests.browser.conftest import ADMIN_PASSWORD, CHROMIUM, CHROMIUM_ARGS, LiveServer
-from tests.labeling.factory import build
+from tests.browser.live import ADMIN_PASSWORD, CHROMIUM, CHROMIUM_ARGS, LiveServer
+from tests.factory import build
 
 BEIR = Path(__file__).resolve().parents[1] / "data" / "beir_small"
 PAIR_URL = re.compile(r".*/test-sets/\d+/label/\d+$")

@@ -10,8 +10,8 @@ import sqlalchemy as sa
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Run
-from tests.browser.conftest import ADMIN_PASSWORD, LiveServer
-from tests.runs.helpers import build_test_set
+from tests.browser.live import ADMIN_PASSWORD, LiveServer
+from tests.factory import build_test_set
 
 
 @pytest.mark.browser

@@ -10,8 +10,8 @@ import sqlalchemy as sa
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Adjudication, JudgmentEvent
-from tests.browser.conftest import ADMIN_PASSWORD, LiveServer
-from tests.team.helpers import build_runs
+from tests.browser.live import ADMIN_PASSWORD, LiveServer
+from tests.factory import build_runs
 
 L3 = math.log2(3)
 

@@ -19,8 +19,7 @@ from ndcg_labeler.services import dashboard as dashboard_service
 from ndcg_labeler.services import runs as run_service
 from ndcg_labeler.services.scores import ScoreOptions
 from ndcg_labeler.views import figures
-from tests.dashboard.conftest import A3, B3, RUN_A, Demo, the_test_set, trec
-from tests.runs.helpers import grade
+from tests.factory import A3, B3, RUN_A, Demo, grade, the_test_set, trec
 
 K3 = ScoreOptions(k=3)
 COMPARED = ["q1", "q2", "q3", "q5"]  # q4 is undefined (no grade) and left out of both

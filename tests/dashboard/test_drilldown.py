@@ -14,21 +14,9 @@ from ndcg_labeler.models import Chunk, Judgment, JudgmentEvent, Query, Run, User
 from ndcg_labeler.services import ServiceError
 from ndcg_labeler.services import dashboard as dashboard_service
 from ndcg_labeler.services.scores import ScoreOptions, score_run
-from tests.dashboard.conftest import L3, Demo, grant, the_test_set
-from tests.runs.helpers import build_test_set
+from tests.factory import L3, Demo, build_test_set, grant, pair_ids, the_test_set
 
 L5, L6 = math.log2(5), math.log2(6)
-
-
-def _ids(app: Flask, demo: Demo, qid: str, docid: str) -> tuple[int, int]:
-    with app.app_context():
-        query_id = db.session.scalar(
-            sa.select(Query.id).where(Query.test_set_id == demo.test_set_id, Query.qid == qid)
-        )
-        chunk_id = db.session.scalar(
-            sa.select(Chunk.id).where(Chunk.test_set_id == demo.test_set_id, Chunk.docid == docid)
-        )
-        return query_id, chunk_id
 
 
 def _query(demo: Demo, qid: str) -> Query:
@@ -127,7 +115,7 @@ def _page(demo: Demo, query_id: int, run_id: int | None = None, suffix: str = ""
 def test_page_shows_both_rankings_and_forms_for_unjudged(
     app: Flask, as_admin: FlaskClient, dash: Demo
 ) -> None:
-    query_id, y = _ids(app, dash, "q1", "y")
+    query_id, y = pair_ids(app, dash.test_set_id, "q1", "y")
     html = as_admin.get(_page(dash, query_id) + "?k=5").get_data(as_text=True)
     assert "The run's top 5" in html and "The ideal top 5" in html
     assert "Ordering loss" in html and "Recall loss" in html
@@ -139,7 +127,7 @@ def test_page_shows_both_rankings_and_forms_for_unjudged(
 def test_grading_without_javascript_redirects_back(
     app: Flask, as_admin: FlaskClient, dash: Demo
 ) -> None:
-    query_id, y = _ids(app, dash, "q1", "y")
+    query_id, y = pair_ids(app, dash.test_set_id, "q1", "y")
     response = as_admin.post(
         _page(dash, query_id, suffix="grade") + "?k=5", data={"chunk_id": y, "grade": 2}
     )
@@ -155,7 +143,7 @@ def test_grading_without_javascript_redirects_back(
 def test_grading_with_htmx_returns_the_updated_fragment(
     app: Flask, as_admin: FlaskClient, dash: Demo
 ) -> None:
-    query_id, y = _ids(app, dash, "q1", "y")
+    query_id, y = pair_ids(app, dash.test_set_id, "q1", "y")
     url = _page(dash, query_id, suffix="grade") + "?k=5"
     response = as_admin.post(url, data={"chunk_id": y, "grade": 3}, headers={"HX-Request": "true"})
     assert response.status_code == 200
@@ -170,7 +158,7 @@ def test_grading_with_htmx_returns_the_updated_fragment(
 
 
 def test_access(app: Flask, client: FlaskClient, auth, annotator_id: int, dash: Demo) -> None:
-    query_id, y = _ids(app, dash, "q1", "y")
+    query_id, y = pair_ids(app, dash.test_set_id, "q1", "y")
     page, post = _page(dash, query_id), _page(dash, query_id, suffix="grade")
     fragment = _page(dash, query_id, suffix="_detail")
     for url in (page, fragment):
@@ -198,7 +186,7 @@ def test_blind_overlap_hides_per_pair_grades_from_annotators(
     app: Flask, client: FlaskClient, auth, annotator_id: int, admin_id: int, dash: Demo
 ) -> None:
     """With several annotators per pair, an annotator must not read grades before grading."""
-    query_id, y = _ids(app, dash, "q1", "y")
+    query_id, y = pair_ids(app, dash.test_set_id, "q1", "y")
     with app.app_context():
         the_test_set(dash).judgments_per_pair = 2
         db.session.commit()

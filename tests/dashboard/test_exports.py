@@ -13,7 +13,7 @@ from flask.testing import FlaskClient, FlaskCliRunner
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Query
-from tests.dashboard.conftest import Demo
+from tests.factory import Demo
 
 
 def _cli(runner: FlaskCliRunner, *args: str) -> str:

@@ -14,8 +14,7 @@ from ndcg_labeler.models import Chunk, Pair, Query, Run
 from ndcg_labeler.services import ServiceError, dashboard
 from ndcg_labeler.services import runs as run_service
 from ndcg_labeler.services.scores import ScoreOptions, score_run
-from tests.dashboard.conftest import Demo, grant, the_test_set, trec
-from tests.runs.helpers import grade
+from tests.factory import Demo, grade, grant, the_test_set, trec
 
 
 def _pooled() -> list[tuple[str, str, int, str]]:

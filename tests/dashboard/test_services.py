@@ -13,8 +13,7 @@ from ndcg_labeler.services import ServiceError
 from ndcg_labeler.services import dashboard as dashboard_service
 from ndcg_labeler.services.scores import ScoreOptions, score_run
 from ndcg_labeler.views import figures
-from tests.dashboard.conftest import A3, B3, IDCG3_Q1, L3, Demo, the_test_set
-from tests.runs.helpers import grade
+from tests.factory import A3, B3, IDCG3_Q1, L3, Demo, grade, the_test_set
 
 K3 = ScoreOptions(k=3)
 

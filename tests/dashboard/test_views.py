@@ -10,9 +10,7 @@ from flask.testing import FlaskClient
 from ndcg_labeler import create_app
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Chunk, Query
-from tests.conftest import AuthActions
-from tests.dashboard.conftest import A3, Demo, grant, the_test_set
-from tests.runs.helpers import grade
+from tests.factory import A3, AuthActions, Demo, grade, grant, the_test_set
 
 
 def _query_id(app: Flask, demo: Demo, qid: str) -> int:

@@ -10,8 +10,7 @@ from flask.testing import FlaskCliRunner
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Judgment, JudgmentEvent, TestSet
 from ndcg_labeler.services import accounts
-from tests.conftest import make_user
-from tests.labeling.factory import build
+from tests.factory import build, make_user
 
 
 def _rows():

@@ -13,8 +13,7 @@ from flask import Flask
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Adjudication, Chunk, Pair, Query, TestSet, User
 from ndcg_labeler.services import ServiceError, accounts, grades, labeling
-from tests.conftest import _make_app, make_user
-from tests.labeling.factory import build
+from tests.factory import build, make_app, make_user
 
 
 def _grade(built, user_id, qid, docid, grade, status="graded"):
@@ -149,7 +148,7 @@ def sqlite_app(sqlite_template: Path, tmp_path: Path) -> Iterator[Flask]:
     on PostgreSQL would leave out the server's share."""
     path = tmp_path / "speed.sqlite3"
     shutil.copy(sqlite_template, path)
-    flask_app = _make_app(tmp_path, f"sqlite:///{path}")
+    flask_app = make_app(tmp_path, f"sqlite:///{path}")
     yield flask_app
     with flask_app.app_context():
         db.engine.dispose()

@@ -11,8 +11,7 @@ from flask import Flask
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Chunk, Judgment, JudgmentEvent, Pair, Query, TestSet, User
 from ndcg_labeler.services import ServiceError, labeling
-from tests.conftest import make_user
-from tests.labeling.factory import build
+from tests.factory import build, make_user
 
 
 def _objs(built, qid="q1", docid="d1"):

@@ -7,8 +7,7 @@ from flask import Flask
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Pair, TestSet, User
 from ndcg_labeler.services import accounts, labeling
-from tests.conftest import make_user
-from tests.labeling.factory import build
+from tests.factory import build, make_user
 
 
 def test_progress_counts(app: Flask, annotator_id: int):

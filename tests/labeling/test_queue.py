@@ -13,8 +13,7 @@ from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Assignment, Pair, TestSet, User
 from ndcg_labeler.models._common import utcnow
 from ndcg_labeler.services import accounts, labeling
-from tests.conftest import make_user
-from tests.labeling.factory import build
+from tests.factory import build, make_user
 
 
 def _next(built, user_id):

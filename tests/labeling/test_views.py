@@ -12,8 +12,7 @@ from flask.testing import FlaskClient
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Judgment, JudgmentEvent, Pair, User
 from ndcg_labeler.services import labeling
-from tests.conftest import PASSWORD, make_user
-from tests.labeling.factory import build
+from tests.factory import PASSWORD, build, make_user
 
 
 def _url(built, suffix=""):

@@ -6,11 +6,14 @@ import pytest
 from flask import Flask
 
 from ndcg_labeler.extensions import db
+from tests.factory import build_test_set
 
 
 @pytest.fixture
-def ctx(app: Flask):
-    """An app context whose session is cleaned up afterwards."""
+def test_set_id(request: pytest.FixtureRequest, app: Flask) -> int:
+    """A test set named the module's SET_NAME holding its QUERIES and QRELS; returns its id."""
+    module = request.module
     with app.app_context():
-        yield app
+        test_set_id = build_test_set(module.SET_NAME, module.QUERIES, module.QRELS).id
         db.session.remove()
+        return test_set_id

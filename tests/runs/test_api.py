@@ -18,19 +18,12 @@ from ndcg_labeler import create_app
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Run, TestSetMember, User
 from ndcg_labeler.services.accounts import create_token
-from tests.runs.helpers import build_test_set
+from tests.factory import build_test_set
 
+SET_NAME = "api"  # the `test_set_id` fixture (tests/runs/conftest.py) builds it
 QUERIES = {"q1": "leave", "q2": "expenses", "q3": "dress code"}
 QRELS = [("q1", "a", 3), ("q1", "b", 1), ("q2", "x", 2)]
 RUN = b"q1 Q0 b 1 2.0 s\nq1 Q0 a 2 1.0 s\nq2 Q0 x 1 1.0 s\n"
-
-
-@pytest.fixture
-def test_set_id(app: Flask) -> int:
-    with app.app_context():
-        test_set_id = build_test_set("api", QUERIES, QRELS).id
-        db.session.remove()
-        return test_set_id
 
 
 def token_for(app: Flask, user_id: int) -> str:

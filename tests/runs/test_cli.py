@@ -14,8 +14,9 @@ from flask.testing import FlaskCliRunner
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Run
+from tests.factory import build_test_set
 from tests.paths import CONFORMANCE
-from tests.runs.helpers import QRELS, QUERIES, RUN, build_test_set
+from tests.runs.helpers import QRELS, QUERIES, RUN
 
 L3 = math.log2(3)
 CHECKED = re.compile(

@@ -15,7 +15,8 @@ from ndcg_labeler.services import runs as run_service
 from ndcg_labeler.services._db import bump_versions
 from ndcg_labeler.services.score_detail import query_detail
 from ndcg_labeler.services.scores import ScoreOptions, score_run
-from tests.runs.helpers import QRELS, QUERIES, RUN, build_test_set, grade
+from tests.factory import build_test_set, grade
+from tests.runs.helpers import QRELS, QUERIES, RUN
 
 L3 = math.log2(3)  # discount at rank 2
 # q1 ranks grades 2, unjudged, 3; its judged grades are 3, 3, 2, 0.

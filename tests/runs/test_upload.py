@@ -17,7 +17,8 @@ from ndcg_labeler.formats import FormatError
 from ndcg_labeler.models import Run, RunQuery, TestSet
 from ndcg_labeler.services import ServiceError
 from ndcg_labeler.services import runs as run_service
-from tests.runs.helpers import build_test_set, counts, stored
+from tests.factory import build_test_set
+from tests.runs.helpers import counts, stored
 
 QUERIES = {"q1": "first query", "q2": "second query"}
 # q1: d3 and d1 tie at 2.0, so trec_eval puts d3 (larger docid) first; q2 in file order.

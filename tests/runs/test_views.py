@@ -11,24 +11,17 @@ from flask import Flask
 from flask.testing import FlaskClient
 
 from ndcg_labeler.extensions import db
-from ndcg_labeler.models import Run, TestSetMember
+from ndcg_labeler.models import Run
 from ndcg_labeler.services import runs as run_service
-from tests.runs.helpers import build_test_set
+from tests.factory import build_test_set, grant
 
+SET_NAME = "web"  # the `test_set_id` fixture (tests/runs/conftest.py) builds it
 QUERIES = {"q1": "<script>alert(1)</script> leave", "q2": "expenses"}
 QRELS = [("q1", "a", 3), ("q1", "b", 1), ("q2", "x", 2)]
 RUN = b"q1 Q0 b 1 2.0 s\nq1 Q0 a 2 1.0 s\nq2 Q0 x 1 1.0 s\nzz Q0 x 1 1.0 s\n"
 # q1: grades 1, 3 → DCG 1 + 3/log2 3; IDCG 3 + 1/log2 3. q2: perfect, 1.
 Q1 = (1 + 3 / math.log2(3)) / (3 + 1 / math.log2(3))
 MEAN = (Q1 + 1.0) / 2
-
-
-@pytest.fixture
-def test_set_id(app: Flask) -> int:
-    with app.app_context():
-        test_set_id = build_test_set("web", QUERIES, QRELS).id
-        db.session.remove()
-        return test_set_id
 
 
 @pytest.fixture
@@ -40,12 +33,6 @@ def run_id(app: Flask, test_set_id: int) -> int:
         run_id = run_service.upload_run(test_set, io.BytesIO(RUN), "bm25.trec", "bm25", None).id
         db.session.remove()
         return run_id
-
-
-def grant(app: Flask, test_set_id: int, user_id: int) -> None:
-    with app.app_context():
-        db.session.add(TestSetMember(test_set_id=test_set_id, user_id=user_id))
-        db.session.commit()
 
 
 def post_run(client: FlaskClient, test_set_id: int, content: bytes, name: str, **extra):

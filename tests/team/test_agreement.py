@@ -1,4 +1,4 @@
-"""Agreement of the 3-annotator fixture (tests/team/helpers.py), every figure worked by hand.
+"""Agreement of the 3-annotator fixture (tests/factory.build_team), every figure by hand.
 
 Percent agreement (share of agreeing rater pairs per pair graded 2+, averaged):
     q1/d1 3,3,3 -> 3/3;  q1/d2 2,1,2 -> 1/3;  q1/d3 0,0 -> 1;  q2/d4 1,3 -> 0;  q2/d5 2,2 -> 1
@@ -29,7 +29,7 @@ from ndcg_labeler.extensions import db
 from ndcg_labeler.models import TestSet
 from ndcg_labeler.services import accounts
 from ndcg_labeler.services import team as team_service
-from tests.team.helpers import build_team, judge
+from tests.factory import build_team, judge
 
 COHEN = [
     {"a": "alice", "b": "bob", "n": 3, "kappa_quadratic": 26 / 29, "kappa_linear": 10 / 13},

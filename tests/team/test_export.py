@@ -13,7 +13,7 @@ from flask.testing import FlaskCliRunner
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import TestSet
 from ndcg_labeler.services import team as team_service
-from tests.team.helpers import JUDGMENTS, build_team, judge
+from tests.factory import TEAM_JUDGMENTS, build_team, judge
 
 ISO_UTC = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+00:00$")
 HEADER = "qid,docid,annotator,status,grade,note,active_ms,created_at,updated_at"
@@ -21,7 +21,7 @@ HEADER = "qid,docid,annotator,status,grade,note,active_ms,created_at,updated_at"
 
 def _expected_rows() -> list[tuple[str, str, str, str, int | None, int]]:
     """The fixture's judgments sorted by qid, docid, annotator (what the export promises)."""
-    return sorted((q, d, who, status, grade, ms) for q, d, who, status, grade, ms in JUDGMENTS)
+    return sorted((q, d, who, status, grade, ms) for q, d, who, status, grade, ms in TEAM_JUDGMENTS)
 
 
 def _text(app: Flask, test_set_id: int, fmt: str) -> str:
@@ -43,7 +43,7 @@ def test_csv_has_every_judgment_with_times_and_notes(app: Flask):
     want = [
         (q, d, who, status, "" if grade is None else str(grade), ms)
         for q, d, who, status, grade, ms in sorted(
-            [*JUDGMENTS, ("q2", "d7", "bob", "graded", 1, 1500)]
+            [*TEAM_JUDGMENTS, ("q2", "d7", "bob", "graded", 1, 1500)]
         )
     ]
     assert got == want
@@ -87,10 +87,10 @@ def test_cli_export(app: Flask, runner: FlaskCliRunner):
     result = runner.invoke(args=["judgments", "export", "Team set", "--format", "jsonl"])
     assert result.exit_code == 0, result.output
     objects = [json.loads(line) for line in result.output.splitlines()]
-    assert len(objects) == len(JUDGMENTS)
+    assert len(objects) == len(TEAM_JUDGMENTS)
     as_csv = runner.invoke(args=["judgments", "export", "Team set"])
     assert as_csv.output.splitlines()[0] == HEADER
-    assert len(as_csv.output.splitlines()) == len(JUDGMENTS) + 1
+    assert len(as_csv.output.splitlines()) == len(TEAM_JUDGMENTS) + 1
     bad = runner.invoke(args=["judgments", "export", "Nope"])
     assert bad.exit_code == 1 and bad.stderr == "Error: unknown test set 'Nope'\n"
     wrong = runner.invoke(args=["judgments", "export", "Team set", "--format", "xml"])

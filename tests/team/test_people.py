@@ -1,6 +1,6 @@
 """People: judgments, median active time, grade distribution, consensus agreement and trend.
 
-Consensus of the others under median (lower middle) on the fixture of tests/team/helpers.py:
+Consensus of the others under median (lower middle) on tests/factory.build_team:
     alice: d1 (others 3,3 -> 3) =, d2 (1,2 -> 1) 2 vs 1, d3 (0 -> 0) =, d4 (3 -> 3) 1 vs 3
            -> 2 of 4 = 0.5, mean distance (0 + 1 + 0 + 2) / 4 = 0.75
     bob:   d1 =, d2 (2,2 -> 2) 1 vs 2, d3 =, d5 (2) =           -> 3/4, distance 1/4
@@ -19,9 +19,7 @@ from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Judgment, TestSet
 from ndcg_labeler.models._common import utcnow
 from ndcg_labeler.services import team as team_service
-from tests.conftest import make_user
-from tests.labeling.factory import build
-from tests.team.helpers import build_team, judge
+from tests.factory import build, build_team, judge, make_user
 
 
 def _people(app: Flask, test_set_id: int, **kwargs) -> dict[str, team_service.Person]:

@@ -1,6 +1,6 @@
 """Does disagreement change the answer? Mean NDCG@10 of runs A and B under every policy.
 
-d1 is graded 0 and 2, d2 1 and 1 (tests/team/helpers.build_runs). d1 is 0 under median (lower
+d1 is graded 0 and 2, d2 1 and 1 (tests/factory.build_runs). d1 is 0 under median (lower
 middle), min and majority (a tie goes to the lower grade), 1 under mean, 2 under max.
 A ranks d1, d2; B ranks d2, d1; linear gain, ideal from the judged grades. With L = log2 3:
     d1 = 0: A = (0 + 1/L) / 1 = 0.6309, B = 1 / 1 = 1          -> B above A
@@ -19,7 +19,7 @@ from flask import Flask
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Chunk, Query, TestSet, User
 from ndcg_labeler.services import team as team_service
-from tests.team.helpers import build_runs
+from tests.factory import build_runs
 
 L = math.log2(3)
 B_UNDER_MAX = (1 + 2 / L) / (2 + 1 / L)

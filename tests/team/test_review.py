@@ -14,7 +14,7 @@ from ndcg_labeler.models import Adjudication, Chunk, JudgmentEvent, Query, Run, 
 from ndcg_labeler.services import ServiceError, accounts
 from ndcg_labeler.services import team as team_service
 from ndcg_labeler.services.scores import ScoreOptions, score_run
-from tests.team.helpers import build_runs, build_team, judge
+from tests.factory import build_runs, build_team, judge
 
 
 def _queue(app: Flask, test_set_id: int, **kwargs) -> list[tuple[str, str, int, int]]:

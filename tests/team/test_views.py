@@ -9,9 +9,8 @@ from flask import Flask
 from flask.testing import FlaskClient
 
 from ndcg_labeler.extensions import db
-from ndcg_labeler.models import Adjudication, Chunk, JudgmentEvent, Query, TestSet
-from tests.conftest import AuthActions, make_user
-from tests.team.helpers import build_runs, build_team, judge
+from ndcg_labeler.models import Adjudication, JudgmentEvent, TestSet
+from tests.factory import AuthActions, build_runs, build_team, judge, make_user, pair_ids
 
 VIEW_ROUTES = [
     "/test-sets/{id}/agreement",
@@ -34,17 +33,6 @@ ADMIN_POST_ROUTES = [
 ]
 
 
-def _ids(app: Flask, test_set_id: int, qid: str, docid: str) -> tuple[int, int]:
-    with app.app_context():
-        q = db.session.scalar(
-            sa.select(Query.id).where(Query.test_set_id == test_set_id, Query.qid == qid)
-        )
-        c = db.session.scalar(
-            sa.select(Chunk.id).where(Chunk.test_set_id == test_set_id, Chunk.docid == docid)
-        )
-        return q, c
-
-
 def _url(route: str, test_set_id: int, pair: tuple[int, int]) -> str:
     return route.format(id=test_set_id, q=pair[0], c=pair[1])
 
@@ -56,7 +44,7 @@ def team(app: Flask, annotator_id: int):
 
 
 def test_anonymous_is_sent_to_login(app: Flask, client: FlaskClient, team):
-    pair = _ids(app, team.id, "q2", "d4")
+    pair = pair_ids(app, team.id, "q2", "d4")
     for route in [*VIEW_ROUTES, *ADMIN_GET_ROUTES]:
         response = client.get(_url(route, team.id, pair))
         assert response.status_code == 302 and "/login" in response.location, route
@@ -70,7 +58,7 @@ def test_anonymous_is_sent_to_login(app: Flask, client: FlaskClient, team):
 def test_member_annotator_sees_figures_not_review_or_exports(
     app: Flask, as_annotator: FlaskClient, team
 ):
-    pair = _ids(app, team.id, "q2", "d4")
+    pair = pair_ids(app, team.id, "q2", "d4")
     for route in VIEW_ROUTES:
         assert as_annotator.get(_url(route, team.id, pair)).status_code == 200, route
     for route in ADMIN_GET_ROUTES:
@@ -88,7 +76,7 @@ def test_non_member_gets_404_on_pages_and_403_on_admin_routes(
 ):
     make_user(app, "stranger")
     auth.login("stranger")
-    pair = _ids(app, team.id, "q2", "d4")
+    pair = pair_ids(app, team.id, "q2", "d4")
     for route in VIEW_ROUTES:
         assert client.get(_url(route, team.id, pair)).status_code == 404, route
     for route in ADMIN_GET_ROUTES:
@@ -96,13 +84,13 @@ def test_non_member_gets_404_on_pages_and_403_on_admin_routes(
 
 
 def test_admin_reaches_every_page(app: Flask, as_admin: FlaskClient, team):
-    pair = _ids(app, team.id, "q2", "d4")
+    pair = pair_ids(app, team.id, "q2", "d4")
     for route in [*VIEW_ROUTES, *ADMIN_GET_ROUTES]:
         assert as_admin.get(_url(route, team.id, pair)).status_code == 200, route
     for route in [*VIEW_ROUTES, *ADMIN_GET_ROUTES]:
         assert as_admin.get(_url(route, 9999, pair)).status_code == 404, route
     other = build_runs(app, "other")
-    foreign = _ids(app, other.id, "q1", "d1")
+    foreign = pair_ids(app, other.id, "q1", "d1")
     assert as_admin.get(f"/test-sets/{team.id}/review/{foreign[0]}/{foreign[1]}").status_code == 404
     assert as_admin.get(f"/test-sets/{team.id}/export/judgments.xml").status_code == 404
     assert as_admin.get(f"/test-sets/{team.id}/export/qrels?policy=best").status_code == 400
@@ -159,7 +147,7 @@ def test_review_queue_and_adjudication_through_the_forms(
     judge(app, team.id, "q2", "d4", "carol", grade=3, note="<b>clearly</b> on topic")
     html = as_admin.get(f"/test-sets/{team.id}/review").get_data(as_text=True)
     assert html.index(">d4<") < html.index(">d6<")  # span 2 before a lone can't-tell
-    q, c = _ids(app, team.id, "q2", "d4")
+    q, c = pair_ids(app, team.id, "q2", "d4")
     pair_html = as_admin.get(f"/test-sets/{team.id}/review/{q}/{c}").get_data(as_text=True)
     assert "&lt;b&gt;clearly&lt;/b&gt; on topic" in pair_html  # notes are escaped
     assert "<b>clearly" not in pair_html
@@ -169,7 +157,7 @@ def test_review_queue_and_adjudication_through_the_forms(
         f"/test-sets/{team.id}/review/{q}/{c}", data={"grade": "2", "note": "partial answer"}
     )
     # On to the next disputed pair still waiting: q2/d6.
-    q6, c6 = _ids(app, team.id, "q2", "d6")
+    q6, c6 = pair_ids(app, team.id, "q2", "d6")
     assert response.status_code == 302
     assert response.location.endswith(f"/test-sets/{team.id}/review/{q6}/{c6}")
     with app.app_context():
@@ -221,7 +209,7 @@ def test_policies_page_states_the_verdict(app: Flask, as_admin: FlaskClient):
     assert "The run order depends on the policy." in html
     assert "A ranks above B (under median: B ranks above A)" in html
     assert "0.6309" in html and "0.8597" in html
-    q, c = _ids(app, other.id, "q1", "d1")
+    q, c = pair_ids(app, other.id, "q1", "d1")
     as_admin.post(f"/test-sets/{other.id}/review/{q}/{c}", data={"grade": "0"})
     html = as_admin.get(f"/test-sets/{other.id}/policies?k=5").get_data(as_text=True)
     assert "Run order is the same under every policy." in html

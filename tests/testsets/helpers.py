@@ -6,11 +6,9 @@ import io
 from pathlib import Path
 
 import sqlalchemy as sa
-from flask import Flask
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Chunk, Judgment, JudgmentEvent, Pair, Query, TestSet
-from ndcg_labeler.services import testsets
 from ndcg_labeler.services.testsets import ImportFile
 
 DATA = Path(__file__).resolve().parent.parent / "data"
@@ -25,12 +23,6 @@ def mem(name: str, text: str) -> ImportFile:
 def path(relative: str) -> ImportFile:
     """A fixture file under tests/data."""
     return ImportFile.from_path(DATA / relative)
-
-
-def make_test_set(app: Flask, name: str = "Set", scale: int = 3) -> int:
-    """Create a test set; returns its id."""
-    with app.app_context():
-        return testsets.create_test_set(name, scale).id
 
 
 def counts(test_set_id: int) -> dict[str, int]:

@@ -14,7 +14,8 @@ from ndcg_labeler.formats.errors import FormatError
 from ndcg_labeler.models import Chunk, Judgment, JudgmentEvent, Pair, Query, TestSet, User
 from ndcg_labeler.services import ServiceError
 from ndcg_labeler.services.testsets import ImportFile, import_files
-from tests.testsets.helpers import BEIR, counts, make_test_set, mem, path
+from tests.factory import make_test_set
+from tests.testsets.helpers import BEIR, counts, mem, path
 
 
 def _import(test_set_id: int, **files: object):

@@ -13,8 +13,8 @@ from ndcg_labeler.models import Chunk, Judgment, Query, TestSet, User
 from ndcg_labeler.services import ServiceError
 from ndcg_labeler.services import testsets as testsets_service
 from ndcg_labeler.services.testsets import import_files
-from tests.conftest import make_user
-from tests.testsets.helpers import make_test_set, mem, path
+from tests.factory import make_test_set, make_user
+from tests.testsets.helpers import mem, path
 
 
 def test_create_has_default_grades_for_each_scale(app: Flask) -> None:

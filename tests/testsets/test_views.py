@@ -13,8 +13,8 @@ from flask.testing import FlaskClient
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import TestSet, TestSetMember
 from ndcg_labeler.services import testsets
-from tests.conftest import PASSWORD
-from tests.testsets.helpers import BEIR, counts, make_test_set
+from tests.factory import PASSWORD, grant, make_test_set
+from tests.testsets.helpers import BEIR, counts
 
 VIEW_ROUTES = ["/test-sets/{id}", "/test-sets/{id}/queries", "/test-sets/{id}/chunks"]
 ADMIN_ROUTES = [
@@ -23,12 +23,6 @@ ADMIN_ROUTES = [
     "/test-sets/{id}/import",
 ]
 ALL_ROUTES = ["/test-sets/new", *VIEW_ROUTES, *ADMIN_ROUTES]
-
-
-def _grant(app: Flask, test_set_id: int, user_id: int) -> None:
-    with app.app_context():
-        db.session.add(TestSetMember(test_set_id=test_set_id, user_id=user_id))
-        db.session.commit()
 
 
 def _upload(client: FlaskClient, test_set_id: int, **files: tuple[bytes, str]):
@@ -64,7 +58,7 @@ def test_annotator_sees_only_given_test_sets(
     app: Flask, as_annotator: FlaskClient, annotator_id: int, route: str
 ) -> None:
     mine, other = make_test_set(app, "Mine"), make_test_set(app, "Other")
-    _grant(app, mine, annotator_id)
+    grant(app, mine, annotator_id)
     assert as_annotator.get(route.format(id=mine)).status_code == 200
     # 404, not 403: the existence of a test set one may not see is not confirmed.
     assert as_annotator.get(route.format(id=other)).status_code == 404
@@ -76,7 +70,7 @@ def test_annotator_cannot_administer(
     app: Flask, as_annotator: FlaskClient, annotator_id: int, route: str
 ) -> None:
     ts = make_test_set(app, "Mine")
-    _grant(app, ts, annotator_id)
+    grant(app, ts, annotator_id)
     assert as_annotator.get(route.format(id=ts)).status_code == 403
     response = as_annotator.post(
         route.format(id=ts),
@@ -100,7 +94,7 @@ def test_home_lists_visible_test_sets_with_links(
     app: Flask, client: FlaskClient, annotator_id: int, admin_id: int, auth
 ) -> None:
     mine, _ = make_test_set(app, "Mine"), make_test_set(app, "Hidden")
-    _grant(app, mine, annotator_id)
+    grant(app, mine, annotator_id)
     auth.login("ann", PASSWORD)
     page = client.get("/").get_data(as_text=True)
     assert f'<a href="/test-sets/{mine}">Mine</a>' in page

@@ -8,7 +8,7 @@ from flask.testing import FlaskClient
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import User
-from tests.conftest import PASSWORD
+from tests.factory import PASSWORD
 
 
 def test_anonymous_is_sent_to_login(client: FlaskClient) -> None:

@@ -1,0 +1,30 @@
+"""What the browser tests share besides fixtures: the Chromium to drive, the first admin's
+password, where screenshots go and the running server's handle (see conftest.py here)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from flask import Flask
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-sync",
+]
+ADMIN_PASSWORD = "browser-admin-pw-1"
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
+
+
+@dataclass
+class LiveServer:
+    """The running app: its base URL and the Flask app (for database checks)."""
+
+    url: str
+    app: Flask
