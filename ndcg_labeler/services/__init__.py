@@ -3,3 +3,8 @@
 
 class ServiceError(ValueError):
     """A use case refused the input; the message is shown to the user as is."""
+
+
+from ndcg_labeler.services._db import paginate  # noqa: E402  (after ServiceError: no cycle)
+
+__all__ = ["ServiceError", "paginate"]

@@ -12,6 +12,7 @@ from contextlib import contextmanager
 from typing import Any
 
 import sqlalchemy as sa
+from flask_sqlalchemy.pagination import Pagination
 from sqlalchemy.dialects import postgresql, sqlite
 
 from ndcg_labeler.extensions import db
@@ -113,3 +114,49 @@ def insert_many(table: sa.Table, columns: Sequence[str], rows: Sequence[tuple[An
         )
         for begin in range(0, len(rows), BATCH):
             cursor.executemany(sql, rows[begin : begin + BATCH])
+
+
+class _RowsPagination(Pagination):
+    """A page of a multi-column SELECT as Row tuples (db.paginate keeps only the first column)."""
+
+    def _query_items(self) -> list[Any]:
+        stmt = self._query_args["select"].limit(self.per_page).offset(self._query_offset)
+        return list(db.session.execute(stmt))
+
+    def _query_count(self) -> int:
+        sub = self._query_args["select"].order_by(None).subquery()
+        return int(db.session.scalar(sa.select(sa.func.count()).select_from(sub)) or 0)
+
+
+class _SequencePagination(Pagination):
+    """A page of a sequence already in memory (a sorted list or numpy index)."""
+
+    def _query_items(self) -> list[Any]:
+        start = self._query_offset
+        return list(self._query_args["items"][start : start + self.per_page])
+
+    def _query_count(self) -> int:
+        return len(self._query_args["items"])
+
+
+def paginate(
+    source: sa.Select[Any] | Sequence[Any], page: int, per_page: int, *, rows: bool = False
+) -> Pagination:
+    """One page of a SELECT (entities, or Row tuples with `rows=True`) or of a sequence.
+
+    Flask-SQLAlchemy's Pagination, so that every listing and the one pager macro
+    (templates/_macros.html) speak the same object. A page past the end shows the last page.
+    """
+
+    def make(number: int) -> Pagination:
+        args = {"page": number, "per_page": per_page, "max_per_page": None, "error_out": False}
+        if not isinstance(source, sa.Select):
+            return _SequencePagination(items=source, **args)
+        if rows:
+            return _RowsPagination(select=source, **args)
+        return db.paginate(source, **args)
+
+    found = make(max(1, page))
+    if found.page > found.pages > 0:
+        found = make(found.pages)
+    return found

@@ -41,3 +41,8 @@ def chosen_runs(test_set: TestSet, field: str = "run") -> list[Run]:
 def is_htmx() -> bool:
     """True for requests htmx sends (they want a fragment, not a page)."""
     return request.headers.get("HX-Request") == "true"
+
+
+def page_arg() -> int:
+    """The ?page= number, 1 when absent or malformed (paginate clamps it to the last page)."""
+    return max(1, request.args.get("page", 1, type=int) or 1)

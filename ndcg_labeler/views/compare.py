@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from flask import Blueprint, abort, render_template, request
 
-from ndcg_labeler.services import ServiceError
+from ndcg_labeler.services import ServiceError, paginate
 from ndcg_labeler.services import dashboard as dashboard_service
 from ndcg_labeler.services import runs as run_service
 from ndcg_labeler.views import figures
-from ndcg_labeler.views._scoring import chosen_runs, score_options
+from ndcg_labeler.views._scoring import chosen_runs, page_arg, score_options
 from ndcg_labeler.views.access import get_test_set_or_404
 
 bp = Blueprint("compare", __name__, url_prefix="/test-sets/<int:test_set_id>/dashboard/compare")
@@ -32,9 +32,7 @@ def _context(test_set_id: int, stats: bool | None = None) -> dict[str, object]:
             abort(400, description=str(exc))
     elif all_runs:
         error = "Choose at least two runs to compare."
-    page = max(1, request.args.get("page", 1, type=int) or 1)
-    pages = max(1, -(-len(result.deltas) // PER_PAGE)) if result else 1
-    page = min(page, pages)
+    deltas = paginate(result.deltas if result else [], page_arg(), PER_PAGE)
     return {
         "test_set": test_set,
         "all_runs": all_runs,
@@ -46,9 +44,7 @@ def _context(test_set_id: int, stats: bool | None = None) -> dict[str, object]:
         "scatter": figures.scatter(result) if result else None,
         "error": error,
         "policy_text": dashboard_service.UNDEFINED_POLICY,
-        "page": page,
-        "pages": pages,
-        "per_page": PER_PAGE,
+        "deltas": deltas,
         "version": dashboard_service.version_token(test_set.id),
         "k_choices": dashboard_service.k_choices(options.k),
         "policies": dashboard_service.policies(),

@@ -22,19 +22,14 @@ from wtforms.fields.choices import SelectChoice
 from ndcg_labeler.forms.team import AdjudicationForm, RemoveAdjudicationForm, ThresholdForm
 from ndcg_labeler.models import Chunk, Query, TestSet
 from ndcg_labeler.scoring.aggregate import POLICIES
-from ndcg_labeler.services import ServiceError, team
-from ndcg_labeler.services import team as team_service
+from ndcg_labeler.services import ServiceError, paginate, team
+from ndcg_labeler.views._scoring import page_arg
 from ndcg_labeler.views.access import admin_required, get_test_set_or_404
 
 bp = Blueprint("team", __name__, url_prefix="/test-sets/<int:test_set_id>")
 
 PER_PAGE = 50
 K_CHOICES = (1, 3, 5, 10, 20, 100)
-
-
-def _page_arg() -> int:
-    """The ?page= number, 1 when absent or malformed."""
-    return max(1, request.args.get("page", 1, type=int) or 1)
 
 
 def _imports_arg() -> bool:
@@ -51,16 +46,12 @@ def agreement_page(test_set_id: int) -> str:
     sort = request.args.get("sort", "qid")
     if sort not in team.QUERY_SORTS:
         sort = "qid"
-    queries = team.sort_queries(found.queries, sort)
-    pages = max(1, -(-len(queries) // PER_PAGE))
-    page = min(_page_arg(), pages)
+    queries = paginate(team.sort_queries(found.queries, sort), page_arg(), PER_PAGE)
     return render_template(
         "team/agreement.html",
         test_set=test_set,
         report=found,
-        queries=queries[(page - 1) * PER_PAGE : page * PER_PAGE],
-        page=page,
-        pages=pages,
+        queries=queries,
         sort=sort,
         include_imports=include,
     )
@@ -105,7 +96,7 @@ def review_queue(test_set_id: int) -> str:
     """Disputed pairs, most disputed first; ?all=1 keeps adjudicated ones in the list."""
     test_set = get_test_set_or_404(test_set_id)
     include = request.args.get("all") == "1"
-    found = team.review_queue(test_set, include_adjudicated=include, page=_page_arg())
+    found = team.review_queue(test_set, include_adjudicated=include, page=page_arg())
     form = ThresholdForm(threshold=test_set.disagreement_threshold)
     return render_template(
         "team/review.html", test_set=test_set, page=found, include_adjudicated=include, form=form
@@ -244,12 +235,12 @@ def export_page(test_set_id: int) -> str:
 def export_judgments(test_set_id: int, fmt: str) -> Response:
     """Every annotator's judgments with notes and times, as CSV or JSON Lines."""
     test_set = get_test_set_or_404(test_set_id)
-    if fmt not in team_service.EXPORT_FORMATS:
+    if fmt not in team.EXPORT_FORMATS:
         abort(404)
     mimetype = "text/csv" if fmt == "csv" else "application/x-ndjson"
-    name = team_service.export_filename(test_set, "judgments", fmt)
+    name = team.export_filename(test_set, "judgments", fmt)
     return Response(
-        stream_with_context(team_service.judgment_chunks(test_set, fmt)),
+        stream_with_context(team.judgment_chunks(test_set, fmt)),
         mimetype=mimetype,
         headers={"Content-Disposition": f'attachment; filename="{name}"'},
     )
@@ -263,9 +254,9 @@ def export_qrels(test_set_id: int) -> Response:
     policy = request.args.get("policy") or None
     if policy is not None and policy not in POLICIES:
         abort(400, description=f"policy must be one of {', '.join(POLICIES)}")
-    name = team_service.export_filename(test_set, f"qrels-{policy or test_set.aggregation}", "txt")
+    name = team.export_filename(test_set, f"qrels-{policy or test_set.aggregation}", "txt")
     return Response(
-        team_service.qrels_text(test_set, policy),
+        team.qrels_text(test_set, policy),
         mimetype="text/plain",
         headers={"Content-Disposition": f'attachment; filename="{name}"'},
     )

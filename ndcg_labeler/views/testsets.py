@@ -21,16 +21,12 @@ from ndcg_labeler.models import TestSet
 from ndcg_labeler.services import ServiceError
 from ndcg_labeler.services import testsets as testsets_service
 from ndcg_labeler.services.testsets import ImportFile, import_files
+from ndcg_labeler.views._scoring import page_arg
 from ndcg_labeler.views.access import admin_required, get_test_set_or_404
 
 bp = Blueprint("testsets", __name__, url_prefix="/test-sets")
 
 IMPORT_FIELDS = ("queries", "corpus", "pool", "qrels")
-
-
-def _page_arg() -> int:
-    """The ?page= number, 1 when absent or malformed."""
-    return max(1, request.args.get("page", 1, type=int) or 1)
 
 
 @bp.route("/new", methods=["GET", "POST"])
@@ -68,7 +64,7 @@ def show(test_set_id: int) -> str:
 def queries(test_set_id: int) -> str:
     """The test set's queries with their pool sizes."""
     test_set = get_test_set_or_404(test_set_id)
-    page = testsets_service.queries_page(test_set, _page_arg())
+    page = testsets_service.queries_page(test_set, page_arg())
     return render_template("testsets/queries.html", test_set=test_set, page=page)
 
 
@@ -77,7 +73,7 @@ def chunks(test_set_id: int) -> str:
     """The test set's chunks; ?missing=1 lists only chunks without text."""
     test_set = get_test_set_or_404(test_set_id)
     missing = request.args.get("missing") == "1"
-    page = testsets_service.chunks_page(test_set, _page_arg(), without_text=missing)
+    page = testsets_service.chunks_page(test_set, page_arg(), without_text=missing)
     return render_template("testsets/chunks.html", test_set=test_set, page=page, missing=missing)
 
 

@@ -72,7 +72,7 @@ def test_query_table_default_is_gap_descending(ctx: Flask, dash: Demo) -> None:
     assert [r.score.qid for r in table.rows] == [
         q["qid"] for q in score_run(run, K3).to_json()["queries"]
     ]
-    assert table.matched == 5 and table.pages == 1
+    assert table.matched == 5 and table.paging.pages == 1
 
 
 def test_query_table_rows_bands_and_reasons(ctx: Flask, dash: Demo) -> None:
@@ -154,9 +154,9 @@ def test_query_table_filters_by_text_and_band(ctx: Flask, dash: Demo) -> None:
 def test_query_table_pages(ctx: Flask, dash: Demo) -> None:
     run = db.session.get_one(Run, dash.run_a)
     first = dashboard_service.query_table(run, K3, dashboard_service.TableQuery(), per_page=2)
-    assert (first.pages, first.first, first.last) == (3, 1, 2)
+    assert (first.paging.pages, first.paging.first, first.paging.last) == (3, 1, 2)
     last = dashboard_service.query_table(run, K3, dashboard_service.TableQuery(page=99), per_page=2)
-    assert (last.page, [r.score.qid for r in last.rows]) == (3, ["q5"])
+    assert (last.paging.page, [r.score.qid for r in last.rows]) == (3, ["q5"])
     assert figures.histogram(last).title == "Distribution of NDCG@3 over 4 queries"
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 # Lower bound of each band, best first; below the last bound a score is "poor".
 BAND_BOUNDS = (("excellent", 0.9), ("good", 0.7), ("fair", 0.5))
 BANDS = ("excellent", "good", "fair", "poor")
@@ -19,3 +21,11 @@ def band(ndcg: float | None) -> str:
         if ndcg >= low:
             return name
     return "poor"
+
+
+def bands_of(ndcg: np.ndarray) -> np.ndarray:
+    """The band of every value of an array (vectorised), "undefined" where it is NaN."""
+    defined = ~np.isnan(ndcg)
+    filled = np.where(defined, ndcg, -1.0)
+    conditions = [~defined] + [filled >= low for _name, low in BAND_BOUNDS]
+    return np.select(conditions, [UNDEFINED] + [name for name, _low in BAND_BOUNDS], "poor")

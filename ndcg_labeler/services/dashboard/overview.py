@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 import sqlalchemy as sa
+from flask_sqlalchemy.pagination import Pagination
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Run, TestSet, User
@@ -19,7 +20,8 @@ from ndcg_labeler.scoring import POLICIES
 from ndcg_labeler.services import ServiceError
 from ndcg_labeler.services import labeling as labeling_service
 from ndcg_labeler.services import runs as run_service
-from ndcg_labeler.services.dashboard.bands import BAND_FILTERS, BANDS
+from ndcg_labeler.services._db import paginate
+from ndcg_labeler.services.dashboard.bands import BAND_FILTERS, BANDS, bands_of
 from ndcg_labeler.services.labeling import Progress
 from ndcg_labeler.services.score_results import MAX_K, QueryScore, Resolved, resolve_options
 from ndcg_labeler.services.scores import RunScores, ScoreOptions, score_run
@@ -252,35 +254,16 @@ class QueryTable:
     scores: RunScores
     query: TableQuery
     rows: list[QueryRow]
-    matched: int
-    page: int
-    pages: int
-    per_page: int
+    paging: Pagination
+    """The page of matching queries (Flask-SQLAlchemy Pagination over row indices)."""
     defined: list[float]
     """NDCG@k of every query of the run where it is defined (for the histogram)."""
     band_counts: dict[str, int]
 
     @property
-    def first(self) -> int:
-        """1-based position of the page's first row among the matches."""
-        return (self.page - 1) * self.per_page + 1 if self.matched else 0
-
-    @property
-    def last(self) -> int:
-        """1-based position of the page's last row among the matches."""
-        return min(self.matched, self.page * self.per_page)
-
-
-def _bands(scores: RunScores) -> np.ndarray:
-    """Band name of every query (vectorised), "undefined" where NDCG is NaN."""
-    ndcg = scores.ndcg
-    defined = ~np.isnan(ndcg)
-    filled = np.where(defined, ndcg, -1.0)
-    return np.select(
-        [~defined, filled >= 0.9, filled >= 0.7, filled >= 0.5],
-        ["undefined", "excellent", "good", "fair"],
-        default="poor",
-    )
+    def matched(self) -> int:
+        """How many queries match the filters."""
+        return int(self.paging.total or 0)
 
 
 def _order(scores: RunScores, column: str, direction: str, index: np.ndarray) -> np.ndarray:
@@ -320,7 +303,7 @@ def query_table(
 ) -> QueryTable:
     """The run's queries at k, filtered, sorted and paged; the histogram covers them all."""
     scores = score_run(run, options)
-    bands = _bands(scores)
+    bands = bands_of(scores.ndcg)
     keep = np.ones(len(scores.qids), dtype=bool)
     if query.band == "missing":
         keep &= scores.missing
@@ -338,13 +321,10 @@ def query_table(
         )
     index = np.flatnonzero(keep)
     ordered = _order(scores, query.sort, query.direction, index)
-    matched = int(ordered.size)
-    pages = max(1, -(-matched // per_page))
-    page = min(query.page, pages)
-    start = (page - 1) * per_page
+    paging = paginate(ordered.tolist(), query.page, per_page)
     reason = undefined_reason(scores.options.ideal)
     rows = []
-    for i in ordered[start : start + per_page].tolist():
+    for i in paging.items:
         row = scores.row(i)
         rows.append(QueryRow(row, str(bands[i]), reason if row.ndcg is None else None))
     defined = scores.ndcg[~np.isnan(scores.ndcg)]
@@ -354,10 +334,7 @@ def query_table(
         scores=scores,
         query=query,
         rows=rows,
-        matched=matched,
-        page=page,
-        pages=pages,
-        per_page=per_page,
+        paging=paging,
         defined=defined.tolist(),
         band_counts=counts,
     )

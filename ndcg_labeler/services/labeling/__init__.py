@@ -7,36 +7,36 @@ from .answers import (
     my_answers,
 )
 from .judging import (
-    MAX_ACTIVE_MS,
     MAX_NOTE,
+    MAX_ACTIVE_MS,
     SaveResult,
-    judge_by_names,
+    save_judgment,
+    save_for_pair,
+    skip_pair,
     my_judgment,
     previous_pair,
-    save_for_pair,
-    save_judgment,
-    skip_pair,
+    judge_by_names,
 )
 from .progress import (
     Progress,
     progress,
 )
 from .queue import (
-    COUNTED,
     LEASE_MINUTES,
+    COUNTED,
     MAX_TRIES,
-    counted_for,
     import_source_ids,
+    counted_for,
     next_pair,
 )
 
 __all__ = [
+    "AnsweredQuery",
     "COUNTED",
     "LEASE_MINUTES",
     "MAX_ACTIVE_MS",
     "MAX_NOTE",
     "MAX_TRIES",
-    "AnsweredQuery",
     "MyAnswer",
     "Progress",
     "SaveResult",

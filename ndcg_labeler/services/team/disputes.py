@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 import sqlalchemy as sa
+from flask_sqlalchemy.pagination import Pagination
 from sqlalchemy.orm import aliased
 
 from ndcg_labeler.extensions import db
@@ -20,7 +21,7 @@ from ndcg_labeler.models import Adjudication, Chunk, Judgment, JudgmentEvent, Qu
 from ndcg_labeler.models.users import IMPORT_ROLE
 from ndcg_labeler.scoring.aggregate import POLICIES, aggregate
 from ndcg_labeler.services import ServiceError
-from ndcg_labeler.services.testsets import Page
+from ndcg_labeler.services._db import paginate
 
 PER_PAGE = 50
 
@@ -122,7 +123,7 @@ def _disputes(test_set: TestSet, threshold: int) -> sa.Subquery:
 
 def review_queue(
     test_set: TestSet, *, include_adjudicated: bool = False, page: int = 1, per_page: int = PER_PAGE
-) -> Page:
+) -> Pagination:
     """One page of disputed pairs (DisputedPair), most disputed first; by default only those
     without an adjudication yet."""
     found = _disputes(test_set, test_set.disagreement_threshold)
@@ -153,11 +154,9 @@ def review_queue(
     )
     if not include_adjudicated:
         stmt = stmt.where(Adjudication.id.is_(None))
-    total = db.session.scalar(sa.select(sa.func.count()).select_from(stmt.subquery())) or 0
-    page = min(max(1, page), max(1, -(-total // per_page)))
     ordered = stmt.order_by(found.c.spread.desc(), found.c.cant_tell.desc(), Query.qid, Chunk.docid)
-    rows = db.session.execute(ordered.limit(per_page).offset((page - 1) * per_page))
-    items = [
+    paging = paginate(ordered, page, per_page, rows=True)
+    paging.items = [
         DisputedPair(
             query_id=r[0],
             chunk_id=r[1],
@@ -172,9 +171,9 @@ def review_queue(
             spread=int(r[10] or 0),
             adjudicated=r[11],
         )
-        for r in rows
+        for r in paging.items
     ]
-    return Page(items, page, per_page, total)
+    return paging
 
 
 def set_threshold(test_set: TestSet, value: int) -> None:

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import sqlalchemy as sa
+from flask_sqlalchemy.pagination import Pagination
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Chunk, Judgment, Pair, Query, TestSet, TestSetMember, User
 from ndcg_labeler.scoring.aggregate import DEFAULT_POLICY, POLICIES
 from ndcg_labeler.services import ServiceError
-from ndcg_labeler.services._db import bump_versions
+from ndcg_labeler.services._db import bump_versions, paginate
 
 SCALES = (3, 4)
 MAX_NAME = 200
@@ -300,39 +300,7 @@ def summary(test_set: TestSet) -> Summary:
     )
 
 
-@dataclass(frozen=True)
-class Page:
-    """One page of a listing with what the pager needs."""
-
-    items: list[Any]
-    page: int
-    per_page: int
-    total: int
-
-    @property
-    def pages(self) -> int:
-        """Number of pages (at least 1)."""
-        return max(1, -(-self.total // self.per_page))
-
-    @property
-    def has_prev(self) -> bool:
-        """True when there is a page before this one."""
-        return self.page > 1
-
-    @property
-    def has_next(self) -> bool:
-        """True when there is a page after this one."""
-        return self.page < self.pages
-
-
-def _page(stmt: sa.Select[Any], page: int, per_page: int) -> Page:
-    total = _count(sa.select(sa.func.count()).select_from(stmt.order_by(None).subquery()))
-    page = min(max(1, page), max(1, -(-total // per_page)))
-    rows = db.session.execute(stmt.limit(per_page).offset((page - 1) * per_page))
-    return Page(list(rows), page, per_page, total)
-
-
-def queries_page(test_set: TestSet, page: int, per_page: int = 50) -> Page:
+def queries_page(test_set: TestSet, page: int, per_page: int = 50) -> Pagination:
     """One page of the test set's queries by qid: rows of (Query, pairs, judged pairs)."""
     pairs = (
         sa.select(sa.func.count())
@@ -351,12 +319,14 @@ def queries_page(test_set: TestSet, page: int, per_page: int = 50) -> Page:
         .where(Query.test_set_id == test_set.id)
         .order_by(Query.qid)
     )
-    return _page(stmt, page, per_page)
+    return paginate(stmt, page, per_page, rows=True)
 
 
-def chunks_page(test_set: TestSet, page: int, *, without_text: bool, per_page: int = 50) -> Page:
-    """One page of the test set's chunks by docid (rows of (Chunk,)), optionally textless only."""
+def chunks_page(
+    test_set: TestSet, page: int, *, without_text: bool, per_page: int = 50
+) -> Pagination:
+    """One page of the test set's chunks by docid, optionally those without text only."""
     stmt = sa.select(Chunk).where(Chunk.test_set_id == test_set.id).order_by(Chunk.docid)
     if without_text:
         stmt = stmt.where(Chunk.text.is_(None))
-    return _page(stmt, page, per_page)
+    return paginate(stmt, page, per_page)
