@@ -1,4 +1,4 @@
-"""Who may see what: roles and test-set membership, checked by every view."""
+"""HTTP side of access: load a test set or 404, admin-only views, blind grades as 403."""
 
 from __future__ import annotations
 
@@ -6,34 +6,14 @@ from collections.abc import Callable
 from functools import wraps
 from typing import Any, TypeVar
 
-import sqlalchemy as sa
 from flask import abort
 from flask_login import current_user
 
 from ndcg_labeler.extensions import db
-from ndcg_labeler.models import TestSet, TestSetMember, User
+from ndcg_labeler.models import TestSet
+from ndcg_labeler.services.accounts import can_view, grades_visible
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-
-def is_member(user: User, test_set_id: int) -> bool:
-    """True when the user was given the test set to label."""
-    return (
-        db.session.get(TestSetMember, {"test_set_id": test_set_id, "user_id": user.id}) is not None
-    )
-
-
-def can_view(user: User, test_set: TestSet) -> bool:
-    """Admins see every test set; annotators only those they were given."""
-    return bool(user.is_authenticated) and (user.is_admin or is_member(user, test_set.id))
-
-
-def visible_test_sets(user: User) -> list[TestSet]:
-    """The test sets this user may open, by name."""
-    stmt = sa.select(TestSet).order_by(TestSet.name)
-    if not user.is_admin:
-        stmt = stmt.join(TestSetMember).where(TestSetMember.user_id == user.id)
-    return list(db.session.scalars(stmt))
 
 
 def get_test_set_or_404(test_set_id: int) -> TestSet:
@@ -57,15 +37,6 @@ def admin_required(view: F) -> F:
         return view(*args, **kwargs)
 
     return wrapped  # type: ignore[return-value]
-
-
-def grades_visible(user: User, test_set: TestSet) -> bool:
-    """May this user see per-pair grades (drill-downs, qrels)?
-
-    With several annotators per pair, judging is blind: an annotator who could read the grades
-    of pairs still waiting in their own queue would be anchored by them. Admins always may.
-    """
-    return bool(user.is_authenticated) and (user.is_admin or test_set.judgments_per_pair == 1)
 
 
 def require_grades_visible(test_set: TestSet) -> None:

@@ -17,9 +17,8 @@ from ndcg_labeler.formats import FormatError
 from ndcg_labeler.models import Run, TestSet
 from ndcg_labeler.services import ServiceError
 from ndcg_labeler.services import runs as run_service
-from ndcg_labeler.services.accounts import user_for_token
+from ndcg_labeler.services.accounts import can_view, user_for_token
 from ndcg_labeler.services.scores import ScoreOptions, score_run
-from ndcg_labeler.views.access import can_view
 
 bp = Blueprint("api", __name__, url_prefix="/api")
 csrf.exempt(bp)

@@ -11,6 +11,7 @@ from werkzeug.wrappers import Response
 from ndcg_labeler.extensions import db, login_manager
 from ndcg_labeler.forms.auth import ChangePasswordForm, LoginForm, PreferencesForm
 from ndcg_labeler.models import User
+from ndcg_labeler.services import ServiceError
 from ndcg_labeler.services import accounts as accounts_service
 
 bp = Blueprint("auth", __name__)
@@ -37,8 +38,8 @@ def login() -> str | Response:
         return redirect(url_for("main.index"))
     form = LoginForm()
     if form.validate_on_submit():
-        user = accounts_service.get_by_username(form.username.data or "")
-        if user is None or not user.is_active or not user.check_password(form.password.data or ""):
+        user = accounts_service.authenticate(form.username.data or "", form.password.data or "")
+        if user is None:
             flash("Unknown username or wrong password.", "error")
         else:
             login_user(user, remember=bool(form.remember.data))
@@ -62,16 +63,19 @@ def account() -> str | Response:
     password_form = ChangePasswordForm(prefix="pw")
     prefs_form = PreferencesForm(prefix="prefs", obj=current_user)
     if password_form.submit.data and password_form.validate_on_submit():
-        if not current_user.check_password(password_form.current.data or ""):
-            password_form.current.errors.append("This is not your current password.")
+        try:
+            accounts_service.change_own_password(
+                current_user, password_form.current.data or "", password_form.new.data or ""
+            )
+        except ServiceError as exc:
+            password_form.current.errors.append(str(exc))
         else:
-            current_user.set_password(password_form.new.data or "")
-            db.session.commit()
             flash("Your password was changed.", "success")
             return redirect(url_for("auth.account"))
     elif prefs_form.submit.data and prefs_form.validate_on_submit():
-        current_user.shortcuts_enabled = bool(prefs_form.shortcuts_enabled.data)
-        db.session.commit()
+        accounts_service.set_preferences(
+            current_user, shortcuts_enabled=bool(prefs_form.shortcuts_enabled.data)
+        )
         flash("Preferences saved.", "success")
         return redirect(url_for("auth.account"))
     return render_template("auth/account.html", password_form=password_form, prefs_form=prefs_form)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from flask import Blueprint, render_template
 from flask_login import current_user
 
-from ndcg_labeler.views.access import visible_test_sets
+from ndcg_labeler.services.accounts import visible_test_sets
 
 bp = Blueprint("main", __name__)
 

@@ -43,16 +43,18 @@ def edit(user_id: int) -> str | Response:
         return redirect(url_for("users.index"))
     form = UserEditForm(obj=user)
     if form.validate_on_submit():
-        if user.id == current_user.id and (form.role.data != "admin" or not form.active.data):
-            form.role.errors.append(
-                "You cannot remove your own admin rights or deactivate yourself."
+        try:
+            accounts_service.update_user(
+                current_user,
+                user,
+                role=form.role.data or user.role,
+                active=bool(form.active.data),
+                password=form.password.data or None,
             )
+        except ServiceError as exc:
+            db.session.rollback()
+            form.role.errors.append(str(exc))
         else:
-            user.role = form.role.data or user.role
-            user.active = bool(form.active.data)
-            if form.password.data:
-                user.set_password(form.password.data)
-            db.session.commit()
             flash(f"User {user.username} saved.", "success")
             return redirect(url_for("users.index"))
     return render_template("users/edit.html", user=user, form=form)

@@ -1,5 +1,19 @@
 """People and their credentials: users, passwords, roles, API tokens."""
 
+from .permissions import (
+    can_view,
+    grades_visible,
+    is_member,
+    visible_test_sets,
+)
+from .rules import (
+    MIN_PASSWORD,
+    authenticate,
+    change_own_password,
+    check_new_password,
+    set_preferences,
+    update_user,
+)
 from .tokens import (
     PREFIX,
     create_token,
@@ -7,21 +21,31 @@ from .tokens import (
     user_for_token,
 )
 from .users import (
-    get_by_username,
     create_user,
-    list_people,
-    import_source,
     ensure_first_admin,
+    get_by_username,
+    import_source,
+    list_people,
 )
 
 __all__ = [
+    "MIN_PASSWORD",
     "PREFIX",
+    "authenticate",
+    "can_view",
+    "change_own_password",
+    "check_new_password",
     "create_token",
     "create_user",
     "ensure_first_admin",
     "get_by_username",
+    "grades_visible",
     "import_source",
+    "is_member",
     "list_people",
     "revoke_token",
+    "set_preferences",
+    "update_user",
     "user_for_token",
+    "visible_test_sets",
 ]

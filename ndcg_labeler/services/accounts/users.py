@@ -10,6 +10,7 @@ from ndcg_labeler.extensions import db
 from ndcg_labeler.models import User
 from ndcg_labeler.models.users import IMPORT_ROLE, ROLES
 from ndcg_labeler.services import ServiceError
+from ndcg_labeler.services.accounts.rules import check_new_password
 
 
 def get_by_username(username: str) -> User | None:
@@ -24,8 +25,7 @@ def create_user(username: str, password: str, role: str = "annotator") -> User:
         raise ServiceError("username must not be empty")
     if role not in ROLES:
         raise ServiceError(f"role must be one of {', '.join(ROLES)}, not {role!r}")
-    if len(password) < 8:
-        raise ServiceError("password must have at least 8 characters")
+    check_new_password(password)
     if get_by_username(username) is not None:
         raise ServiceError(f"user {username!r} already exists")
     user = User(username=username, role=role, active=True)

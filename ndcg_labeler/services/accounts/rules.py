@@ -1,0 +1,63 @@
+"""Account rules: editing a user, changing one's own password, authenticating at login."""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+
+from ndcg_labeler.extensions import db
+from ndcg_labeler.models import User
+from ndcg_labeler.models.users import ROLES
+from ndcg_labeler.services import ServiceError
+
+MIN_PASSWORD = 8
+
+
+def check_new_password(password: str) -> None:
+    """Refuse passwords shorter than MIN_PASSWORD characters."""
+    if len(password) < MIN_PASSWORD:
+        raise ServiceError(f"password must have at least {MIN_PASSWORD} characters")
+
+
+def update_user(
+    actor: User, user: User, *, role: str, active: bool, password: str | None = None
+) -> User:
+    """An admin changes a user's role, active flag and (optionally) password.
+
+    An admin cannot demote or deactivate themself: the last admin would lock everyone out.
+    """
+    if user.is_import_source:
+        raise ServiceError(f"'{user.username}' is an import source, not a person")
+    if role not in ROLES:
+        raise ServiceError(f"role must be one of {', '.join(ROLES)}, not {role!r}")
+    if user.id == actor.id and (role != "admin" or not active):
+        raise ServiceError("You cannot remove your own admin rights or deactivate yourself.")
+    if password:
+        check_new_password(password)
+        user.set_password(password)
+    user.role = role
+    user.active = active
+    db.session.commit()
+    return user
+
+
+def change_own_password(user: User, current: str, new: str) -> None:
+    """Change one's own password after checking the current one."""
+    if not user.check_password(current):
+        raise ServiceError("This is not your current password.")
+    check_new_password(new)
+    user.set_password(new)
+    db.session.commit()
+
+
+def set_preferences(user: User, *, shortcuts_enabled: bool) -> None:
+    """Save one's own preferences (single-key shortcuts on or off)."""
+    user.shortcuts_enabled = shortcuts_enabled
+    db.session.commit()
+
+
+def authenticate(username: str, password: str) -> User | None:
+    """The active person with this name and password, or None (same answer for every failure)."""
+    user = db.session.scalar(sa.select(User).where(User.username == username))
+    if user is None or not user.is_active or not user.check_password(password):
+        return None
+    return user

@@ -1,0 +1,47 @@
+"""Account rules live in services.accounts: self-demotion, password changes, authentication."""
+
+from __future__ import annotations
+
+import pytest
+from flask import Flask
+
+from ndcg_labeler.extensions import db
+from ndcg_labeler.models import User
+from ndcg_labeler.services import ServiceError, accounts
+from tests.factory import PASSWORD, make_user
+
+
+def _user(app: Flask, name: str, role: str) -> User:
+    return db.session.get_one(User, make_user(app, name, role))
+
+
+def test_an_admin_cannot_demote_or_deactivate_themself(app: Flask) -> None:
+    with app.app_context():
+        admin = _user(app, "root", "admin")
+        with pytest.raises(ServiceError, match="your own admin rights"):
+            accounts.update_user(admin, admin, role="annotator", active=True)
+        with pytest.raises(ServiceError, match="deactivate yourself"):
+            accounts.update_user(admin, admin, role="admin", active=False)
+        db.session.refresh(admin)
+        assert (admin.role, admin.active) == ("admin", True)
+
+
+def test_an_admin_changes_another_user(app: Flask) -> None:
+    with app.app_context():
+        admin, ann = _user(app, "root", "admin"), _user(app, "ann", "annotator")
+        accounts.update_user(admin, ann, role="admin", active=False, password="new-secret-1")
+        db.session.refresh(ann)
+        assert (ann.role, ann.active, ann.check_password("new-secret-1")) == ("admin", False, True)
+        with pytest.raises(ServiceError, match="at least 8"):
+            accounts.update_user(admin, ann, role="admin", active=True, password="short")
+
+
+def test_own_password_change_checks_the_current_one(app: Flask) -> None:
+    with app.app_context():
+        ann = _user(app, "ann", "annotator")
+        with pytest.raises(ServiceError, match="not your current password"):
+            accounts.change_own_password(ann, "wrong", "another-pw-1")
+        accounts.change_own_password(ann, PASSWORD, "another-pw-1")
+        assert accounts.authenticate("ann", "another-pw-1") is not None
+        assert accounts.authenticate("ann", PASSWORD) is None
+        assert accounts.authenticate("nobody", PASSWORD) is None
