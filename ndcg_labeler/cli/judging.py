@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import sys
-
 import click
 from flask.cli import AppGroup, with_appcontext
 
 from ndcg_labeler.cli._common import cli_errors
-from ndcg_labeler.formats.writers import write_trec_qrels
-from ndcg_labeler.services import grades, labeling, testsets
+from ndcg_labeler.services import labeling, team, testsets
 
 
 # ignore_unknown_options: a negative GRADE such as -1 reaches our own one-line refusal instead
@@ -46,8 +43,7 @@ def qrels_group() -> None:
 def export(name: str, policy: str | None) -> None:
     """Print `qid 0 docid grade` for every graded pair, as scoring uses it, sorted by qid, docid."""
     test_set = testsets.require_by_name(name)
-    qrels = grades.scoring_qrels(test_set, policy)
-    write_trec_qrels(grades.sorted_records(qrels), sys.stdout)
+    click.echo(team.qrels_text(test_set, policy), nl=False)
 
 
 commands = [judge, qrels_group]

@@ -28,7 +28,6 @@ from .exports import (
     compare_json,
     drill_down_csv,
     overview_csv,
-    qrels_trec,
     run_csv,
     to_csv,
 )
@@ -110,7 +109,6 @@ __all__ = [
     "parse_table_query",
     "plan_pool",
     "policies",
-    "qrels_trec",
     "query_table",
     "run_csv",
     "source_label",

@@ -11,9 +11,6 @@ import io
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from ndcg_labeler.formats.writers import write_trec_qrels
-from ndcg_labeler.models import TestSet
-from ndcg_labeler.services import grades as grade_service
 from ndcg_labeler.services.dashboard.comparison import Comparison
 from ndcg_labeler.services.dashboard.drilldown import DrillDown
 from ndcg_labeler.services.dashboard.overview import Overview
@@ -124,11 +121,3 @@ def compare_json(result: Comparison) -> dict[str, Any]:
             for p in result.pairs
         ]
     return out
-
-
-def qrels_trec(test_set: TestSet, policy: str | None = None) -> str:
-    """The grades scoring uses, as TREC qrels (`qid 0 docid grade`), like `flask qrels export`."""
-    out = io.StringIO()
-    qrels = grade_service.scoring_qrels(test_set, policy)
-    write_trec_qrels(grade_service.sorted_records(qrels), out)
-    return out.getvalue()
