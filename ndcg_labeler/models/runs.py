@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
-from sqlalchemy.orm import Mapped, mapped_column
+from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models._common import utcnow
+
+if TYPE_CHECKING:
+    from ndcg_labeler.models.testsets import TestSet
+    from ndcg_labeler.models.users import User
 
 
 class Run(db.Model):
@@ -35,6 +39,9 @@ class Run(db.Model):
     num_entries: Mapped[int] = mapped_column(sa.BigInteger, default=0)
     # What validation reported: unknown queries (count and examples), lines read, etc.
     report: Mapped[dict[str, Any] | None] = mapped_column(sa.JSON)
+
+    test_set: Mapped[TestSet] = relationship(back_populates="runs", viewonly=True)
+    uploader: Mapped[User | None] = relationship(viewonly=True)
 
     __table_args__ = (sa.UniqueConstraint("test_set_id", "name"),)
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 from sqlalchemy.orm import Mapped, mapped_column, relationship
@@ -11,7 +11,8 @@ from sqlalchemy.orm import Mapped, mapped_column, relationship
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models._common import utcnow
 
-AGGREGATIONS = ("median", "mean", "max", "min", "majority")
+if TYPE_CHECKING:
+    from ndcg_labeler.models.runs import Run
 
 
 class TestSet(db.Model):
@@ -38,6 +39,13 @@ class TestSet(db.Model):
 
     members: Mapped[list[TestSetMember]] = relationship(
         back_populates="test_set", cascade="all, delete-orphan"
+    )
+    # Read-only collections (rows are written in bulk by services, deleted by ON DELETE CASCADE).
+    queries: Mapped[list[Query]] = relationship(
+        back_populates="test_set", viewonly=True, order_by="Query.qid"
+    )
+    runs: Mapped[list[Run]] = relationship(
+        back_populates="test_set", viewonly=True, order_by="(Run.uploaded_at, Run.id)"
     )
 
     __table_args__ = (
@@ -74,6 +82,8 @@ class Query(db.Model):
     qid: Mapped[str] = mapped_column(sa.String(200))
     text: Mapped[str] = mapped_column(sa.Text)
     narrative: Mapped[str | None] = mapped_column(sa.Text)
+
+    test_set: Mapped[TestSet] = relationship(back_populates="queries", viewonly=True)
 
     __table_args__ = (sa.UniqueConstraint("test_set_id", "qid"),)
 

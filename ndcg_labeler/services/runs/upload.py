@@ -13,7 +13,6 @@ import hashlib
 import io
 import os
 import threading
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
@@ -322,43 +321,3 @@ def _insert_queries(run_id: int, ranked: _Ranked) -> None:
     ]
     for begin in range(0, len(rows), _BATCH):
         db.session.execute(sa.insert(table), rows[begin : begin + _BATCH])
-
-
-def delete_run(run: Run) -> None:
-    """Delete a run and its ranked lists (one transaction)."""
-    test_set_id, run_id = run.test_set_id, run.id
-    with transaction():
-        db.session.execute(sa.delete(RunQuery).where(RunQuery.run_id == run_id))
-        db.session.delete(run)
-        bump_versions(test_set_id, runs=True)
-    score_service.forget_run(run_id)
-
-
-def list_runs(test_set: TestSet) -> list[Run]:
-    """The test set's runs, oldest first."""
-    stmt = sa.select(Run).where(Run.test_set_id == test_set.id).order_by(Run.uploaded_at, Run.id)
-    return list(db.session.scalars(stmt))
-
-
-def get_run(test_set: TestSet, run_id: int) -> Run | None:
-    """The run with this id if it belongs to the test set."""
-    run = db.session.get(Run, run_id)
-    return run if run is not None and run.test_set_id == test_set.id else None
-
-
-def require_run(test_set: TestSet, name: str) -> Run:
-    """The run of the test set with this name, or a ServiceError naming it (for the CLI)."""
-    run = db.session.scalar(sa.select(Run).where(Run.test_set_id == test_set.id, Run.name == name))
-    if run is None:
-        raise ServiceError(f"test set '{test_set.name}' has no run named '{name}'")
-    return run
-
-
-def uploaders(runs: Sequence[Run]) -> dict[int, str]:
-    """Run id -> username of the uploader (runs uploaded from the CLI have none)."""
-    ids = {run.uploaded_by_id for run in runs if run.uploaded_by_id is not None}
-    if not ids:
-        return {}
-    rows = db.session.execute(sa.select(User.id, User.username).where(User.id.in_(ids)))
-    names = {row[0]: row[1] for row in rows}
-    return {run.id: names[run.uploaded_by_id] for run in runs if run.uploaded_by_id in names}

@@ -1,0 +1,54 @@
+"""Retriever runs of a test set: listing, lookup by id or name, uploaders, deletion."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import sqlalchemy as sa
+from sqlalchemy.orm import selectinload
+
+from ndcg_labeler.extensions import db
+from ndcg_labeler.models import Run, RunQuery, TestSet
+from ndcg_labeler.services import ServiceError
+from ndcg_labeler.services import scores as score_service
+from ndcg_labeler.services._db import bump_versions, transaction
+
+
+def delete_run(run: Run) -> None:
+    """Delete a run and its ranked lists (one transaction)."""
+    test_set_id, run_id = run.test_set_id, run.id
+    with transaction():
+        db.session.execute(sa.delete(RunQuery).where(RunQuery.run_id == run_id))
+        db.session.delete(run)
+        bump_versions(test_set_id, runs=True)
+    score_service.forget_run(run_id)
+
+
+def list_runs(test_set: TestSet) -> list[Run]:
+    """The test set's runs, oldest first."""
+    stmt = (
+        sa.select(Run)
+        .where(Run.test_set_id == test_set.id)
+        .order_by(Run.uploaded_at, Run.id)
+        .options(selectinload(Run.uploader))  # listings show who uploaded: one query, not N
+    )
+    return list(db.session.scalars(stmt))
+
+
+def get_run(test_set: TestSet, run_id: int) -> Run | None:
+    """The run with this id if it belongs to the test set."""
+    run = db.session.get(Run, run_id)
+    return run if run is not None and run.test_set_id == test_set.id else None
+
+
+def require_run(test_set: TestSet, name: str) -> Run:
+    """The run of the test set with this name, or a ServiceError naming it (for the CLI)."""
+    run = db.session.scalar(sa.select(Run).where(Run.test_set_id == test_set.id, Run.name == name))
+    if run is None:
+        raise ServiceError(f"test set '{test_set.name}' has no run named '{name}'")
+    return run
+
+
+def uploaders(runs: Sequence[Run]) -> dict[int, str]:
+    """Run id -> username of the uploader (runs uploaded from the CLI have none)."""
+    return {run.id: run.uploader.username for run in runs if run.uploader is not None}
