@@ -1,5 +1,6 @@
-"""The demo test set: the HR example of the NDCG tutorial (reference 004), so a first visit is
-not empty. Loaded by `flask bootstrap` unless NDCG_DEMO=0; everything in it is invented."""
+"""The demo test set: the HR example of the NDCG tutorial this product grew from (five HR policy
+queries, two retrievers), so a first visit is not empty. Loaded by `flask bootstrap` unless
+NDCG_DEMO=0; everything in it is invented."""
 
 from __future__ import annotations
 

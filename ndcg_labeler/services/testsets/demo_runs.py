@@ -1,4 +1,4 @@
-"""The demo's two retriever runs (reference 004's HR example), uploaded like any user's run."""
+"""The demo's two retriever runs (the tutorial's HR example), uploaded like any user's run."""
 
 from __future__ import annotations
 
