@@ -3,6 +3,7 @@
 from .catalog import (
     delete_run,
     get_run,
+    get_run_by_ref,
     list_runs,
     require_run,
     uploaders,
@@ -25,6 +26,7 @@ __all__ = [
     "clean_name",
     "delete_run",
     "get_run",
+    "get_run_by_ref",
     "list_runs",
     "name_taken",
     "require_run",

@@ -41,6 +41,18 @@ def get_run(test_set: TestSet, run_id: int) -> Run | None:
     return run if run is not None and run.test_set_id == test_set.id else None
 
 
+def get_run_by_ref(test_set: TestSet, ref: str) -> Run | None:
+    """The test set's run named by `ref`: an id when it is all digits and such a run of this
+    test set exists, otherwise an exact name."""
+    ref = ref.strip()
+    if ref.isascii() and ref.isdigit() and len(ref) < 19:
+        found = get_run(test_set, int(ref))
+        if found is not None:
+            return found
+    stmt = sa.select(Run).where(Run.test_set_id == test_set.id, Run.name == ref)
+    return db.session.scalar(stmt)
+
+
 def require_run(test_set: TestSet, name: str) -> Run:
     """The run of the test set with this name, or a ServiceError naming it (for the CLI)."""
     run = db.session.scalar(sa.select(Run).where(Run.test_set_id == test_set.id, Run.name == name))

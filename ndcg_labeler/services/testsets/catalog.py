@@ -54,6 +54,17 @@ def get_by_name(name: str) -> TestSet | None:
     return db.session.scalar(sa.select(TestSet).where(TestSet.name == name))
 
 
+def get_by_ref(ref: str) -> TestSet | None:
+    """The test set named by `ref`: an id when it is all digits and such a test set exists,
+    otherwise an exact name."""
+    ref = ref.strip()
+    if ref.isascii() and ref.isdigit() and len(ref) < 19:
+        found = db.session.get(TestSet, int(ref))
+        if found is not None:
+            return found
+    return get_by_name(ref)
+
+
 def all_test_sets() -> list[TestSet]:
     """Every test set, by name (for admins and the CLI)."""
     return list(db.session.scalars(sa.select(TestSet).order_by(TestSet.name)))
