@@ -12,6 +12,8 @@ CLI_MODULES = ("users", "setup", "testsets", "runs", "judging")
 CLI_MODULES += ("dashboard",)
 # Team judging: `flask agreement` and `flask judgments export`.
 CLI_MODULES += ("team",)
+# The evaluation loop: `flask gate` and `flask run fuse`.
+CLI_MODULES += ("evaluation",)
 
 
 def register_cli(app: Flask) -> None:

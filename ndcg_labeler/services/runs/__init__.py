@@ -1,4 +1,4 @@
-"""Retriever runs: the one upload use case (browser, CLI, API), listing and deletion."""
+"""Retriever runs: the one upload use case (browser, CLI, API), fusion, listing and deletion."""
 
 from .catalog import (
     delete_run,
@@ -8,6 +8,7 @@ from .catalog import (
     require_run,
     uploaders,
 )
+from .fusion import fuse_runs, ranked_lists
 from .upload import (
     EXAMPLES,
     MAX_DEPTH,
@@ -25,10 +26,12 @@ __all__ = [
     "MAX_NOTES",
     "clean_name",
     "delete_run",
+    "fuse_runs",
     "get_run",
     "get_run_by_ref",
     "list_runs",
     "name_taken",
+    "ranked_lists",
     "require_run",
     "upload_run",
     "uploaders",

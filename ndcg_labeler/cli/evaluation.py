@@ -1,0 +1,138 @@
+"""`flask gate TESTSET --baseline RUN --candidate RUN` and `flask run fuse TESTSET RUN RUN...`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+from flask.cli import with_appcontext
+
+from ndcg_labeler.cli._common import cli_errors
+from ndcg_labeler.cli.runs import run_group
+from ndcg_labeler.formats.errors import FormatError
+from ndcg_labeler.services import ServiceError, gate
+from ndcg_labeler.services import runs as run_service
+from ndcg_labeler.services import testsets as testsets_service
+
+BAD_INPUT = 2
+
+
+class BadInput(click.ClickException):
+    """A refused input: `Error: <reason>` on stderr and exit status 2."""
+
+    exit_code = BAD_INPUT
+
+
+def _number(name: str, text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise ServiceError(f"{name} must be a number, not '{text}'") from None
+
+
+def _write(path: str, text: str) -> None:
+    try:
+        Path(path).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise BadInput(f"{path}: {exc.strerror}") from None
+
+
+@click.command("gate")
+@click.argument("testset")
+@click.option("--baseline", required=True, help="The run to hold the line (name or id).")
+@click.option("--candidate", required=True, help="The run that must not regress (name or id).")
+@click.option(
+    "--measure",
+    "measures",
+    multiple=True,
+    help=f"Repeat or comma-separate: {gate.MEASURE_HELP}. Default ndcg_cut_10.",
+)
+@click.option("--max-drop", default="0.0", show_default=True, help="Tolerated drop of a mean.")
+@click.option("--alpha", default="0.05", show_default=True, help="Significance level (Holm).")
+@click.option("--labels", default="human", show_default=True, help="human (fill:JUDGE later).")
+@click.option("--json", "as_json", is_flag=True, help="Print the verdict as one JSON object.")
+@click.option("--junit", "junit_path", default=None, help="Write a JUnit XML report here.")
+@click.option("--markdown", "markdown_path", default=None, help="Write a Markdown report here.")
+@with_appcontext
+def gate_command(
+    testset: str,
+    baseline: str,
+    candidate: str,
+    measures: tuple[str, ...],
+    max_drop: str,
+    alpha: str,
+    labels: str,
+    as_json: bool,
+    junit_path: str | None,
+    markdown_path: str | None,
+) -> None:
+    """Fail (exit 1) when CANDIDATE significantly regresses against BASELINE on TESTSET.
+
+    Exit 0 when no measure regresses, 1 when one does, 2 on bad input.
+    """
+    try:
+        test_set = testsets_service.get_by_ref(testset)
+        if test_set is None:
+            raise ServiceError(f"unknown test set '{testset}'")
+        found = []
+        for ref in (baseline, candidate):
+            run = run_service.get_run_by_ref(test_set, ref)
+            if run is None:
+                raise ServiceError(f"test set '{test_set.name}' has no run '{ref}'")
+            found.append(run)
+        result = gate.run_gate(
+            test_set,
+            found[0],
+            found[1],
+            measures=list(measures),
+            max_drop=_number("--max-drop", max_drop),
+            alpha=_number("--alpha", alpha),
+            labels=labels,
+        )
+    except (ServiceError, FormatError) as exc:
+        raise BadInput(str(exc)) from None
+    if junit_path:
+        _write(junit_path, gate.junit_xml(result))
+    if markdown_path:
+        _write(markdown_path, gate.markdown(result))
+    if as_json:
+        click.echo(json.dumps(result.to_json(), ensure_ascii=False))
+    else:
+        click.echo(gate.markdown(result).rstrip("\n"))
+    if not result.passed:
+        raise click.exceptions.Exit(1)
+
+
+@run_group.command("fuse")
+@click.argument("testset")
+@click.argument("runs", nargs=-1, required=True)
+@click.option("--method", default="rrf", show_default=True, help="rrf, combsum or combmnz.")
+@click.option("--name", required=True, help="Name of the fused run.")
+@click.option("--k", "k", default="60", show_default=True, help="RRF's constant k.")
+@click.option("--depth", default=None, help="Keep the top N per query (default: the inputs').")
+@cli_errors
+def fuse(
+    testset: str, runs: tuple[str, ...], method: str, name: str, k: str, depth: str | None
+) -> None:
+    """Create run NAME of TESTSET by fusing two or more RUNS (names or ids)."""
+    test_set = testsets_service.require_by_name(testset)
+    found = []
+    for ref in runs:
+        run = run_service.get_run_by_ref(test_set, ref)
+        if run is None:
+            raise ServiceError(f"test set '{test_set.name}' has no run '{ref}'")
+        found.append(run)
+    try:
+        constant = int(k)
+        cut = None if depth is None else int(depth)
+    except ValueError:
+        raise ServiceError("--k and --depth must be whole numbers") from None
+    fused = run_service.fuse_runs(test_set, found, name, None, method=method, k=constant, depth=cut)
+    click.echo(
+        f"Created run '{fused.name}' in test set '{test_set.name}': {fused.num_queries} queries, "
+        f"{fused.num_entries} ranked entries. {fused.notes}."
+    )
+
+
+commands = [gate_command]
