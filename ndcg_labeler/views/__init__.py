@@ -9,12 +9,14 @@ from flask_login import current_user
 from werkzeug.wrappers import Response
 
 # Endpoints reachable without a session; the API authenticates with its own bearer tokens.
-PUBLIC_ENDPOINTS = frozenset({"auth.login", "static"})
+PUBLIC_ENDPOINTS = frozenset({"auth.login", "static", "api_docs.openapi", "api_docs.reference"})
 
 # One module per area, each exposing `bp`.
 BLUEPRINT_MODULES = ("auth", "main", "users", "testsets", "runs", "api", "tokens", "labeling")
 # Dashboards: overview and query tables, drill-down, comparison, pooling, exports.
 BLUEPRINT_MODULES += ("dashboard", "drilldown", "compare", "pooling", "exports")
+# The API's OpenAPI document and reference page (public: they hold no data).
+BLUEPRINT_MODULES += ("api_docs",)
 # Team judging: agreement, people, disagreement review and adjudication, policies, exports.
 BLUEPRINT_MODULES += ("team",)
 

@@ -1,7 +1,9 @@
-"""JSON API authenticated by personal tokens (`Authorization: Bearer ...`): upload and score runs.
+"""JSON API authenticated by personal tokens (`Authorization: Bearer ...`): runs, scores, gate.
 
 No session and no CSRF (a bearer token is not sent by browsers on their own); 401 without a
 valid token, 404 for test sets the token's owner may not see, 403 for non-admins uploading.
+Test sets and runs are addressed by id or by name (an all-digit reference is an id first).
+The OpenAPI document (views/openapi_spec.py) describes every route here.
 """
 
 from __future__ import annotations
@@ -12,11 +14,12 @@ from typing import Any
 from flask import Blueprint, abort, g, jsonify, request, url_for
 from werkzeug.wrappers import Response
 
-from ndcg_labeler.extensions import csrf, db
+from ndcg_labeler.extensions import csrf
 from ndcg_labeler.formats import FormatError
 from ndcg_labeler.models import Run, TestSet
-from ndcg_labeler.services import ServiceError
+from ndcg_labeler.services import ServiceError, gate
 from ndcg_labeler.services import runs as run_service
+from ndcg_labeler.services import testsets as testsets_service
 from ndcg_labeler.services.accounts import can_view, user_for_token
 from ndcg_labeler.services.scores import ScoreOptions, score_run
 
@@ -51,18 +54,19 @@ def authenticate() -> Response | None:
     return None
 
 
-def _test_set(test_set_id: int) -> TestSet:
-    """The test set if the token's owner may see it; else 404 (hidden ids stay hidden)."""
-    test_set = db.session.get(TestSet, test_set_id)
+def _test_set(ref: str) -> TestSet:
+    """The test set (id or name) if the token's owner may see it; else 404 (hidden stays hidden)."""
+    test_set = testsets_service.get_by_ref(ref)
     if test_set is None or not can_view(g.api_user, test_set):
         abort(_error(404, "no such test set"))
     return test_set
 
 
-def _run(test_set: TestSet, run_id: int) -> Run:
-    run = run_service.get_run(test_set, run_id)
+def _run(test_set: TestSet, ref: str) -> Run:
+    """The test set's run (id or name); else 404."""
+    run = run_service.get_run_by_ref(test_set, ref)
     if run is None:
-        abort(_error(404, "no such run in this test set"))
+        abort(_error(404, f"test set '{test_set.name}' has no run '{ref}'"))
     return run
 
 
@@ -79,22 +83,25 @@ def _run_json(run: Run) -> dict[str, Any]:
         "uploaded_at": run.uploaded_at.isoformat(),
         "notes": run.notes,
         "scores_url": url_for(
-            "api.scores", test_set_id=run.test_set_id, run_id=run.id, _external=True
+            "api.scores", test_set=str(run.test_set_id), run=str(run.id), _external=True
         ),
     }
 
 
-@bp.get("/testsets/<int:test_set_id>/runs")
-def list_runs(test_set_id: int) -> Response:
+@bp.get("/testsets/<test_set>/runs")
+def list_runs(test_set: str) -> Response:
     """The test set's runs."""
-    test_set = _test_set(test_set_id)
-    return jsonify(runs=[_run_json(run) for run in run_service.list_runs(test_set)])
+    found = _test_set(test_set)
+    return jsonify(runs=[_run_json(run) for run in run_service.list_runs(found)])
 
 
-@bp.post("/testsets/<int:test_set_id>/runs")
-def upload(test_set_id: int) -> tuple[Response, int] | Response:
+@bp.post("/testsets/<test_set>/runs")
+def upload(test_set: str) -> tuple[Response, int] | Response:
     """Upload a run: multipart `file` and `name`, optional `depth` and `notes` (admins)."""
-    test_set = _test_set(test_set_id)
+    return _upload(_test_set(test_set))
+
+
+def _upload(test_set: TestSet) -> tuple[Response, int] | Response:
     if not g.api_user.is_admin:
         return _error(403, "only admins upload runs")
     storage = request.files.get("file")
@@ -125,10 +132,10 @@ def upload(test_set_id: int) -> tuple[Response, int] | Response:
     return jsonify(**_run_json(run), report=run.report), 201
 
 
-@bp.get("/testsets/<int:test_set_id>/runs/<int:run_id>/scores")
-def scores(test_set_id: int, run_id: int) -> Response:
+@bp.get("/testsets/<test_set>/runs/<run>/scores")
+def scores(test_set: str, run: str) -> Response:
     """The run's current scores: the same JSON as `flask run score --json`."""
-    run = _run(_test_set(test_set_id), run_id)
+    found = _run(_test_set(test_set), run)
     k_text = request.args.get("k", "10")
     try:
         options = ScoreOptions(
@@ -140,4 +147,76 @@ def scores(test_set_id: int, run_id: int) -> Response:
         return _error(400, str(exc))
     except ValueError:  # int() of the k text (ServiceError, a ValueError too, is caught above)
         return _error(400, f"k must be a whole number, not '{k_text}'")
-    return jsonify(score_run(run, options).to_json())
+    return jsonify(score_run(found, options).to_json())
+
+
+def _gate_params() -> dict[str, Any]:
+    """The gate's parameters from a JSON object or form fields (400 on a malformed body)."""
+    if request.is_json:
+        body = request.get_json(silent=True)
+        if not isinstance(body, dict):
+            abort(_error(400, "send the gate's parameters as one JSON object"))
+        return body
+    params: dict[str, Any] = {key: request.form.get(key) for key in request.form}
+    if "measure" in request.form:
+        params["measure"] = request.form.getlist("measure")
+    return params
+
+
+def _text(params: dict[str, Any], key: str, default: str | None = None) -> str:
+    value = params.get(key, default)
+    if value is None:
+        abort(_error(400, f"'{key}' is required"))
+    if not isinstance(value, str):
+        abort(_error(400, f"'{key}' must be a string"))
+    return value
+
+
+def _number(params: dict[str, Any], key: str, default: float) -> float:
+    value = params.get(key, default)
+    if isinstance(value, str):
+        try:
+            value = float(value)
+        except ValueError:
+            abort(_error(400, f"'{key}' must be a number, not '{value}'"))
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        abort(_error(400, f"'{key}' must be a number"))
+    return float(value)
+
+
+def _measures(params: dict[str, Any]) -> list[str]:
+    value = params.get("measure", list(gate.DEFAULT_MEASURES))
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        abort(_error(400, "'measure' must be a string or a list of strings"))
+    return value
+
+
+@bp.post("/testsets/<test_set>/gate")
+def gate_check(test_set: str) -> Response:
+    """The release gate: does `candidate` regress against `baseline`? (`flask gate`)."""
+    found = _test_set(test_set)
+    fmt = request.args.get("format", "json")
+    if fmt not in ("json", "junit", "markdown"):
+        return _error(400, f"format must be json, junit or markdown, not '{fmt}'")
+    params = _gate_params()
+    baseline = _run(found, _text(params, "baseline"))
+    candidate = _run(found, _text(params, "candidate"))
+    try:
+        result = gate.run_gate(
+            found,
+            baseline,
+            candidate,
+            measures=_measures(params),
+            max_drop=_number(params, "max_drop", 0.0),
+            alpha=_number(params, "alpha", 0.05),
+            labels=_text(params, "labels", "human"),
+        )
+    except ServiceError as exc:
+        return _error(400, str(exc))
+    if fmt == "junit":
+        return Response(gate.junit_xml(result), mimetype="application/xml")
+    if fmt == "markdown":
+        return Response(gate.markdown(result), mimetype="text/markdown")
+    return jsonify(result.to_json())
