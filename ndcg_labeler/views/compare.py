@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from flask import Blueprint, abort, render_template, request
+from flask import Blueprint, abort, flash, redirect, render_template, request, url_for
+from flask_login import current_user
+from werkzeug.wrappers import Response
 
 from ndcg_labeler.services import ServiceError, paginate
 from ndcg_labeler.services import dashboard as dashboard_service
 from ndcg_labeler.services import runs as run_service
 from ndcg_labeler.views import figures
 from ndcg_labeler.views._scoring import chosen_runs, page_arg, score_options
-from ndcg_labeler.views.access import get_test_set_or_404
+from ndcg_labeler.views.access import admin_required, get_test_set_or_404
 
 bp = Blueprint("compare", __name__, url_prefix="/test-sets/<int:test_set_id>/dashboard/compare")
 
@@ -75,3 +77,34 @@ def stats_fragment(test_set_id: int) -> str:
     if context["result"] is None:
         abort(400, description=str(context["error"] or "choose at least two runs"))
     return render_template("dashboard/_compare_stats.html", **context)
+
+
+@bp.post("/fuse")
+@admin_required
+def fuse(test_set_id: int) -> Response:
+    """Create a fused run (RRF, CombSUM or CombMNZ) from the runs being compared (admins)."""
+    test_set = get_test_set_or_404(test_set_id)
+    runs = []
+    for ref in request.form.getlist("run"):
+        run = run_service.get_run(test_set, int(ref)) if ref.isdigit() else None
+        if run is None:
+            abort(400, description=f"no run {ref} in this test set")
+        runs.append(run)
+    k_text = request.form.get("k", "60").strip() or "60"
+    try:
+        if not k_text.isdigit():
+            raise ServiceError(f"k must be a whole number, not '{k_text}'")
+        fused = run_service.fuse_runs(
+            test_set,
+            runs,
+            request.form.get("name", ""),
+            current_user,
+            method=request.form.get("method", "rrf"),
+            k=int(k_text),
+        )
+    except ServiceError as exc:
+        flash(f"Could not fuse the runs: {exc}", "error")
+        return redirect(url_for("compare.page", test_set_id=test_set.id, run=[r.id for r in runs]))
+    flash(f"Run {fused.name} created: {fused.notes}.", "success")
+    ids = [r.id for r in runs] + [fused.id]
+    return redirect(url_for("compare.page", test_set_id=test_set.id, run=ids))
