@@ -137,9 +137,9 @@ def side_ours(paths: dict[str, Path], changes: int) -> dict[str, Any]:
 
     from ndcg_labeler.extensions import db
     from ndcg_labeler.models import Chunk, Query, TestSet, User
-    from ndcg_labeler.services import labeling, score_cache
+    from ndcg_labeler.services import labeling, live
     from ndcg_labeler.services import runs as run_service
-    from ndcg_labeler.services.scores import ScoreOptions, score_run, trec_eval_lines
+    from ndcg_labeler.services.live import ScoreOptions, score_run, trec_eval_lines
 
     shutil.copy(paths["prepared"], paths["work"])
     app = _app(paths["work"])
@@ -161,12 +161,12 @@ def side_ours(paths: dict[str, Path], changes: int) -> dict[str, Any]:
         lines = trec_eval_lines(run, ScoreOptions(k=10))
         out["trec_output"] = time.perf_counter() - t3
         out["trec_lines"] = len(lines)
-        # What another server process pays: nothing cached, the run read back from RunQuery.
-        app.extensions.pop("ndcg_score_cache", None)
+        # What another server process pays: nothing in memory, the stored scores read back.
+        app.extensions.pop("ndcg_live_scores", None)
         t4 = time.perf_counter()
         score_run(run, ScoreOptions(k=10))
         out["cold_scoring"] = time.perf_counter() - t4
-        score_cache.caches()  # keep the warm cache from here on
+        tops = live.top_lists(run, 10)
         annotator = db.session.scalar(sa.select(User).where(User.username == "bench"))
         rng = np.random.default_rng(SEED + 1)
         queries = list(db.session.scalars(sa.select(Query).where(Query.test_set_id == test_set.id)))
@@ -174,9 +174,7 @@ def side_ours(paths: dict[str, Path], changes: int) -> dict[str, Any]:
         cpu_times = []
         for n in range(changes):
             query = queries[int(rng.integers(len(queries)))]
-            cache = score_cache.caches()
-            data = cache.runs.get(run)
-            docid = data.docids(data.row_of[query.id])[int(rng.integers(10))]
+            docid = tops[query.id][int(rng.integers(10))]
             chunk = db.session.scalar(
                 sa.select(Chunk).where(Chunk.test_set_id == test_set.id, Chunk.docid == docid)
             )

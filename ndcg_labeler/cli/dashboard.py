@@ -14,7 +14,7 @@ from ndcg_labeler.services import dashboard as dashboard_service
 from ndcg_labeler.services import runs as run_service
 from ndcg_labeler.services import testsets as testsets_service
 from ndcg_labeler.services.dashboard import Comparison
-from ndcg_labeler.services.scores import ScoreOptions
+from ndcg_labeler.services.live import ScoreOptions
 
 # How many per-query rows the readable table shows (the JSON has them all).
 TABLE_QUERIES = 20

@@ -6,7 +6,7 @@ import click
 from flask.cli import AppGroup, with_appcontext
 
 from ndcg_labeler.cli._common import cli_errors
-from ndcg_labeler.services import labeling, team, testsets
+from ndcg_labeler.services import labeling, live, testsets
 
 
 # ignore_unknown_options: a negative GRADE such as -1 reaches our own one-line refusal instead
@@ -43,7 +43,7 @@ def qrels_group() -> None:
 def export(name: str, policy: str | None) -> None:
     """Print `qid 0 docid grade` for every graded pair, as scoring uses it, sorted by qid, docid."""
     test_set = testsets.require_by_name(name)
-    click.echo(team.qrels_text(test_set, policy), nl=False)
+    click.echo(live.qrels_text(test_set, policy), nl=False)
 
 
 commands = [judge, qrels_group]

@@ -21,10 +21,10 @@ from flask.cli import AppGroup
 from flask.cli import run_command as flask_run_command
 
 from ndcg_labeler.cli._common import cli_errors, one_line_errors
-from ndcg_labeler.services import ServiceError
+from ndcg_labeler.services import ServiceError, live
 from ndcg_labeler.services import runs as run_service
 from ndcg_labeler.services import testsets as testsets_service
-from ndcg_labeler.services.scores import RunScores, ScoreOptions, score_run, trec_eval_lines
+from ndcg_labeler.services.live import RunScores, ScoreOptions, score_run, trec_eval_lines
 
 _SERVE = "ndcg_labeler.serve_args"
 
@@ -81,19 +81,6 @@ def run_group() -> None:
 run_group.add_command(flask_run_command, "serve")
 
 
-def _options(
-    k: str, gain: str, ideal: str, judged_only: bool, aggregation: str | None
-) -> ScoreOptions:
-    """Checked scoring options from the command-line values."""
-    try:
-        cutoff = int(k)
-    except ValueError:
-        raise ServiceError(f"--k must be a whole number, not '{k}'") from None
-    return ScoreOptions(
-        k=cutoff, gain=gain, ideal=ideal, judged_only=judged_only, policy=aggregation
-    ).checked()
-
-
 _SCORING_OPTIONS = (
     click.option("--k", "k", default="10", show_default=True, help="Cutoff k of NDCG@k."),
     click.option("--gain", default="linear", show_default=True, help="linear or exp (2^g − 1)."),
@@ -117,7 +104,15 @@ def scoring_options(func: Callable[..., Any]) -> Callable[..., Any]:
         **kwargs: Any,
     ) -> Any:
         with one_line_errors():
-            options = _options(k, gain, ideal, judged_only, aggregation)
+            options = live.parse_options(
+                {
+                    "k": k,
+                    "gain": gain,
+                    "ideal": ideal,
+                    "judged_only": judged_only,
+                    "aggregation": aggregation,
+                }
+            )
         return func(*args, options=options, **kwargs)
 
     for option in reversed(_SCORING_OPTIONS):

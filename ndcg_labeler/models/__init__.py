@@ -1,7 +1,7 @@
 """Typed SQLAlchemy 2 models; the schema itself is created only by Alembic migrations."""
 
 from ndcg_labeler.models.judgments import Adjudication, Assignment, Judgment, JudgmentEvent
-from ndcg_labeler.models.runs import Run, RunQuery
+from ndcg_labeler.models.runs import Run, RunQuery, RunScore
 from ndcg_labeler.models.testsets import Chunk, Pair, Query, TestSet, TestSetMember
 from ndcg_labeler.models.users import User
 
@@ -15,6 +15,7 @@ __all__ = [
     "Query",
     "Run",
     "RunQuery",
+    "RunScore",
     "TestSet",
     "TestSetMember",
     "User",

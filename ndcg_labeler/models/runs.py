@@ -59,3 +59,28 @@ class RunQuery(db.Model):
     scores: Mapped[bytes] = mapped_column(sa.LargeBinary)
 
     __table_args__ = (sa.UniqueConstraint("run_id", "query_id"),)
+
+
+class RunScore(db.Model):
+    """A run's stored per-query scores under one scoring setting, at one labels version.
+
+    `data` holds every measure of every test-set query as numpy arrays (np.savez), so that
+    listings, dashboards and a new process's first `run score` never read the run's entries;
+    a grade change re-scores only the queries it touches and moves labels_version forward.
+    """
+
+    __tablename__ = "run_score"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    run_id: Mapped[int] = mapped_column(sa.ForeignKey("run.id", ondelete="CASCADE"))
+    # policy|threshold|gain|ideal|judged_only|cutoffs (services.live.store.settings_key)
+    settings: Mapped[str] = mapped_column(sa.String(200))
+    labels_version: Mapped[int] = mapped_column(default=0)
+    # The judgment events applied so far: the highest id (recent ids are in `data`).
+    max_event_id: Mapped[int] = mapped_column(sa.BigInteger, default=0)
+    # The test set's largest query id when computed: new queries mean a full re-scoring.
+    queries_key: Mapped[int] = mapped_column(default=0)
+    computed_at: Mapped[datetime] = mapped_column(sa.DateTime(timezone=True), default=utcnow)
+    data: Mapped[bytes] = mapped_column(sa.LargeBinary)
+
+    __table_args__ = (sa.UniqueConstraint("run_id", "settings"),)

@@ -5,16 +5,15 @@ from __future__ import annotations
 from flask import abort, request
 
 from ndcg_labeler.models import Run, TestSet
-from ndcg_labeler.services import ServiceError
+from ndcg_labeler.services import ServiceError, live
 from ndcg_labeler.services import runs as run_service
-from ndcg_labeler.services.dashboard import parse_options
-from ndcg_labeler.services.scores import ScoreOptions
+from ndcg_labeler.services.live import ScoreOptions
 
 
 def score_options() -> ScoreOptions:
     """Scoring options from the query string; 400 with the reason when malformed."""
     try:
-        return parse_options(request.args)
+        return live.parse_options(request.args)
     except ServiceError as exc:
         abort(400, description=str(exc))
 

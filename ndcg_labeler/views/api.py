@@ -17,11 +17,11 @@ from werkzeug.wrappers import Response
 from ndcg_labeler.extensions import csrf
 from ndcg_labeler.formats import FormatError
 from ndcg_labeler.models import Run, TestSet
-from ndcg_labeler.services import ServiceError, gate
+from ndcg_labeler.services import ServiceError, gate, live
 from ndcg_labeler.services import runs as run_service
 from ndcg_labeler.services import testsets as testsets_service
 from ndcg_labeler.services.accounts import can_view, user_for_token
-from ndcg_labeler.services.scores import ScoreOptions, score_run
+from ndcg_labeler.services.live import score_run
 
 bp = Blueprint("api", __name__, url_prefix="/api")
 csrf.exempt(bp)
@@ -136,17 +136,10 @@ def _upload(test_set: TestSet) -> tuple[Response, int] | Response:
 def scores(test_set: str, run: str) -> Response:
     """The run's current scores: the same JSON as `flask run score --json`."""
     found = _run(_test_set(test_set), run)
-    k_text = request.args.get("k", "10")
     try:
-        options = ScoreOptions(
-            k=int(k_text),
-            gain=request.args.get("gain") or "linear",
-            ideal=request.args.get("ideal") or "judged",
-        ).checked()
+        options = live.parse_options(request.args)
     except ServiceError as exc:
         return _error(400, str(exc))
-    except ValueError:  # int() of the k text (ServiceError, a ValueError too, is caught above)
-        return _error(400, f"k must be a whole number, not '{k_text}'")
     return jsonify(score_run(found, options).to_json())
 
 

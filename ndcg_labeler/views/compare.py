@@ -6,7 +6,7 @@ from flask import Blueprint, abort, flash, redirect, render_template, request, u
 from flask_login import current_user
 from werkzeug.wrappers import Response
 
-from ndcg_labeler.services import ServiceError, paginate
+from ndcg_labeler.services import ServiceError, live, paginate
 from ndcg_labeler.services import dashboard as dashboard_service
 from ndcg_labeler.services import runs as run_service
 from ndcg_labeler.views import figures
@@ -41,15 +41,15 @@ def _context(test_set_id: int, stats: bool | None = None) -> dict[str, object]:
         "runs": runs,
         "run_args": {"run": [run.id for run in runs]},
         "raw_options": options,
-        "option_args": dashboard_service.option_args(options),
+        "option_args": live.option_args(options),
         "result": result,
         "scatter": figures.scatter(result) if result else None,
         "error": error,
         "policy_text": dashboard_service.UNDEFINED_POLICY,
         "deltas": deltas,
         "version": dashboard_service.version_token(test_set.id),
-        "k_choices": dashboard_service.k_choices(options.k),
-        "policies": dashboard_service.policies(),
+        "k_choices": live.k_choices(options.k),
+        "policies": live.policies(),
     }
 
 

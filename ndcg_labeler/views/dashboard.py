@@ -8,7 +8,7 @@ from flask import Blueprint, abort, jsonify, render_template, request
 from flask_login import current_user
 from werkzeug.wrappers import Response
 
-from ndcg_labeler.services import ServiceError
+from ndcg_labeler.services import ServiceError, live
 from ndcg_labeler.services import dashboard as dashboard_service
 from ndcg_labeler.views import figures
 from ndcg_labeler.views._scoring import run_or_404, score_options
@@ -42,11 +42,11 @@ def _overview_context(test_set_id: int) -> dict[str, object]:
     return {
         "test_set": test_set,
         "raw_options": options,
-        "option_args": dashboard_service.option_args(options),
+        "option_args": live.option_args(options),
         "overview": overview,
         "k_chart": figures.over_k(overview),
-        "k_choices": dashboard_service.k_choices(options.k),
-        "policies": dashboard_service.policies(),
+        "k_choices": live.k_choices(options.k),
+        "policies": live.policies(),
     }
 
 
@@ -62,8 +62,8 @@ def overview_fragment(test_set_id: int) -> str:
     return render_template("dashboard/_overview.html", **_overview_context(test_set_id))
 
 
-@bp.get("/live")
-def live(test_set_id: int) -> Response:
+@bp.get("/live", endpoint="live")
+def live_check(test_set_id: int) -> Response:
     """labels_version and runs_version (one SELECT); an htmx event when `since` is stale."""
     get_test_set_or_404(test_set_id)
     found = dashboard_service.versions(test_set_id) or abort(404)
@@ -90,13 +90,13 @@ def _table_context(test_set_id: int, run_id: int) -> dict[str, object]:
         "test_set": test_set,
         "run": run,
         "raw_options": options,
-        "option_args": dashboard_service.option_args(options),
+        "option_args": live.option_args(options),
         "table": table,
         "k_chart": figures.run_over_k(run, options),
         "histogram": figures.histogram(table),
         "version": dashboard_service.version_token(test_set.id),
-        "k_choices": dashboard_service.k_choices(options.k),
-        "policies": dashboard_service.policies(),
+        "k_choices": live.k_choices(options.k),
+        "policies": live.policies(),
         "band_filters": dashboard_service.BAND_FILTERS,
     }
 

@@ -6,7 +6,7 @@ from flask import Blueprint, abort, flash, redirect, render_template, request, u
 from flask_login import current_user
 from werkzeug.wrappers import Response
 
-from ndcg_labeler.services import ServiceError
+from ndcg_labeler.services import ServiceError, live
 from ndcg_labeler.services import dashboard as dashboard_service
 from ndcg_labeler.views._scoring import is_htmx, run_or_404, score_options
 from ndcg_labeler.views.access import get_test_set_or_404, require_grades_visible
@@ -29,11 +29,11 @@ def _context(test_set_id: int, run_id: int, query_id: int) -> dict[str, object]:
         "run": run,
         "query": query,
         "raw_options": options,
-        "option_args": dashboard_service.option_args(options),
+        "option_args": live.option_args(options),
         "view": dashboard_service.drill_down(test_set, run, query, options),
         "version": dashboard_service.version_token(test_set.id),
-        "k_choices": dashboard_service.k_choices(options.k),
-        "policies": dashboard_service.policies(),
+        "k_choices": live.k_choices(options.k),
+        "policies": live.policies(),
     }
 
 
@@ -81,6 +81,6 @@ def grade(test_set_id: int, run_id: int, query_id: int) -> str | Response:
             test_set_id=test_set_id,
             run_id=run_id,
             query_id=query_id,
-            **dashboard_service.option_args(options),
+            **live.option_args(options),
         )
     )

@@ -7,9 +7,9 @@ import json
 from flask import Blueprint, Response, abort
 from flask_login import current_user
 
-from ndcg_labeler.services import ServiceError, team
+from ndcg_labeler.services import ServiceError, live
 from ndcg_labeler.services import dashboard as dashboard_service
-from ndcg_labeler.services.scores import score_run, trec_eval_lines
+from ndcg_labeler.services.live import score_run, trec_eval_lines
 from ndcg_labeler.views._scoring import chosen_runs, run_or_404, score_options
 from ndcg_labeler.views.access import get_test_set_or_404, require_grades_visible
 
@@ -53,7 +53,7 @@ def qrels(test_set_id: int) -> Response:
     test_set = get_test_set_or_404(test_set_id)
     require_grades_visible(test_set)
     options = score_options()
-    body = team.qrels_text(test_set, options.policy)
+    body = live.qrels_text(test_set, options.policy)
     return _download(body, f"test-set-{test_set.id}.qrels", "text/plain")
 
 

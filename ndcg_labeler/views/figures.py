@@ -6,8 +6,8 @@ Services compute; this module only decides how their numbers are drawn (views/ch
 from __future__ import annotations
 
 from ndcg_labeler.models import Run
-from ndcg_labeler.services import dashboard
-from ndcg_labeler.services.scores import ScoreOptions
+from ndcg_labeler.services import dashboard, live
+from ndcg_labeler.services.live import ScoreOptions
 from ndcg_labeler.views import charts
 
 
@@ -15,13 +15,13 @@ def over_k(overview: dashboard.Overview) -> charts.Chart | None:
     """Every run's mean NDCG@k as k grows (None without runs)."""
     if not overview.means_by_k:
         return None
-    return charts.line_over_k(dashboard.K_CHOICES, overview.means_by_k)
+    return charts.line_over_k(live.K_CHOICES, overview.means_by_k)
 
 
 def run_over_k(run: Run, options: ScoreOptions) -> charts.Chart:
     """One run's mean NDCG@k as k grows."""
     means = dashboard.means_over_k(run, options)
-    return charts.line_over_k(dashboard.K_CHOICES, [(run.name, means)])
+    return charts.line_over_k(live.K_CHOICES, [(run.name, means)])
 
 
 def histogram(table: dashboard.QueryTable) -> charts.Chart:

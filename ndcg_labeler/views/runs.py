@@ -10,14 +10,13 @@ from werkzeug.wrappers import Response
 
 from ndcg_labeler.formats import FormatError
 from ndcg_labeler.forms.runs import RunUploadForm
-from ndcg_labeler.services import ServiceError
+from ndcg_labeler.services import ServiceError, live
 from ndcg_labeler.services import runs as run_service
-from ndcg_labeler.services.scores import ScoreOptions, score_run
+from ndcg_labeler.services.live import ScoreOptions, score_run
 from ndcg_labeler.views.access import admin_required, get_test_set_or_404
 
 bp = Blueprint("runs", __name__, url_prefix="/test-sets/<int:test_set_id>/runs")
 
-K_CHOICES = (1, 3, 5, 10, 20, 100)
 TOP_QUERIES = 20
 
 
@@ -109,7 +108,7 @@ def show(test_set_id: int, run_id: int) -> str:
         result=result,
         top=[result.row(i) for i in result.by_gap()[:TOP_QUERIES]],
         uploader=run_service.uploaders([run]).get(run.id),
-        k_choices=K_CHOICES,
+        k_choices=live.K_CHOICES,
     )
 
 

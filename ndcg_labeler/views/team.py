@@ -22,14 +22,13 @@ from wtforms.fields.choices import SelectChoice
 from ndcg_labeler.forms.team import AdjudicationForm, RemoveAdjudicationForm, ThresholdForm
 from ndcg_labeler.models import Chunk, Query, TestSet
 from ndcg_labeler.scoring.aggregate import POLICIES
-from ndcg_labeler.services import ServiceError, paginate, team
+from ndcg_labeler.services import ServiceError, live, paginate, team
 from ndcg_labeler.views._scoring import page_arg
 from ndcg_labeler.views.access import admin_required, get_test_set_or_404
 
 bp = Blueprint("team", __name__, url_prefix="/test-sets/<int:test_set_id>")
 
 PER_PAGE = 50
-K_CHOICES = (1, 3, 5, 10, 20, 100)
 
 
 def _imports_arg() -> bool:
@@ -214,11 +213,11 @@ def policies_page(test_set_id: int) -> str:
     """Each run's mean NDCG@k under every aggregation policy, and whether the order changes."""
     test_set = get_test_set_or_404(test_set_id)
     k = request.args.get("k", 10, type=int)
-    if k not in K_CHOICES:
+    if k not in live.K_CHOICES:
         k = 10
     comparison = team.compare_policies(test_set, k)
     return render_template(
-        "team/policies.html", test_set=test_set, comparison=comparison, k_choices=K_CHOICES
+        "team/policies.html", test_set=test_set, comparison=comparison, k_choices=live.K_CHOICES
     )
 
 
@@ -256,7 +255,7 @@ def export_qrels(test_set_id: int) -> Response:
         abort(400, description=f"policy must be one of {', '.join(POLICIES)}")
     name = team.export_filename(test_set, f"qrels-{policy or test_set.aggregation}", "txt")
     return Response(
-        team.qrels_text(test_set, policy),
+        live.qrels_text(test_set, policy),
         mimetype="text/plain",
         headers={"Content-Disposition": f'attachment; filename="{name}"'},
     )

@@ -17,7 +17,7 @@ from ndcg_labeler.scoring.significance import bootstrap_ci, randomization_test
 from ndcg_labeler.services import ServiceError
 from ndcg_labeler.services import dashboard as dashboard_service
 from ndcg_labeler.services import runs as run_service
-from ndcg_labeler.services.scores import ScoreOptions
+from ndcg_labeler.services.live import ScoreOptions
 from ndcg_labeler.views import figures
 from tests.factory import A3, B3, RUN_A, Demo, grade, the_test_set, trec
 
@@ -115,7 +115,10 @@ def test_cli_table_and_errors(runner: FlaskCliRunner, dash: Demo) -> None:
     assert missing.exit_code == 1
     assert "Error: test set 'dash' has no run named 'nope'" in missing.output
     bad_k = runner.invoke(args=["run", "compare", "dash", "A", "B", "--k", "x"])
-    assert bad_k.exit_code == 1 and "--k must be a whole number" in bad_k.output
+    assert (
+        bad_k.exit_code == 1
+        and "k must be a whole number from 1 to 100000, not 'x'" in bad_k.output
+    )
 
 
 def test_statistics_are_cached_by_the_scores(ctx: Flask, dash: Demo) -> None:

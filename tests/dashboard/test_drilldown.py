@@ -13,7 +13,7 @@ from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Chunk, Judgment, JudgmentEvent, Query, Run, User
 from ndcg_labeler.services import ServiceError
 from ndcg_labeler.services import dashboard as dashboard_service
-from ndcg_labeler.services.scores import ScoreOptions, score_run
+from ndcg_labeler.services.live import ScoreOptions, score_run
 from tests.factory import L3, Demo, build_test_set, grant, pair_ids, the_test_set
 
 L5, L6 = math.log2(5), math.log2(6)

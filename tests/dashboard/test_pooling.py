@@ -13,7 +13,7 @@ from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Chunk, Pair, Query, Run
 from ndcg_labeler.services import ServiceError, dashboard
 from ndcg_labeler.services import runs as run_service
-from ndcg_labeler.services.scores import ScoreOptions, score_run
+from ndcg_labeler.services.live import ScoreOptions, score_run
 from tests.factory import Demo, grade, grant, the_test_set, trec
 
 

@@ -9,9 +9,9 @@ from flask import Flask
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Run, User
-from ndcg_labeler.services import ServiceError
+from ndcg_labeler.services import ServiceError, live
 from ndcg_labeler.services import dashboard as dashboard_service
-from ndcg_labeler.services.scores import ScoreOptions, score_run
+from ndcg_labeler.services.live import ScoreOptions, score_run
 from ndcg_labeler.views import figures
 from tests.factory import A3, B3, IDCG3_Q1, L3, Demo, grade, the_test_set
 
@@ -46,9 +46,7 @@ def test_overview_means_and_coverage_by_hand(ctx: Flask, dash: Demo) -> None:
 def test_means_over_k_line(ctx: Flask, dash: Demo) -> None:
     run = db.session.get_one(Run, dash.run_a)
     means = dashboard_service.means_over_k(run, ScoreOptions())
-    assert means == [
-        score_run(run, ScoreOptions(k=k)).mean_ndcg for k in dashboard_service.K_CHOICES
-    ]
+    assert means == [score_run(run, ScoreOptions(k=k)).mean_ndcg for k in live.K_CHOICES]
     # At k=1: q1 c(1) vs x(3) = 1/3; q2 1; q3 f2 unjudged = 0; q5 1.
     assert means[0] == pytest.approx((1 / 3 + 1 + 0 + 1) / 4)
 
@@ -161,21 +159,21 @@ def test_query_table_pages(ctx: Flask, dash: Demo) -> None:
 
 
 def test_parse_options_and_table_query() -> None:
-    options = dashboard_service.parse_options(
+    options = live.parse_options(
         {"k": "5", "gain": "exp", "ideal": "retrieved", "aggregation": "max", "judged_only": "1"}
     )
     assert options == ScoreOptions(5, "exp", "retrieved", True, "max")
-    assert dashboard_service.option_args(options) == {
+    assert live.option_args(options) == {
         "k": 5,
         "gain": "exp",
         "ideal": "retrieved",
         "judged_only": 1,
         "aggregation": "max",
     }
-    assert dashboard_service.option_args(ScoreOptions()) == {}
+    assert live.option_args(ScoreOptions()) == {}
     for bad in ({"k": "x"}, {"k": "0"}, {"gain": "log"}, {"aggregation": "vote"}):
         with pytest.raises(ServiceError):
-            dashboard_service.parse_options(bad)
+            live.parse_options(bad)
     query = dashboard_service.parse_table_query({"sort": "ndcg", "dir": "asc", "page": "x"})
     assert (query.sort, query.direction, query.page) == ("ndcg", "asc", 1)
     assert query.sort_args("ndcg") == {"sort": "ndcg", "dir": "desc"}

@@ -209,7 +209,10 @@ def test_score_trec_equals_trec_eval(
     [
         (["run", "score", "nope", "bm25"], "Error: unknown test set 'nope'"),
         (["run", "score", "hr", "nope"], "Error: test set 'hr' has no run named 'nope'"),
-        (["run", "score", "hr", "bm25", "--k", "ten"], "Error: --k must be a whole number"),
+        (
+            ["run", "score", "hr", "bm25", "--k", "ten"],
+            "Error: k must be a whole number from 1 to 100000, not 'ten'",
+        ),
         (["run", "score", "hr", "bm25", "--k", "0"], "Error: k must be a whole number from 1"),
         (["run", "score", "hr", "bm25", "--gain", "log"], "Error: gain must be one of"),
         (["run", "score", "hr", "bm25", "--json", "--trec"], "Error: choose one of --json"),

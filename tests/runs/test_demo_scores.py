@@ -9,7 +9,7 @@ from flask import Flask
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.services import testsets
-from ndcg_labeler.services.scores import ScoreOptions, score_run
+from ndcg_labeler.services.live import ScoreOptions, score_run
 from ndcg_labeler.services.testsets import load_demo_runs
 
 

@@ -9,12 +9,19 @@ import pytest
 import sqlalchemy as sa
 
 from ndcg_labeler.extensions import db
-from ndcg_labeler.models import Adjudication, Chunk, JudgmentEvent, Query, Run, TestSet
-from ndcg_labeler.services import ServiceError, scores
+from ndcg_labeler.models import (
+    Adjudication,
+    Chunk,
+    JudgmentEvent,
+    Query,
+    Run,
+    RunScore,
+    TestSet,
+)
+from ndcg_labeler.services import ServiceError, live
 from ndcg_labeler.services import runs as run_service
 from ndcg_labeler.services._db import bump_versions
-from ndcg_labeler.services.score_detail import query_detail
-from ndcg_labeler.services.scores import ScoreOptions, score_run
+from ndcg_labeler.services.live import ScoreOptions, engine, query_detail, score_run
 from tests.factory import build_test_set, grade
 from tests.runs.helpers import QRELS, QUERIES, RUN
 
@@ -130,12 +137,12 @@ def test_a_grade_change_shows_on_the_next_request(setup) -> None:
     assert before.dcg[i] == pytest.approx(Q2_DCG)
 
 
-def test_only_the_touched_query_is_rescored_without_reading_the_run(setup, monkeypatch) -> None:
+def test_only_the_touched_query_is_rescored_from_its_own_ranked_list(setup, monkeypatch) -> None:
     test_set, run = setup
     score_run(run)
     score_run(run, ScoreOptions(k=5, gain="exp"))  # a second live setting on the same run
     calls: list[int] = []
-    real_one = scores.evaluate_one
+    real_one = engine.evaluate_one
 
     def spy_one(*args, **kwargs):
         calls.append(1)
@@ -149,8 +156,8 @@ def test_only_the_touched_query_is_rescored_without_reading_the_run(setup, monke
     def record(conn, cursor, statement, *args):
         statements.append(statement.lower())
 
-    monkeypatch.setattr(scores, "evaluate_one", spy_one)
-    monkeypatch.setattr(scores, "evaluate_flat", no_full)
+    monkeypatch.setattr(engine, "evaluate_one", spy_one)
+    monkeypatch.setattr(engine, "evaluate_flat", no_full)
     grade(test_set, "q1", "z", 1, "ann1")
     sa.event.listen(db.engine, "before_cursor_execute", record)
     try:
@@ -159,7 +166,9 @@ def test_only_the_touched_query_is_rescored_without_reading_the_run(setup, monke
     finally:
         sa.event.remove(db.engine, "before_cursor_execute", record)
     assert len(calls) == 2  # q1 once per live setting, nothing else
-    assert not [s for s in statements if "run_query" in s]
+    # The run is not read: only q1's own row of run_query, once per setting.
+    reads = [s for s in statements if "run_query" in s]
+    assert len(reads) == 2 and all("run_query.query_id =" in s for s in reads)
     i = by_qid(result)["q1"]
     assert result.dcg[i] == pytest.approx(2 + 1 / L3 + 3 / 2)
     assert exp.dcg[i] == pytest.approx(3 + 1 / L3 + 7 / 2)
@@ -168,8 +177,8 @@ def test_only_the_touched_query_is_rescored_without_reading_the_run(setup, monke
 def test_no_change_means_no_work(setup, monkeypatch) -> None:
     _, run = setup
     score_run(run)
-    monkeypatch.setattr(scores, "evaluate_one", None)  # would fail if called
-    monkeypatch.setattr(scores, "evaluate_flat", None)
+    monkeypatch.setattr(engine, "evaluate_one", None)  # would fail if called
+    monkeypatch.setattr(engine, "evaluate_flat", None)
     assert score_run(run).queries_in_mean == 3
 
 
@@ -236,18 +245,17 @@ def test_query_detail_explains_the_gap(setup) -> None:
 
 
 @pytest.mark.parametrize("policy", ["median", "mean", "max", "min", "majority"])
-def test_fast_query_grades_equal_the_grades_service(setup, policy: str) -> None:
-    from ndcg_labeler.services import grades
-    from ndcg_labeler.services.score_grades import query_grades
-
+def test_one_query_grades_equal_the_whole_test_sets(setup, policy: str) -> None:
+    """The hot path's one-query read aggregates exactly as the whole-set read does."""
     test_set, _ = setup
     for user, value in (("u1", 3), ("u2", 0), ("u3", 2)):
         grade(test_set, "q1", "c", value, user)
         grade(test_set, "q1", "z", (value + 1) % 4, user)
     q1 = db.session.scalar(sa.select(Query).where(Query.qid == "q1"))
-    assert query_grades(test_set.id, q1.id, policy) == grades.query_grades(
-        test_set.id, q1.id, policy
-    )
+    whole = live.scoring_qrels(test_set, policy)["q1"]
+    assert live.query_grades(test_set.id, q1.id, policy) == whole
+    # c: imported 0, then 3, 0, 2 -> sorted 0 0 2 3 (mean 1.25 rounds to 1).
+    assert whole["c"] == {"median": 0, "mean": 1, "max": 3, "min": 0, "majority": 0}[policy]
 
 
 def test_an_event_committed_late_with_a_smaller_id_is_still_seen(setup) -> None:
@@ -299,3 +307,63 @@ def test_a_new_setting_after_a_grade_change_sees_the_change(setup) -> None:
     grade(test_set, "q1", "z", 0, "ann1")
     again = score_run(run, ScoreOptions(ideal="retrieved"))
     assert again.dcg[by_qid(again)["q1"]] == pytest.approx(2 + 3 / 2)
+
+
+def _new_process(app) -> None:
+    """Forget this process's in-memory scores, as a freshly started worker or CLI would."""
+    app.extensions.pop("ndcg_live_scores", None)
+
+
+def test_a_new_process_reads_the_stored_scores_not_the_run(setup, monkeypatch) -> None:
+    from flask import current_app
+
+    _, run = setup
+    first = score_run(run)  # computed once (the upload stored the default setting already)
+    _new_process(current_app)
+    statements: list[str] = []
+
+    def record(conn, cursor, statement, *args):
+        statements.append(statement.lower())
+
+    monkeypatch.setattr(engine, "evaluate_flat", None)  # would fail if called
+    monkeypatch.setattr(engine, "evaluate_one", None)
+    sa.event.listen(db.engine, "before_cursor_execute", record)
+    try:
+        again = score_run(run)
+    finally:
+        sa.event.remove(db.engine, "before_cursor_execute", record)
+    assert not [s for s in statements if "run_query" in s]
+    assert again.to_json() == first.to_json()
+
+
+def test_a_new_process_catches_up_from_the_store_after_a_grade(setup, monkeypatch) -> None:
+    from flask import current_app
+
+    test_set, run = setup
+    score_run(run)
+    grade(test_set, "q1", "z", 1, "ann1")  # another process's grade: this one has not seen it
+    _new_process(current_app)
+
+    def no_full(*args, **kwargs):
+        raise AssertionError("a full evaluation was run for a one-grade change")
+
+    monkeypatch.setattr(engine, "evaluate_flat", no_full)
+    result = score_run(run)
+    i = by_qid(result)["q1"]
+    assert result.dcg[i] == pytest.approx(2 + 1 / L3 + 3 / 2)
+    stored = db.session.scalar(sa.select(RunScore.labels_version).where(RunScore.run_id == run.id))
+    assert stored == db.session.get_one(TestSet, test_set.id).labels_version
+
+
+def test_an_older_state_never_overwrites_a_newer_one(setup) -> None:
+    from ndcg_labeler.services.live import store
+
+    test_set, run = setup
+    score_run(run)
+    settings = db.session.scalar(sa.select(RunScore.settings).where(RunScore.run_id == run.id))
+    old = store.load(run.id, settings)
+    grade(test_set, "q1", "z", 1, "ann1")
+    new = score_run(run)
+    assert store.save(old)  # the write runs, but its WHERE keeps the newer row
+    kept = store.load(run.id, settings)
+    assert kept.labels_version == new.labels_version > old.labels_version

@@ -1,11 +1,10 @@
-"""The scoring cache's grade join: the upload's hashed join equals the string join, exactly."""
+"""The live engine's grade join: the upload's hashed join equals the string join, exactly."""
 
 import numpy as np
 import pyarrow as pa
 
 from ndcg_labeler.formats.run_dedup import string_hashes
-from ndcg_labeler.services import score_cache
-from ndcg_labeler.services.score_cache import RunData
+from ndcg_labeler.services.live import RunData
 
 ROWS = [["d3", "d1", "é2", "x"], ["d1", "d9"], ["zz", "d3"]]
 QUERY_IDS = [11, 12, 13]
@@ -37,7 +36,7 @@ def refuse_string_join(monkeypatch):
     def refuse(*args, **kwargs):
         raise AssertionError("string join used")
 
-    monkeypatch.setattr(score_cache.pc, "index_in", refuse)
+    monkeypatch.setattr("pyarrow.compute.index_in", refuse)
 
 
 def test_hashed_join_matches_the_string_join_and_hand_expectation(monkeypatch):
@@ -59,6 +58,7 @@ def test_an_entry_whose_hash_collides_with_a_judged_docid_stays_unjudged(monkeyp
 
 def test_judged_docids_sharing_a_key_fall_back_to_the_string_join(monkeypatch):
     monkeypatch.setattr(
-        score_cache, "string_hashes", lambda array: np.zeros(len(array), dtype=np.uint64)
+        "ndcg_labeler.services.live.entries.string_hashes",
+        lambda array: np.zeros(len(array), dtype=np.uint64),
     )
     np.testing.assert_array_equal(run_data().all_ranked_grades(GRADES), EXPECTED)

@@ -12,6 +12,7 @@ from flask.testing import FlaskCliRunner
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import TestSet
+from ndcg_labeler.services import live
 from ndcg_labeler.services import team as team_service
 from tests.factory import TEAM_JUDGMENTS, build_team, judge
 
@@ -74,10 +75,10 @@ def test_aggregated_qrels_use_the_policy(app: Flask):
     team = build_team(app)
     with app.app_context():
         test_set = db.session.get_one(TestSet, team.id)
-        assert team_service.qrels_text(test_set) == (
+        assert live.qrels_text(test_set) == (
             "q1 0 d1 3\nq1 0 d2 2\nq1 0 d3 0\nq2 0 d4 1\nq2 0 d5 2\nq2 0 d6 0\n"
         )
-        assert team_service.qrels_text(test_set, "max") == (
+        assert live.qrels_text(test_set, "max") == (
             "q1 0 d1 3\nq1 0 d2 2\nq1 0 d3 0\nq2 0 d4 3\nq2 0 d5 2\nq2 0 d6 0\n"
         )
 

@@ -11,9 +11,9 @@ from flask import Flask
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Adjudication, Chunk, JudgmentEvent, Query, Run, TestSet, User
-from ndcg_labeler.services import ServiceError, accounts
+from ndcg_labeler.services import ServiceError, accounts, live
 from ndcg_labeler.services import team as team_service
-from ndcg_labeler.services.scores import ScoreOptions, score_run
+from ndcg_labeler.services.live import ScoreOptions, score_run
 from tests.factory import build_runs, build_team, judge
 
 
@@ -180,7 +180,7 @@ def test_adjudication_changes_live_scores_and_qrels(app: Flask, admin_id: int):
         assert score_run(run, ScoreOptions(k=10)).mean_ndcg == pytest.approx(1.0)
         # The final grade wins under every policy, e.g. min (which would give 0).
         assert score_run(run, ScoreOptions(k=10, policy="min")).mean_ndcg == pytest.approx(1.0)
-        assert team_service.qrels_text(test_set) == "q1 0 d1 2\nq1 0 d2 1\n"
+        assert live.qrels_text(test_set) == "q1 0 d1 2\nq1 0 d2 1\n"
         team_service.remove(test_set, query, chunk, _admin(app))
         assert score_run(run, ScoreOptions(k=10)).mean_ndcg == pytest.approx(1 / math.log2(3))
-        assert team_service.qrels_text(test_set) == "q1 0 d1 0\nq1 0 d2 1\n"
+        assert live.qrels_text(test_set) == "q1 0 d1 0\nq1 0 d2 1\n"

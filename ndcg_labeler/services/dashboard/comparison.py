@@ -18,8 +18,7 @@ import numpy as np
 from ndcg_labeler.models import Run
 from ndcg_labeler.services import ServiceError
 from ndcg_labeler.services.dashboard import comparison_stats as stats_service
-from ndcg_labeler.services.score_results import Resolved
-from ndcg_labeler.services.scores import RunScores, ScoreOptions, score_run
+from ndcg_labeler.services.live import Resolved, RunScores, ScoreOptions, score_run
 
 # Up to this many compared queries the page computes intervals and tests at once; beyond,
 # it shows the rest first and fetches them separately (they take seconds at 7,000 queries).

@@ -12,8 +12,7 @@ from ndcg_labeler.services import ServiceError, labeling
 from ndcg_labeler.services.dashboard.bands import band
 from ndcg_labeler.services.dashboard.overview import undefined_reason
 from ndcg_labeler.services.labeling import SaveResult
-from ndcg_labeler.services.score_detail import QueryDetail, query_detail
-from ndcg_labeler.services.scores import ScoreOptions
+from ndcg_labeler.services.live import QueryDetail, ScoreOptions, query_detail
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from typing import Any
 from ndcg_labeler.services.dashboard.comparison import Comparison
 from ndcg_labeler.services.dashboard.drilldown import DrillDown
 from ndcg_labeler.services.dashboard.overview import Overview
-from ndcg_labeler.services.scores import RunScores
+from ndcg_labeler.services.live import RunScores
 
 
 def _cell(value: Any) -> Any:

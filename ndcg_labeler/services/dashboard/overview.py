@@ -16,64 +16,26 @@ from flask_sqlalchemy.pagination import Pagination
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Run, TestSet, User
-from ndcg_labeler.scoring import POLICIES
 from ndcg_labeler.services import ServiceError
 from ndcg_labeler.services import labeling as labeling_service
 from ndcg_labeler.services import runs as run_service
 from ndcg_labeler.services._db import paginate
 from ndcg_labeler.services.dashboard.bands import BAND_FILTERS, BANDS, bands_of
 from ndcg_labeler.services.labeling import Progress
-from ndcg_labeler.services.score_results import MAX_K, QueryScore, Resolved, resolve_options
-from ndcg_labeler.services.scores import RunScores, ScoreOptions, score_run
+from ndcg_labeler.services.live import (
+    K_CHOICES,
+    QueryScore,
+    Resolved,
+    RunScores,
+    ScoreOptions,
+    resolve_options,
+    score_run,
+)
 
-K_CHOICES = (1, 3, 5, 10, 20, 100)
 # Band filter values: the four bands, plus queries without NDCG and those the run lacks.
 PER_PAGE = 100
 SORT_COLUMNS = ("qid", "query", "dcg", "idcg", "ndcg", "gap", "loss", "judged", "relevant")
 DEFAULT_SORT = ("gap", "desc")
-
-
-def parse_options(args: Mapping[str, str]) -> ScoreOptions:
-    """Scoring options from a query string (k, gain, ideal, aggregation, judged_only)."""
-    k_text = (args.get("k") or "10").strip()
-    try:
-        k = int(k_text)
-    except ValueError:
-        raise ServiceError(f"k must be a whole number from 1 to {MAX_K}, not '{k_text}'") from None
-    policy = args.get("aggregation") or None
-    return ScoreOptions(
-        k=k,
-        gain=args.get("gain") or "linear",
-        ideal=args.get("ideal") or "judged",
-        judged_only=args.get("judged_only") in ("1", "on", "true"),
-        policy=policy,
-    ).checked()
-
-
-def option_args(options: ScoreOptions) -> dict[str, Any]:
-    """The query-string arguments that reproduce `options` (defaults left out)."""
-    out: dict[str, Any] = {}
-    if options.k != 10:
-        out["k"] = options.k
-    if options.gain != "linear":
-        out["gain"] = options.gain
-    if options.ideal != "judged":
-        out["ideal"] = options.ideal
-    if options.judged_only:
-        out["judged_only"] = 1
-    if options.policy:
-        out["aggregation"] = options.policy
-    return out
-
-
-def k_choices(k: int) -> list[int]:
-    """The offered cutoffs, plus k when it was typed into the URL."""
-    return sorted({*K_CHOICES, k})
-
-
-def policies() -> tuple[str, ...]:
-    """Aggregation policies a user may pick."""
-    return POLICIES
 
 
 def versions(test_set_id: int) -> tuple[int, int] | None:

@@ -18,10 +18,8 @@ import sqlalchemy as sa
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Pair, Run, TestSet
 from ndcg_labeler.models._common import utcnow
-from ndcg_labeler.services import ServiceError
-from ndcg_labeler.services import score_cache as cache
+from ndcg_labeler.services import ServiceError, live
 from ndcg_labeler.services._db import insert_if_absent, raw_rows, transaction
-from ndcg_labeler.services.scores import ScoreOptions, live_state
 
 MAX_DEPTH = 1000
 MAX_SOURCE = 200
@@ -78,20 +76,10 @@ def _top_lists(
     runs: Sequence[Run], depth: int
 ) -> tuple[dict[int, dict[str, int]], list[dict[int, list[str]]]]:
     """The grades {query id: {docid: grade}} and, per run, {query id: top-depth docids}."""
-    per_run = []
-    grades: dict[int, dict[str, int]] = {}
-    with cache.caches().lock:
-        for run in runs:
-            live, _ = live_state(run, ScoreOptions())
-            data = cache.caches().runs.get(run)
-            # A shallow copy: the cache replaces a query's dict on change, never edits it.
-            grades = dict(live.grades.grades)
-            tops = {}
-            for qpk, row in zip(live.queries.ids.tolist(), live.rows.tolist(), strict=True):
-                if row >= 0:
-                    tops[qpk] = data.docids(row)[:depth]
-            per_run.append(tops)
-    return grades, per_run
+    if not runs:
+        return {}, []
+    grades = live.grades_by_query(runs[0].test_set)
+    return grades, [live.top_lists(run, depth) for run in runs]
 
 
 def _chunk_ids(test_set_id: int, docids: set[str]) -> dict[str, int]:

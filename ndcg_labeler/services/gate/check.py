@@ -21,7 +21,7 @@ from ndcg_labeler.models import Run, TestSet
 from ndcg_labeler.scoring.multiple import holm
 from ndcg_labeler.scoring.significance import TIE_TOLERANCE, paired_t_test
 from ndcg_labeler.services import ServiceError
-from ndcg_labeler.services.scores import RunScores, ScoreOptions, score_run
+from ndcg_labeler.services.live import RunScores, ScoreOptions, score_run
 
 DEFAULT_MEASURES = ("ndcg_cut_10",)
 LABEL_SOURCES = ("human",)

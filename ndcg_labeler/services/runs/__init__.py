@@ -1,4 +1,4 @@
-"""Retriever runs: the one upload use case (browser, CLI, API), fusion, listing and deletion."""
+"""Retriever runs: the one upload use case (browser, CLI, API), listing and deletion."""
 
 from .catalog import (
     delete_run,
@@ -8,7 +8,12 @@ from .catalog import (
     require_run,
     uploaders,
 )
-from .fusion import fuse_runs, ranked_lists
+from .fusion import (
+    MAX_RRF_K,
+    describe,
+    fuse_runs,
+    ranked_lists,
+)
 from .upload import (
     EXAMPLES,
     MAX_DEPTH,
@@ -24,8 +29,10 @@ __all__ = [
     "MAX_DEPTH",
     "MAX_NAME",
     "MAX_NOTES",
+    "MAX_RRF_K",
     "clean_name",
     "delete_run",
+    "describe",
     "fuse_runs",
     "get_run",
     "get_run_by_ref",

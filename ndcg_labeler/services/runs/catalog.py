@@ -9,8 +9,7 @@ from sqlalchemy.orm import selectinload
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Run, RunQuery, TestSet
-from ndcg_labeler.services import ServiceError
-from ndcg_labeler.services import scores as score_service
+from ndcg_labeler.services import ServiceError, live
 from ndcg_labeler.services._db import bump_versions, transaction
 
 
@@ -21,7 +20,7 @@ def delete_run(run: Run) -> None:
         db.session.execute(sa.delete(RunQuery).where(RunQuery.run_id == run_id))
         db.session.delete(run)
         bump_versions(test_set_id, runs=True)
-    score_service.forget_run(run_id)
+    live.forget_run(run_id)
 
 
 def list_runs(test_set: TestSet) -> list[Run]:

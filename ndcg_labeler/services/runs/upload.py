@@ -27,10 +27,9 @@ from ndcg_labeler.extensions import db
 from ndcg_labeler.formats.runs import ParsedRun, read_run
 from ndcg_labeler.models import Query, Run, RunQuery, TestSet, User
 from ndcg_labeler.scoring import rank_grouped
-from ndcg_labeler.services import ServiceError
-from ndcg_labeler.services import scores as score_service
+from ndcg_labeler.services import ServiceError, live
 from ndcg_labeler.services._db import bump_versions, transaction
-from ndcg_labeler.services.score_cache import RankedBuffer
+from ndcg_labeler.services.live import RankedBuffer
 
 MAX_NAME = 200
 MAX_NOTES = 5000
@@ -260,7 +259,9 @@ def upload_run(
         # Another upload took the name between our check and our commit.
         raise ServiceError(f"test set '{test_set.name}' already has a run named '{name}'") from None
     # This process has the ranked lists at hand: seed the scoring cache (no re-read).
-    score_service.remember_run(run, ranked.query_ids, ranked.blobs, ranked.buffer)
+    # This process has the ranked lists at hand: score them now and store the figures.
+    data = live.uploaded_run_data(run, ranked.query_ids, ranked.blobs, ranked.buffer)
+    live.score_new_run(run, data)
     return run
 
 

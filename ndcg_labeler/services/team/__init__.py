@@ -36,7 +36,6 @@ from .exports import (
     judgment_csv_chunks,
     judgment_jsonl_chunks,
     judgment_rows,
-    qrels_text,
 )
 from .people import (
     MAX_POINTS,
@@ -92,7 +91,6 @@ __all__ = [
     "judgment_rows",
     "pair_detail",
     "people",
-    "qrels_text",
     "ratings",
     "remove",
     "review_queue",

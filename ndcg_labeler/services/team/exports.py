@@ -1,4 +1,4 @@
-"""Export every annotator's judgments (CSV, JSONL) and the aggregated qrels (TREC).
+"""Export every annotator's judgments (CSV, JSONL); the aggregated qrels are live.qrels_text.
 
 One row per current judgment, people's and import sources' alike (an import source's name
 starts with "import:"), sorted by qid, docid and annotator. Times are ISO 8601 in UTC. Rows are
@@ -17,9 +17,8 @@ from typing import Any
 import sqlalchemy as sa
 
 from ndcg_labeler.extensions import db
-from ndcg_labeler.formats.writers import write_trec_qrels
 from ndcg_labeler.models import Chunk, Judgment, Query, TestSet, User
-from ndcg_labeler.services import ServiceError, grades
+from ndcg_labeler.services import ServiceError
 
 EXPORT_FIELDS = (
     "qid",
@@ -124,13 +123,6 @@ def judgment_chunks(test_set: TestSet, fmt: str) -> Iterator[str]:
     if fmt == "jsonl":
         return judgment_jsonl_chunks(test_set)
     raise ServiceError(f"format must be one of {', '.join(EXPORT_FORMATS)}, not '{fmt}'")
-
-
-def qrels_text(test_set: TestSet, policy: str | None = None) -> str:
-    """The grades scoring uses (policy, adjudications) as TREC qrels, sorted by qid, docid."""
-    out = io.StringIO()
-    write_trec_qrels(grades.sorted_records(grades.scoring_qrels(test_set, policy)), out)
-    return out.getvalue()
 
 
 def export_filename(test_set: TestSet, what: str, extension: str) -> str:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from ndcg_labeler.models import TestSet
 from ndcg_labeler.scoring.aggregate import POLICIES
 from ndcg_labeler.services import runs as run_service
-from ndcg_labeler.services.scores import ScoreOptions, score_run
+from ndcg_labeler.services.live import ScoreOptions, score_run
 
 TIE = 1e-9
 

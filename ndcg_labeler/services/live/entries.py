@@ -1,14 +1,12 @@
-"""Per-process caches behind live scoring: a test set's state and queries, runs' ranked docids.
+"""What live scoring reads: a test set's state and queries, and a run's ranked entries.
 
-The database is the truth; these caches only save work. A run's ranked lists are read from
-RunQuery once (or handed over by the upload) and kept as one buffer per run, from which one
-query's docids or every entry's grade come out fast. Grades live in services.score_grades.
+A run's ranked lists are read from RunQuery (or handed over by the upload) into one buffer,
+from which one query's docids or every entry's grade come out fast. Only a full scoring of a
+run needs all of them; re-scoring a changed query reads that query's row alone.
 """
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -17,11 +15,11 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import sqlalchemy as sa
-from flask import current_app
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.formats.run_dedup import string_hashes
 from ndcg_labeler.models import Query, Run, RunQuery, TestSet
+from ndcg_labeler.services._db import select_rows
 
 NAN = float("nan")
 
@@ -261,102 +259,51 @@ def run_key(run: Run) -> tuple[object, ...]:
     return (run.id, run.sha256, str(run.uploaded_at), run.depth, run.num_entries)
 
 
-class _RunStore:
-    """LRU of RunData, bounded by the number of ranked entries held."""
-
-    def __init__(self, owner: Caches, budget: int) -> None:
-        self.owner = owner
-        self.items: OrderedDict[int, RunData] = OrderedDict()
-        self.budget = budget
-
-    def get(self, run: Run, runs_version: int | None = None) -> RunData:
-        """The run's data, read from RunQuery if not cached (or if the run changed).
-
-        Every upload and delete bumps the test set's runs_version; while it stands still the
-        cached data is current without looking at the (possibly expired) Run row again.
-        """
-        run_id = sa.inspect(run).identity[0]
-        data = self.items.get(run_id)
-        if data is None or runs_version is None or data.runs_version != runs_version:
-            key = run_key(run)
-            if data is None or data.key != key:
-                data = self._load(run, key)
-                self.put(run_id, data)
-            data.runs_version = runs_version
-        self.items.move_to_end(run_id)
-        return data
-
-    def put(self, run_id: int, data: RunData) -> None:
-        """Keep `data`, evicting the least recently used runs over the budget."""
-        self.owner.drop_run(run_id)
-        self.items[run_id] = data
-        total = sum(d.entries for d in self.items.values())
-        while total > self.budget and len(self.items) > 1:
-            dropped_id, dropped = next(iter(self.items.items()))
-            total -= dropped.entries
-            self.owner.drop_run(dropped_id)
-
-    @staticmethod
-    def _load(run: Run, key: tuple[object, ...]) -> RunData:
-        table = RunQuery.__table__
-        rows = db.session.execute(
-            sa.select(table.c.query_id, table.c.docids)
-            .where(table.c.run_id == run.id)
-            .order_by(table.c.id)
-        ).all()
-        return RunData(key, (r[0] for r in rows), [bytes(r[1]) for r in rows], run.name)
+def load_run_data(run: Run) -> RunData:
+    """Every ranked list of the run (for a full scoring), in RunQuery order."""
+    table = RunQuery.__table__
+    rows = select_rows(
+        sa.select(table.c.query_id, table.c.docids)
+        .where(table.c.run_id == run.id)
+        .order_by(table.c.id)
+    )
+    return RunData(run_key(run), (r[0] for r in rows), [bytes(r[1]) for r in rows], run.name)
 
 
-class Caches:
-    """One app's scoring caches; `lock` guards them all (one app may serve many threads)."""
-
-    def __init__(self, budget: int) -> None:
-        self.lock = threading.RLock()
-        self.runs = _RunStore(self, budget)
-        # Aggregated grades by (test set id, policy), owned by services.score_grades.
-        self.grades: dict[tuple[int, str], Any] = {}
-        self.query_sets: dict[int, QuerySet] = {}
-        # Live per-query scores by (run id, setting...), owned by services.scores.
-        self.live: dict[tuple[Any, ...], Any] = {}
-
-    def drop_run(self, run_id: int) -> None:
-        """Forget a run's data and everything derived from it."""
-        self.runs.items.pop(run_id, None)
-        for key in [k for k in self.live if k[0] == run_id]:
-            del self.live[key]
+_ONE_QUERY = sa.select(RunQuery.__table__.c.docids).where(
+    RunQuery.__table__.c.run_id == sa.bindparam("run_id"),
+    RunQuery.__table__.c.query_id == sa.bindparam("query_id"),
+)
 
 
-_EXTENSION = "ndcg_score_cache"
+def query_docids(run_id: int, query_id: int) -> list[str] | None:
+    """One query's ranked docids in the run, best first (None: the run has no ranking for it)."""
+    blob = db.session.scalar(_ONE_QUERY, {"run_id": run_id, "query_id": query_id})
+    if blob is None:
+        return None
+    text = bytes(blob).decode("utf-8")
+    return text.split("\n") if text else []
 
 
-def caches() -> Caches:
-    """The current app's caches (created on first use)."""
-    found = current_app.extensions.get(_EXTENSION)
-    if found is None:
-        budget = int(current_app.config.get("NDCG_SCORE_CACHE_ENTRIES", 30_000_000))
-        found = current_app.extensions.setdefault(_EXTENSION, Caches(budget))
-    return found
+def top_lists(run: Run, depth: int) -> dict[int, list[str]]:
+    """{query id: the run's top `depth` docids} for every query the run ranks."""
+    table = RunQuery.__table__
+    rows = select_rows(sa.select(table.c.query_id, table.c.docids).where(table.c.run_id == run.id))
+    out = {}
+    for query_id, blob in rows:
+        text = bytes(blob).decode("utf-8")
+        out[int(query_id)] = text.split("\n", depth)[:depth] if text else []
+    return out
 
 
-def forget_run(run_id: int) -> None:
-    """Drop a run from this process's caches (after a delete)."""
-    found = caches()
-    with found.lock:
-        found.drop_run(run_id)
-
-
-def remember_run(
+def uploaded_run_data(
     run: Run, query_ids: list[int], blobs: list[bytes], buffer: RankedBuffer | None = None
-) -> None:
-    """Seed the cache with a run just uploaded by this process (saves re-reading it).
+) -> RunData:
+    """The ranked lists an upload has at hand, as RunData (no read back from the database).
 
-    `buffer` (data, tok_off, row_off), when given, is the blobs' content already laid out
-    the way RunData keeps it, which saves joining and scanning them again.
+    `buffer` (data, tok_off, row_off, hashes), when given, is the blobs' content already laid
+    out the way RunData keeps it, which saves joining and scanning them again.
     """
-    found = caches()
     if buffer is None:
-        data = RunData(run_key(run), query_ids, blobs, run.name)
-    else:
-        data = RunData.from_buffer(run_key(run), query_ids, run.name, *buffer)
-    with found.lock:
-        found.runs.put(run.id, data)
+        return RunData(run_key(run), query_ids, blobs, run.name)
+    return RunData.from_buffer(run_key(run), query_ids, run.name, *buffer)

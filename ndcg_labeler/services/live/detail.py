@@ -13,9 +13,10 @@ from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Chunk, Query, Run
 from ndcg_labeler.scoring.gains import gain_values, log2_ranks
 from ndcg_labeler.services import ServiceError
-from ndcg_labeler.services import score_cache as cache
-from ndcg_labeler.services.score_results import Resolved, ScoreOptions
-from ndcg_labeler.services.scores import live_state
+from ndcg_labeler.services.live.engine import live_state, scoring_lock
+from ndcg_labeler.services.live.entries import query_docids
+from ndcg_labeler.services.live.grades import query_grades
+from ndcg_labeler.services.live.options import Resolved, ScoreOptions
 
 
 @dataclass(frozen=True)
@@ -159,20 +160,19 @@ def query_detail(run: Run, query: Query, options: ScoreOptions | None = None) ->
     if query.test_set_id != run.test_set_id:
         raise ServiceError("the query does not belong to the run's test set")
     k = options.k
-    with cache.caches().lock:
-        live, state = live_state(run, options)
-        i = live.queries.index[query.id]
-        row = int(live.rows[i])
-        docids = cache.caches().runs.get(run).docids(row) if row >= 0 else []
-        grades = dict(live.grades.grades.get(query.id, {}))
-        a = live.arrays
+    with scoring_lock():
+        current, state, resolved, queries = live_state(run, options)
+        i = queries.index[query.id]
+        a = current.arrays
         values = {
             name: float(a[name][i])
             for name in (f"dcg_cut_{k}", f"idcg_cut_{k}", f"ndcg_cut_{k}", f"judged_at_{k}")
         }
         counts = (int(a["num_rel"][i]), int(a["num_ret"][i]))
-        has_gain = bool(live.has_gain[i])
-    resolved = replace(live.resolved, k=k)  # the live state is shared by every k it covers
+        has_gain, missing = bool(current.has_gain[i]), bool(current.missing[i])
+    resolved = replace(resolved, k=k)
+    docids = query_docids(run.id, query.id) or []
+    grades = query_grades(run.test_set_id, query.id, resolved.policy)
     if resolved.judged_only:
         docids = [d for d in docids if d in grades]
     ideal_pool = list(grades) if resolved.ideal == "judged" else docids
@@ -185,7 +185,7 @@ def query_detail(run: Run, query: Query, options: ScoreOptions | None = None) ->
     ideal_rows = _rows(ideal_docids, grades, gain, chunks)
     best_rows = _rows(retrieved_best, grades, gain, {})
     ndcg = values[f"ndcg_cut_{k}"]
-    if math.isnan(ndcg) and row < 0 and has_gain:
+    if math.isnan(ndcg) and missing and has_gain:
         ndcg = 0.0  # a miss scores 0 (as in score_run)
     return QueryDetail(
         run_id=run.id,
@@ -195,7 +195,7 @@ def query_detail(run: Run, query: Query, options: ScoreOptions | None = None) ->
         text=query.text,
         options=resolved,
         labels_version=state.labels_version,
-        missing=row < 0,
+        missing=missing,
         ranked=ranked_rows,
         ideal=ideal_rows,
         dcg=values[f"dcg_cut_{k}"],

@@ -1,4 +1,4 @@
-"""Score results and options: what views, CLI and API receive from services.scores."""
+"""Score results: what views, CLI and API receive from score_run (a snapshot at one k)."""
 
 from __future__ import annotations
 
@@ -11,94 +11,7 @@ import sqlalchemy as sa
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Query
-from ndcg_labeler.scoring import DEFAULT_CUTOFFS, POLICIES, Options
-from ndcg_labeler.scoring.types import GAINS, IDEALS
-from ndcg_labeler.services import ServiceError
-
-# trec_eval's cutoffs plus the small ones dashboards offer; a k outside is added on demand.
-STANDARD_CUTOFFS: tuple[int, ...] = tuple(sorted({1, 3, *DEFAULT_CUTOFFS}))
-MAX_K = 100_000
-
-
-@dataclass(frozen=True)
-class ScoreOptions:
-    """How to score: cutoff, gain, ideal, condensed lists, aggregation policy, threshold.
-
-    policy and threshold None mean the test set's own settings.
-    """
-
-    k: int = 10
-    gain: str = "linear"
-    ideal: str = "judged"
-    judged_only: bool = False
-    policy: str | None = None
-    threshold: int | None = None
-
-    def checked(self) -> ScoreOptions:
-        """Self, after refusing values a user could have typed wrong."""
-        if isinstance(self.k, bool) or not isinstance(self.k, int) or not 1 <= self.k <= MAX_K:
-            raise ServiceError(f"k must be a whole number from 1 to {MAX_K}")
-        if self.gain not in GAINS:
-            raise ServiceError(f"gain must be one of {', '.join(GAINS)}, not '{self.gain}'")
-        if self.ideal not in IDEALS:
-            raise ServiceError(f"ideal must be one of {', '.join(IDEALS)}, not '{self.ideal}'")
-        if self.policy is not None and self.policy not in POLICIES:
-            raise ServiceError(f"aggregation must be one of {', '.join(POLICIES)}")
-        if self.threshold is not None and (
-            isinstance(self.threshold, bool)
-            or not isinstance(self.threshold, int)
-            or self.threshold < 1
-        ):
-            raise ServiceError("the relevance threshold must be a whole number of at least 1")
-        return self
-
-
-@dataclass(frozen=True)
-class Resolved:
-    """Options with the test set's defaults filled in: what the numbers were computed with."""
-
-    k: int
-    gain: str
-    ideal: str
-    judged_only: bool
-    policy: str
-    threshold: int
-
-    @property
-    def scoring(self) -> Options:
-        """The pure scoring module's options."""
-        return Options(self.gain, self.ideal, self.judged_only, self.threshold)  # type: ignore[arg-type]
-
-    @property
-    def cutoffs(self) -> tuple[int, ...]:
-        """Cutoffs evaluated together (standard ones plus k)."""
-        if self.k in STANDARD_CUTOFFS:
-            return STANDARD_CUTOFFS
-        return tuple(sorted((*STANDARD_CUTOFFS, self.k)))
-
-    def describe(self) -> dict[str, Any]:
-        """The settings as shown next to every score."""
-        return {
-            "k": self.k,
-            "gain": self.gain,
-            "ideal": self.ideal,
-            "judged_only": self.judged_only,
-            "aggregation": self.policy,
-            "threshold": self.threshold,
-        }
-
-
-def resolve_options(options: ScoreOptions, aggregation: str, threshold: int) -> Resolved:
-    """Fill the test set's aggregation policy and threshold into `options`."""
-    options.checked()
-    return Resolved(
-        options.k,
-        options.gain,
-        options.ideal,
-        options.judged_only,
-        options.policy or aggregation,
-        options.threshold if options.threshold is not None else threshold,
-    )
+from ndcg_labeler.services.live.options import Resolved
 
 
 @dataclass(frozen=True)

@@ -1,10 +1,8 @@
 """The grades scoring uses: every graded judgment of a pair combined by an aggregation policy.
 
-Public API (called by the runs/scoring services):
-
 - ``scoring_qrels(test_set, policy=None) -> {qid: {docid: grade}}`` for a whole test set;
-- ``query_grades(test_set_id, query_id, policy=None) -> {docid: grade}`` for live re-scoring of
-  one query.
+- ``query_grades(test_set_id, query_id, policy) -> {docid: grade}`` for live re-scoring of one
+  query (statements built once: it is the hot path after every grade).
 
 Rules: only `graded` judgments count (can't-tell and skips never do); people's and import
 sources' grades are combined with ``scoring.aggregate.resolve`` under the test set's aggregation
@@ -14,6 +12,7 @@ graded is absent (unjudged), a pair graded 0 is present with 0 (judged non-relev
 
 from __future__ import annotations
 
+import io
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
@@ -21,14 +20,16 @@ import sqlalchemy as sa
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.formats.records import QrelRecord
+from ndcg_labeler.formats.writers import write_trec_qrels
 from ndcg_labeler.models import Adjudication, Chunk, Judgment, Query, TestSet
 from ndcg_labeler.scoring.aggregate import POLICIES, resolve
 from ndcg_labeler.services import ServiceError
+from ndcg_labeler.services._db import select_rows
 
 Qrels = dict[str, dict[str, int]]
 
 
-def _policy(test_set_policy: str, policy: str | None) -> str:
+def choose_policy(test_set_policy: str, policy: str | None) -> str:
     """The policy to use (the test set's unless one is given); ServiceError when unknown."""
     chosen = policy or test_set_policy
     if chosen not in POLICIES:
@@ -36,7 +37,7 @@ def _policy(test_set_policy: str, policy: str | None) -> str:
     return chosen
 
 
-def _combine(
+def combine(
     rows: Iterable[Sequence[Any]],
     adjudicated: Iterable[Sequence[Any]],
     policy: str,
@@ -75,7 +76,7 @@ def _combine(
     return qrels
 
 
-def _graded_rows(test_set_id: int, query_id: int | None) -> sa.Select[tuple[str, str, int]]:
+def graded_rows(test_set_id: int, query_id: int | None) -> sa.Select[tuple[str, str, int]]:
     """(qid, docid, grade) of every graded judgment of the test set, or of one query."""
     stmt = (
         sa.select(Query.qid, Chunk.docid, Judgment.grade)
@@ -90,7 +91,7 @@ def _graded_rows(test_set_id: int, query_id: int | None) -> sa.Select[tuple[str,
     return stmt.where(Judgment.query_id == query_id, Query.test_set_id == test_set_id)
 
 
-def _adjudicated_rows(test_set_id: int, query_id: int | None) -> sa.Select[tuple[str, str, int]]:
+def adjudicated_rows(test_set_id: int, query_id: int | None) -> sa.Select[tuple[str, str, int]]:
     """(qid, docid, grade) of every adjudicated pair of the test set, or of one query."""
     stmt = (
         sa.select(Query.qid, Chunk.docid, Adjudication.grade)
@@ -102,46 +103,41 @@ def _adjudicated_rows(test_set_id: int, query_id: int | None) -> sa.Select[tuple
     return stmt.where(Adjudication.query_id == query_id, Query.test_set_id == test_set_id)
 
 
-def _fetch(stmt: sa.Select[tuple[str, str, int]]) -> list[tuple[str, str, int]]:
-    """Rows as the driver's plain tuples.
-
-    Hundreds of thousands of rows: building a SQLAlchemy Row for each costs more than the
-    query itself, so the compiled statement runs on the session's own DBAPI cursor (same
-    connection and transaction).
-    """
-    conn = db.session.connection()
-    compiled = stmt.compile(dialect=conn.dialect)
-    params = compiled.construct_params()
-    args: Any = (
-        tuple(params[name] for name in compiled.positiontup or ())
-        if compiled.positional
-        else params
-    )
-    cursor = conn.connection.cursor()
-    try:
-        cursor.execute(compiled.string, args)
-        return cursor.fetchall()
-    finally:
-        cursor.close()
-
-
 def scoring_qrels(test_set: TestSet, policy: str | None = None) -> Qrels:
     """{qid: {docid: grade}} of every pair with a grade, aggregated under `policy`."""
-    chosen = _policy(test_set.aggregation, policy)
-    rows = _fetch(_graded_rows(test_set.id, None))
-    adjudicated = _fetch(_adjudicated_rows(test_set.id, None))
-    return _combine(rows, adjudicated, chosen)
+    chosen = choose_policy(test_set.aggregation, policy)
+    rows = select_rows(graded_rows(test_set.id, None))
+    adjudicated = select_rows(adjudicated_rows(test_set.id, None))
+    return combine(rows, adjudicated, chosen)
+
+
+def qrels_text(test_set: TestSet, policy: str | None = None) -> str:
+    """The grades scoring uses (policy, adjudications) as TREC qrels, sorted by qid, docid."""
+    out = io.StringIO()
+    write_trec_qrels(sorted_records(scoring_qrels(test_set, policy)), out)
+    return out.getvalue()
+
+
+# The live hot path's statements, built once: building them per call costs more than running them.
+_ONE_QUERY_GRADED = graded_rows(sa.bindparam("test_set_id"), sa.bindparam("query_id"))  # type: ignore[arg-type]
+_ONE_QUERY_ADJUDICATED = adjudicated_rows(sa.bindparam("test_set_id"), sa.bindparam("query_id"))  # type: ignore[arg-type]
 
 
 def query_grades(test_set_id: int, query_id: int, policy: str | None = None) -> dict[str, int]:
-    """{docid: grade} of one query (for re-scoring it live after a grade changes)."""
-    aggregation = db.session.scalar(sa.select(TestSet.aggregation).where(TestSet.id == test_set_id))
-    if aggregation is None:
-        raise ServiceError(f"unknown test set id {test_set_id}")
-    chosen = _policy(aggregation, policy)
-    rows = _fetch(_graded_rows(test_set_id, query_id))
-    adjudicated = _fetch(_adjudicated_rows(test_set_id, query_id))
-    qrels = _combine(rows, adjudicated, chosen)
+    """{docid: grade} of one query (for re-scoring it after a grade changes).
+
+    Same rules as scoring_qrels, under `policy` or else the test set's own. The statements are
+    compiled once and cached by the session, so the live path (which passes the policy) reads a
+    query in about a millisecond. Few rows, so SQLAlchemy rows are cheap here.
+    """
+    if policy is None:
+        policy = db.session.scalar(sa.select(TestSet.aggregation).where(TestSet.id == test_set_id))
+        if policy is None:
+            raise ServiceError(f"unknown test set id {test_set_id}")
+    params = {"test_set_id": test_set_id, "query_id": query_id}
+    rows = db.session.execute(_ONE_QUERY_GRADED, params).all()
+    adjudicated = db.session.execute(_ONE_QUERY_ADJUDICATED, params).all()
+    qrels = combine(rows, adjudicated, choose_policy(policy, None))
     return next(iter(qrels.values()), {})
 
 

@@ -1,0 +1,153 @@
+"""Score options: what to compute (k, gain, ideal, condensed lists, policy, threshold).
+
+One parser, `parse_options`, turns what a user typed (a query string, CLI options or API
+arguments) into checked ScoreOptions, with one set of error messages everywhere.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ndcg_labeler.scoring import DEFAULT_CUTOFFS, POLICIES, Options
+from ndcg_labeler.scoring.types import GAINS, IDEALS
+from ndcg_labeler.services import ServiceError
+
+# The cutoffs every score page offers (a k typed into a URL or the CLI is added on demand).
+K_CHOICES = (1, 3, 5, 10, 20, 100)
+
+# trec_eval's cutoffs plus the small ones dashboards offer; a k outside is added on demand.
+STANDARD_CUTOFFS: tuple[int, ...] = tuple(sorted({1, 3, *DEFAULT_CUTOFFS}))
+MAX_K = 100_000
+
+
+@dataclass(frozen=True)
+class ScoreOptions:
+    """How to score: cutoff, gain, ideal, condensed lists, aggregation policy, threshold.
+
+    policy and threshold None mean the test set's own settings.
+    """
+
+    k: int = 10
+    gain: str = "linear"
+    ideal: str = "judged"
+    judged_only: bool = False
+    policy: str | None = None
+    threshold: int | None = None
+
+    def checked(self) -> ScoreOptions:
+        """Self, after refusing values a user could have typed wrong."""
+        if isinstance(self.k, bool) or not isinstance(self.k, int) or not 1 <= self.k <= MAX_K:
+            raise ServiceError(f"k must be a whole number from 1 to {MAX_K}")
+        if self.gain not in GAINS:
+            raise ServiceError(f"gain must be one of {', '.join(GAINS)}, not '{self.gain}'")
+        if self.ideal not in IDEALS:
+            raise ServiceError(f"ideal must be one of {', '.join(IDEALS)}, not '{self.ideal}'")
+        if self.policy is not None and self.policy not in POLICIES:
+            raise ServiceError(f"aggregation must be one of {', '.join(POLICIES)}")
+        if self.threshold is not None and (
+            isinstance(self.threshold, bool)
+            or not isinstance(self.threshold, int)
+            or self.threshold < 1
+        ):
+            raise ServiceError("the relevance threshold must be a whole number of at least 1")
+        return self
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """Options with the test set's defaults filled in: what the numbers were computed with."""
+
+    k: int
+    gain: str
+    ideal: str
+    judged_only: bool
+    policy: str
+    threshold: int
+
+    @property
+    def scoring(self) -> Options:
+        """The pure scoring module's options."""
+        return Options(self.gain, self.ideal, self.judged_only, self.threshold)  # type: ignore[arg-type]
+
+    @property
+    def cutoffs(self) -> tuple[int, ...]:
+        """Cutoffs evaluated together (standard ones plus k)."""
+        if self.k in STANDARD_CUTOFFS:
+            return STANDARD_CUTOFFS
+        return tuple(sorted((*STANDARD_CUTOFFS, self.k)))
+
+    def describe(self) -> dict[str, Any]:
+        """The settings as shown next to every score."""
+        return {
+            "k": self.k,
+            "gain": self.gain,
+            "ideal": self.ideal,
+            "judged_only": self.judged_only,
+            "aggregation": self.policy,
+            "threshold": self.threshold,
+        }
+
+
+def resolve_options(options: ScoreOptions, aggregation: str, threshold: int) -> Resolved:
+    """Fill the test set's aggregation policy and threshold into `options`."""
+    options.checked()
+    return Resolved(
+        options.k,
+        options.gain,
+        options.ideal,
+        options.judged_only,
+        options.policy or aggregation,
+        options.threshold if options.threshold is not None else threshold,
+    )
+
+
+def parse_options(values: Mapping[str, Any]) -> ScoreOptions:
+    """Checked ScoreOptions from user input: `k`, `gain`, `ideal`, `judged_only`, `aggregation`.
+
+    Values may be text (a query string, a form) or already typed (click options); missing
+    ones take the defaults. Raises ServiceError with the message shown to the user.
+    """
+    k_value = values.get("k")
+    k_text = "10" if k_value is None or k_value == "" else str(k_value).strip()
+    try:
+        k = int(k_text)
+    except ValueError:
+        raise ServiceError(f"k must be a whole number from 1 to {MAX_K}, not '{k_text}'") from None
+    judged_only = values.get("judged_only")
+    if isinstance(judged_only, str):
+        judged_only = judged_only.strip().lower() in ("1", "on", "true", "yes")
+    return ScoreOptions(
+        k=k,
+        gain=values.get("gain") or "linear",
+        ideal=values.get("ideal") or "judged",
+        judged_only=bool(judged_only),
+        policy=values.get("aggregation") or None,
+    ).checked()
+
+
+def option_args(options: ScoreOptions) -> dict[str, Any]:
+    """The query-string arguments that reproduce `options` (defaults left out)."""
+    out: dict[str, Any] = {}
+    if options.k != 10:
+        out["k"] = options.k
+    if options.gain != "linear":
+        out["gain"] = options.gain
+    if options.ideal != "judged":
+        out["ideal"] = options.ideal
+    if options.judged_only:
+        out["judged_only"] = 1
+    if options.policy:
+        out["aggregation"] = options.policy
+    return out
+
+
+def k_choices(k: int) -> list[int]:
+    """The offered cutoffs, plus k when it was typed into the URL."""
+    return sorted({*K_CHOICES, k})
+
+
+def policies() -> tuple[str, ...]:
+    """Aggregation policies a user may pick."""
+    return tuple(POLICIES)

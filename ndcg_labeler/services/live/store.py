@@ -1,0 +1,153 @@
+"""The score store: a run's per-query scores under one setting, kept in the database.
+
+A ScoreState is every measure of every test-set query for one run and one scoring setting, at
+one labels version. It is stored as one `run_score` row (numpy arrays in an .npz blob, a few
+MB at 7,000 queries), so every process and every server reads the same figures: listings and
+dashboards load the row instead of the run's millions of entries, and a process that finds the
+row behind the labels version re-scores only the queries whose grades changed since.
+
+Why the database and not files: several servers on PostgreSQL share nothing but the database,
+and the row is small enough that reading it is a few milliseconds.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+from dataclasses import dataclass, field
+
+import numpy as np
+import sqlalchemy as sa
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.exc import IntegrityError, OperationalError
+
+from ndcg_labeler.extensions import db
+from ndcg_labeler.models import RunScore
+from ndcg_labeler.models._common import utcnow
+from ndcg_labeler.services.live.options import Resolved
+
+log = logging.getLogger(__name__)
+
+# Arrays kept beside the measures (prefixed so they never collide with a measure's name).
+_META = ("query_ids", "has_gain", "judged_any", "missing", "seen")
+
+
+def settings_key(resolved: Resolved) -> str:
+    """What the stored figures depend on besides the grades: one text key per setting."""
+    cutoffs = ",".join(str(c) for c in resolved.cutoffs)
+    judged_only = int(resolved.judged_only)
+    return (
+        f"{resolved.policy}|{resolved.threshold}|{resolved.gain}|{resolved.ideal}|"
+        f"{judged_only}|{cutoffs}"
+    )
+
+
+@dataclass
+class ScoreState:
+    """Every measure of every test-set query for one run and one setting, kept current."""
+
+    run_id: int
+    settings: str
+    labels_version: int
+    max_event_id: int
+    queries_key: int
+    query_ids: np.ndarray
+    arrays: dict[str, np.ndarray]
+    has_gain: np.ndarray  # the query has a judged grade > 0
+    judged_any: np.ndarray  # the query has any judged grade (0 included)
+    missing: np.ndarray  # the run has no ranking for the query
+    seen: frozenset[int] = frozenset()  # recent judgment event ids already applied
+    evaluations: int = field(default=0, compare=False)  # one-query re-scorings (for tests)
+
+    def to_bytes(self) -> bytes:
+        """The arrays as one uncompressed .npz blob (loads in milliseconds)."""
+        out = io.BytesIO()
+        meta = {
+            "meta_query_ids": self.query_ids,
+            "meta_has_gain": self.has_gain,
+            "meta_judged_any": self.judged_any,
+            "meta_missing": self.missing,
+            "meta_seen": np.array(sorted(self.seen), dtype=np.int64),
+        }
+        np.savez(out, **meta, **{f"m_{name}": values for name, values in self.arrays.items()})
+        return out.getvalue()
+
+    @classmethod
+    def from_row(cls, row: RunScore) -> ScoreState:
+        """Rebuild from a stored row."""
+        with np.load(io.BytesIO(row.data)) as found:
+            arrays = {name[2:]: found[name] for name in found.files if name.startswith("m_")}
+            meta = {name: found[f"meta_{name}"] for name in _META}
+        return cls(
+            run_id=row.run_id,
+            settings=row.settings,
+            labels_version=row.labels_version,
+            max_event_id=row.max_event_id,
+            queries_key=row.queries_key,
+            query_ids=meta["query_ids"],
+            arrays=arrays,
+            has_gain=meta["has_gain"],
+            judged_any=meta["judged_any"],
+            missing=meta["missing"],
+            seen=frozenset(meta["seen"].tolist()),
+        )
+
+
+_LOAD = sa.select(RunScore).where(
+    RunScore.run_id == sa.bindparam("run_id"), RunScore.settings == sa.bindparam("settings")
+)
+
+
+def load(run_id: int, settings: str) -> ScoreState | None:
+    """The stored state of a run under a setting, or None when it was never computed."""
+    row = db.session.scalars(_LOAD, {"run_id": run_id, "settings": settings}).first()
+    return None if row is None else ScoreState.from_row(row)
+
+
+def save(state: ScoreState) -> bool:
+    """Store the state unless a newer one is stored already; False when the write was skipped.
+
+    Written on a connection of its own and committed at once: a page that only reads must not
+    commit its request's session. A newer labels version never gets overwritten by an older
+    one (two processes catching up at once). When the database is busy (SQLite's single
+    writer), the write is skipped: the figures are right in memory and the next process that
+    needs them recomputes the same ones.
+    """
+    table = RunScore.__table__
+    values = {
+        "run_id": state.run_id,
+        "settings": state.settings,
+        "labels_version": state.labels_version,
+        "max_event_id": state.max_event_id,
+        "queries_key": state.queries_key,
+        "computed_at": utcnow(),
+        "data": state.to_bytes(),
+    }
+    engine = db.engine
+    insert = postgresql.insert if engine.dialect.name == "postgresql" else sqlite.insert
+    stmt = insert(table).values(**values)
+    newer = sa.or_(
+        table.c.labels_version < stmt.excluded.labels_version,
+        table.c.queries_key != stmt.excluded.queries_key,
+    )
+    stmt = stmt.on_conflict_do_update(
+        index_elements=["run_id", "settings"],
+        set_={name: stmt.excluded[name] for name in values if name not in ("run_id", "settings")},
+        where=newer,
+    )
+    is_sqlite = engine.dialect.name == "sqlite"
+    try:
+        with engine.connect() as connection:
+            raw = connection.connection.driver_connection
+            if is_sqlite:  # wait briefly, not the 10 s a grade would wait
+                raw.execute("PRAGMA busy_timeout=200")
+            try:
+                connection.execute(stmt)
+                connection.commit()
+            finally:
+                if is_sqlite:
+                    raw.execute("PRAGMA busy_timeout=10000")
+    except (OperationalError, IntegrityError) as exc:  # locked, or the run was just deleted
+        log.info("score store: skipped saving run %s (%s)", state.run_id, exc.orig)
+        return False
+    return True

@@ -1,0 +1,84 @@
+"""trec_eval's `-q` layout of a run's live scores, for `flask run score --trec` and exports."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ndcg_labeler.models import Run
+from ndcg_labeler.scoring import DEFAULT_CUTOFFS, trec_all
+from ndcg_labeler.scoring.evaluation import COUNT_MEASURES, Evaluation
+from ndcg_labeler.services.live.engine import live_state, scoring_lock
+from ndcg_labeler.services.live.options import ScoreOptions
+
+
+def _evaluation(arrays: dict[str, np.ndarray], cutoffs: tuple[int, ...]) -> Evaluation:
+    """Rebuild a scoring.Evaluation (for trec_all) from the stored arrays."""
+
+    def cut(prefix: str) -> dict[int, np.ndarray]:
+        return {k: arrays[f"{prefix}_{k}"] for k in cutoffs}
+
+    return Evaluation(
+        cutoffs=cutoffs,
+        ndcg=arrays["ndcg"],
+        dcg=arrays["dcg"],
+        idcg=arrays["idcg"],
+        ndcg_cut=cut("ndcg_cut"),
+        dcg_cut=cut("dcg_cut"),
+        idcg_cut=cut("idcg_cut"),
+        P=cut("P"),
+        recall=cut("recall"),
+        judged_at=cut("judged_at"),
+        recip_rank=arrays["recip_rank"],
+        ap=arrays["map"],
+        num_rel=arrays["num_rel"],
+        num_rel_ret=arrays["num_rel_ret"],
+        num_ret=arrays["num_ret"],
+    )
+
+
+def trec_measures(k: int) -> list[str]:
+    """The measures `--trec` prints, in trec_eval's order (its cutoffs, plus k)."""
+    cuts = sorted({*DEFAULT_CUTOFFS, k})
+    return [
+        "num_ret",
+        "num_rel",
+        "num_rel_ret",
+        "map",
+        "recip_rank",
+        *(f"P_{c}" for c in cuts),
+        *(f"recall_{c}" for c in cuts),
+        "ndcg",
+        *(f"ndcg_cut_{c}" for c in cuts),
+    ]
+
+
+def _trec_format(measure: str, qid: str, value: float) -> str:
+    """One line as trec_eval prints it: name padded to 22, tab, qid, tab, value."""
+    if measure in COUNT_MEASURES or measure == "num_q":
+        return f"{measure:<22}\t{qid}\t{round(value)}"
+    return f"{measure:<22}\t{qid}\t{value:.4f}"
+
+
+def trec_eval_lines(run: Run, options: ScoreOptions | None = None) -> list[str]:
+    """trec_eval's `-q` output: per-query lines, then `all` with trec_eval's averaging.
+
+    Like trec_eval without -c, the queries are those of the run that have judgments (qrels),
+    in qid byte order; undefined values print as 0; counts are summed in `all`.
+    """
+    options = options or ScoreOptions()
+    with scoring_lock():
+        current, _state, resolved, queries = live_state(run, options)
+        keep = current.judged_any & ~current.missing
+        arrays = {name: values[keep].copy() for name, values in current.arrays.items()}
+        qids = [q for q, kept in zip(queries.qids, keep.tolist(), strict=True) if kept]
+    measures = trec_measures(options.k)
+    evaluation = _evaluation(arrays, tuple(sorted(resolved.cutoffs)))
+    lines = []
+    for i, qid in enumerate(qids):
+        for measure in measures:
+            lines.append(_trec_format(measure, qid, evaluation.trec_value(measure, i)))
+    lines.append(f"{'runid':<22}\tall\t{run.name}")
+    lines.append(_trec_format("num_q", "all", float(len(qids))))
+    for measure in measures:
+        lines.append(_trec_format(measure, "all", trec_all(evaluation, measure)))
+    return lines
