@@ -14,6 +14,8 @@ CLI_MODULES += ("dashboard",)
 CLI_MODULES += ("team",)
 # The evaluation loop: `flask gate` and `flask run fuse`.
 CLI_MODULES += ("evaluation",)
+# Machine judges: `flask judges add|run|agreement`.
+CLI_MODULES += ("judges",)
 
 
 def register_cli(app: Flask) -> None:

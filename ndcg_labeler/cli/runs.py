@@ -87,11 +87,14 @@ _SCORING_OPTIONS = (
     click.option("--ideal", default="judged", show_default=True, help="judged or retrieved."),
     click.option("--judged-only", is_flag=True, help="Rank only judged chunks (condensed lists)."),
     click.option("--aggregation", default=None, help="Override the test set's policy."),
+    click.option(
+        "--labels", default="human", show_default=True, help="human, machine:JUDGE or fill:JUDGE."
+    ),
 )
 
 
 def scoring_options(func: Callable[..., Any]) -> Callable[..., Any]:
-    """Add --k/--gain/--ideal/--judged-only/--aggregation; the command gets `options`."""
+    """Add --k/--gain/--ideal/--judged-only/--aggregation/--labels; the command gets `options`."""
 
     @functools.wraps(func)
     def wrapper(
@@ -101,6 +104,7 @@ def scoring_options(func: Callable[..., Any]) -> Callable[..., Any]:
         ideal: str,
         judged_only: bool,
         aggregation: str | None,
+        labels: str,
         **kwargs: Any,
     ) -> Any:
         with one_line_errors():
@@ -111,6 +115,7 @@ def scoring_options(func: Callable[..., Any]) -> Callable[..., Any]:
                     "ideal": ideal,
                     "judged_only": judged_only,
                     "aggregation": aggregation,
+                    "labels": labels,
                 }
             )
         return func(*args, options=options, **kwargs)

@@ -1,5 +1,6 @@
 """Typed SQLAlchemy 2 models; the schema itself is created only by Alembic migrations."""
 
+from ndcg_labeler.models.judges import Judge, MachineJudgment, PromptVersion
 from ndcg_labeler.models.judgments import Adjudication, Assignment, Judgment, JudgmentEvent
 from ndcg_labeler.models.runs import Run, RunQuery, RunScore
 from ndcg_labeler.models.testsets import Chunk, Pair, Query, TestSet, TestSetMember
@@ -9,9 +10,12 @@ __all__ = [
     "Adjudication",
     "Assignment",
     "Chunk",
+    "Judge",
     "Judgment",
     "JudgmentEvent",
+    "MachineJudgment",
     "Pair",
+    "PromptVersion",
     "Query",
     "Run",
     "RunQuery",

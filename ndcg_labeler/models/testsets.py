@@ -32,6 +32,8 @@ class TestSet(db.Model):
     judgments_per_pair: Mapped[int] = mapped_column(default=1)
     disagreement_threshold: Mapped[int] = mapped_column(default=2)
     is_demo: Mapped[bool] = mapped_column(default=False)
+    # Show machine judges' grades to annotators while they label (off: avoids anchoring).
+    show_machine_suggestions: Mapped[bool] = mapped_column(default=False)
     # Bumped on every grade change / run upload: a cheap "changed since" check for live pages.
     labels_version: Mapped[int] = mapped_column(default=0)
     runs_version: Mapped[int] = mapped_column(default=0)

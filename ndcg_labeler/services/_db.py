@@ -58,13 +58,11 @@ def insert_if_absent(
     """
     dialect = db.session.get_bind().dialect.name
     insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
-    stmt = (
-        insert(table)
-        .values(list(rows))
-        .on_conflict_do_nothing(index_elements=list(keys))
-        .returning(table.c.id)
-    )
-    return list(db.session.execute(stmt).scalars())
+    stmt = insert(table).values(list(rows)).on_conflict_do_nothing(index_elements=list(keys))
+    if "id" not in table.c:  # a natural key (e.g. a sha256): nothing to return
+        db.session.execute(stmt)
+        return []
+    return list(db.session.execute(stmt.returning(table.c.id)).scalars())
 
 
 @contextmanager

@@ -172,7 +172,7 @@ def query_detail(run: Run, query: Query, options: ScoreOptions | None = None) ->
         has_gain, missing = bool(current.has_gain[i]), bool(current.missing[i])
     resolved = replace(resolved, k=k)
     docids = query_docids(run.id, query.id) or []
-    grades = query_grades(run.test_set_id, query.id, resolved.policy)
+    grades = query_grades(run.test_set_id, query.id, resolved.policy, resolved.labels)
     if resolved.judged_only:
         docids = [d for d in docids if d in grades]
     ideal_pool = list(grades) if resolved.ideal == "judged" else docids

@@ -22,7 +22,7 @@ import sqlalchemy as sa
 from flask import current_app
 
 from ndcg_labeler.extensions import db
-from ndcg_labeler.models import JudgmentEvent, Run, TestSet
+from ndcg_labeler.models import JudgmentEvent, MachineJudgment, Run, TestSet
 from ndcg_labeler.scoring import evaluate_flat, evaluate_one
 from ndcg_labeler.scoring.evaluation import Evaluation
 from ndcg_labeler.services.live import store
@@ -35,7 +35,7 @@ from ndcg_labeler.services.live.entries import (
     query_docids,
     test_set_state,
 )
-from ndcg_labeler.services.live.grades import query_grades, scoring_qrels
+from ndcg_labeler.services.live.grades import judge_id, query_grades, scoring_qrels
 from ndcg_labeler.services.live.options import Resolved, ScoreOptions, resolve_options
 from ndcg_labeler.services.live.results import RunScores
 from ndcg_labeler.services.live.store import ScoreState
@@ -87,10 +87,12 @@ def _query_set(memory: _Memory, state: TestSetState) -> QuerySet:
     return current
 
 
-def _grades_by_query(state: TestSetState, policy: str, queries: QuerySet) -> dict[int, dict]:
-    """{query id: {docid: grade}} of the whole test set under `policy`."""
+def _grades_by_query(
+    state: TestSetState, policy: str, queries: QuerySet, labels: str = "human"
+) -> dict[int, dict]:
+    """{query id: {docid: grade}} of the whole test set under `policy` and label source."""
     test_set = db.session.get_one(TestSet, state.id)
-    qrels = scoring_qrels(test_set, policy)
+    qrels = scoring_qrels(test_set, policy, labels)
     ids = dict(zip(queries.qids, queries.ids.tolist(), strict=True))
     return {ids[qid]: docs for qid, docs in qrels.items() if qid in ids}
 
@@ -108,7 +110,7 @@ def _full(
             )
         )
     )
-    grades = _grades_by_query(state, resolved.policy, queries)
+    grades = _grades_by_query(state, resolved.policy, queries, resolved.labels)
     data = data or load_run_data(run)
     rows = np.array([data.row_of.get(int(q), -1) for q in queries.ids], dtype=np.int64)
     missing = rows < 0
@@ -154,7 +156,7 @@ def _rescore(
     i = index.get(qpk)
     if i is None:
         return
-    grades = query_grades(test_set_id, qpk, resolved.policy)
+    grades = query_grades(test_set_id, qpk, resolved.policy, resolved.labels)
     docids = [] if current.missing[i] else (query_docids(current.run_id, qpk) or [])
     get = grades.get
     ranked = np.array([get(d, np.nan) for d in docids], dtype=np.float64)
@@ -186,6 +188,14 @@ def _catch_up(
     return current
 
 
+def _machine_version(test_set_id: int, labels: str) -> int:
+    judge = judge_id(labels)
+    newest = sa.select(sa.func.max(MachineJudgment.id)).where(
+        MachineJudgment.test_set_id == test_set_id, MachineJudgment.judge_id == judge
+    )
+    return int(db.session.scalar(newest) or 0)
+
+
 def live_state(
     run: Run, options: ScoreOptions, data: RunData | None = None
 ) -> tuple[ScoreState, TestSetState, Resolved, QuerySet]:
@@ -197,6 +207,9 @@ def live_state(
     state = test_set_state(run.test_set_id)
     resolved = resolve_options(options, state.aggregation, state.threshold)
     settings = store.settings_key(resolved)
+    if resolved.labels != "human":
+        # Machine labels carry no judgment events: the judge's newest answer id versions them.
+        settings += f"@{_machine_version(state.id, resolved.labels)}"
     memory = _memory()
     key = (run.id, run.sha256, run.num_entries, settings)
     with memory.lock:
@@ -279,9 +292,11 @@ def forget_run(run_id: int) -> None:
             del memory.states[key]
 
 
-def grades_by_query(test_set: TestSet, policy: str | None = None) -> dict[int, dict[str, int]]:
+def grades_by_query(
+    test_set: TestSet, policy: str | None = None, labels: str = "human"
+) -> dict[int, dict[str, int]]:
     """{query id: {docid: grade}} of the whole test set, as scoring uses them."""
     state = test_set_state(test_set.id)
     with scoring_lock():
         queries = _query_set(_memory(), state)
-    return _grades_by_query(state, policy or state.aggregation, queries)
+    return _grades_by_query(state, policy or state.aggregation, queries, labels)

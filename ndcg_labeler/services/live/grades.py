@@ -21,7 +21,15 @@ import sqlalchemy as sa
 from ndcg_labeler.extensions import db
 from ndcg_labeler.formats.records import QrelRecord
 from ndcg_labeler.formats.writers import write_trec_qrels
-from ndcg_labeler.models import Adjudication, Chunk, Judgment, Query, TestSet
+from ndcg_labeler.models import (
+    Adjudication,
+    Chunk,
+    Judge,
+    Judgment,
+    MachineJudgment,
+    Query,
+    TestSet,
+)
 from ndcg_labeler.scoring.aggregate import POLICIES, resolve
 from ndcg_labeler.services import ServiceError
 from ndcg_labeler.services._db import select_rows
@@ -103,12 +111,70 @@ def adjudicated_rows(test_set_id: int, query_id: int | None) -> sa.Select[tuple[
     return stmt.where(Adjudication.query_id == query_id, Query.test_set_id == test_set_id)
 
 
-def scoring_qrels(test_set: TestSet, policy: str | None = None) -> Qrels:
-    """{qid: {docid: grade}} of every pair with a grade, aggregated under `policy`."""
+def judge_id(labels: str) -> int | None:
+    """The judge a label source names ("machine:X", "fill:X"), None for "human"."""
+    if labels == "human":
+        return None
+    name = labels.partition(":")[2].strip()
+    found = db.session.scalar(sa.select(Judge.id).where(Judge.name == name))
+    if found is None:
+        raise ServiceError(f"unknown judge '{name}' (labels={labels})")
+    return int(found)
+
+
+def machine_rows(test_set_id: int, judge: int, query_id: int | None) -> sa.Select[Any]:
+    """(qid, docid, grade) of the judge's latest readable grade of each pair."""
+    mj = MachineJudgment.__table__
+    later = MachineJudgment.__table__.alias("later")
+    newest = ~sa.exists().where(
+        later.c.query_id == mj.c.query_id,
+        later.c.chunk_id == mj.c.chunk_id,
+        later.c.judge_id == mj.c.judge_id,
+        later.c.status == "labeled",
+        later.c.id > mj.c.id,
+    )
+    stmt = (
+        sa.select(Query.qid, Chunk.docid, mj.c.grade)
+        .join(Query, Query.id == mj.c.query_id)
+        .join(Chunk, Chunk.id == mj.c.chunk_id)
+        .where(mj.c.judge_id == judge, mj.c.status == "labeled", newest)
+    )
+    if query_id is None:
+        return stmt.where(mj.c.test_set_id == test_set_id)
+    return stmt.where(mj.c.query_id == query_id, Query.test_set_id == test_set_id)
+
+
+def with_labels(human: Qrels, machine: Qrels, labels: str) -> Qrels:
+    """The grades a label source gives: human, machine only, or human filled in by machine."""
+    if labels.startswith("machine:"):
+        return machine
+    if labels.startswith("fill:"):
+        out = {qid: dict(docs) for qid, docs in machine.items()}
+        for qid, docs in human.items():
+            out.setdefault(qid, {}).update(docs)  # a human grade always wins
+        return out
+    return human
+
+
+def _machine_qrels(rows: Iterable[Sequence[Any]]) -> Qrels:
+    out: Qrels = {}
+    for qid, docid, grade in rows:
+        out.setdefault(qid, {})[docid] = int(grade)
+    return out
+
+
+def scoring_qrels(test_set: TestSet, policy: str | None = None, labels: str = "human") -> Qrels:
+    """{qid: {docid: grade}} of every pair with a grade, aggregated under `policy`, from the
+    label source `labels` (human, machine:JUDGE or fill:JUDGE)."""
     chosen = choose_policy(test_set.aggregation, policy)
     rows = select_rows(graded_rows(test_set.id, None))
     adjudicated = select_rows(adjudicated_rows(test_set.id, None))
-    return combine(rows, adjudicated, chosen)
+    human = combine(rows, adjudicated, chosen)
+    judge = judge_id(labels)
+    if judge is None:
+        return human
+    machine = _machine_qrels(select_rows(machine_rows(test_set.id, judge, None)))
+    return with_labels(human, machine, labels)
 
 
 def qrels_text(test_set: TestSet, policy: str | None = None) -> str:
@@ -123,7 +189,9 @@ _ONE_QUERY_GRADED = graded_rows(sa.bindparam("test_set_id"), sa.bindparam("query
 _ONE_QUERY_ADJUDICATED = adjudicated_rows(sa.bindparam("test_set_id"), sa.bindparam("query_id"))  # type: ignore[arg-type]
 
 
-def query_grades(test_set_id: int, query_id: int, policy: str | None = None) -> dict[str, int]:
+def query_grades(
+    test_set_id: int, query_id: int, policy: str | None = None, labels: str = "human"
+) -> dict[str, int]:
     """{docid: grade} of one query (for re-scoring it after a grade changes).
 
     Same rules as scoring_qrels, under `policy` or else the test set's own. The statements are
@@ -138,6 +206,10 @@ def query_grades(test_set_id: int, query_id: int, policy: str | None = None) -> 
     rows = db.session.execute(_ONE_QUERY_GRADED, params).all()
     adjudicated = db.session.execute(_ONE_QUERY_ADJUDICATED, params).all()
     qrels = combine(rows, adjudicated, choose_policy(policy, None))
+    judge = judge_id(labels)
+    if judge is not None:
+        machine = db.session.execute(machine_rows(test_set_id, judge, query_id)).all()
+        qrels = with_labels(qrels, _machine_qrels(machine), labels)
     return next(iter(qrels.values()), {})
 
 

@@ -35,6 +35,9 @@ class ScoreOptions:
     judged_only: bool = False
     policy: str | None = None
     threshold: int | None = None
+    # Whose grades: "human" (people and imported qrels), "machine:JUDGE" (that judge's only)
+    # or "fill:JUDGE" (human where a pair has a human grade, the judge's elsewhere).
+    labels: str = "human"
 
     def checked(self) -> ScoreOptions:
         """Self, after refusing values a user could have typed wrong."""
@@ -52,6 +55,11 @@ class ScoreOptions:
             or self.threshold < 1
         ):
             raise ServiceError("the relevance threshold must be a whole number of at least 1")
+        kind, _, judge = (self.labels or "").partition(":")
+        if not (self.labels == "human" or (kind in ("machine", "fill") and judge.strip())):
+            raise ServiceError(
+                f"labels must be human, machine:JUDGE or fill:JUDGE, not '{self.labels}'"
+            )
         return self
 
 
@@ -65,6 +73,7 @@ class Resolved:
     judged_only: bool
     policy: str
     threshold: int
+    labels: str = "human"
 
     @property
     def scoring(self) -> Options:
@@ -87,6 +96,7 @@ class Resolved:
             "judged_only": self.judged_only,
             "aggregation": self.policy,
             "threshold": self.threshold,
+            "labels": self.labels,
         }
 
 
@@ -100,11 +110,12 @@ def resolve_options(options: ScoreOptions, aggregation: str, threshold: int) -> 
         options.judged_only,
         options.policy or aggregation,
         options.threshold if options.threshold is not None else threshold,
+        options.labels,
     )
 
 
 def parse_options(values: Mapping[str, Any]) -> ScoreOptions:
-    """Checked ScoreOptions from user input: `k`, `gain`, `ideal`, `judged_only`, `aggregation`.
+    """Checked ScoreOptions from user input: k, gain, ideal, judged_only, aggregation, labels.
 
     Values may be text (a query string, a form) or already typed (click options); missing
     ones take the defaults. Raises ServiceError with the message shown to the user.
@@ -124,6 +135,7 @@ def parse_options(values: Mapping[str, Any]) -> ScoreOptions:
         ideal=values.get("ideal") or "judged",
         judged_only=bool(judged_only),
         policy=values.get("aggregation") or None,
+        labels=(values.get("labels") or "human").strip(),
     ).checked()
 
 
@@ -140,6 +152,8 @@ def option_args(options: ScoreOptions) -> dict[str, Any]:
         out["judged_only"] = 1
     if options.policy:
         out["aggregation"] = options.policy
+    if options.labels != "human":
+        out["labels"] = options.labels
     return out
 
 

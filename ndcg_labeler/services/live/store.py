@@ -38,7 +38,7 @@ def settings_key(resolved: Resolved) -> str:
     judged_only = int(resolved.judged_only)
     return (
         f"{resolved.policy}|{resolved.threshold}|{resolved.gain}|{resolved.ideal}|"
-        f"{judged_only}|{cutoffs}"
+        f"{judged_only}|{cutoffs}|{resolved.labels}"
     )
 
 

@@ -1,0 +1,80 @@
+"""Machine judges (LLMs behind an OpenAI-compatible endpoint), their prompts and their labels.
+
+Machine labels are a separate source: they never count as human judgments, never appear in
+agreement figures or the review queue, and reach scores only when a view asks for them.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import sqlalchemy as sa
+from sqlalchemy.orm import Mapped, mapped_column
+
+from ndcg_labeler.extensions import db
+from ndcg_labeler.models._common import utcnow
+
+
+class Judge(db.Model):
+    """An LLM judge: where to ask, which model, how fast. The API key is never stored: only the
+    name of the environment variable that holds it."""
+
+    __tablename__ = "judge"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(sa.String(100), unique=True)
+    base_url: Mapped[str] = mapped_column(sa.String(500))
+    model: Mapped[str] = mapped_column(sa.String(200))
+    api_key_env: Mapped[str] = mapped_column(sa.String(100), default="")
+    temperature: Mapped[float] = mapped_column(default=0.0)
+    max_tokens: Mapped[int] = mapped_column(default=512)
+    timeout: Mapped[float] = mapped_column(default=60.0)
+    concurrency: Mapped[int] = mapped_column(default=8)
+    requests_per_minute: Mapped[int] = mapped_column(default=0)  # 0: no limit
+    # Jinja template of the prompt; empty means the default (UMBRELA-style) prompt.
+    prompt_template: Mapped[str] = mapped_column(sa.Text, default="")
+    created_at: Mapped[datetime] = mapped_column(sa.DateTime(timezone=True), default=utcnow)
+
+
+class PromptVersion(db.Model):
+    """Every distinct prompt template a judge ran with, by its sha256."""
+
+    __tablename__ = "prompt_version"
+
+    sha256: Mapped[str] = mapped_column(sa.String(64), primary_key=True)
+    template: Mapped[str] = mapped_column(sa.Text)
+    created_at: Mapped[datetime] = mapped_column(sa.DateTime(timezone=True), default=utcnow)
+
+
+class MachineJudgment(db.Model):
+    """One judge's answer on one pair under one prompt version (grade None when unparsed)."""
+
+    __tablename__ = "machine_judgment"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    test_set_id: Mapped[int] = mapped_column(
+        sa.ForeignKey("test_set.id", ondelete="CASCADE"), index=True
+    )
+    query_id: Mapped[int] = mapped_column(sa.ForeignKey("query.id", ondelete="CASCADE"))
+    chunk_id: Mapped[int] = mapped_column(sa.ForeignKey("chunk.id", ondelete="CASCADE"))
+    judge_id: Mapped[int] = mapped_column(sa.ForeignKey("judge.id", ondelete="CASCADE"))
+    prompt_sha256: Mapped[str] = mapped_column(sa.ForeignKey("prompt_version.sha256"))
+    model: Mapped[str] = mapped_column(sa.String(200))
+    # labeled (grade set), unparsed (answer without a readable grade), failed (no answer)
+    status: Mapped[str] = mapped_column(sa.String(16))
+    grade: Mapped[int | None]
+    raw_answer: Mapped[str] = mapped_column(sa.Text, default="")
+    error: Mapped[str] = mapped_column(sa.Text, default="")
+    latency_ms: Mapped[int] = mapped_column(default=0)
+    prompt_tokens: Mapped[int] = mapped_column(default=0)
+    completion_tokens: Mapped[int] = mapped_column(default=0)
+    created_at: Mapped[datetime] = mapped_column(sa.DateTime(timezone=True), default=utcnow)
+
+    __table_args__ = (
+        sa.UniqueConstraint("query_id", "chunk_id", "judge_id", "prompt_sha256"),
+        sa.Index("ix_machine_judgment_judge_id_test_set_id", "judge_id", "test_set_id"),
+        sa.CheckConstraint(
+            "(status = 'labeled' AND grade IS NOT NULL) OR (status <> 'labeled' AND grade IS NULL)",
+            name="grade_matches_status",
+        ),
+    )

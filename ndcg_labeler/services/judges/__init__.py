@@ -1,0 +1,23 @@
+"""Machine judges: LLM relevance labels kept apart from human ones, and calibrated against them."""
+
+from .calibration import REFERENCES, judge_agreement, machine_labels
+from .catalog import add_judge, list_judges, require_judge
+from .prompts import DEFAULT_TEMPLATE, check_template, prompt_version, render
+from .runner import PAIR_SETS, RunReport, run_judge, select_pairs
+
+__all__ = [
+    "DEFAULT_TEMPLATE",
+    "PAIR_SETS",
+    "REFERENCES",
+    "RunReport",
+    "add_judge",
+    "check_template",
+    "judge_agreement",
+    "list_judges",
+    "machine_labels",
+    "prompt_version",
+    "render",
+    "require_judge",
+    "run_judge",
+    "select_pairs",
+]

@@ -1,0 +1,84 @@
+"""Calibration of a judge against people: always computed from the stored labels.
+
+Human side: the consensus scoring uses (the test set's aggregation policy, adjudications
+included). Machine side: the judge's labels under its current prompt version. Compared on the
+pairs both graded; then each run's mean NDCG@k under human and under machine labels, and
+Kendall's tau between the two orders of the runs.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import sqlalchemy as sa
+
+from ndcg_labeler.extensions import db
+from ndcg_labeler.models import Chunk, Judge, MachineJudgment, Query, TestSet
+from ndcg_labeler.scoring.calibration import calibrate, kendall_tau
+from ndcg_labeler.services import live, runs
+from ndcg_labeler.services.judges.prompts import prompt_version
+
+# Published reference points, shown next to our figures.
+REFERENCES = (
+    "Thomas et al. (2023) report Cohen's κ ≈ 0.64 between their best LLM prompt and TREC "
+    "assessors; UMBRELA reports high system-ranking correlation (Kendall's τ) on TREC DL 2019–2023."
+)
+
+
+def machine_labels(test_set: TestSet, judge: Judge, sha: str) -> dict[tuple[str, str], int]:
+    """{(qid, docid): grade} of the judge's readable answers under one prompt version."""
+    rows = db.session.execute(
+        sa.select(Query.qid, Chunk.docid, MachineJudgment.grade)
+        .join(Query, Query.id == MachineJudgment.query_id)
+        .join(Chunk, Chunk.id == MachineJudgment.chunk_id)
+        .where(
+            MachineJudgment.test_set_id == test_set.id,
+            MachineJudgment.judge_id == judge.id,
+            MachineJudgment.prompt_sha256 == sha,
+            MachineJudgment.status == "labeled",
+        )
+    )
+    return {(qid, docid): int(grade) for qid, docid, grade in rows}
+
+
+def judge_agreement(test_set: TestSet, judge: Judge, k: int = 10) -> dict[str, Any]:
+    """The calibration figures (what `flask judges agreement --json` prints)."""
+    sha = prompt_version(judge.prompt_template)
+    db.session.commit()
+    human = live.scoring_qrels(test_set)
+    machine = machine_labels(test_set, judge, sha)
+    paired = sorted(
+        (key, human[key[0]][key[1]], grade)
+        for key, grade in machine.items()
+        if key[1] in human.get(key[0], {})
+    )
+    found = calibrate(
+        [h for _, h, _ in paired],
+        [m for _, _, m in paired],
+        test_set.scale_max,
+        test_set.relevance_threshold,
+    )
+    rows = []
+    for run in runs.list_runs(test_set):
+        people = live.score_run(run, live.ScoreOptions(k=k)).mean_ndcg
+        by_judge = live.score_run(run, live.ScoreOptions(k=k, labels=f"machine:{judge.name}"))
+        rows.append(
+            {"run": run.name, "human_mean_ndcg": people, "machine_mean_ndcg": by_judge.mean_ndcg}
+        )
+    usable = [
+        r for r in rows if r["human_mean_ndcg"] is not None and r["machine_mean_ndcg"] is not None
+    ]
+    tau = kendall_tau(
+        [r["human_mean_ndcg"] for r in usable], [r["machine_mean_ndcg"] for r in usable]
+    )
+    return {
+        "judge": judge.name,
+        "prompt_version": sha,
+        "pairs": found.pairs,
+        "kappa_quadratic": found.kappa_quadratic,
+        "kappa_binary": found.kappa_binary,
+        "confusion": found.confusion,
+        "mean_difference": found.mean_difference,
+        "runs": rows,
+        "kendall_tau": tau,
+    }

@@ -1,0 +1,77 @@
+"""Defining judges: name, endpoint, model, key variable, sampling and speed settings."""
+
+from __future__ import annotations
+
+import re
+
+import sqlalchemy as sa
+
+from ndcg_labeler.extensions import db
+from ndcg_labeler.models import Judge
+from ndcg_labeler.services import ServiceError
+from ndcg_labeler.services.judges.prompts import check_template
+
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def list_judges() -> list[Judge]:
+    """Every judge, by name."""
+    return list(db.session.scalars(sa.select(Judge).order_by(Judge.name)))
+
+
+def require_judge(name: str) -> Judge:
+    """The judge with this name, or a ServiceError naming it."""
+    judge = db.session.scalar(sa.select(Judge).where(Judge.name == name))
+    if judge is None:
+        raise ServiceError(f"unknown judge '{name}'")
+    return judge
+
+
+def add_judge(
+    name: str,
+    base_url: str,
+    model: str,
+    *,
+    api_key_env: str = "",
+    prompt_template: str = "",
+    temperature: float = 0.0,
+    max_tokens: int = 512,
+    timeout: float = 60.0,
+    concurrency: int = 8,
+    requests_per_minute: int = 0,
+) -> Judge:
+    """Create a judge after checking every setting (the key itself is never stored)."""
+    name = " ".join((name or "").split())
+    if not name or len(name) > 100 or ":" in name:
+        raise ServiceError("a judge needs a name of 1–100 characters without ':'")
+    if db.session.scalar(sa.select(Judge.id).where(Judge.name == name)) is not None:
+        raise ServiceError(f"a judge named '{name}' already exists")
+    if not re.match(r"^https?://", base_url or ""):
+        raise ServiceError("the base URL must start with http:// or https://")
+    if not (model or "").strip():
+        raise ServiceError("name the model the endpoint serves")
+    if api_key_env and not _ENV_NAME.match(api_key_env):
+        raise ServiceError("the API key setting is the NAME of an environment variable")
+    if not 0.0 <= temperature <= 2.0:
+        raise ServiceError("temperature must be between 0 and 2")
+    if not 1 <= max_tokens <= 100_000 or not 1 <= concurrency <= 64:
+        raise ServiceError("max tokens must be 1–100000 and concurrency 1–64")
+    if not 0 < timeout <= 600 or requests_per_minute < 0:
+        raise ServiceError("timeout must be 0–600 s and requests per minute at least 0")
+    if prompt_template:
+        check_template(prompt_template)
+    judge = Judge(
+        name=name,
+        base_url=base_url.rstrip("/"),
+        model=model.strip(),
+        api_key_env=api_key_env,
+        prompt_template=prompt_template,
+        temperature=temperature,
+        max_tokens=max_tokens,
+        timeout=timeout,
+        concurrency=concurrency,
+        requests_per_minute=requests_per_minute,
+    )
+    db.session.add(judge)
+    db.session.commit()
+    return judge

@@ -1,0 +1,122 @@
+"""Asking an OpenAI-compatible chat-completions endpoint, with retries and backoff.
+
+Covers OpenAI, Azure's compatible endpoint, vLLM, Ollama, llama.cpp's server and OpenRouter:
+POST {base_url}/chat/completions. 429, 5xx, timeouts and dropped connections are retried with
+exponential backoff (Retry-After honoured); other errors fail the pair at once.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any
+
+RETRIES = 4
+BACKOFF = 0.5  # seconds before the first retry; doubled each time
+MAX_BACKOFF = 20.0
+
+
+@dataclass(frozen=True)
+class JudgeConfig:
+    """What a worker thread needs to ask (no ORM object crosses threads)."""
+
+    base_url: str
+    model: str
+    api_key_env: str
+    temperature: float
+    max_tokens: int
+    timeout: float
+    requests_per_minute: int
+
+
+@dataclass(frozen=True)
+class Answer:
+    """The endpoint's answer (text None when the request failed for good)."""
+
+    text: str | None
+    error: str
+    latency_ms: int
+    prompt_tokens: int
+    completion_tokens: int
+
+
+class RateLimiter:
+    """At most `per_minute` request starts per minute (0: no limit), across threads."""
+
+    def __init__(self, per_minute: int) -> None:
+        self.interval = 60.0 / per_minute if per_minute > 0 else 0.0
+        self.next_at = 0.0
+        self.lock = threading.Lock()
+
+    def wait(self) -> None:
+        """Block until this thread may start a request."""
+        if not self.interval:
+            return
+        with self.lock:
+            now = time.monotonic()
+            start = max(now, self.next_at)
+            self.next_at = start + self.interval
+        if start > now:
+            time.sleep(start - now)
+
+
+def _retry_after(response: Any, attempt: int) -> float:
+    header = response.headers.get("retry-after") if response is not None else None
+    try:
+        return min(float(header), MAX_BACKOFF) if header else min(BACKOFF * 2**attempt, MAX_BACKOFF)
+    except ValueError:
+        return min(BACKOFF * 2**attempt, MAX_BACKOFF)
+
+
+def ask(client: Any, config: JudgeConfig, prompt: str, limiter: RateLimiter) -> Answer:
+    """One chat completion for `prompt`; never raises (a failure is an Answer with an error)."""
+    import httpx
+
+    headers = {"Content-Type": "application/json"}
+    key = os.environ.get(config.api_key_env, "") if config.api_key_env else ""
+    if key:
+        headers["Authorization"] = f"Bearer {key}"
+    body = {
+        "model": config.model,
+        "messages": [{"role": "user", "content": prompt}],
+        "temperature": config.temperature,
+        "max_tokens": config.max_tokens,
+    }
+    url = config.base_url.rstrip("/") + "/chat/completions"
+    error = ""
+    started = time.monotonic()
+    for attempt in range(RETRIES + 1):
+        limiter.wait()
+        response = None
+        try:
+            response = client.post(url, json=body, headers=headers, timeout=config.timeout)
+        except (httpx.TimeoutException, httpx.TransportError) as exc:
+            error = f"{type(exc).__name__}: {exc}"
+        else:
+            if response.status_code == 200:
+                return _answer(response, started)
+            error = f"HTTP {response.status_code}: {response.text[:300]}"
+            if response.status_code != 429 and response.status_code < 500:
+                break  # a 4xx other than 429 will not get better by asking again
+        if attempt < RETRIES:
+            time.sleep(_retry_after(response, attempt))
+    return Answer(None, error, int(1000 * (time.monotonic() - started)), 0, 0)
+
+
+def _answer(response: Any, started: float) -> Answer:
+    latency = int(1000 * (time.monotonic() - started))
+    try:
+        data = response.json()
+        text = data["choices"][0]["message"]["content"] or ""
+    except (ValueError, KeyError, IndexError, TypeError) as exc:
+        return Answer(None, f"malformed answer: {exc!r}", latency, 0, 0)
+    usage = data.get("usage") or {}
+    return Answer(
+        text,
+        "",
+        latency,
+        int(usage.get("prompt_tokens") or 0),
+        int(usage.get("completion_tokens") or 0),
+    )

@@ -1,0 +1,206 @@
+"""Running a judge over a test set's pairs: pick the pairs, ask in parallel, store each answer.
+
+Resumable: pairs this judge already answered under the same prompt version are skipped
+(failed ones are asked again). One pair's failure (timeout, refusal, unreadable answer) is
+recorded and the run goes on. Threads only talk HTTP; the database is written by the caller's
+thread, in batches, each batch committed (a cut-off run keeps what it got).
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+import sqlalchemy as sa
+
+from ndcg_labeler.extensions import db
+from ndcg_labeler.formats.llm_answer import parse_grade
+from ndcg_labeler.models import Chunk, Judge, Judgment, MachineJudgment, Pair, Query, TestSet
+from ndcg_labeler.services import ServiceError
+from ndcg_labeler.services._db import insert_if_absent
+from ndcg_labeler.services.judges.client import Answer, JudgeConfig, RateLimiter, ask
+from ndcg_labeler.services.judges.prompts import prompt_version, render
+
+PAIR_SETS = ("unjudged", "all", "human")
+BATCH = 50
+SAMPLE_SEED = 20261122
+
+
+@dataclass
+class RunReport:
+    """What `flask judges run --json` prints."""
+
+    judge: str
+    prompt_version: str
+    requested: int
+    labeled: int = 0
+    unparsed: int = 0
+    failed: int = 0
+    seconds: float = 0.0
+    skipped: int = 0  # answered before under this prompt version (resume)
+
+    def to_json(self) -> dict[str, Any]:
+        """The CLI's JSON object (keys as documented)."""
+        return {
+            "judge": self.judge,
+            "prompt_version": self.prompt_version,
+            "requested": self.requested,
+            "labeled": self.labeled,
+            "unparsed": self.unparsed,
+            "failed": self.failed,
+            "seconds": round(self.seconds, 3),
+        }
+
+
+def _graded(test_set_id: int) -> sa.Select[Any]:
+    """(query_id, chunk_id) of pairs with a grade (people's or imported qrels)."""
+    return (
+        sa.select(Judgment.query_id, Judgment.chunk_id)
+        .where(Judgment.test_set_id == test_set_id, Judgment.status == "graded")
+        .distinct()
+    )
+
+
+def select_pairs(test_set: TestSet, which: str) -> list[tuple[int, int]]:
+    """The (query id, chunk id) pairs to judge, in pool order: `unjudged` (no grade yet),
+    `all`, `human` (graded by people or imported qrels: for calibration) or `sample:N`."""
+    pool = [
+        (q, c)
+        for q, c in db.session.execute(
+            sa.select(Pair.query_id, Pair.chunk_id)
+            .where(Pair.test_set_id == test_set.id)
+            .order_by(Pair.id)
+        )
+    ]
+    if which == "all":
+        return pool
+    if which.startswith("sample:"):
+        try:
+            n = int(which.split(":", 1)[1])
+        except ValueError:
+            n = -1
+        if n < 1:
+            raise ServiceError("sample:N needs a whole number N of at least 1")
+        return sorted(random.Random(SAMPLE_SEED).sample(pool, min(n, len(pool))))
+    if which not in PAIR_SETS:
+        raise ServiceError("pairs must be unjudged, all, human or sample:N")
+    graded = {(q, c) for q, c in db.session.execute(_graded(test_set.id))}
+    if which == "human":
+        return [pair for pair in pool if pair in graded]
+    return [pair for pair in pool if pair not in graded]
+
+
+def _answered(judge: Judge, sha: str, test_set_id: int) -> set[tuple[int, int]]:
+    rows = db.session.execute(
+        sa.select(MachineJudgment.query_id, MachineJudgment.chunk_id).where(
+            MachineJudgment.judge_id == judge.id,
+            MachineJudgment.prompt_sha256 == sha,
+            MachineJudgment.test_set_id == test_set_id,
+            MachineJudgment.status != "failed",
+        )
+    )
+    return {(q, c) for q, c in rows}
+
+
+def _config(judge: Judge) -> JudgeConfig:
+    return JudgeConfig(
+        judge.base_url,
+        judge.model,
+        judge.api_key_env,
+        judge.temperature,
+        judge.max_tokens,
+        judge.timeout,
+        judge.requests_per_minute,
+    )
+
+
+def _store(
+    judge: Judge, sha: str, test_set: TestSet, done: list[tuple[tuple[int, int], Answer]]
+) -> tuple[int, int, int]:
+    """Write a batch of answers (replacing earlier failures); (labeled, unparsed, failed)."""
+    counts = [0, 0, 0]
+    table = MachineJudgment.__table__
+    for (query_id, chunk_id), answer in done:
+        grade = None if answer.text is None else parse_grade(answer.text, test_set.scale_max)
+        status = (
+            "failed" if answer.text is None else ("labeled" if grade is not None else "unparsed")
+        )
+        counts[("labeled", "unparsed", "failed").index(status)] += 1
+        row = {
+            "test_set_id": test_set.id,
+            "query_id": query_id,
+            "chunk_id": chunk_id,
+            "judge_id": judge.id,
+            "prompt_sha256": sha,
+            "model": judge.model,
+            "status": status,
+            "grade": grade,
+            "raw_answer": answer.text or "",
+            "error": answer.error,
+            "latency_ms": answer.latency_ms,
+            "prompt_tokens": answer.prompt_tokens,
+            "completion_tokens": answer.completion_tokens,
+        }
+        keys = ["query_id", "chunk_id", "judge_id", "prompt_sha256"]
+        if not insert_if_absent(table, [row], keys):  # a failure asked again: replace it
+            db.session.execute(
+                sa.update(table)
+                .where(*(table.c[k] == row[k] for k in keys))
+                .values(**{k: v for k, v in row.items() if k not in keys})
+            )
+    db.session.commit()
+    return counts[0], counts[1], counts[2]
+
+
+def run_judge(
+    test_set: TestSet,
+    judge: Judge,
+    which: str = "unjudged",
+    progress: Callable[[int, int, dict[str, int]], None] | None = None,
+) -> RunReport:
+    """Ask the judge about the chosen pairs (skipping those answered before); a report."""
+    import httpx
+
+    started = time.monotonic()
+    sha = prompt_version(judge.prompt_template)
+    db.session.commit()
+    chosen = select_pairs(test_set, which)
+    answered = _answered(judge, sha, test_set.id)
+    todo = [pair for pair in chosen if pair not in answered]
+    report = RunReport(judge.name, sha, len(chosen), skipped=len(chosen) - len(todo))
+    queries = {
+        q.id: q
+        for q in db.session.scalars(sa.select(Query).where(Query.test_set_id == test_set.id))
+    }
+    config, limiter = _config(judge), RateLimiter(judge.requests_per_minute)
+    tokens = {"prompt_tokens": 0, "completion_tokens": 0}
+    with httpx.Client() as client, ThreadPoolExecutor(judge.concurrency) as pool:
+        for begin in range(0, len(todo), BATCH):
+            batch = todo[begin : begin + BATCH]
+            chunks = {
+                c.id: c
+                for c in db.session.scalars(
+                    sa.select(Chunk).where(Chunk.id.in_({c for _, c in batch}))
+                )
+            }
+            prompts = [
+                render(judge.prompt_template, test_set, queries[q], chunks[c]) for q, c in batch
+            ]
+            answers = list(pool.map(lambda p: ask(client, config, p, limiter), prompts))
+            for answer in answers:
+                tokens["prompt_tokens"] += answer.prompt_tokens
+                tokens["completion_tokens"] += answer.completion_tokens
+            labeled, unparsed, failed = _store(
+                judge, sha, test_set, list(zip(batch, answers, strict=True))
+            )
+            report.labeled += labeled
+            report.unparsed += unparsed
+            report.failed += failed
+            if progress is not None:
+                progress(begin + len(batch), len(todo), tokens)
+    report.seconds = time.monotonic() - started
+    return report

@@ -1,0 +1,227 @@
+"""Machine judges end to end, offline: a fake OpenAI-compatible server on 127.0.0.1."""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+from collections.abc import Iterator
+
+import pytest
+import sqlalchemy as sa
+from flask import Flask
+from flask.testing import FlaskCliRunner
+
+from ndcg_labeler.extensions import db
+from ndcg_labeler.models import Judgment, MachineJudgment, TestSet
+from ndcg_labeler.services import judges, live, testsets
+from ndcg_labeler.services import runs as run_service
+from ndcg_labeler.services.testsets import ImportFile, import_files
+from tests.factory import build_test_set, trec
+from tests.judges.fake_llm import FakeLLM
+
+CORPUS = {
+    "d1": "ANSWER3 refunds within 30 days",
+    "d2": "ANSWER1 office opening hours",
+    "d3": "GARBAGE a poem",
+    "d4": "RATE429 the refund form",
+    "d5": "JSONANS2 parking permits",
+    "d6": "SLOW the canteen menu",
+    "d7": "BROKEN nothing",
+}
+QRELS = [("q1", "d1", 3), ("q1", "d2", 0), ("q2", "d5", 1)]  # the human grades
+POOL = {"q1": ["d1", "d2", "d3", "d4"], "q2": ["d5", "d6", "d7"]}
+L3, L5 = math.log2(3), math.log2(5)
+
+
+@pytest.fixture
+def llm() -> Iterator[FakeLLM]:
+    server = FakeLLM(slow_seconds=1.0).start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def fast_retries(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Retries without the real backoff (the behaviour is the same, the test is quick)."""
+    monkeypatch.setattr("ndcg_labeler.services.judges.client.BACKOFF", 0.01)
+
+
+@pytest.fixture
+def judged_set(app: Flask, llm: FakeLLM) -> str:
+    with app.app_context():
+        test_set = build_test_set(
+            "mj", {"q1": "refund policy", "q2": "parking"}, QRELS, corpus=CORPUS
+        )
+        import_files(test_set, pool=ImportFile(io.BytesIO(trec(POOL)), "pool.trec"))
+        run_service.upload_run(test_set, io.BytesIO(trec(POOL)), "a.trec", "A", None)
+        reverse = {q: list(reversed(d)) for q, d in POOL.items()}
+        run_service.upload_run(test_set, io.BytesIO(trec(reverse)), "b.trec", "B", None)
+        judges.add_judge("gpt", llm.url, "fake-model", timeout=0.3, concurrency=4)
+    return "mj"
+
+
+def _run(runner: FlaskCliRunner, *args: str) -> dict:
+    result = runner.invoke(args=["judges", "run", "mj", "--judge", "gpt", "--json", *args])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.output)
+
+
+def test_a_run_labels_parses_and_records_failures(
+    app: Flask, runner: FlaskCliRunner, judged_set: str, llm: FakeLLM, fast_retries: None
+) -> None:
+    report = _run(runner, "--pairs", "all")
+    assert set(report) == {
+        "judge",
+        "prompt_version",
+        "requested",
+        "labeled",
+        "unparsed",
+        "failed",
+        "seconds",
+    }
+    # d1 3, d2 1, d4 2 (after one 429), d5 2 (JSON); d3 unreadable; d6 times out, d7 500s.
+    assert (report["requested"], report["labeled"], report["unparsed"], report["failed"]) == (
+        7,
+        4,
+        1,
+        2,
+    )
+    with app.app_context():
+        rows = {
+            r.chunk.docid if hasattr(r, "chunk") else r[0]: r
+            for r in db.session.execute(
+                sa.text(
+                    "SELECT c.docid, m.status, m.grade, m.raw_answer, m.error, m.prompt_tokens "
+                    "FROM machine_judgment m JOIN chunk c ON c.id = m.chunk_id"
+                )
+            )
+        }
+        assert {d: (r[1], r[2]) for d, r in rows.items()} == {
+            "d1": ("labeled", 3),
+            "d2": ("labeled", 1),
+            "d3": ("unparsed", None),  # never guessed as 0
+            "d4": ("labeled", 2),
+            "d5": ("labeled", 2),
+            "d6": ("failed", None),
+            "d7": ("failed", None),
+        }
+        assert "##final score: 3" in rows["d1"][3] and rows["d1"][5] == 100
+        assert "HTTP 500" in rows["d7"][4] and "Timeout" in rows["d6"][4]
+        # Machine labels are not human judgments.
+        assert db.session.scalar(sa.select(sa.func.count()).select_from(Judgment)) == 3
+    # The request: the model, temperature 0, the test set's own scale and grade names.
+    body = llm.requests[0]["body"]
+    assert body["model"] == "fake-model" and body["temperature"] == 0.0
+    prompt = body["messages"][0]["content"]
+    assert "from 0 to 3" in prompt and "3 = Perfect" in prompt and "##final score: N" in prompt
+
+
+def test_runs_resume_and_retry_what_failed(
+    app: Flask, runner: FlaskCliRunner, judged_set: str, llm: FakeLLM, fast_retries: None
+) -> None:
+    first = _run(runner, "--pairs", "unjudged")  # d3, d4, d6, d7 have no grade yet
+    assert (first["requested"], first["labeled"], first["failed"]) == (4, 1, 2)
+    asked = len(llm.requests)
+    llm.slow_seconds = 0.0  # the endpoint got faster; d7 still fails
+    again = _run(runner, "--pairs", "unjudged")
+    assert (again["labeled"], again["unparsed"], again["failed"]) == (1, 0, 1)
+    # Only the two failures were asked again (d7 with its retries), not d3 or d4.
+    assert {
+        r["body"]["messages"][0]["content"].split("Passage:")[1].split()[0]
+        for r in llm.requests[asked:]
+    } == {"SLOW", "BROKEN"}
+
+
+def test_a_server_that_dies_mid_job_is_resumed(
+    app: Flask, runner: FlaskCliRunner, judged_set: str, llm: FakeLLM, fast_retries: None
+) -> None:
+    port = llm.port
+    llm.stop()  # the endpoint is gone: every pair fails, the run still finishes
+    down = _run(runner, "--pairs", "human")
+    assert (down["requested"], down["labeled"], down["failed"]) == (3, 0, 3)
+    llm.start(port)  # back, on the same address
+    up = _run(runner, "--pairs", "human")
+    assert (up["requested"], up["labeled"], up["failed"]) == (3, 3, 0)
+
+
+def test_scores_with_machine_and_fill_labels(
+    app: Flask, runner: FlaskCliRunner, judged_set: str, fast_retries: None
+) -> None:
+    _run(runner, "--pairs", "all")
+    with app.app_context():
+        test_set = testsets.require_by_name("mj")
+        run = run_service.require_run(test_set, "A")
+        human = live.score_run(run)
+        machine = live.score_run(run, live.ScoreOptions(labels="machine:gpt"))
+        fill = live.score_run(run, live.ScoreOptions(labels="fill:gpt"))
+    # Machine: q1 d1 3, d2 1, d3 -, d4 2 in that order; ideal 3, 2, 1.
+    q1 = (3 + 1 / L3 + 2 / L5) / (3 + 2 / L3 + 1 / 2)
+    assert machine.ndcg.tolist() == pytest.approx([q1, 1.0])
+    # Fill: people's d1 3, d2 0 win; the judge adds d4 2. q2: people's d5 1 alone.
+    q1_fill = (3 + 2 / L5) / (3 + 2 / L3)
+    assert fill.ndcg.tolist() == pytest.approx([q1_fill, 1.0])
+    # People only: q1 d1 3, d2 0 -> ideal = DCG; q2 d5 1 -> 1.
+    assert human.ndcg.tolist() == pytest.approx([1.0, 1.0])
+    assert machine.options.labels == "machine:gpt"
+    cli = runner.invoke(args=["run", "score", "mj", "A", "--labels", "machine:gpt", "--json"])
+    assert json.loads(cli.output)["mean_ndcg"] == pytest.approx((q1 + 1.0) / 2)
+    bad = runner.invoke(args=["run", "score", "mj", "A", "--labels", "machine:nobody"])
+    assert bad.exit_code == 1 and "unknown judge 'nobody'" in bad.output
+
+
+def test_calibration_against_sklearn_and_scipy(
+    app: Flask, runner: FlaskCliRunner, judged_set: str, fast_retries: None
+) -> None:
+    from scipy.stats import kendalltau
+    from sklearn.metrics import cohen_kappa_score
+
+    _run(runner, "--pairs", "all")
+    result = runner.invoke(args=["judges", "agreement", "mj", "--judge", "gpt", "--json"])
+    assert result.exit_code == 0, result.output
+    found = json.loads(result.output)
+    assert set(found) == {
+        "judge",
+        "prompt_version",
+        "pairs",
+        "kappa_quadratic",
+        "kappa_binary",
+        "confusion",
+        "mean_difference",
+        "runs",
+        "kendall_tau",
+    }
+    human, machine = [3, 0, 1], [3, 1, 2]  # (q1,d1), (q1,d2), (q2,d5)
+    assert found["pairs"] == 3
+    expected = cohen_kappa_score(human, machine, labels=[0, 1, 2, 3], weights="quadratic")
+    assert found["kappa_quadratic"] == pytest.approx(expected)
+    binary = cohen_kappa_score([1, 0, 1], [1, 1, 1], labels=[0, 1])
+    assert found["kappa_binary"] == pytest.approx(binary)
+    assert found["confusion"] == [[0, 1, 0, 0], [0, 0, 1, 0], [0, 0, 0, 0], [0, 0, 0, 1]]
+    assert found["mean_difference"] == pytest.approx(2 / 3)
+    runs = {r["run"]: r for r in found["runs"]}
+    assert set(runs) == {"A", "B"}
+    tau = kendalltau(
+        [runs[n]["human_mean_ndcg"] for n in ("A", "B")],
+        [runs[n]["machine_mean_ndcg"] for n in ("A", "B")],
+    ).statistic
+    assert (found["kendall_tau"] is None and math.isnan(tau)) or found["kendall_tau"] == (
+        pytest.approx(tau)
+    )
+
+
+def test_bad_judges_are_refused(app: Flask, runner: FlaskCliRunner, llm: FakeLLM) -> None:
+    cases = [
+        (["judges", "add", "x", "--base-url", "ftp://h", "--model", "m"], "http:// or https://"),
+        (
+            ["judges", "add", "x", "--base-url", llm.url, "--model", "m", "--api-key-env", "sk-1"],
+            "NAME of an environment variable",
+        ),
+        (["judges", "run", "nope", "--judge", "x"], "unknown test set 'nope'"),
+    ]
+    for args, message in cases:
+        result = runner.invoke(args=args)
+        assert result.exit_code == 1 and message in result.output, result.output
+    with app.app_context():
+        assert db.session.scalar(sa.select(sa.func.count()).select_from(MachineJudgment)) == 0
+        assert db.session.scalar(sa.select(sa.func.count()).select_from(TestSet)) == 0
