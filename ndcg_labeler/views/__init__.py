@@ -19,6 +19,8 @@ BLUEPRINT_MODULES += ("dashboard", "drilldown", "compare", "pooling", "exports")
 BLUEPRINT_MODULES += ("api_docs",)
 # Team judging: agreement, people, disagreement review and adjudication, policies, exports.
 BLUEPRINT_MODULES += ("team",)
+# Machine judges: define, run, calibrate.
+BLUEPRINT_MODULES += ("judges",)
 
 
 def register_blueprints(app: Flask) -> None:

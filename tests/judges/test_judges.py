@@ -225,3 +225,48 @@ def test_bad_judges_are_refused(app: Flask, runner: FlaskCliRunner, llm: FakeLLM
     with app.app_context():
         assert db.session.scalar(sa.select(sa.func.count()).select_from(MachineJudgment)) == 0
         assert db.session.scalar(sa.select(sa.func.count()).select_from(TestSet)) == 0
+
+
+def test_the_browser_defines_runs_and_calibrates_a_judge(
+    app: Flask, as_admin, judged_set: str, llm: FakeLLM, fast_retries: None
+) -> None:
+    page = as_admin.get("/judges/")
+    assert page.status_code == 200 and "##final score: N" in page.get_data(as_text=True)
+    added = as_admin.post(
+        "/judges/",
+        data={
+            "name": "local",
+            "base_url": llm.url,
+            "model": "llama",
+            "api_key_env": "LOCAL_KEY",
+            "temperature": "0",
+            "max_tokens": "256",
+            "timeout": "5",
+            "concurrency": "2",
+            "requests_per_minute": "0",
+            "prompt_template": "",
+        },
+    )
+    assert added.status_code == 302
+    with app.app_context():
+        local = judges.require_judge("local")
+        ts_id, judge_id = testsets.require_by_name("mj").id, local.id
+        assert local.api_key_env == "LOCAL_KEY"  # the name is stored, never a key
+    url = f"/testsets/{ts_id}/judges/{judge_id}"
+    assert as_admin.get(url).status_code == 200
+    run = as_admin.post(url, data={"pairs": "human"})
+    assert run.status_code == 302
+    shown = as_admin.get(url).get_data(as_text=True)
+    assert "Pairs compared</dt><dd>3</dd>" in shown
+    assert "##final score: 3" in shown  # the raw answer is inspectable per pair
+
+
+def test_judges_are_for_admins(app: Flask, client, auth, judged_set: str) -> None:
+    from tests.factory import make_user
+
+    make_user(app, "ann")
+    auth.login("ann")
+    assert client.get("/judges/").status_code == 403
+    with app.app_context():
+        ts_id = testsets.require_by_name("mj").id
+    assert client.get(f"/testsets/{ts_id}/judges/").status_code == 403

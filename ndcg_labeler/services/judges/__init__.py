@@ -1,7 +1,7 @@
 """Machine judges: LLM relevance labels kept apart from human ones, and calibrated against them."""
 
-from .calibration import REFERENCES, judge_agreement, machine_labels
-from .catalog import add_judge, list_judges, require_judge
+from .calibration import REFERENCES, judge_agreement, labels_of, machine_labels
+from .catalog import add_judge, get_judge, list_judges, require_judge
 from .prompts import DEFAULT_TEMPLATE, check_template, prompt_version, render
 from .runner import PAIR_SETS, RunReport, run_judge, select_pairs
 
@@ -12,7 +12,9 @@ __all__ = [
     "RunReport",
     "add_judge",
     "check_template",
+    "get_judge",
     "judge_agreement",
+    "labels_of",
     "list_judges",
     "machine_labels",
     "prompt_version",

@@ -82,3 +82,26 @@ def judge_agreement(test_set: TestSet, judge: Judge, k: int = 10) -> dict[str, A
         "runs": rows,
         "kendall_tau": tau,
     }
+
+
+def labels_of(test_set: TestSet, judge: Judge) -> sa.Select[Any]:
+    """Every answer of the judge on the test set, newest first (for the labels table)."""
+    mj = MachineJudgment
+    return (
+        sa.select(
+            Query.qid,
+            Chunk.docid,
+            mj.status,
+            mj.grade,
+            mj.raw_answer,
+            mj.error,
+            mj.latency_ms,
+            mj.prompt_tokens + mj.completion_tokens,
+            mj.prompt_sha256,
+            mj.created_at,
+        )
+        .join(Query, Query.id == mj.query_id)
+        .join(Chunk, Chunk.id == mj.chunk_id)
+        .where(mj.test_set_id == test_set.id, mj.judge_id == judge.id)
+        .order_by(mj.id.desc())
+    )

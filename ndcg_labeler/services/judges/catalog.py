@@ -75,3 +75,8 @@ def add_judge(
     db.session.add(judge)
     db.session.commit()
     return judge
+
+
+def get_judge(judge_id: int) -> Judge | None:
+    """The judge with this id, or None."""
+    return db.session.get(Judge, judge_id)

@@ -1,0 +1,51 @@
+"""Machine judge forms: define a judge, run it on a test set's pairs."""
+
+from __future__ import annotations
+
+from flask_wtf import FlaskForm
+from wtforms import DecimalField, IntegerField, SelectField, StringField, SubmitField, TextAreaField
+from wtforms.fields.choices import SelectChoice
+from wtforms.validators import DataRequired, Length, NumberRange, Optional
+
+
+class JudgeForm(FlaskForm):
+    """An admin defines an LLM judge (the API key stays in the server's environment)."""
+
+    name = StringField("Name", validators=[DataRequired(), Length(max=100)])
+    base_url = StringField(
+        "Base URL (OpenAI-compatible, e.g. http://127.0.0.1:8000/v1)",
+        validators=[DataRequired(), Length(max=500)],
+    )
+    model = StringField("Model", validators=[DataRequired(), Length(max=200)])
+    api_key_env = StringField(
+        "Environment variable holding the API key (its name, never the key)",
+        validators=[Optional(), Length(max=100)],
+    )
+    temperature = DecimalField("Temperature", default=0, places=2, validators=[NumberRange(0, 2)])
+    max_tokens = IntegerField("Max tokens", default=512, validators=[NumberRange(1, 100_000)])
+    timeout = IntegerField("Timeout (seconds)", default=60, validators=[NumberRange(1, 600)])
+    concurrency = IntegerField("Concurrency", default=8, validators=[NumberRange(1, 64)])
+    requests_per_minute = IntegerField(
+        "Requests per minute (0: no limit)", default=0, validators=[NumberRange(0, 100_000)]
+    )
+    prompt_template = TextAreaField(
+        "Prompt template (Jinja; empty: the default)", validators=[Optional()]
+    )
+    submit = SubmitField("Add judge")
+
+
+class RunJudgeForm(FlaskForm):
+    """Run a judge on a choice of the test set's pairs."""
+
+    pairs = SelectField(
+        "Pairs",
+        choices=[
+            SelectChoice("unjudged", "Unjudged pairs of the pool"),
+            SelectChoice("human", "Pairs people graded (for calibration)"),
+            SelectChoice("all", "Every pair of the pool"),
+            SelectChoice("sample", "A random sample"),
+        ],
+        default="unjudged",
+    )
+    sample = IntegerField("Sample size", default=100, validators=[Optional(), NumberRange(1)])
+    submit = SubmitField("Run judge")
