@@ -13,7 +13,7 @@ from flask import Flask
 from flask.testing import FlaskCliRunner
 
 from ndcg_labeler.extensions import db
-from ndcg_labeler.models import Judgment, MachineJudgment, TestSet
+from ndcg_labeler.models import Judgment, MachineJudgment, Query, TestSet
 from ndcg_labeler.services import judges, live, testsets
 from ndcg_labeler.services import runs as run_service
 from ndcg_labeler.services.testsets import ImportFile, import_files
@@ -161,6 +161,14 @@ def test_scores_with_machine_and_fill_labels(
     # Fill: people's d1 3, d2 0 win; the judge adds d4 2. q2: people's d5 1 alone.
     q1_fill = (3 + 2 / L5) / (3 + 2 / L3)
     assert fill.ndcg.tolist() == pytest.approx([q1_fill, 1.0])
+    with app.app_context():
+        test_set = testsets.require_by_name("mj")
+        run = run_service.require_run(test_set, "A")
+        q1_row = db.session.scalar(sa.select(Query).where(Query.qid == "q1"))
+        detail = live.query_detail(run, q1_row, live.ScoreOptions(labels="fill:gpt"))
+    sources = {r.docid: (r.grade, r.by_machine) for r in detail.ranked}
+    assert sources == {"d1": (3, False), "d2": (0, False), "d3": (None, False), "d4": (2, True)}
+    assert detail.ndcg == pytest.approx(q1_fill)
     # People only: q1 d1 3, d2 0 -> ideal = DCG; q2 d5 1 -> 1.
     assert human.ndcg.tolist() == pytest.approx([1.0, 1.0])
     assert machine.options.labels == "machine:gpt"

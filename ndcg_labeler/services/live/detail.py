@@ -33,6 +33,7 @@ class RankRow:
     discount: float
     contribution: float
     cumulative: float
+    by_machine: bool = False  # the grade is a machine judge's (labels=machine:/fill:)
 
     @property
     def judged(self) -> bool:
@@ -100,6 +101,7 @@ class QueryDetail:
                     "discount": r.discount,
                     "contribution": r.contribution,
                     "cumulative": r.cumulative,
+                    "grade_source": "machine" if r.by_machine else "human",
                 }
                 for r in items
             ]
@@ -121,7 +123,11 @@ class QueryDetail:
 
 
 def _rows(
-    docids: list[str], grades: dict[str, int], gain: str, chunks: dict[str, Any]
+    docids: list[str],
+    grades: dict[str, int],
+    gain: str,
+    chunks: dict[str, Any],
+    machine: frozenset[str] = frozenset(),
 ) -> list[RankRow]:
     """RankRows for docids in rank order, with the scoring module's gains and discounts."""
     values = np.array([grades.get(d, math.nan) for d in docids], dtype=np.float64)
@@ -144,6 +150,7 @@ def _rows(
                 discount=float(discounts[i]),
                 contribution=float(terms[i]),
                 cumulative=float(cumulative[i]),
+                by_machine=docid in machine,
             )
         )
     return out
@@ -173,6 +180,12 @@ def query_detail(run: Run, query: Query, options: ScoreOptions | None = None) ->
     resolved = replace(resolved, k=k)
     docids = query_docids(run.id, query.id) or []
     grades = query_grades(run.test_set_id, query.id, resolved.policy, resolved.labels)
+    machine: frozenset[str] = frozenset()
+    if resolved.labels != "human":
+        people = query_grades(run.test_set_id, query.id, resolved.policy)
+        machine = frozenset(
+            d for d in grades if resolved.labels.startswith("machine:") or d not in people
+        )
     if resolved.judged_only:
         docids = [d for d in docids if d in grades]
     ideal_pool = list(grades) if resolved.ideal == "judged" else docids
@@ -181,8 +194,8 @@ def query_detail(run: Run, query: Query, options: ScoreOptions | None = None) ->
     top = docids[:k]
     chunks = _chunks(run.test_set_id, {*top, *ideal_docids})
     gain = resolved.gain
-    ranked_rows = _rows(top, grades, gain, chunks)
-    ideal_rows = _rows(ideal_docids, grades, gain, chunks)
+    ranked_rows = _rows(top, grades, gain, chunks, machine)
+    ideal_rows = _rows(ideal_docids, grades, gain, chunks, machine)
     best_rows = _rows(retrieved_best, grades, gain, {})
     ndcg = values[f"ndcg_cut_{k}"]
     if math.isnan(ndcg) and missing and has_gain:
