@@ -91,8 +91,9 @@ def generate(paths: dict[str, Path], queries: int, depth: int, judged: int) -> N
 
 def _app(db_path: Path):  # type: ignore[no-untyped-def]
     from ndcg_labeler import create_app
+    from ndcg_labeler.extensions import ensure_migrate
 
-    return create_app(
+    app = create_app(
         {
             "SQLALCHEMY_DATABASE_URI": f"sqlite:///{db_path}",
             "NDCG_DEMO": False,
@@ -100,6 +101,8 @@ def _app(db_path: Path):  # type: ignore[no-untyped-def]
             "NDCG_MAX_DECOMPRESSED_BYTES": 8 * GB,
         }
     )
+    ensure_migrate(app)
+    return app
 
 
 def side_prepare(paths: dict[str, Path]) -> dict[str, Any]:

@@ -10,7 +10,7 @@ from flask import Flask, Response, render_template
 from werkzeug.exceptions import HTTPException
 
 from ndcg_labeler import config
-from ndcg_labeler.extensions import csrf, db, login_manager, migrate
+from ndcg_labeler.extensions import csrf, db, login_manager
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -37,7 +37,6 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
         app.config.from_mapping(test_config)
 
     db.init_app(app)
-    migrate.init_app(app, db, directory=str(ROOT / "migrations"))
     csrf.init_app(app)
     login_manager.init_app(app)
 

@@ -3,12 +3,20 @@
 from __future__ import annotations
 
 import re
+from functools import lru_cache
+from typing import Any
 
-from markdown_it import MarkdownIt
 from markupsafe import Markup, escape
 
-# html=False makes markdown-it escape raw HTML; its link validator drops javascript: URLs.
-_MD = MarkdownIt("commonmark", {"html": False, "linkify": False}).enable("table")
+
+@lru_cache(maxsize=1)
+def _markdown() -> Any:
+    """The Markdown renderer, built on first use (not at start-up)."""
+    from markdown_it import MarkdownIt
+
+    # html=False makes markdown-it escape raw HTML; its link validator drops javascript: URLs.
+    return MarkdownIt("commonmark", {"html": False, "linkify": False}).enable("table")
+
 
 _STOPWORDS = frozenset(
     {
@@ -52,7 +60,7 @@ _STOPWORDS = frozenset(
 
 def render_markdown(text: str | None) -> Markup:
     """Render Markdown to HTML with raw HTML escaped (safe for untrusted guidelines)."""
-    return Markup(_MD.render(text or ""))
+    return Markup(_markdown().render(text or ""))
 
 
 def query_terms(query: str) -> list[str]:

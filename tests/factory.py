@@ -25,7 +25,7 @@ from flask import Flask
 from flask.testing import FlaskClient
 
 from ndcg_labeler import create_app
-from ndcg_labeler.extensions import db
+from ndcg_labeler.extensions import db, ensure_migrate
 from ndcg_labeler.models import Chunk, Pair, Query, TestSet, TestSetMember, User
 from ndcg_labeler.services import labeling, testsets
 from ndcg_labeler.services import runs as run_service
@@ -47,7 +47,9 @@ def make_app(instance: Path, url: str, **extra: object) -> Flask:
         "INSTANCE_PATH": str(instance),
     }
     config.update(extra)
-    return create_app(config)
+    app = create_app(config)
+    ensure_migrate(app)  # the tests migrate with flask_migrate.upgrade()
+    return app
 
 
 def make_user(app: Flask, username: str, role: str = "annotator") -> int:

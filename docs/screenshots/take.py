@@ -20,7 +20,10 @@ from playwright.sync_api import sync_playwright  # noqa: E402
 from werkzeug.serving import make_server  # noqa: E402
 
 from ndcg_labeler import create_app  # noqa: E402
-from ndcg_labeler.extensions import db  # noqa: E402
+from ndcg_labeler.extensions import (  # noqa: E402
+    db,
+    ensure_migrate,
+)
 from ndcg_labeler.models import Query, User  # noqa: E402
 from ndcg_labeler.services import testsets  # noqa: E402
 from ndcg_labeler.services.testsets import load_demo_runs  # noqa: E402
@@ -48,6 +51,7 @@ def build(instance: Path) -> tuple[object, int, list[int], int]:
             "INSTANCE_PATH": str(instance),
         }
     )
+    ensure_migrate(app)
     with app.app_context():
         upgrade()
         admin = User(username="admin", role="admin", active=True)

@@ -23,7 +23,10 @@ from playwright.sync_api import sync_playwright  # noqa: E402
 from werkzeug.serving import make_server  # noqa: E402
 
 from ndcg_labeler import create_app  # noqa: E402
-from ndcg_labeler.extensions import db  # noqa: E402
+from ndcg_labeler.extensions import (  # noqa: E402
+    db,
+    ensure_migrate,
+)
 from ndcg_labeler.models import Chunk, Judgment, Pair, Query, TestSetMember, User  # noqa: E402
 from ndcg_labeler.models._common import utcnow  # noqa: E402
 from ndcg_labeler.services import labeling, testsets  # noqa: E402
@@ -47,6 +50,7 @@ def build(instance: Path) -> tuple[object, int, tuple[int, int]]:
             "INSTANCE_PATH": str(instance),
         }
     )
+    ensure_migrate(app)
     rng = random.Random(7)
     with app.app_context():
         upgrade()

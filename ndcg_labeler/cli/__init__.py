@@ -7,7 +7,7 @@ import importlib
 from flask import Flask
 
 # One module per area, each exposing `commands`: a list of click commands/groups.
-CLI_MODULES = ("users", "setup", "testsets", "runs", "judging")
+CLI_MODULES = ("database", "users", "setup", "testsets", "runs", "judging")
 # Dashboards: `flask run compare` (attached to the run group) and `flask pool`.
 CLI_MODULES += ("dashboard",)
 # Team judging: `flask agreement` and `flask judgments export`.

@@ -1,33 +1,44 @@
-"""Pure parsers and writers for test-set and run files; no Flask, no database, no globals."""
+"""Pure parsers and writers for test-set and run files; no Flask, no database, no globals.
 
-from .corpus import read_corpus, read_corpus_numbered
-from .errors import FormatError
-from .pairs import read_pairs, read_pairs_numbered
-from .qrels import read_qrels, read_qrels_numbered
-from .queries import read_queries, read_queries_numbered
-from .records import ChunkRecord, PairRecord, QrelRecord, QueryRecord
-from .runs import ParsedRun, read_run
-from .textio import DEFAULT_MAX_BYTES, Source
-from .writers import write_trec_qrels, write_trec_run
+The names below load their module on first use (PEP 562): the run parser pulls in numpy and
+pyarrow, which start-up (`flask --help`, every CLI command) should not pay for.
+"""
 
-__all__ = [
-    "DEFAULT_MAX_BYTES",
-    "ChunkRecord",
-    "FormatError",
-    "PairRecord",
-    "ParsedRun",
-    "QrelRecord",
-    "QueryRecord",
-    "Source",
-    "read_corpus",
-    "read_corpus_numbered",
-    "read_pairs",
-    "read_pairs_numbered",
-    "read_qrels",
-    "read_qrels_numbered",
-    "read_queries",
-    "read_queries_numbered",
-    "read_run",
-    "write_trec_qrels",
-    "write_trec_run",
-]
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_WHERE = {
+    "read_corpus": "corpus",
+    "read_corpus_numbered": "corpus",
+    "FormatError": "errors",
+    "read_pairs": "pairs",
+    "read_pairs_numbered": "pairs",
+    "read_qrels": "qrels",
+    "read_qrels_numbered": "qrels",
+    "read_queries": "queries",
+    "read_queries_numbered": "queries",
+    "ChunkRecord": "records",
+    "PairRecord": "records",
+    "QrelRecord": "records",
+    "QueryRecord": "records",
+    "ParsedRun": "runs",
+    "read_run": "runs",
+    "DEFAULT_MAX_BYTES": "textio",
+    "Source": "textio",
+    "write_trec_qrels": "writers",
+    "write_trec_run": "writers",
+}
+
+__all__ = sorted(_WHERE, key=str.lower)
+
+
+def __getattr__(name: str) -> Any:
+    """Import the module that defines `name` when it is first asked for."""
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from .fields import ASCII_WS
 from .records import QrelRecord
-from .runs import ParsedRun
+
+if TYPE_CHECKING:
+    from .runs import ParsedRun
 
 
 def _token(value: str, what: str) -> str:

@@ -9,7 +9,6 @@ from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-import krippendorff
 import numpy as np
 
 from .aggregate import DEFAULT_POLICY, POLICIES, aggregate
@@ -199,6 +198,8 @@ def krippendorff_alpha_ordinal(ratings: Iterable[Rating], scale_max: int) -> flo
     single rating are not pairable and do not count. None when no item has two ratings or all
     pairable ratings share one grade (expected disagreement is zero).
     """
+    import krippendorff  # imported here: it is slow to import and only this needs it
+
     counts = _counts(ratings, scale_max)
     if counts.shape[0] == 0 or np.count_nonzero(counts.sum(axis=0)) < 2:
         return None

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pyarrow as pa
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 from ._ragged import check_offsets, pad, row_blocks
 
@@ -39,7 +43,7 @@ def rank_grouped(
     scores = np.asarray(scores, dtype=np.float64)
     if scores.ndim != 1:
         raise ValueError("scores must be 1-D")
-    keys = docids if isinstance(docids, pa.Array) else _as_docid_array(docids)
+    keys = docids if _is_arrow(docids) else _as_docid_array(docids)
     if len(keys) != scores.size:
         raise ValueError("docids and scores must have the same length")
     if np.isnan(scores).any():
@@ -51,6 +55,12 @@ def rank_grouped(
         start, stop = int(off[r0]), int(off[r1])
         perm[start:stop] = start + _rank_block(-scores[start:stop], lengths[r0:r1], keys[start:])
     return perm
+
+
+def _is_arrow(values: object) -> bool:
+    """An Arrow array? (Only the run parser makes them: pyarrow is then loaded already.)"""
+    arrow = sys.modules.get("pyarrow")
+    return arrow is not None and isinstance(values, arrow.Array)
 
 
 def _rank_block(neg: np.ndarray, lengths: np.ndarray, keys: np.ndarray | pa.Array) -> np.ndarray:
@@ -79,7 +89,9 @@ def _order_ties(local: np.ndarray, tied: np.ndarray, keys: np.ndarray | pa.Array
     starts[1:] = ~tied[positions[1:] - 1]
     run_id = np.cumsum(starts)
     members = local[positions]
-    if isinstance(keys, pa.Array):
+    if _is_arrow(keys):
+        import pyarrow as pa
+
         sub = keys.take(pa.array(members)).to_numpy(zero_copy_only=False)
     else:
         sub = keys[members]

@@ -9,15 +9,16 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.compute as pc
 import sqlalchemy as sa
 
+if TYPE_CHECKING:
+    import pyarrow as pa
+
 from ndcg_labeler.extensions import db
-from ndcg_labeler.formats.run_dedup import string_hashes
 from ndcg_labeler.models import Query, Run, RunQuery, TestSet
 from ndcg_labeler.services._db import select_rows
 
@@ -147,6 +148,8 @@ class RunData:
         self.data = data
         self.tok_off = tok_off
         self.row_off = row_off
+        import pyarrow as pa
+
         self.tokens = pa.LargeStringArray.from_buffers(
             tok_off.size - 1, pa.py_buffer(tok_off), pa.py_buffer(data)
         )
@@ -187,6 +190,9 @@ class RunData:
         if not docids:
             return out
         judged_rows = np.repeat(np.array(rows, dtype=np.int64), counts)
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
         judged = pa.array(docids, type=pa.large_string())
         if self.hashes is not None and _join_by_hash(self, judged, judged_rows, values, out):
             return out
@@ -199,7 +205,7 @@ class RunData:
         judged_keys = judged_keys[order]
         judged_grades = np.array(values, dtype=np.float64)[order]
         # Tokens end in "\n" (see __init__), so the value set does too.
-        value_set = pc.binary_join_element_wise(encoded.dictionary, _EMPTY, _NEWLINE)
+        value_set = pc.binary_join_element_wise(encoded.dictionary, *_separators())
         entry_codes = pc.index_in(self.tokens, value_set=value_set).fill_null(-1).to_numpy()
         hit = np.flatnonzero(entry_codes >= 0)
         hit_rows = np.searchsorted(self.row_off, hit, side="right") - 1
@@ -210,8 +216,21 @@ class RunData:
         return out
 
 
-_EMPTY = pa.scalar("", type=pa.large_string())
-_NEWLINE = pa.scalar("\n", type=pa.large_string())
+@lru_cache(maxsize=1)
+def _separators() -> tuple[Any, Any]:
+    """Arrow scalars "" and "\\n" (built on first use: pyarrow is slow to import at start-up)."""
+    import pyarrow as pa
+
+    return pa.scalar("", type=pa.large_string()), pa.scalar("\n", type=pa.large_string())
+
+
+def string_hashes(array: Any) -> np.ndarray:
+    """The upload parser's docid hashes (formats.run_dedup; pyarrow loaded on first use)."""
+    from ndcg_labeler.formats.run_dedup import string_hashes as hashes
+
+    return hashes(array)
+
+
 _ROW_MIX = np.uint64(0xC4CEB9FE1A85EC53)
 _PREFILTER_BITS = 24
 
@@ -233,6 +252,9 @@ def _join_by_hash(
     again (index_in). A bitmap on the keys' low bits sends only likely hits to the binary
     search, and every hit is confirmed by comparing the strings, so the join stays exact.
     """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
     judged_keys = _row_keys(string_hashes(judged), judged_rows)
     order = np.argsort(judged_keys)
     judged_keys = judged_keys[order]
@@ -247,7 +269,7 @@ def _join_by_hash(
     pos = np.minimum(np.searchsorted(judged_keys, entry_keys[candidates]), judged_keys.size - 1)
     found = judged_keys[pos] == entry_keys[candidates]
     hits, pos = candidates[found], pos[found]
-    names = pc.binary_join_element_wise(judged.take(pa.array(order[pos])), _EMPTY, _NEWLINE)
+    names = pc.binary_join_element_wise(judged.take(pa.array(order[pos])), *_separators())
     same = pc.equal(data.tokens.take(pa.array(hits)), names).to_numpy(zero_copy_only=False)
     grades = np.array(values, dtype=np.float64)[order]
     out[hits[same]] = grades[pos[same]]

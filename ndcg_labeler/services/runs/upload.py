@@ -14,17 +14,17 @@ import io
 import os
 import threading
 from dataclasses import dataclass
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.compute as pc
 import sqlalchemy as sa
 from flask import current_app
 from sqlalchemy.exc import IntegrityError
 
 from ndcg_labeler.extensions import db
-from ndcg_labeler.formats.runs import ParsedRun, read_run
+
+if TYPE_CHECKING:
+    from ndcg_labeler.formats.runs import ParsedRun
 from ndcg_labeler.models import Query, Run, RunQuery, TestSet, User
 from ndcg_labeler.scoring import rank_grouped
 from ndcg_labeler.services import ServiceError, live
@@ -134,6 +134,8 @@ def _background_digest(raw: BinaryIO) -> _BackgroundDigest | None:
 
 def _parse(raw: BinaryIO, filename: str) -> tuple[ParsedRun, str]:
     """Parse the whole run and hash the bytes as uploaded (gzip included)."""
+    from ndcg_labeler.formats.runs import read_run  # numpy + pyarrow: not at start-up
+
     max_bytes = int(current_app.config.get("NDCG_MAX_DECOMPRESSED_BYTES", 2 * 1024**3))
     background = _background_digest(raw)
     if background is None:
@@ -279,6 +281,9 @@ def _rank(parsed: ParsedRun, known: dict[str, int], depth: int) -> _Ranked:
     Vectorised in pyarrow: one take puts the docids in rank order, one binary_join makes
     every query's blob and the cache's buffer falls out of the same bytes.
     """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
     qids, offsets, docids, scores = parsed.qids, parsed.offsets, parsed.docid_array, parsed.scores
     perm = rank_grouped(offsets, docids, scores)
     qpks = np.fromiter((known.get(q, -1) for q in qids), dtype=np.int64, count=len(qids))

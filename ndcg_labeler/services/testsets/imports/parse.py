@@ -30,7 +30,6 @@ from ndcg_labeler.formats.pairs import detect_pairs_format, read_pairs_numbered
 from ndcg_labeler.formats.qrels import read_qrels_numbered
 from ndcg_labeler.formats.queries import read_queries_numbered
 from ndcg_labeler.formats.records import ChunkRecord, QrelRecord, QueryRecord
-from ndcg_labeler.formats.runs import read_run
 from ndcg_labeler.formats.textio import Source, first_line, open_source
 from ndcg_labeler.models import TestSet
 from ndcg_labeler.scoring.ranking import rank_grouped
@@ -153,6 +152,8 @@ def _read_pool(file: ImportFile, limit: int) -> tuple[Numbered, list[int]]:
         numbered = read_pairs_numbered(file.source, file.filename, max_bytes=limit)
         entries = [(line, p.qid, p.docid) for line, p in numbered]
         return entries, list(range(1, len(entries) + 1))
+    from ndcg_labeler.formats.runs import read_run  # numpy + pyarrow: not at start-up
+
     run = read_run(file.source, file.filename, fmt="trec", max_bytes=limit)
     order = rank_grouped(run.offsets, run.docids, run.scores)
     entries, priorities = [], []
