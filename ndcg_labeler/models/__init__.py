@@ -1,5 +1,6 @@
 """Typed SQLAlchemy 2 models; the schema itself is created only by Alembic migrations."""
 
+from ndcg_labeler.models.jobs import Job
 from ndcg_labeler.models.judgments import Adjudication, Assignment, Judgment, JudgmentEvent
 from ndcg_labeler.models.runs import Run, RunQuery
 from ndcg_labeler.models.testsets import Chunk, Pair, Query, TestSet, TestSetMember
@@ -9,6 +10,7 @@ __all__ = [
     "Adjudication",
     "Assignment",
     "Chunk",
+    "Job",
     "Judgment",
     "JudgmentEvent",
     "Pair",

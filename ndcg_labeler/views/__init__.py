@@ -17,6 +17,8 @@ BLUEPRINT_MODULES = ("auth", "main", "users", "testsets", "runs", "api", "tokens
 BLUEPRINT_MODULES += ("dashboard", "drilldown", "compare", "pooling", "exports")
 # Team judging: agreement, people, disagreement review and adjudication, policies, exports.
 BLUEPRINT_MODULES += ("team",)
+# Background jobs: long imports and uploads.
+BLUEPRINT_MODULES += ("jobs",)
 
 
 def register_blueprints(app: Flask) -> None:

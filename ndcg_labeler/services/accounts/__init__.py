@@ -7,11 +7,11 @@ from .tokens import (
     user_for_token,
 )
 from .users import (
-    get_by_username,
     create_user,
-    list_people,
-    import_source,
     ensure_first_admin,
+    get_by_username,
+    import_source,
+    list_people,
 )
 
 __all__ = [

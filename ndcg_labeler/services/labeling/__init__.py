@@ -7,36 +7,36 @@ from .answers import (
     my_answers,
 )
 from .judging import (
-    MAX_NOTE,
     MAX_ACTIVE_MS,
+    MAX_NOTE,
     SaveResult,
-    save_judgment,
-    save_for_pair,
-    skip_pair,
+    judge_by_names,
     my_judgment,
     previous_pair,
-    judge_by_names,
+    save_for_pair,
+    save_judgment,
+    skip_pair,
 )
 from .progress import (
     Progress,
     progress,
 )
 from .queue import (
-    LEASE_MINUTES,
     COUNTED,
+    LEASE_MINUTES,
     MAX_TRIES,
-    import_source_ids,
     counted_for,
+    import_source_ids,
     next_pair,
 )
 
 __all__ = [
-    "AnsweredQuery",
     "COUNTED",
     "LEASE_MINUTES",
     "MAX_ACTIVE_MS",
     "MAX_NOTE",
     "MAX_TRIES",
+    "AnsweredQuery",
     "MyAnswer",
     "Progress",
     "SaveResult",

@@ -1,17 +1,17 @@
 """Retriever runs: the one upload use case (browser, CLI, API), listing and deletion."""
 
 from .upload import (
+    EXAMPLES,
+    MAX_DEPTH,
     MAX_NAME,
     MAX_NOTES,
-    MAX_DEPTH,
-    EXAMPLES,
     clean_name,
-    name_taken,
-    upload_run,
     delete_run,
-    list_runs,
     get_run,
+    list_runs,
+    name_taken,
     require_run,
+    upload_run,
     uploaders,
 )
 
