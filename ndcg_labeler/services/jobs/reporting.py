@@ -44,6 +44,7 @@ class JobProgress:
             self._conn = db.engine.connect()
             if self._conn.dialect.name == "sqlite":
                 self._conn.exec_driver_sql("PRAGMA busy_timeout=200")
+                self._conn.commit()
         return self._conn
 
     def close(self) -> None:
@@ -51,6 +52,7 @@ class JobProgress:
         if self._conn is not None:
             if self._conn.dialect.name == "sqlite":
                 self._conn.exec_driver_sql("PRAGMA busy_timeout=10000")
+                self._conn.commit()
             self._conn.close()
             self._conn = None
 
