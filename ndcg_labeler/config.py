@@ -60,6 +60,7 @@ def from_environment(instance_path: str) -> dict[str, Any]:
         "NDCG_JOB_THRESHOLD_MB": float(os.environ.get("NDCG_JOB_THRESHOLD_MB", "2")),
         "NDCG_REDIS_URL": os.environ.get("NDCG_REDIS_URL") or os.environ.get("NDCG_JOBS_URL"),
         "NDCG_JOBS_QUEUE": os.environ.get("NDCG_JOBS_QUEUE", "ndcg-labeler"),
+        "NDCG_JOBS_SQLITE": os.environ.get("NDCG_JOBS_SQLITE") or None,
         "NDCG_JOB_THREADS": int(os.environ.get("NDCG_JOB_THREADS", "2")),
         "NDCG_JOB_STALE_SECONDS": int(os.environ.get("NDCG_JOB_STALE_SECONDS", "300")),
         "SESSION_COOKIE_HTTPONLY": True,
