@@ -38,6 +38,7 @@ class JobProgress:
         self._last = 0.0
         self._phase = ""
         self._conn: Any = None
+        self.rows = 0  # the latest rows reported, recorded when the job ends
 
     def _connection(self) -> Any:
         if self._conn is None:
@@ -58,6 +59,7 @@ class JobProgress:
 
     def __call__(self, phase: str, done: int, total: int, rows: int) -> None:
         """Record the report (at most every `interval` s, or at a new phase); maybe cancel."""
+        self.rows = rows
         now = time.monotonic()
         new_phase = phase != self._phase
         if not new_phase and now - self._last < self.interval:

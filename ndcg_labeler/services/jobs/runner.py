@@ -84,7 +84,10 @@ def run_job(job_id: int) -> None:
         error = f"internal error ({type(exc).__name__}: {exc}) — {nothing}."
         _finish(job_id, "failed", error=error, message=error)
     else:
-        _finish(job_id, "done", result=result, message="done", done=Job.__table__.c.total)
+        table = Job.__table__
+        _finish(
+            job_id, "done", result=result, message="done", done=table.c.total, rows=progress.rows
+        )
     finally:
         progress.close()
         db.session.rollback()

@@ -338,6 +338,7 @@ def import_files(
             )
         )
         writer.rows = meter.rows
+        writer.advance(0)  # the write phase starts (reported before SQLite's write lock is taken)
         report = ImportReport(source=source_name or None, files=[f.filename for f in given])
         if queries is not None:
             report.queries = writer.upsert_queries(parsed.queries)
