@@ -3,9 +3,10 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 PORT ?= 5000
+WORKERS ?= 4
 export FLASK_APP := app
 
-.PHONY: run test lint format bench setup setup-dev browser clean
+.PHONY: run serve test lint format bench setup setup-dev browser clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -27,10 +28,21 @@ setup: $(VENV)/.installed
 setup-dev: $(VENV)/.installed-dev
 
 ## make run: install, migrate the SQLite database in instance/, first admin + demo, serve on :$(PORT)
+## The job worker (large imports and uploads) runs beside the web server; Ctrl-C stops both.
 run: setup
 	$(BIN)/flask db upgrade
 	$(BIN)/flask bootstrap
+	@$(BIN)/flask jobs worker & worker=$$!; \
+	trap 'kill $$worker 2>/dev/null; wait $$worker 2>/dev/null' EXIT INT TERM; \
 	$(BIN)/flask run --host 127.0.0.1 --port $(PORT)
+
+## make serve: production: gunicorn with $(WORKERS) workers plus the job worker (see README).
+serve: setup
+	$(BIN)/flask db upgrade
+	$(BIN)/flask bootstrap
+	@$(BIN)/flask jobs worker & worker=$$!; \
+	trap 'kill $$worker 2>/dev/null; wait $$worker 2>/dev/null' EXIT INT TERM; \
+	$(BIN)/gunicorn --workers $(WORKERS) --timeout 120 --bind 0.0.0.0:$(PORT) app:app
 
 ## Debian's Chromium for the browser tests (Playwright drives it; its own download is not used).
 browser:

@@ -56,6 +56,13 @@ def from_environment(instance_path: str) -> dict[str, Any]:
         "NDCG_DEMO": _bool(os.environ.get("NDCG_DEMO"), True),
         "NDCG_ADMIN_PASSWORD": os.environ.get("NDCG_ADMIN_PASSWORD") or None,
         "NDCG_RUN_DEPTH": int(os.environ.get("NDCG_RUN_DEPTH", "1000")),
+        # Background jobs: uploads above the threshold run in the job worker (flask jobs worker).
+        "NDCG_JOB_THRESHOLD_MB": float(os.environ.get("NDCG_JOB_THRESHOLD_MB", "2")),
+        "NDCG_REDIS_URL": os.environ.get("NDCG_REDIS_URL") or os.environ.get("NDCG_JOBS_URL"),
+        "NDCG_JOBS_QUEUE": os.environ.get("NDCG_JOBS_QUEUE", "ndcg-labeler"),
+        "NDCG_JOBS_SQLITE": os.environ.get("NDCG_JOBS_SQLITE") or None,
+        "NDCG_JOB_THREADS": int(os.environ.get("NDCG_JOB_THREADS", "2")),
+        "NDCG_JOB_STALE_SECONDS": int(os.environ.get("NDCG_JOB_STALE_SECONDS", "300")),
         "SESSION_COOKIE_HTTPONLY": True,
         "SESSION_COOKIE_SAMESITE": "Lax",
         "SESSION_COOKIE_SECURE": _bool(os.environ.get("NDCG_SECURE_COOKIES"), False),

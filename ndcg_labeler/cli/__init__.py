@@ -16,6 +16,8 @@ CLI_MODULES += ("team",)
 CLI_MODULES += ("evaluation",)
 # Machine judges: `flask judges add|run|agreement`.
 CLI_MODULES += ("judges",)
+# Background jobs: `flask jobs worker`.
+CLI_MODULES += ("jobs",)
 
 
 def register_cli(app: Flask) -> None:

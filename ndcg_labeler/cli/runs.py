@@ -13,6 +13,7 @@ import functools
 import importlib
 import json
 import math
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -21,6 +22,7 @@ from flask.cli import AppGroup
 from flask.cli import run_command as flask_run_command
 
 from ndcg_labeler.cli._common import cli_errors, one_line_errors
+from ndcg_labeler.cli._progress import terminal_progress
 from ndcg_labeler.services import ServiceError, live
 from ndcg_labeler.services import runs as run_service
 from ndcg_labeler.services import testsets as testsets_service
@@ -133,7 +135,10 @@ def scoring_options(func: Callable[..., Any]) -> Callable[..., Any]:
 @click.option("--notes", default="", help="Free text kept with the run.")
 @cli_errors
 def upload(testset: str, file: str, name: str, depth: str | None, notes: str) -> None:
-    """Upload FILE (TREC, CSV/TSV, JSONL, MS MARCO; gzip ok) as run NAME of TESTSET."""
+    """Upload FILE (TREC, CSV/TSV, JSONL, MS MARCO; gzip ok) as run NAME of TESTSET.
+
+    Runs in this process (no job worker); a progress bar goes to stderr when it is a terminal.
+    """
     test_set = testsets_service.require_by_name(testset)
     cut = None
     if depth is not None:
@@ -141,7 +146,17 @@ def upload(testset: str, file: str, name: str, depth: str | None, notes: str) ->
             cut = int(depth)
         except ValueError:
             raise ServiceError(f"--depth must be a whole number, not '{depth}'") from None
-    run = run_service.upload_run(test_set, file, None, name, None, depth=cut, notes=notes)
+    with open(file, "rb") as stream, terminal_progress() as progress:
+        run = run_service.upload_run(
+            test_set,
+            stream,
+            os.path.basename(file),
+            name,
+            None,
+            depth=cut,
+            notes=notes,
+            progress=progress,
+        )
     report = run.report or {}
     click.echo(
         f"Uploaded run '{run.name}' to test set '{test_set.name}': {run.num_queries} queries, "

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import os
+from contextlib import ExitStack
 from typing import TYPE_CHECKING
 
 import click
 from flask.cli import AppGroup
 
 from ndcg_labeler.cli._common import cli_errors
+from ndcg_labeler.cli._progress import terminal_progress
 from ndcg_labeler.services import ServiceError
 from ndcg_labeler.services import accounts as accounts_service
 from ndcg_labeler.services import testsets as testsets_service
@@ -41,12 +43,13 @@ def create(name: str, scale: str) -> None:
     click.echo(f"Created test set '{test_set.name}' (grades 0–{test_set.scale_max}).")
 
 
-def _file(path: str | None) -> ImportFile | None:
+def _file(path: str | None, stack: ExitStack) -> ImportFile | None:
+    """The file at `path`, opened (so that progress can follow the bytes read)."""
     if path is None:
         return None
     if not os.path.isfile(path):
         raise ServiceError(f"{path}: no such file")
-    return ImportFile.from_path(path)
+    return ImportFile(stack.enter_context(open(path, "rb")), path)
 
 
 @testset_group.command("import")
@@ -65,16 +68,21 @@ def import_command(
     qrels: str | None,
     source: str | None,
 ) -> None:
-    """Import files into test set NAME, all or nothing, and print what changed."""
+    """Import files into test set NAME, all or nothing, and print what changed.
+
+    Runs in this process (no job worker); a progress bar goes to stderr when it is a terminal.
+    """
     test_set = testsets_service.require_by_name(name)
-    report = import_files(
-        test_set,
-        queries=_file(queries),
-        corpus=_file(corpus),
-        pool=_file(pool),
-        qrels=_file(qrels),
-        source=source,
-    )
+    with ExitStack() as stack, terminal_progress() as progress:
+        report = import_files(
+            test_set,
+            queries=_file(queries, stack),
+            corpus=_file(corpus, stack),
+            pool=_file(pool, stack),
+            qrels=_file(qrels, stack),
+            source=source,
+            progress=progress,
+        )
     for line in report.lines():
         click.echo(line)
 

@@ -1,5 +1,6 @@
 """Typed SQLAlchemy 2 models; the schema itself is created only by Alembic migrations."""
 
+from ndcg_labeler.models.jobs import Job
 from ndcg_labeler.models.judges import Judge, MachineJudgment, PromptVersion
 from ndcg_labeler.models.judgments import Adjudication, Assignment, Judgment, JudgmentEvent
 from ndcg_labeler.models.runs import Run, RunQuery, RunScore
@@ -10,6 +11,7 @@ __all__ = [
     "Adjudication",
     "Assignment",
     "Chunk",
+    "Job",
     "Judge",
     "Judgment",
     "JudgmentEvent",

@@ -6,5 +6,6 @@ class ServiceError(ValueError):
 
 
 from ndcg_labeler.services._db import paginate  # noqa: E402  (after ServiceError: no cycle)
+from ndcg_labeler.services._progress import Cancelled, Progress, no_progress  # noqa: E402
 
-__all__ = ["ServiceError", "paginate"]
+__all__ = ["Cancelled", "Progress", "ServiceError", "no_progress", "paginate"]

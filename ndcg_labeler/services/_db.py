@@ -7,7 +7,7 @@ more than the query. They run on the session's own connection, inside its transa
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -100,8 +100,16 @@ def select_rows(stmt: sa.Select[Any]) -> list[tuple[Any, ...]]:
         return list(cursor.fetchall())
 
 
-def insert_many(table: sa.Table, columns: Sequence[str], rows: Sequence[tuple[Any, ...]]) -> None:
-    """INSERT rows (tuples in `columns` order) through the DB-API cursor, BATCH at a time."""
+def insert_many(
+    table: sa.Table,
+    columns: Sequence[str],
+    rows: Sequence[tuple[Any, ...]],
+    on_batch: Callable[[int], None] | None = None,
+) -> None:
+    """INSERT rows (tuples in `columns` order) through the DB-API cursor, BATCH at a time.
+
+    `on_batch(n)` is called after each batch with its row count (progress, cancellation).
+    """
     if not rows:
         return
     quote = db.session.connection().dialect.identifier_preparer.quote
@@ -111,7 +119,10 @@ def insert_many(table: sa.Table, columns: Sequence[str], rows: Sequence[tuple[An
             f"VALUES ({', '.join([mark] * len(columns))})"
         )
         for begin in range(0, len(rows), BATCH):
-            cursor.executemany(sql, rows[begin : begin + BATCH])
+            batch = rows[begin : begin + BATCH]
+            cursor.executemany(sql, batch)
+            if on_batch is not None:
+                on_batch(len(batch))
 
 
 class _RowsPagination(Pagination):

@@ -21,6 +21,8 @@ BLUEPRINT_MODULES += ("api_docs",)
 BLUEPRINT_MODULES += ("team",)
 # Machine judges: define, run, calibrate.
 BLUEPRINT_MODULES += ("judges",)
+# Background jobs: long imports and uploads.
+BLUEPRINT_MODULES += ("jobs",)
 
 
 def register_blueprints(app: Flask) -> None:

@@ -11,6 +11,7 @@ from werkzeug.wrappers import Response
 from ndcg_labeler.formats import FormatError
 from ndcg_labeler.forms.runs import RunUploadForm
 from ndcg_labeler.services import ServiceError, live
+from ndcg_labeler.services import jobs as job_service
 from ndcg_labeler.services import runs as run_service
 from ndcg_labeler.services.live import ScoreOptions, score_run
 from ndcg_labeler.views.access import admin_required, get_test_set_or_404
@@ -56,7 +57,11 @@ def _xhr() -> bool:
 @bp.route("/upload", methods=["GET", "POST"])
 @admin_required
 def upload(test_set_id: int) -> str | Response | tuple[object, int]:
-    """Upload a run; a bad file gets its file:line error and nothing is stored."""
+    """Upload a run; a bad file gets its file:line error and nothing is stored.
+
+    A file larger than NDCG_JOB_THRESHOLD_MB is stored by the job worker instead: the request
+    saves it, queues the job and sends the browser to the job's progress page.
+    """
     test_set = get_test_set_or_404(test_set_id)
     form = RunUploadForm()
     if form.validate_on_submit():
@@ -70,6 +75,19 @@ def upload(test_set_id: int) -> str | Response | tuple[object, int]:
             form.name.errors.append(str(exc))
         else:
             try:
+                if job_service.stream_size(storage.stream) > job_service.threshold_bytes():
+                    # Large: the worker stores it; this request only saves the file.
+                    job = job_service.enqueue_upload(
+                        test_set,
+                        storage.stream,
+                        filename,
+                        name,
+                        current_user,
+                        depth=form.depth.data,
+                        notes=form.notes.data or "",
+                    )
+                    target = url_for("jobs.show", job_id=job.id)
+                    return jsonify(ok=True, redirect=target) if _xhr() else redirect(target)
                 run = run_service.upload_run(
                     test_set,
                     storage.stream,

@@ -19,6 +19,7 @@ from ndcg_labeler.forms.testsets import (
 )
 from ndcg_labeler.models import TestSet
 from ndcg_labeler.services import ServiceError
+from ndcg_labeler.services import jobs as job_service
 from ndcg_labeler.services import testsets as testsets_service
 from ndcg_labeler.services.testsets import ImportFile, import_files
 from ndcg_labeler.views._scoring import page_arg
@@ -159,16 +160,35 @@ def _upload(storage: FileStorage | None) -> ImportFile | None:
     return ImportFile(storage.stream, name)
 
 
+def _import_later(test_set: TestSet, form: ImportForm, files: dict[str, ImportFile]) -> Response:
+    """Spool the files and queue the import; the browser goes to the job's page."""
+    job = job_service.enqueue_import(
+        test_set,
+        {name: (f.filename, f.source) for name, f in files.items()},  # type: ignore[misc]
+        form.source.data or None,
+        current_user,
+    )
+    return redirect(url_for("jobs.show", job_id=job.id))
+
+
 @bp.route("/<int:test_set_id>/import", methods=["GET", "POST"])
 @admin_required
 def import_page(test_set_id: int) -> str | Response:
-    """Upload queries, chunks, a pool and qrels; show the counts or the line-numbered error."""
+    """Upload queries, chunks, a pool and qrels; show the counts or the line-numbered error.
+
+    Files larger than NDCG_JOB_THRESHOLD_MB in all are imported by the job worker instead: the
+    request saves them, queues the job and redirects to its progress page.
+    """
     test_set = get_test_set_or_404(test_set_id)
     form = ImportForm()
     report = None
     if form.validate_on_submit():
         files = {name: _upload(getattr(form, name).data) for name in IMPORT_FIELDS}
+        given = {name: f for name, f in files.items() if f is not None}
+        size = sum(job_service.stream_size(f.source) for f in given.values())  # type: ignore[arg-type]
         try:
+            if given and size > job_service.threshold_bytes():
+                return _import_later(test_set, form, given)
             report = import_files(
                 test_set, **files, source=form.source.data or None, actor_id=current_user.id
             )

@@ -29,6 +29,7 @@ from ndcg_labeler.models import Query, Run, RunQuery, TestSet, User
 from ndcg_labeler.scoring import rank_grouped
 from ndcg_labeler.services import ServiceError, live
 from ndcg_labeler.services._db import bump_versions, transaction
+from ndcg_labeler.services._progress import Progress, ReadProgress, no_progress, size_of
 from ndcg_labeler.services.live import RankedBuffer
 
 MAX_NAME = 200
@@ -132,12 +133,14 @@ def _background_digest(raw: BinaryIO) -> _BackgroundDigest | None:
     return _BackgroundDigest(fd, start)
 
 
-def _parse(raw: BinaryIO, filename: str) -> tuple[ParsedRun, str]:
+def _parse(raw: BinaryIO, filename: str, progress: Progress) -> tuple[ParsedRun, str]:
     """Parse the whole run and hash the bytes as uploaded (gzip included)."""
     from ndcg_labeler.formats.runs import read_run  # numpy + pyarrow: not at start-up
 
     max_bytes = int(current_app.config.get("NDCG_MAX_DECOMPRESSED_BYTES", 2 * 1024**3))
     background = _background_digest(raw)
+    if progress is not no_progress:
+        raw = ReadProgress(raw, progress, size_of(raw))  # type: ignore[assignment]
     if background is None:
         reader = _HashingReader(raw)
         parsed = read_run(reader, filename, max_bytes=max_bytes)  # type: ignore[arg-type]
@@ -193,8 +196,12 @@ def upload_run(
     uploaded_by: User | None,
     depth: int | None = None,
     notes: str = "",
+    progress: Progress = no_progress,
 ) -> Run:
     """Parse, validate, rank and store a run whole (one transaction); returns the new Run.
+
+    `progress` hears of bytes parsed, then of ranked lists stored; when it raises
+    (Cancelled), nothing is stored.
 
     Raises FormatError (file:line) for a bad file and ServiceError for a refused upload
     (duplicate name, no known query, bad depth); in both cases nothing is written.
@@ -211,7 +218,7 @@ def upload_run(
         filename = os.path.basename(os.fspath(stream_or_path)) if owned else "<upload>"
     raw: BinaryIO = open(stream_or_path, "rb") if owned else stream_or_path  # noqa: SIM115
     try:
-        parsed, sha256 = _parse(raw, filename)
+        parsed, sha256 = _parse(raw, filename, progress)
     finally:
         if owned:
             raw.close()
@@ -225,7 +232,9 @@ def upload_run(
             f"{filename}: none of the run's {len(in_file)} queries is in test set "
             f"'{test_set.name}' (e.g. {examples})"
         )
+    progress("rank", 0, 1, int(parsed.offsets[-1]))
     ranked = _rank(parsed, known, depth)
+    progress("rank", 1, 1, int(parsed.offsets[-1]))
     stored = set(ranked.query_ids)
     missing = [qid for qid, qpk in known.items() if qpk not in stored]
     report = {
@@ -255,7 +264,7 @@ def upload_run(
         with transaction():
             db.session.add(run)
             db.session.flush()
-            _insert_queries(run.id, ranked)
+            _insert_queries(run.id, ranked, progress)
             bump_versions(test_set.id, runs=True)
     except IntegrityError:
         # Another upload took the name between our check and our commit.
@@ -318,7 +327,7 @@ def _rank(parsed: ParsedRun, known: dict[str, int], depth: int) -> _Ranked:
     return _Ranked(qpks[stored].tolist(), blobs, score_bytes, int(row_off[-1]), buffer)
 
 
-def _insert_queries(run_id: int, ranked: _Ranked) -> None:
+def _insert_queries(run_id: int, ranked: _Ranked, progress: Progress) -> None:
     """Bulk-insert the RunQuery rows (Core executemany, no ORM object per row)."""
     table = RunQuery.__table__
     rows = [
@@ -327,3 +336,6 @@ def _insert_queries(run_id: int, ranked: _Ranked) -> None:
     ]
     for begin in range(0, len(rows), _BATCH):
         db.session.execute(sa.insert(table), rows[begin : begin + _BATCH])
+        stored = min(begin + _BATCH, len(rows))
+        # rows: the entries (docids) stored so far, queries being the unit of this phase
+        progress("store", stored, len(rows), ranked.entries * stored // max(len(rows), 1))

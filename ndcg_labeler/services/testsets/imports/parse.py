@@ -19,8 +19,9 @@ Decisions a user can rely on:
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from flask import current_app
 
@@ -35,7 +36,10 @@ from ndcg_labeler.models import TestSet
 from ndcg_labeler.scoring.ranking import rank_grouped
 from ndcg_labeler.services import ServiceError
 from ndcg_labeler.services._db import transaction
+from ndcg_labeler.services._progress import EVERY_ROWS, Progress, no_progress, position, size_of
 from ndcg_labeler.services.testsets.imports.write import Counts, Writer
+
+_T = TypeVar("_T")
 
 MAX_QID = 200
 MAX_DOCID = 300
@@ -113,6 +117,30 @@ def _rewind(source: Source, start: int | None) -> None:
         source.seek(start)
 
 
+class _Meter:
+    """Reports parsing progress: bytes of all given files read so far, and records parsed."""
+
+    def __init__(self, progress: Progress, files: list[ImportFile]) -> None:
+        self.progress = progress
+        self.total = sum(size_of(f.source) for f in files)
+        self.base = 0
+        self.rows = 0
+
+    def records(self, file: ImportFile, records: Iterable[_T]) -> Iterator[_T]:
+        """Pass `records` through, reporting every EVERY_ROWS of them."""
+        for record in records:
+            self.rows += 1
+            if self.rows % EVERY_ROWS == 0:
+                done = min(self.base + position(file.source), self.total)
+                self.progress("parse", done, self.total, self.rows)
+            yield record
+
+    def file_done(self, file: ImportFile) -> None:
+        """One more file read whole."""
+        self.base += size_of(file.source)
+        self.progress("parse", min(self.base, self.total), self.total, self.rows)
+
+
 def _max_bytes() -> int:
     return int(current_app.config.get("NDCG_MAX_DECOMPRESSED_BYTES", 2 * 1024**3))
 
@@ -142,7 +170,7 @@ def _pool_kind(file: ImportFile, limit: int) -> str:
     return kind
 
 
-def _read_pool(file: ImportFile, limit: int) -> tuple[Numbered, list[int]]:
+def _read_pool(file: ImportFile, limit: int, meter: _Meter) -> tuple[Numbered, list[int]]:
     """Entries and priorities: a TREC run's rank per query (trec_eval order), else file order.
 
     Runs are read with read_run for their scores; it yields no line numbers, so they are None
@@ -150,11 +178,12 @@ def _read_pool(file: ImportFile, limit: int) -> tuple[Numbered, list[int]]:
     """
     if _pool_kind(file, limit) != "trec":
         numbered = read_pairs_numbered(file.source, file.filename, max_bytes=limit)
-        entries = [(line, p.qid, p.docid) for line, p in numbered]
+        entries = [(line, p.qid, p.docid) for line, p in meter.records(file, numbered)]
         return entries, list(range(1, len(entries) + 1))
     from ndcg_labeler.formats.runs import read_run  # numpy + pyarrow: not at start-up
 
     run = read_run(file.source, file.filename, fmt="trec", max_bytes=limit)
+    meter.rows += int(run.offsets[-1])
     order = rank_grouped(run.offsets, run.docids, run.scores)
     entries, priorities = [], []
     for i, qid in enumerate(run.qids):
@@ -216,26 +245,34 @@ def _parse(
     pool: ImportFile | None,
     qrels: ImportFile | None,
     qrels_source: str,
+    meter: _Meter,
 ) -> _Parsed:
     """Read every given file fully and check it against the test set; raise on the first error."""
     limit = _max_bytes()
     parsed = _Parsed()
     if queries is not None:
         numbered_queries = list(
-            read_queries_numbered(queries.source, queries.filename, max_bytes=limit)
+            meter.records(
+                queries, read_queries_numbered(queries.source, queries.filename, max_bytes=limit)
+            )
         )
+        meter.file_done(queries)
         _too_long(queries, ((n, q.qid) for n, q in numbered_queries), MAX_QID, "qid")
         parsed.queries = [q for _, q in numbered_queries]
         known_qids = known_qids | {q.qid for q in parsed.queries}
     if corpus is not None:
         numbered_chunks = list(
-            read_corpus_numbered(corpus.source, corpus.filename, max_bytes=limit)
+            meter.records(
+                corpus, read_corpus_numbered(corpus.source, corpus.filename, max_bytes=limit)
+            )
         )
+        meter.file_done(corpus)
         _too_long(corpus, ((n, c.docid) for n, c in numbered_chunks), MAX_DOCID, "docid")
         parsed.chunks = [c for _, c in numbered_chunks]
     if pool is not None:
         start = _start_of(pool.source)
-        entries, priorities = _read_pool(pool, limit)
+        entries, priorities = _read_pool(pool, limit, meter)
+        meter.file_done(pool)
         _check_qids(pool, start, entries, known_qids)
         _too_long(pool, ((n, d) for n, _, d in entries), MAX_DOCID, "docid")
         source = os.path.basename(pool.filename)[:200]
@@ -244,7 +281,10 @@ def _parse(
             if key not in parsed.pairs or priority < parsed.pairs[key][0]:
                 parsed.pairs[key] = (priority, source)
     if qrels is not None:
-        numbered = list(read_qrels_numbered(qrels.source, qrels.filename, max_bytes=limit))
+        numbered = list(
+            meter.records(qrels, read_qrels_numbered(qrels.source, qrels.filename, max_bytes=limit))
+        )
+        meter.file_done(qrels)
         _check_qids(qrels, None, [(n, r.qid, r.docid) for n, r in numbered], known_qids)
         _too_long(qrels, ((n, r.docid) for n, r in numbered), MAX_DOCID, "docid")
         _check_grades(qrels, numbered, test_set.scale_max)
@@ -273,15 +313,33 @@ def import_files(
     qrels: ImportFile | None = None,
     source: str | None = None,
     actor_id: int | None = None,
+    progress: Progress = no_progress,
 ) -> ImportReport:
-    """Import the given files into the test set, all or nothing; return what changed."""
+    """Import the given files into the test set, all or nothing; return what changed.
+
+    `progress` is called while parsing (bytes read) and writing (records written); when it
+    raises (Cancelled), the transaction is rolled back and nothing is stored.
+    """
     given = [f for f in (queries, corpus, pool, qrels) if f is not None]
     if not given:
         raise ServiceError("choose at least one file to import")
     source_name = _source_name(qrels, source)
-    writer = Writer(test_set, actor_id)
+    writer = Writer(test_set, actor_id, progress)
+    meter = _Meter(progress, given)
     with transaction():
-        parsed = _parse(test_set, writer.known_qids(), queries, corpus, pool, qrels, source_name)
+        known = writer.known_qids()
+        parsed = _parse(test_set, known, queries, corpus, pool, qrels, source_name, meter)
+        writer.total = sum(
+            len(records) if given_file is not None else 0
+            for given_file, records in (
+                (queries, parsed.queries),
+                (corpus, parsed.chunks),
+                (pool or qrels, parsed.pairs),
+                (qrels, parsed.qrels),
+            )
+        )
+        writer.rows = meter.rows
+        writer.advance(0)  # the write phase starts (reported before SQLite's write lock is taken)
         report = ImportReport(source=source_name or None, files=[f.filename for f in given])
         if queries is not None:
             report.queries = writer.upsert_queries(parsed.queries)

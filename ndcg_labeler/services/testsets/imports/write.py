@@ -20,6 +20,7 @@ from ndcg_labeler.formats.records import ChunkRecord, QrelRecord, QueryRecord
 from ndcg_labeler.models import Chunk, Judgment, JudgmentEvent, Pair, Query, TestSet
 from ndcg_labeler.models._common import utcnow
 from ndcg_labeler.services._db import bump_versions, insert_many
+from ndcg_labeler.services._progress import Progress, no_progress
 from ndcg_labeler.services.accounts import import_source
 
 BATCH = 5000
@@ -59,10 +60,23 @@ def _bind(value: Any, type_: sa.types.TypeEngine[Any]) -> Any:
 class Writer:
     """Writes one import into one test set inside the caller's transaction."""
 
-    def __init__(self, test_set: TestSet, actor_id: int | None) -> None:
+    def __init__(
+        self, test_set: TestSet, actor_id: int | None, progress: Progress = no_progress
+    ) -> None:
         self.test_set = test_set
         self.ts = test_set.id
         self.actor_id = actor_id
+        self.progress = progress
+        # Set by the caller once parsing is done: records to write, and records parsed (the
+        # job's row count, so that rows per second is records imported per second).
+        self.total = 0
+        self.rows = 0
+        self.done = 0
+
+    def advance(self, n: int) -> None:
+        """Count `n` more records written and report it (phase "write"); may raise Cancelled."""
+        self.done += n
+        self.progress("write", min(self.done, self.total), self.total, self.rows)
 
     def known_qids(self) -> set[str]:
         """The qids the test set already has."""
@@ -102,7 +116,7 @@ class Writer:
                 counts.unchanged += 1
             else:
                 changed.append({"b_id": current[0], "b_text": r.text, "b_narrative": narrative})
-        insert_many(_query, ("test_set_id", "qid", "text", "narrative"), new)
+        insert_many(_query, ("test_set_id", "qid", "text", "narrative"), new, self.advance)
         _executemany(
             sa.update(_query)
             .where(_query.c.id == sa.bindparam("b_id"))
@@ -110,6 +124,7 @@ class Writer:
             changed,
         )
         counts.created, counts.updated = len(new), len(changed)
+        self.advance(len(records) - len(new))
         return counts
 
     def upsert_chunks(self, records: list[ChunkRecord]) -> Counts:
@@ -136,7 +151,9 @@ class Writer:
                 changed.append(
                     {"b_id": current[0], "b_title": r.title, "b_text": r.text, "b_meta": meta}
                 )
-        insert_many(_chunk, ("test_set_id", "docid", "title", "text", "metadata"), new)
+        insert_many(
+            _chunk, ("test_set_id", "docid", "title", "text", "metadata"), new, self.advance
+        )
         _executemany(
             sa.update(_chunk)
             .where(_chunk.c.id == sa.bindparam("b_id"))
@@ -148,6 +165,7 @@ class Writer:
             changed,
         )
         counts.created, counts.updated = len(new), len(changed)
+        self.advance(len(records) - len(new))
         return counts
 
     def add_missing_chunks(self, docids: Iterable[str]) -> int:
@@ -184,6 +202,7 @@ class Writer:
             _pair,
             ("test_set_id", "query_id", "chunk_id", "source", "priority", "created_at"),
             new,
+            self.advance,
         )
         _executemany(
             sa.update(_pair)
@@ -192,6 +211,7 @@ class Writer:
             changed,
         )
         counts.created, counts.updated = len(new), len(changed)
+        self.advance(len(pairs) - len(new))
         return counts
 
     def upsert_judgments(self, records: list[QrelRecord], source: str, note: str) -> Counts:
@@ -256,6 +276,7 @@ class Writer:
                 "active_ms",
             ),
             [(*row, row[-1], "graded", "", 0) for row in new],
+            self.advance,
         )
         _executemany(
             sa.update(_judgment)
@@ -284,4 +305,5 @@ class Writer:
         if events:
             bump_versions(self.ts, labels=True)
         counts.created, counts.updated = len(new), len(changed)
+        self.advance(len(records) - len(new))
         return counts

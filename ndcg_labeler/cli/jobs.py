@@ -1,0 +1,61 @@
+"""`flask jobs worker|list|recover`: the background job worker and a look at the jobs."""
+
+from __future__ import annotations
+
+import logging
+
+import click
+from flask import current_app
+from flask.cli import AppGroup
+
+from ndcg_labeler.cli._common import cli_errors
+
+
+@click.group("jobs", cls=AppGroup)
+def jobs_group() -> None:
+    """Run the job worker (large imports and uploads) and look at jobs."""
+
+
+@jobs_group.command("worker")
+@click.option(
+    "--threads", type=int, default=None, help="Jobs run at once [NDCG_JOB_THREADS, default 2]."
+)
+def worker(threads: int | None) -> None:
+    """Run the job worker in the foreground until Ctrl-C (SIGINT/SIGTERM stop it)."""
+    from ndcg_labeler.services import jobs as job_service
+
+    app = current_app._get_current_object()  # type: ignore[attr-defined]
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    recovered = job_service.recover()
+    if recovered:
+        click.echo(f"Marked {len(recovered)} interrupted job(s) as failed: {recovered}", err=True)
+    url = job_service.storage_url(app)
+    where = "Redis" if url else "SQLite in the instance folder"
+    click.echo(f"Job worker: queue '{app.config['NDCG_JOBS_QUEUE']}' in {where}.", err=True)
+    count = threads or int(app.config.get("NDCG_JOB_THREADS", 2))
+    job_service.worker(app, count).run()
+
+
+@jobs_group.command("list")
+@cli_errors
+def list_command() -> None:
+    """Print the latest jobs: id, kind, state, progress and message."""
+    from ndcg_labeler.extensions import db
+    from ndcg_labeler.models import Job
+
+    for job in db.session.scalars(db.select(Job).order_by(Job.id.desc()).limit(50)):
+        share = f"{100 * job.done / job.total:.0f}%" if job.total else "-"
+        click.echo(f"{job.id}\t{job.kind}\t{job.state}\t{share}\t{job.error or job.message}")
+
+
+@jobs_group.command("recover")
+@cli_errors
+def recover() -> None:
+    """Mark failed the running jobs whose worker died (the worker does this when it starts)."""
+    from ndcg_labeler.services import jobs as job_service
+
+    ids = job_service.recover()
+    click.echo(f"Marked {len(ids)} interrupted job(s) as failed." if ids else "Nothing to recover.")
+
+
+commands = [jobs_group]

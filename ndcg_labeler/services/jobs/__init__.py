@@ -1,0 +1,53 @@
+"""Background jobs: enqueue long imports and uploads, report progress, cancel, list, recover."""
+
+from .kinds import (
+    IMPORT_FIELDS,
+    TITLES,
+    enqueue_import,
+    enqueue_upload,
+)
+from .queue import (
+    get_queue,
+    storage_url,
+    worker,
+)
+from .records import (
+    INTERRUPTED,
+    Figures,
+    can_see,
+    cancel,
+    figures,
+    get_job,
+    is_finished,
+    list_jobs,
+    recover,
+    require_job,
+)
+from .reporting import PHASES, JobProgress
+from .runner import run_job
+from .spool import stream_size, threshold_bytes
+
+__all__ = [
+    "IMPORT_FIELDS",
+    "INTERRUPTED",
+    "PHASES",
+    "TITLES",
+    "Figures",
+    "JobProgress",
+    "can_see",
+    "cancel",
+    "enqueue_import",
+    "enqueue_upload",
+    "figures",
+    "get_job",
+    "get_queue",
+    "is_finished",
+    "list_jobs",
+    "recover",
+    "require_job",
+    "run_job",
+    "storage_url",
+    "stream_size",
+    "threshold_bytes",
+    "worker",
+]

@@ -1,0 +1,123 @@
+"""What a job can be: a test set import or a run upload; how each is enqueued and run."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from contextlib import ExitStack
+from typing import Any, BinaryIO
+
+from ndcg_labeler.extensions import db
+from ndcg_labeler.models import Job, TestSet, User
+from ndcg_labeler.services import ServiceError
+from ndcg_labeler.services import runs as run_service
+from ndcg_labeler.services import testsets as testsets_service
+from ndcg_labeler.services._progress import Progress
+from ndcg_labeler.services.jobs import queue, records, spool
+
+IMPORT_FIELDS = ("queries", "corpus", "pool", "qrels")
+
+
+def _enqueue(
+    kind: str, test_set: TestSet, user: User | None, params: dict[str, Any], files: dict
+) -> Job:
+    """Spool the files, record the job, queue it; on a queue failure nothing is left behind."""
+    folder = spool.spool(files)
+    job = records.create_job(kind, test_set.id, user.id if user else None, params, folder)
+    try:
+        queue.send(job.id)
+    except Exception as exc:
+        job.state, job.error = "failed", f"the job queue is unavailable: {exc}"
+        job.message = job.error
+        db.session.commit()
+        records.remove_upload(job)
+        raise ServiceError(job.error) from exc
+    return job
+
+
+def enqueue_import(
+    test_set: TestSet,
+    files: dict[str, tuple[str, BinaryIO]],
+    source: str | None,
+    user: User | None,
+) -> Job:
+    """A background import of the given (filename, stream) per field of IMPORT_FIELDS."""
+    if not files:
+        raise ServiceError("choose at least one file to import")
+    params = {"source": source, "files": {field: name for field, (name, _) in files.items()}}
+    return _enqueue("import", test_set, user, params, files)
+
+
+def enqueue_upload(
+    test_set: TestSet,
+    stream: BinaryIO,
+    filename: str,
+    name: str,
+    user: User | None,
+    depth: int | None = None,
+    notes: str = "",
+) -> Job:
+    """A background run upload (the name is checked now, and again when it is stored)."""
+    name = run_service.clean_name(name)
+    if run_service.name_taken(test_set, name):
+        raise ServiceError(f"this test set already has a run named '{name}'")
+    params = {"name": name, "depth": depth, "notes": notes, "filename": filename}
+    return _enqueue("run_upload", test_set, user, params, {"run": (filename, stream)})
+
+
+def _test_set(job: Job) -> TestSet:
+    test_set = db.session.get(TestSet, job.test_set_id) if job.test_set_id else None
+    if test_set is None:
+        raise ServiceError("the test set was deleted")
+    return test_set
+
+
+def _run_import(job: Job, progress: Progress) -> dict[str, Any]:
+    """Import the spooled files; the result is the import report."""
+    test_set = _test_set(job)
+    params = job.params or {}
+    with ExitStack() as stack:
+        files = {}
+        for field in IMPORT_FIELDS:
+            found = spool.spooled(job.upload_path, field)
+            if found is not None:
+                path, filename = found
+                stream = stack.enter_context(open(path, "rb"))
+                files[field] = testsets_service.ImportFile(stream, filename)
+        report = testsets_service.import_files(
+            test_set,
+            **files,
+            source=params.get("source"),
+            actor_id=job.user_id,
+            progress=progress,
+        )
+    return {"lines": report.lines(), "files": report.files, "source": report.source}
+
+
+def _run_upload(job: Job, progress: Progress) -> dict[str, Any]:
+    """Upload the spooled run; the result names the run and holds its upload report."""
+    test_set = _test_set(job)
+    params = job.params or {}
+    found = spool.spooled(job.upload_path, "run")
+    if found is None:
+        raise ServiceError("the uploaded file is gone")
+    path, _ = found
+    user = db.session.get(User, job.user_id) if job.user_id else None
+    with open(path, "rb") as stream:
+        run = run_service.upload_run(
+            test_set,
+            stream,
+            params.get("filename") or "upload",
+            params.get("name") or "",
+            user,
+            depth=params.get("depth"),
+            notes=params.get("notes") or "",
+            progress=progress,
+        )
+    return {"run_id": run.id, "run_name": run.name, "report": run.report}
+
+
+RUNNERS: dict[str, Callable[[Job, Progress], dict[str, Any]]] = {
+    "import": _run_import,
+    "run_upload": _run_upload,
+}
+TITLES = {"import": "Import", "run_upload": "Run upload"}

@@ -1,0 +1,69 @@
+"""The task queue (huey), built lazily per app: SQLite in instance/ by default, or Redis.
+
+huey is imported only when a job is enqueued or the worker starts, so `flask --help` and the
+web server's start stay fast. One task, `ndcg.run_job(job_id)`, runs any job inside the app.
+
+Settings: NDCG_REDIS_URL (or NDCG_JOBS_URL) switches the storage to Redis; NDCG_JOBS_QUEUE
+names the queue (default "ndcg-labeler"); NDCG_JOBS_SQLITE is the SQLite file (default
+instance/jobs.sqlite3).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from flask import Flask, current_app
+
+EXTENSION = "ndcg_jobs_queue"
+TASK_NAME = "ndcg.run_job"
+
+
+def storage_url(app: Flask) -> str | None:
+    """The Redis URL when the queue lives in Redis, None for the embedded SQLite storage."""
+    return app.config.get("NDCG_REDIS_URL") or app.config.get("NDCG_JOBS_URL") or None
+
+
+def _build(app: Flask) -> Any:
+    """A huey instance for the app's settings, with the one task registered."""
+    import huey  # lazily: huey (and redis) cost start-up time
+
+    name = app.config.get("NDCG_JOBS_QUEUE") or "ndcg-labeler"
+    immediate = bool(app.config.get("NDCG_JOBS_IMMEDIATE", False))
+    url = storage_url(app)
+    if url:
+        queue = huey.RedisHuey(name, url=url, immediate=immediate, results=False)
+    else:
+        filename = app.config.get("NDCG_JOBS_SQLITE") or os.path.join(
+            app.instance_path, "jobs.sqlite3"
+        )
+        queue = huey.SqliteHuey(name, filename=filename, immediate=immediate, results=False)
+
+    @queue.task(name=TASK_NAME)
+    def run_job(job_id: int) -> None:
+        from ndcg_labeler.services.jobs.runner import run_job as run
+
+        with app.app_context():
+            run(job_id)
+
+    queue.ndcg_run_job = run_job
+    return queue
+
+
+def get_queue(app: Flask | None = None) -> Any:
+    """The app's huey instance (built on first use)."""
+    app = app or current_app._get_current_object()  # type: ignore[attr-defined]
+    queue = app.extensions.get(EXTENSION)
+    if queue is None:
+        queue = app.extensions[EXTENSION] = _build(app)
+    return queue
+
+
+def send(job_id: int) -> None:
+    """Put the job on the queue for the worker."""
+    get_queue().ndcg_run_job(job_id)
+
+
+def worker(app: Flask, threads: int = 2) -> Any:
+    """A huey consumer for the app's queue: `run()` it in the foreground."""
+    return get_queue(app).create_consumer(workers=threads, worker_type="thread", periodic=False)

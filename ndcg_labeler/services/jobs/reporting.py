@@ -1,0 +1,91 @@
+"""A job's progress callback: records progress and heartbeat, and stops a cancelled job.
+
+It writes through a connection of its own, outside the import's transaction, so the job page
+sees progress while the work is still uncommitted. On SQLite the import holds the single write
+lock while it stores rows: the callback then waits at most a moment and skips that report
+(reading the cancel flag still works in WAL mode), so progress shows again at the next report.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.exc import OperationalError
+
+from ndcg_labeler.extensions import db
+from ndcg_labeler.models import Job
+from ndcg_labeler.models._common import utcnow
+from ndcg_labeler.services._progress import Cancelled
+
+PHASES = {
+    "parse": "reading the files",
+    "write": "writing records",
+    "rank": "ranking",
+    "store": "storing ranked lists",
+}
+INTERVAL = 0.5
+"""Seconds between two recorded reports (the callback is called far more often)."""
+
+
+class JobProgress:
+    """progress(phase, done, total, rows) for one job; raises Cancelled once it is cancelled."""
+
+    def __init__(self, job_id: int, interval: float = INTERVAL) -> None:
+        self.job_id = job_id
+        self.interval = interval
+        self._last = 0.0
+        self._phase = ""
+        self._conn: Any = None
+        self.rows = 0  # the latest rows reported, recorded when the job ends
+
+    def _connection(self) -> Any:
+        if self._conn is None:
+            self._conn = db.engine.connect()
+            if self._conn.dialect.name == "sqlite":
+                self._conn.exec_driver_sql("PRAGMA busy_timeout=200")
+                self._conn.commit()
+        return self._conn
+
+    def close(self) -> None:
+        """Return the connection (restoring SQLite's usual busy timeout)."""
+        if self._conn is not None:
+            if self._conn.dialect.name == "sqlite":
+                self._conn.exec_driver_sql("PRAGMA busy_timeout=10000")
+                self._conn.commit()
+            self._conn.close()
+            self._conn = None
+
+    def __call__(self, phase: str, done: int, total: int, rows: int) -> None:
+        """Record the report (at most every `interval` s, or at a new phase); maybe cancel."""
+        self.rows = rows
+        now = time.monotonic()
+        new_phase = phase != self._phase
+        if not new_phase and now - self._last < self.interval:
+            return
+        self._last = now
+        self._phase = phase
+        table = Job.__table__
+        values: dict[str, Any] = {
+            "phase": phase,
+            "done": done,
+            "total": total,
+            "rows": rows,
+            "heartbeat_at": utcnow(),
+            "message": PHASES.get(phase, phase),
+        }
+        if new_phase:
+            values["phase_started_at"] = values["heartbeat_at"]
+        conn = self._connection()
+        try:
+            with conn.begin():
+                conn.execute(sa.update(table).where(table.c.id == self.job_id).values(**values))
+        except OperationalError:
+            self._phase = "" if new_phase else phase  # try the new phase again next time
+        cancel = conn.execute(
+            sa.select(table.c.cancel_requested).where(table.c.id == self.job_id)
+        ).scalar()
+        conn.rollback()
+        if cancel:
+            raise Cancelled("cancelled by a user")

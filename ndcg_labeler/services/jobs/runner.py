@@ -1,0 +1,96 @@
+"""Runs one job in the worker: claim it, run its kind with a progress callback, record the end."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import sqlalchemy as sa
+
+from ndcg_labeler.extensions import db
+from ndcg_labeler.formats import FormatError
+from ndcg_labeler.models import Job
+from ndcg_labeler.models._common import utcnow
+from ndcg_labeler.services import ServiceError
+from ndcg_labeler.services._db import transaction
+from ndcg_labeler.services._progress import Cancelled
+from ndcg_labeler.services.jobs import records
+from ndcg_labeler.services.jobs.kinds import RUNNERS
+from ndcg_labeler.services.jobs.reporting import JobProgress
+
+log = logging.getLogger(__name__)
+NOTHING = {"import": "nothing was imported", "run_upload": "nothing was stored"}
+
+
+def _claim(job_id: int) -> bool:
+    """queued -> running, unless it was cancelled or taken meanwhile."""
+    table = Job.__table__
+    now = utcnow()
+    with transaction():
+        claimed = db.session.execute(
+            sa.update(table)
+            .where(table.c.id == job_id, table.c.state == "queued", ~table.c.cancel_requested)
+            .values(
+                state="running",
+                started_at=now,
+                heartbeat_at=now,
+                phase_started_at=now,
+                worker=records.worker_name(),
+                message="starting",
+            )
+        ).rowcount
+    return bool(claimed)
+
+
+def _finish(job_id: int, state: str, **values: Any) -> None:
+    """Record how the job ended (only a running job can end)."""
+    table = Job.__table__
+    with transaction():
+        db.session.execute(
+            sa.update(table)
+            .where(table.c.id == job_id, table.c.state == "running")
+            .values(state=state, finished_at=utcnow(), heartbeat_at=utcnow(), **values)
+        )
+
+
+def run_job(job_id: int) -> None:
+    """Run a queued job to its end: done (with its result), failed (with why) or cancelled."""
+    job = records.get_job(job_id)
+    if job is None:
+        return
+    if not _claim(job_id):
+        db.session.refresh(job)
+        if records.is_finished(job):
+            records.remove_upload(job)
+        return
+    db.session.refresh(job)
+    nothing = NOTHING.get(job.kind, "nothing was written")
+    progress = JobProgress(job_id)
+    try:
+        runner = RUNNERS.get(job.kind)
+        if runner is None:
+            raise ServiceError(f"unknown kind of job '{job.kind}'")
+        result = runner(job, progress)
+    except Cancelled:
+        db.session.rollback()
+        _finish(job_id, "cancelled", message=f"cancelled — {nothing}")
+    except (FormatError, ServiceError) as exc:
+        db.session.rollback()
+        error = f"{exc} — {nothing}."
+        _finish(job_id, "failed", error=error, message=error)
+    except Exception as exc:
+        db.session.rollback()
+        log.exception("job %s failed", job_id)
+        error = f"internal error ({type(exc).__name__}: {exc}) — {nothing}."
+        _finish(job_id, "failed", error=error, message=error)
+    else:
+        table = Job.__table__
+        _finish(
+            job_id, "done", result=result, message="done", done=table.c.total, rows=progress.rows
+        )
+    finally:
+        progress.close()
+        db.session.rollback()
+        job = records.get_job(job_id)
+        if job is not None:
+            records.remove_upload(job)

@@ -1,0 +1,66 @@
+"""Job pages: a job's progress (polled while it runs), cancel, and the list of jobs."""
+
+from __future__ import annotations
+
+from flask import Blueprint, abort, flash, redirect, render_template, url_for
+from flask_login import current_user
+from werkzeug.wrappers import Response
+
+from ndcg_labeler.models import Job
+from ndcg_labeler.services import jobs as job_service
+from ndcg_labeler.views._scoring import page_arg
+
+bp = Blueprint("jobs", __name__, url_prefix="/jobs")
+
+
+def _job_or_404(job_id: int) -> Job:
+    """The job, or 404 when it does not exist or is someone else's (admins see every job)."""
+    job = job_service.get_job(job_id)
+    if job is None or not job_service.can_see(current_user, job):
+        abort(404)
+    return job
+
+
+def _context(job: Job) -> dict[str, object]:
+    return {
+        "job": job,
+        "figures": job_service.figures(job),
+        "finished": job_service.is_finished(job),
+        "title": job_service.TITLES.get(job.kind, job.kind),
+        "phases": job_service.PHASES,
+    }
+
+
+@bp.get("/")
+def index() -> str:
+    """Jobs, newest first: all of them for admins, one's own for everyone else."""
+    job_service.recover()
+    page = job_service.list_jobs(current_user, page_arg())
+    return render_template("jobs/index.html", page=page, titles=job_service.TITLES)
+
+
+@bp.get("/<int:job_id>")
+def show(job_id: int) -> str:
+    """A job: state, progress bar, speed, ETA, and its report or error once it ended."""
+    job = _job_or_404(job_id)
+    if job.state == "running":
+        job_service.recover()
+    return render_template("jobs/show.html", **_context(job))
+
+
+@bp.get("/<int:job_id>/status")
+def status(job_id: int) -> str:
+    """The fragment htmx polls every second while the job runs."""
+    job = _job_or_404(job_id)
+    return render_template("jobs/_status.html", **_context(job))
+
+
+@bp.post("/<int:job_id>/cancel")
+def cancel(job_id: int) -> Response:
+    """Cancel a queued job, or stop a running one (nothing of it is written)."""
+    job = _job_or_404(job_id)
+    if job_service.cancel(job):
+        flash("Job cancelled: nothing of it is written.", "success")
+    else:
+        flash("The job had already ended.", "info")
+    return redirect(url_for("jobs.show", job_id=job.id))
