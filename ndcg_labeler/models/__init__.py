@@ -2,20 +2,32 @@
 
 from ndcg_labeler.models.judgments import Adjudication, Assignment, Judgment, JudgmentEvent
 from ndcg_labeler.models.runs import Run, RunQuery, RunScore
-from ndcg_labeler.models.testsets import Chunk, Pair, Query, TestSet, TestSetMember
+from ndcg_labeler.models.testsets import (
+    AnnotatorTally,
+    Chunk,
+    Pair,
+    PoolTally,
+    Query,
+    TeamCache,
+    TestSet,
+    TestSetMember,
+)
 from ndcg_labeler.models.users import User
 
 __all__ = [
     "Adjudication",
+    "AnnotatorTally",
     "Assignment",
     "Chunk",
     "Judgment",
     "JudgmentEvent",
     "Pair",
+    "PoolTally",
     "Query",
     "Run",
     "RunQuery",
     "RunScore",
+    "TeamCache",
     "TestSet",
     "TestSetMember",
     "User",
