@@ -22,8 +22,9 @@ def _recount(test_set_id: int) -> dict[str, object]:
     """Every counter recomputed in Python from the judgment, pair and user rows."""
     roles = dict(db.session.execute(sa.select(User.id, User.role)).all())
     judgments = db.session.execute(
-        sa.select(Judgment.query_id, Judgment.chunk_id, Judgment.annotator_id, Judgment.status)
-        .where(Judgment.test_set_id == test_set_id)
+        sa.select(
+            Judgment.query_id, Judgment.chunk_id, Judgment.annotator_id, Judgment.status
+        ).where(Judgment.test_set_id == test_set_id)
     ).all()
     pool = set(
         db.session.execute(

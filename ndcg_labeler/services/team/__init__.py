@@ -17,6 +17,9 @@ from .agreement import (
     ratings,
     sort_queries,
 )
+from .cache import (
+    Cached,
+)
 from .disputes import (
     PER_PAGE,
     DisputedPair,
@@ -36,6 +39,11 @@ from .exports import (
     judgment_csv_chunks,
     judgment_jsonl_chunks,
     judgment_rows,
+)
+from .pages import (
+    cached_agreement_report,
+    cached_people,
+    cached_policies,
 )
 from .people import (
     MAX_POINTS,
@@ -66,6 +74,7 @@ __all__ = [
     "AdjudicationResult",
     "AgreementReport",
     "AnnotatorPair",
+    "Cached",
     "Cell",
     "DisputedPair",
     "GradeLine",
@@ -82,6 +91,9 @@ __all__ = [
     "agreement_report",
     "as_ratings",
     "bucket_size",
+    "cached_agreement_report",
+    "cached_people",
+    "cached_policies",
     "compare_policies",
     "export_filename",
     "find_pair",
