@@ -183,8 +183,8 @@ def team_pages(judgments: list[int], users: list[int]) -> None:
         db.session.commit()
         test_set = db.session.get_one(TestSet, ts)
         for name, call in (
-            ("agreement", lambda: team.cached_agreement_report(test_set)),
-            ("people", lambda: team.cached_people(test_set)),
+            ("agreement", lambda ts=test_set: team.cached_agreement_report(ts)),
+            ("people", lambda ts=test_set: team.cached_people(ts)),
         ):
             db.session.execute(db.delete(TeamCache))
             db.session.commit()
