@@ -157,6 +157,8 @@ def build(
                 db.session.add(pair)
                 db.session.flush()
                 built.pairs.append(pair.id)
+        # Pairs written through the models: count them as the bulk writers do.
+        testsets.recount_pool(ts.id)
         db.session.commit()
     return built
 

@@ -4,11 +4,21 @@ from ndcg_labeler.models.jobs import Job
 from ndcg_labeler.models.judges import Judge, MachineJudgment, PromptVersion
 from ndcg_labeler.models.judgments import Adjudication, Assignment, Judgment, JudgmentEvent
 from ndcg_labeler.models.runs import Run, RunQuery, RunScore
-from ndcg_labeler.models.testsets import Chunk, Pair, Query, TestSet, TestSetMember
+from ndcg_labeler.models.testsets import (
+    AnnotatorTally,
+    Chunk,
+    Pair,
+    PoolTally,
+    Query,
+    TeamCache,
+    TestSet,
+    TestSetMember,
+)
 from ndcg_labeler.models.users import User
 
 __all__ = [
     "Adjudication",
+    "AnnotatorTally",
     "Assignment",
     "Chunk",
     "Job",
@@ -17,11 +27,13 @@ __all__ = [
     "JudgmentEvent",
     "MachineJudgment",
     "Pair",
+    "PoolTally",
     "PromptVersion",
     "Query",
     "Run",
     "RunQuery",
     "RunScore",
+    "TeamCache",
     "TestSet",
     "TestSetMember",
     "User",

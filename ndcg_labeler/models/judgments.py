@@ -44,6 +44,8 @@ class Judgment(db.Model):
     __table_args__ = (
         sa.UniqueConstraint("query_id", "chunk_id", "annotator_id"),
         sa.Index("ix_judgment_annotator_id_test_set_id", "annotator_id", "test_set_id"),
+        # My latest answer (the queue's current query, "back"): newest first, no sort.
+        sa.Index("ix_judgment_annotator_recent", "annotator_id", "test_set_id", "updated_at", "id"),
         sa.CheckConstraint(
             "(status = 'graded' AND grade IS NOT NULL) OR (status <> 'graded' AND grade IS NULL)",
             name="grade_matches_status",

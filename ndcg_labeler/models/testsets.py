@@ -121,8 +121,81 @@ class Pair(db.Model):
     source: Mapped[str] = mapped_column(sa.String(200), default="")
     priority: Mapped[int] = mapped_column(default=0)
     created_at: Mapped[datetime] = mapped_column(sa.DateTime(timezone=True), default=utcnow)
+    # Stored counters (services/testsets/tally.py keeps them in the grade's own transaction):
+    # people's answers that count toward the target (graded or can't tell, imports excluded),
+    # and graded judgments of anyone (imports included).
+    answers: Mapped[int] = mapped_column(default=0, server_default="0")
+    grades: Mapped[int] = mapped_column(default=0, server_default="0")
 
     __table_args__ = (
         sa.UniqueConstraint("query_id", "chunk_id"),
         sa.Index("ix_pair_test_set_id_query_id", "test_set_id", "query_id"),
+        # The queue: the first query holding a pair with the fewest answers.
+        sa.Index("ix_pair_queue", "test_set_id", "answers", "query_id", "id"),
+        # Within a query: its pairs by priority.
+        sa.Index("ix_pair_query_id_priority", "query_id", "priority", "id"),
     )
+
+
+# Pairs are counted per number of answers 0..LEVELS-1, the last bucket meaning "that many or
+# more" (the target is at most 5, so "at least the target" is always a sum of whole buckets).
+LEVELS = 6
+
+
+class PoolTally(db.Model):
+    """A test set's stored counts: pool pairs per number of answers, graded pairs, grades."""
+
+    __tablename__ = "pool_tally"
+
+    test_set_id: Mapped[int] = mapped_column(
+        sa.ForeignKey("test_set.id", ondelete="CASCADE"), primary_key=True
+    )
+    level_0: Mapped[int] = mapped_column(default=0, server_default="0")
+    level_1: Mapped[int] = mapped_column(default=0, server_default="0")
+    level_2: Mapped[int] = mapped_column(default=0, server_default="0")
+    level_3: Mapped[int] = mapped_column(default=0, server_default="0")
+    level_4: Mapped[int] = mapped_column(default=0, server_default="0")
+    level_5: Mapped[int] = mapped_column(default=0, server_default="0")
+    # Pool pairs with at least one grade (imports included); graded judgments of the test set.
+    graded_pairs: Mapped[int] = mapped_column(default=0, server_default="0")
+    graded_judgments: Mapped[int] = mapped_column(default=0, server_default="0")
+
+
+class AnnotatorTally(db.Model):
+    """One person's stored counts in a test set: the pool pairs they answered, by answers."""
+
+    __tablename__ = "annotator_tally"
+
+    test_set_id: Mapped[int] = mapped_column(
+        sa.ForeignKey("test_set.id", ondelete="CASCADE"), primary_key=True
+    )
+    user_id: Mapped[int] = mapped_column(
+        sa.ForeignKey("user.id", ondelete="CASCADE"), primary_key=True
+    )
+    # mine_k: pool pairs I graded or found can't-tell that now have k answers (5: 5 or more).
+    mine_1: Mapped[int] = mapped_column(default=0, server_default="0")
+    mine_2: Mapped[int] = mapped_column(default=0, server_default="0")
+    mine_3: Mapped[int] = mapped_column(default=0, server_default="0")
+    mine_4: Mapped[int] = mapped_column(default=0, server_default="0")
+    mine_5: Mapped[int] = mapped_column(default=0, server_default="0")
+    # Pool pairs I skipped (the queue offers them again only when nothing else is left).
+    skipped: Mapped[int] = mapped_column(default=0, server_default="0")
+
+
+class TeamCache(db.Model):
+    """A team page's figures, stored per test set, page, options and the versions they reflect."""
+
+    __tablename__ = "team_cache"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    test_set_id: Mapped[int] = mapped_column(sa.ForeignKey("test_set.id", ondelete="CASCADE"))
+    kind: Mapped[str] = mapped_column(sa.String(32))
+    options: Mapped[str] = mapped_column(sa.String(200))
+    # What the figures reflect: labels_version, runs_version and anything else they depend on.
+    version: Mapped[str] = mapped_column(sa.String(200))
+    payload: Mapped[str] = mapped_column(sa.Text)
+    computed_at: Mapped[datetime] = mapped_column(sa.DateTime(timezone=True), default=utcnow)
+    # Set while one process recomputes the figures (a lease; stale after a while).
+    refreshing_since: Mapped[datetime | None] = mapped_column(sa.DateTime(timezone=True))
+
+    __table_args__ = (sa.UniqueConstraint("test_set_id", "kind", "options"),)

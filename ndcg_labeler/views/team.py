@@ -41,7 +41,8 @@ def agreement_page(test_set_id: int) -> str:
     """Agreement for the test set, per two annotators and per query, with what each means."""
     test_set = get_test_set_or_404(test_set_id)
     include = _imports_arg()
-    found = team.agreement_report(test_set, include_imports=include)
+    figures = team.cached_agreement_report(test_set, include_imports=include)
+    found = figures.value
     sort = request.args.get("sort", "qid")
     if sort not in team.QUERY_SORTS:
         sort = "qid"
@@ -53,6 +54,7 @@ def agreement_page(test_set_id: int) -> str:
         queries=queries,
         sort=sort,
         include_imports=include,
+        updating=figures.updating,
     )
 
 
@@ -60,7 +62,7 @@ def agreement_page(test_set_id: int) -> str:
 def agreement_json(test_set_id: int) -> BaseResponse:
     """The agreement page as JSON: the CLI's object plus per-query figures."""
     test_set = get_test_set_or_404(test_set_id)
-    found = team.agreement_report(test_set, include_imports=_imports_arg())
+    found = team.cached_agreement_report(test_set, include_imports=_imports_arg()).value
     body = found.summary.as_dict()
     body["include_imports"] = found.include_imports
     body["annotator_pairs"] = [vars(pair) for pair in found.annotator_pairs]
@@ -79,13 +81,14 @@ def people_page(test_set_id: int) -> str:
     test_set = get_test_set_or_404(test_set_id)
     include = _imports_arg()
     only = None if current_user.is_admin else current_user.id
-    rows = team.people(test_set, include_imports=include, only_user_id=only)
+    rows = team.cached_people(test_set, include_imports=include, only_user_id=only)
     return render_template(
         "team/people.html",
         test_set=test_set,
-        people=rows,
+        people=rows.value,
         include_imports=include,
         own_only=only is not None,
+        updating=rows.updating,
     )
 
 
@@ -215,9 +218,13 @@ def policies_page(test_set_id: int) -> str:
     k = request.args.get("k", 10, type=int)
     if k not in live.K_CHOICES:
         k = 10
-    comparison = team.compare_policies(test_set, k)
+    comparison = team.cached_policies(test_set, k)
     return render_template(
-        "team/policies.html", test_set=test_set, comparison=comparison, k_choices=live.K_CHOICES
+        "team/policies.html",
+        test_set=test_set,
+        comparison=comparison.value,
+        k_choices=live.K_CHOICES,
+        updating=comparison.updating,
     )
 
 

@@ -150,6 +150,8 @@ def test_summary_counts(app: Flask, annotator_id: int) -> None:
                 ),
             ]
         )
+        # Written through the models, past the judging service: count them as bulk writers do.
+        testsets_service.recount_pool(ts)
         db.session.commit()
         s = testsets_service.summary(test_set)
         # run.trec names 5 pairs over 4 chunks, p9 without text; c1/p1 is judged twice.

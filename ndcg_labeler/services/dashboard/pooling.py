@@ -18,7 +18,7 @@ import sqlalchemy as sa
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Pair, Run, TestSet
 from ndcg_labeler.models._common import utcnow
-from ndcg_labeler.services import ServiceError, live
+from ndcg_labeler.services import ServiceError, live, testsets
 from ndcg_labeler.services._db import insert_if_absent, raw_rows, transaction
 
 MAX_DEPTH = 1000
@@ -192,8 +192,9 @@ def add_pool(test_set: TestSet, runs: Sequence[Run], depth: int | None) -> tuple
     """Add the plan's pairs to the queue (one transaction, idempotent); returns (added, plan)."""
     plan = plan_pool(test_set, runs, depth)
     now = utcnow()
-    added = 0
+    new_ids: list[int] = []
     with transaction():
+        testsets.lock_pool_counts(test_set.id)  # counter lock first, as every counter writer
         for start in range(0, len(plan.new_pairs), _BATCH):
             rows = [
                 {
@@ -207,5 +208,9 @@ def add_pool(test_set: TestSet, runs: Sequence[Run], depth: int | None) -> tuple
                 for qpk, chunk_id, rank in plan.new_pairs[start : start + _BATCH]
             ]
             # A pair queued meanwhile (another admin, an import) stays as it is.
-            added += len(insert_if_absent(Pair.__table__, rows, ["query_id", "chunk_id"]))
+            new_ids += insert_if_absent(Pair.__table__, rows, ["query_id", "chunk_id"])
+        added = len(new_ids)
+        # New pairs may already have judgments (graded before they were pooled): count them.
+        if new_ids:
+            testsets.recount_pool(test_set.id, new_ids)
     return added, plan

@@ -129,6 +129,10 @@ def save_judgment(
                     )
                 )
         if changed:
+            # Stored counters (queue, progress, summary) move in this same transaction.
+            testsets.count_judgment_change(
+                test_set.id, query.id, chunk.id, annotator.id, old_status, status
+            )
             db.session.add(
                 JudgmentEvent(
                     test_set_id=test_set.id,

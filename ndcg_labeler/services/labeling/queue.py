@@ -23,6 +23,7 @@ from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Assignment, Judgment, Pair, TestSet, User
 from ndcg_labeler.models._common import utcnow
 from ndcg_labeler.models.users import IMPORT_ROLE
+from ndcg_labeler.services import testsets
 from ndcg_labeler.services._db import transaction
 
 LEASE_MINUTES = 30
@@ -83,8 +84,9 @@ def _candidate(
 ) -> Pair | None:
     """The best open pair: within `query_id` by priority, else the first query's with fewest.
 
-    Counts are correlated subqueries on the judgment and assignment keys, so the search walks
-    the pair index and stops at the first open pair instead of aggregating the whole pool.
+    The pair's answers are a stored counter (pair.answers, indexed with the test set and the
+    query), so the search walks the ix_pair_queue index level by level and stops at the first
+    open pair; only "answered by me" and others' leases are correlated lookups on unique keys.
     """
     target = test_set.judgments_per_pair
     answered = sa.exists().where(
@@ -94,7 +96,7 @@ def _candidate(
     )
     if skipped:
         answered = answered.where(Judgment.status == "skipped")
-    n = counted_for()
+    n = Pair.answers
     base = (
         sa.select(Pair)
         .where(Pair.test_set_id == test_set.id, answered if skipped else ~answered)
@@ -118,8 +120,11 @@ def _claim(pair: Pair, user: User, target: int, cutoff: datetime) -> bool:
     """Lease the pair to the user unless judgments plus others' live leases reached the target."""
     # Blocks concurrent claimers of this pair on PostgreSQL (no-op on SQLite, already locked).
     db.session.execute(sa.select(Pair.id).where(Pair.id == pair.id).with_for_update())
-    # A fresh statement after the lock: under READ COMMITTED it sees every committed lease.
-    judged = db.session.scalar(sa.select(counted_for(pair)))
+    # A fresh statement after the lock: under READ COMMITTED it sees every committed lease
+    # and the pair's answers counter as the last committed grade left it.
+    judged = db.session.scalar(
+        sa.select(Pair.answers).where(Pair.id == pair.id).execution_options(populate_existing=True)
+    )
     leased = db.session.scalar(
         sa.select(sa.func.count())
         .select_from(Assignment)
@@ -197,19 +202,8 @@ def _current_query_id(test_set: TestSet, user: User) -> int | None:
 
 
 def _has_skips(test_set: TestSet, user: User) -> bool:
-    """Whether the user skipped any pair of this test set (served by the annotator index)."""
-    return (
-        db.session.scalar(
-            sa.select(Judgment.id)
-            .where(
-                Judgment.annotator_id == user.id,
-                Judgment.test_set_id == test_set.id,
-                Judgment.status == "skipped",
-            )
-            .limit(1)
-        )
-        is not None
-    )
+    """Whether the user skipped any pool pair of this test set (a stored counter)."""
+    return testsets.annotator_counts(test_set.id, user.id).skipped > 0
 
 
 def next_pair(test_set: TestSet, user: User) -> Pair | None:

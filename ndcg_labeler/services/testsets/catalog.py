@@ -13,6 +13,7 @@ from ndcg_labeler.models import Chunk, Judgment, Pair, Query, TestSet, TestSetMe
 from ndcg_labeler.scoring.aggregate import DEFAULT_POLICY, POLICIES
 from ndcg_labeler.services import ServiceError
 from ndcg_labeler.services._db import bump_versions, paginate
+from ndcg_labeler.services.testsets.tally import pool_counts
 
 SCALES = (3, 4)
 MAX_NAME = 200
@@ -283,30 +284,21 @@ def _count(stmt: sa.Select[tuple[int]]) -> int:
 
 
 def summary(test_set: TestSet) -> Summary:
-    """Counts of queries, chunks (and those without text), pairs, judged pairs and judgments."""
+    """Counts of queries, chunks (and those without text), pairs, judged pairs and judgments.
+
+    Pairs, judged pairs and graded judgments are stored counters (tally.py), O(1) at any size.
+    """
     ts = test_set.id
-    graded = sa.and_(
-        Judgment.query_id == Pair.query_id,
-        Judgment.chunk_id == Pair.chunk_id,
-        Judgment.status == "graded",
-    )
+    pool = pool_counts(ts)
     return Summary(
         queries=_count(sa.select(sa.func.count()).where(Query.test_set_id == ts)),
         chunks=_count(sa.select(sa.func.count()).where(Chunk.test_set_id == ts)),
         chunks_without_text=_count(
             sa.select(sa.func.count()).where(Chunk.test_set_id == ts, Chunk.text.is_(None))
         ),
-        pairs=_count(sa.select(sa.func.count()).where(Pair.test_set_id == ts)),
-        judged_pairs=_count(
-            sa.select(sa.func.count())
-            .select_from(Pair)
-            .where(Pair.test_set_id == ts, sa.exists().where(graded))
-        ),
-        judgments=_count(
-            sa.select(sa.func.count()).where(
-                Judgment.test_set_id == ts, Judgment.status == "graded"
-            )
-        ),
+        pairs=pool.pairs,
+        judged_pairs=pool.graded_pairs,
+        judgments=pool.graded_judgments,
         annotators=_count(sa.select(sa.func.count()).where(TestSetMember.test_set_id == ts)),
     )
 

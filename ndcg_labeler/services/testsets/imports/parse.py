@@ -38,6 +38,7 @@ from ndcg_labeler.services import ServiceError
 from ndcg_labeler.services._db import transaction
 from ndcg_labeler.services._progress import EVERY_ROWS, Progress, no_progress, position, size_of
 from ndcg_labeler.services.testsets.imports.write import Counts, Writer
+from ndcg_labeler.services.testsets.tally import lock_pool_counts, recount_pool
 
 _T = TypeVar("_T")
 
@@ -341,6 +342,8 @@ def import_files(
         writer.rows = meter.rows
         writer.advance(0)  # the write phase starts (reported before SQLite's write lock is taken)
         report = ImportReport(source=source_name or None, files=[f.filename for f in given])
+        # The counter lock first, as every counter writer does (one lock order, no deadlock).
+        lock_pool_counts(test_set.id)
         if queries is not None:
             report.queries = writer.upsert_queries(parsed.queries)
         if corpus is not None:
@@ -352,4 +355,6 @@ def import_files(
         if qrels is not None:
             note = f"imported from {os.path.basename(qrels.filename)}"
             report.judgments = writer.upsert_judgments(parsed.qrels, source_name, note)
+        if pool is not None or qrels is not None:
+            recount_pool(test_set.id)
     return report

@@ -1,0 +1,196 @@
+"""Team pages' figures stored per test set, page, options and labels version (team_cache).
+
+A page asks `cached()` for its figures. Fresh stored figures (same version) are returned at
+once. Stale ones are recomputed inline when the test set is small; when it has more graded
+judgments than TEAM_CACHE_INLINE_MAX, the page gets the last figures flagged `updating` and
+ONE background thread recomputes them: the process that sets `refreshing_since` on the row
+(a conditional UPDATE, so one winner among every server process) starts it. A thread that
+died leaves a lease that lapses after LEASE. The figures are stored as JSON with type tags
+for our own dataclasses only (no pickle: nothing but known classes is ever rebuilt).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import math
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any, Generic, TypeVar
+
+import sqlalchemy as sa
+from flask import current_app
+
+from ndcg_labeler.extensions import db
+from ndcg_labeler.models import TeamCache, TestSet
+from ndcg_labeler.models._common import utcnow
+from ndcg_labeler.scoring.agreement import AgreementSummary, CohenPair, ConsensusAgreement
+from ndcg_labeler.services import testsets
+from ndcg_labeler.services._db import insert_if_absent, transaction
+
+T = TypeVar("T")
+INLINE_MAX = 50_000
+LEASE = timedelta(minutes=10)
+log = logging.getLogger(__name__)
+_KNOWN: dict[str, type] = {
+    cls.__name__: cls for cls in (AgreementSummary, CohenPair, ConsensusAgreement)
+}
+
+
+def register(*classes: type) -> None:
+    """Allow these dataclasses in stored figures (each team module registers its own)."""
+    _KNOWN.update({cls.__name__: cls for cls in classes})
+
+
+@dataclass(frozen=True)
+class Cached(Generic[T]):
+    """A page's figures and whether newer ones are being computed."""
+
+    value: T
+    updating: bool
+
+
+def encode(value: Any) -> Any:
+    """JSON-ready form of figures: dataclasses, dicts, tuples and datetimes tagged."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        name = type(value).__name__
+        if _KNOWN.get(name) is not type(value):
+            raise TypeError(f"{name} is not registered for the team cache")
+        fields = {f.name: encode(getattr(value, f.name)) for f in dataclasses.fields(value)}
+        return {"~": name, "f": fields}
+    if isinstance(value, dict):
+        return {"~": "dict", "i": [[encode(k), encode(v)] for k, v in value.items()]}
+    if isinstance(value, tuple):
+        return {"~": "tuple", "i": [encode(v) for v in value]}
+    if isinstance(value, list):
+        return [encode(v) for v in value]
+    if isinstance(value, datetime):
+        return {"~": "datetime", "v": value.isoformat()}
+    if isinstance(value, float) and not math.isfinite(value):
+        return {"~": "float", "v": repr(value)}
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    raise TypeError(f"cannot store {type(value).__name__} in the team cache")
+
+
+def decode(data: Any) -> Any:
+    """The figures `encode` wrote, rebuilt (only registered dataclasses)."""
+    if isinstance(data, list):
+        return [decode(v) for v in data]
+    if not isinstance(data, dict):
+        return data
+    tag = data["~"]
+    if tag == "dict":
+        return {_key(decode(k)): decode(v) for k, v in data["i"]}
+    if tag == "tuple":
+        return tuple(decode(v) for v in data["i"])
+    if tag == "datetime":
+        return datetime.fromisoformat(data["v"])
+    if tag == "float":
+        return float(data["v"])
+    return _KNOWN[tag](**{name: decode(v) for name, v in data["f"].items()})
+
+
+def _key(value: Any) -> Any:
+    return tuple(value) if isinstance(value, list) else value
+
+
+def _row(test_set_id: int, kind: str, options: str) -> Any:
+    table = TeamCache.__table__
+    return db.session.execute(
+        sa.select(table.c.id, table.c.version, table.c.payload).where(
+            table.c.test_set_id == test_set_id, table.c.kind == kind, table.c.options == options
+        )
+    ).first()
+
+
+def _store(test_set_id: int, kind: str, options: str, version: str, value: Any) -> None:
+    """Write the figures and clear the refresh lease; commits."""
+    table = TeamCache.__table__
+    payload = json.dumps(encode(value))
+    now = utcnow()
+    key = {"test_set_id": test_set_id, "kind": kind, "options": options}
+    with transaction():
+        row = {**key, "version": version, "payload": payload, "computed_at": now}
+        if not insert_if_absent(table, [row], list(key)):
+            db.session.execute(
+                sa.update(table)
+                .where(*(table.c[k] == v for k, v in key.items()))
+                .values(version=version, payload=payload, computed_at=now, refreshing_since=None)
+            )
+
+
+def _claim(row_id: int, version: str) -> bool:
+    """Take the row's refresh lease unless a live one is held or the figures reached
+    `version` meanwhile; commits. True: we took it (and must recompute)."""
+    table = TeamCache.__table__
+    now = utcnow()
+    with transaction():
+        taken = db.session.execute(
+            sa.update(table)
+            .where(
+                table.c.id == row_id,
+                table.c.version != version,
+                sa.or_(table.c.refreshing_since.is_(None), table.c.refreshing_since < now - LEASE),
+            )
+            .values(refreshing_since=now)
+            .returning(table.c.id)
+        ).first()
+    return taken is not None
+
+
+def _refresh(
+    app: Any,
+    test_set_id: int,
+    kind: str,
+    options: str,
+    version: Callable[[TestSet], str],
+    compute: Callable[[TestSet], Any],
+) -> None:
+    """Background: recompute and store the figures in a session of its own."""
+    with app.app_context():
+        try:
+            test_set = db.session.get(TestSet, test_set_id)
+            if test_set is not None:
+                now_version = version(test_set)
+                _store(test_set_id, kind, options, now_version, compute(test_set))
+        except Exception:  # the lease lapses; the next request after LEASE tries again
+            log.exception("recomputing %s of test set %s failed", kind, test_set_id)
+        finally:
+            db.session.remove()
+
+
+def cached(
+    test_set: TestSet,
+    kind: str,
+    options: str,
+    version: Callable[[TestSet], str],
+    compute: Callable[[TestSet], T],
+) -> Cached[T]:
+    """The page's figures for `options`, computed at most once per `version(test_set)`.
+
+    `version` and `compute` take the test set (the background thread loads its own copy).
+    """
+    current = version(test_set)
+    row = _row(test_set.id, kind, options)
+    if row is not None and row.version == current:
+        return Cached(decode(json.loads(row.payload)), False)
+    limit = current_app.config.get("TEAM_CACHE_INLINE_MAX", INLINE_MAX)
+    large = testsets.pool_counts(test_set.id).graded_judgments > limit
+    if row is None or not large:
+        value = compute(test_set)
+        _store(test_set.id, kind, options, current, value)
+        return Cached(value, False)
+    if _claim(row.id, current):
+        app = current_app._get_current_object()  # type: ignore[attr-defined]
+        args = (app, test_set.id, kind, options, version, compute)
+        threading.Thread(target=_refresh, args=args, daemon=True).start()
+    else:
+        # Someone else refreshes, or just did (then the stored figures are current).
+        latest = _row(test_set.id, kind, options)
+        if latest is not None and latest.version == current:
+            return Cached(decode(json.loads(latest.payload)), False)
+    return Cached(decode(json.loads(row.payload)), True)

@@ -1,0 +1,91 @@
+"""The team pages' figures through the cache: agreement, people and policies per labels version."""
+
+from __future__ import annotations
+
+import hashlib
+
+import sqlalchemy as sa
+
+from ndcg_labeler.extensions import db
+from ndcg_labeler.models import TestSet, TestSetMember
+from ndcg_labeler.services.team.agreement import (
+    AgreementReport,
+    AnnotatorPair,
+    QueryAgreement,
+    agreement_report,
+)
+from ndcg_labeler.services.team.cache import Cached, cached, register
+from ndcg_labeler.services.team.people import Person, TrendPoint, people
+from ndcg_labeler.services.team.policies import (
+    Cell,
+    PolicyComparison,
+    Reorder,
+    RunRow,
+    compare_policies,
+)
+
+register(AgreementReport, AnnotatorPair, QueryAgreement, Person, TrendPoint)
+register(PolicyComparison, RunRow, Cell, Reorder)
+
+
+def _labels(test_set: TestSet) -> str:
+    """Grades and the scoring settings: labels_version moves with every change to either."""
+    fresh = db.session.scalar(
+        sa.select(TestSet.labels_version)
+        .where(TestSet.id == test_set.id)
+        .execution_options(populate_existing=True)
+    )
+    return f"labels={fresh}"
+
+
+def _labels_and_runs(test_set: TestSet) -> str:
+    runs = db.session.scalar(sa.select(TestSet.runs_version).where(TestSet.id == test_set.id))
+    return f"{_labels(test_set)};runs={runs};base={test_set.aggregation}"
+
+
+def _labels_and_members(test_set: TestSet) -> str:
+    """People lists every member too: granting or revoking changes the page."""
+    ids = db.session.scalars(
+        sa.select(TestSetMember.user_id)
+        .where(TestSetMember.test_set_id == test_set.id)
+        .order_by(TestSetMember.user_id)
+    )
+    digest = hashlib.sha256(",".join(map(str, ids)).encode()).hexdigest()[:16]
+    return f"{_labels(test_set)};members={digest}"
+
+
+def cached_agreement_report(
+    test_set: TestSet, *, include_imports: bool = False
+) -> Cached[AgreementReport]:
+    """agreement_report, computed once per labels version (see cache.py for large sets)."""
+    return cached(
+        test_set,
+        "agreement",
+        f"imports={int(include_imports)}",
+        _labels,
+        lambda ts: agreement_report(ts, include_imports=include_imports),
+    )
+
+
+def cached_people(
+    test_set: TestSet, *, include_imports: bool = False, only_user_id: int | None = None
+) -> Cached[list[Person]]:
+    """people, computed once per labels version and member list; `only_user_id` filters it."""
+    found = cached(
+        test_set,
+        "people",
+        f"imports={int(include_imports)}",
+        _labels_and_members,
+        lambda ts: people(ts, include_imports=include_imports),
+    )
+    if only_user_id is None:
+        return found
+    mine = [person for person in found.value if person.user_id == only_user_id]
+    return Cached(mine, found.updating)
+
+
+def cached_policies(test_set: TestSet, k: int = 10) -> Cached[PolicyComparison]:
+    """compare_policies, computed once per labels version, runs version and base policy."""
+    return cached(
+        test_set, "policies", f"k={k}", _labels_and_runs, lambda ts: compare_policies(ts, k)
+    )

@@ -1,0 +1,114 @@
+"""Team pages cached per labels version: once per change, in the background when large."""
+
+from __future__ import annotations
+
+import math
+import time
+
+import sqlalchemy as sa
+from flask import Flask
+
+from ndcg_labeler.extensions import db
+from ndcg_labeler.models import TeamCache, TestSet
+from ndcg_labeler.services import team
+from ndcg_labeler.services.team import cache as team_cache
+from ndcg_labeler.services.team import pages
+from tests.factory import build, judge, make_user
+
+
+def _two_raters(app: Flask):
+    """Pair q/a graded 2 by both raters: 100% agreement on one pair."""
+    ann, bob = make_user(app, "ann"), make_user(app, "bob")
+    built = build(app, pool={"q": ["a", "b"]}, target=2, members=(ann, bob))
+    judge(app, built.test_set_id, "q", "a", "ann", grade=2)
+    judge(app, built.test_set_id, "q", "a", "bob", grade=2)
+    return built
+
+
+def _counting(monkeypatch):
+    calls = []
+    original = pages.agreement_report
+
+    def counted(test_set, **kwargs):
+        calls.append(test_set.id)
+        return original(test_set, **kwargs)
+
+    monkeypatch.setattr(pages, "agreement_report", counted)
+    return calls
+
+
+def test_agreement_is_computed_once_per_labels_version(app: Flask, monkeypatch) -> None:
+    built = _two_raters(app)
+    calls = _counting(monkeypatch)
+    with app.app_context():
+        test_set = db.session.get_one(TestSet, built.test_set_id)
+        first = team.cached_agreement_report(test_set)
+        again = team.cached_agreement_report(test_set)
+        assert first.value.summary.percent_agreement == 1.0
+        assert again == first and not again.updating
+        assert len(calls) == 1
+    judge(app, built.test_set_id, "q", "a", "bob", grade=0)  # now 2 vs 0: no agreement
+    with app.app_context():
+        test_set = db.session.get_one(TestSet, built.test_set_id)
+        changed = team.cached_agreement_report(test_set)
+        assert changed.value.summary.percent_agreement == 0.0
+        assert not changed.updating
+        assert len(calls) == 2
+
+
+def test_large_sets_show_the_last_figures_while_one_refresh_runs(app: Flask, monkeypatch) -> None:
+    built = _two_raters(app)
+    calls = _counting(monkeypatch)
+    app.config["TEAM_CACHE_INLINE_MAX"] = 0  # every set counts as large
+    with app.app_context():
+        test_set = db.session.get_one(TestSet, built.test_set_id)
+        assert team.cached_agreement_report(test_set).value.summary.percent_agreement == 1.0
+    judge(app, built.test_set_id, "q", "a", "bob", grade=0)
+    with app.app_context():
+        test_set = db.session.get_one(TestSet, built.test_set_id)
+        stale = team.cached_agreement_report(test_set)
+        # The last figures, flagged; the first request started the recomputation.
+        assert stale.updating and stale.value.summary.percent_agreement == 1.0
+        deadline = time.monotonic() + 20
+        while True:
+            db.session.rollback()
+            fresh = team.cached_agreement_report(test_set)
+            if not fresh.updating or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
+        assert not fresh.updating
+        assert fresh.value.summary.percent_agreement == 0.0
+        # The first inline computation and one background refresh, however many requests
+        # asked meanwhile (the polling loop above asked many times).
+        assert len(calls) == 2
+        row = db.session.scalars(sa.select(TeamCache)).one()
+        assert row.refreshing_since is None
+
+
+def test_people_page_says_updating_when_figures_are_stale(app: Flask, as_admin) -> None:
+    built = _two_raters(app)
+    app.config["TEAM_CACHE_INLINE_MAX"] = 0
+    client = as_admin
+    url = f"/test-sets/{built.test_set_id}/people"
+    first = client.get(url)
+    assert first.status_code == 200 and "updating…" not in first.text
+    # Hold the refresh lease as another process would: the page must not start a second one.
+    with app.app_context():
+        db.session.execute(sa.update(TeamCache).values(refreshing_since=sa.func.now()))
+        db.session.commit()
+    judge(app, built.test_set_id, "q", "b", "ann", grade=1)
+    page = client.get(url)
+    assert page.status_code == 200 and "updating…" in page.text
+
+
+def test_stored_figures_round_trip_exactly() -> None:
+    """Dict keys that are not strings, tuples, NaN and None come back as they went in."""
+    cells = {"median": team.Cell(0.5, 3, 1), "mean": team.Cell(float("nan"), 0, None)}
+    comparison = team.PolicyComparison(
+        10, "median", ("median", "mean"), [team.RunRow(7, "bm25", cells)], {"mean": []}
+    )
+    back = team_cache.decode(team_cache.encode(comparison))
+    assert back.policies == ("median", "mean") and back.rows[0].run_id == 7
+    assert back.rows[0].cells["median"] == team.Cell(0.5, 3, 1)
+    assert math.isnan(back.rows[0].cells["mean"].mean)
+    assert team_cache.decode(team_cache.encode({(1, 2): [None]})) == {(1, 2): [None]}
