@@ -30,7 +30,8 @@ setup-dev: $(VENV)/.installed-dev
 run: setup
 	$(BIN)/flask db upgrade
 	$(BIN)/flask bootstrap
-	$(BIN)/flask run --host 127.0.0.1 --port $(PORT)
+	@# Plain http on localhost: cookies without the Secure flag, unless you say otherwise.
+	NDCG_SECURE_COOKIES=$${NDCG_SECURE_COOKIES:-0} $(BIN)/flask run --host 127.0.0.1 --port $(PORT)
 
 ## Debian's Chromium for the browser tests (Playwright drives it; its own download is not used).
 browser:
