@@ -7,6 +7,7 @@ from .qrels import read_qrels, read_qrels_numbered
 from .queries import read_queries, read_queries_numbered
 from .records import ChunkRecord, PairRecord, QrelRecord, QueryRecord
 from .runs import ParsedRun, read_run
+from .spreadsheet import safe_cell
 from .textio import DEFAULT_MAX_BYTES, Source
 from .writers import write_trec_qrels, write_trec_run
 
@@ -28,6 +29,7 @@ __all__ = [
     "read_queries",
     "read_queries_numbered",
     "read_run",
+    "safe_cell",
     "write_trec_qrels",
     "write_trec_run",
 ]

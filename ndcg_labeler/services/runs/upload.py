@@ -28,7 +28,7 @@ from ndcg_labeler.extensions import db
 from ndcg_labeler.formats.runs import ParsedRun, read_run
 from ndcg_labeler.models import Query, Run, RunQuery, TestSet, User
 from ndcg_labeler.scoring import rank_grouped
-from ndcg_labeler.services import ServiceError
+from ndcg_labeler.services import ServiceError, audit
 from ndcg_labeler.services import scores as score_service
 from ndcg_labeler.services._db import bump_versions, transaction
 from ndcg_labeler.services.score_cache import RankedBuffer
@@ -324,10 +324,20 @@ def _insert_queries(run_id: int, ranked: _Ranked) -> None:
         db.session.execute(sa.insert(table), rows[begin : begin + _BATCH])
 
 
-def delete_run(run: Run) -> None:
-    """Delete a run and its ranked lists (one transaction)."""
+def delete_run(run: Run, actor: User | None = None) -> None:
+    """Delete a run and its ranked lists (one transaction, audited as done by `actor`)."""
     test_set_id, run_id = run.test_set_id, run.id
     with transaction():
+        audit.record(
+            actor,
+            "run.delete",
+            "run",
+            run_id,
+            test_set_id=test_set_id,
+            name=run.name,
+            filename=run.filename,
+            sha256=run.sha256,
+        )
         db.session.execute(sa.delete(RunQuery).where(RunQuery.run_id == run_id))
         db.session.delete(run)
         bump_versions(test_set_id, runs=True)
