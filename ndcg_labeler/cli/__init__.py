@@ -12,6 +12,8 @@ CLI_MODULES = ("users", "setup", "testsets", "runs", "judging")
 CLI_MODULES += ("dashboard",)
 # Team judging: `flask agreement` and `flask judgments export`.
 CLI_MODULES += ("team",)
+# Backups, restores and the audit trail.
+CLI_MODULES += ("maintenance",)
 
 
 def register_cli(app: Flask) -> None:

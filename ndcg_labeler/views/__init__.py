@@ -17,6 +17,8 @@ BLUEPRINT_MODULES = ("auth", "main", "users", "testsets", "runs", "api", "tokens
 BLUEPRINT_MODULES += ("dashboard", "drilldown", "compare", "pooling", "exports")
 # Team judging: agreement, people, disagreement review and adjudication, policies, exports.
 BLUEPRINT_MODULES += ("team",)
+# The audit trail of admin actions.
+BLUEPRINT_MODULES += ("audit",)
 
 
 def register_blueprints(app: Flask) -> None:
