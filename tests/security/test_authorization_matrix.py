@@ -364,7 +364,7 @@ def _csrf_token(client: FlaskClient) -> str:
 def test_posts_without_csrf_are_refused(
     tmp_path: Path, sqlite_template: Path, request: pytest.FixtureRequest
 ) -> None:
-    """With CSRF on (as in production), every POST without a token is refused and changes nothing."""
+    """With CSRF on (as in production), each POST without a token is refused, changing nothing."""
     path = tmp_path / "csrf.sqlite3"
     shutil.copy(sqlite_template, path)
     app = make_app(tmp_path, f"sqlite:///{path}", WTF_CSRF_ENABLED=True)
