@@ -15,11 +15,9 @@ refused (400) and change nothing. The totals are printed at the end of the sessi
 
 from __future__ import annotations
 
-import io
 import re
 import shutil
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -28,10 +26,9 @@ from flask import Flask
 from flask.testing import FlaskClient
 
 from ndcg_labeler.extensions import db
-from ndcg_labeler.models import Run, TestSet, TestSetMember, User
-from ndcg_labeler.services import accounts
-from ndcg_labeler.services import runs as run_service
-from tests.factory import PASSWORD, build, make_app, make_user, trec
+from ndcg_labeler.models import Run, TestSetMember, User
+from tests.factory import PASSWORD, make_app
+from tests.security.world import World, make_world
 
 PUBLIC, LOGIN, MEMBER, BLIND, ADMIN, API = (
     "public",
@@ -112,87 +109,6 @@ ROUTES = {
 QUERY = {"compare.stats_fragment": "?stats=1"}
 ROLES = ("anonymous", "outsider", "member-of-other", "blind-annotator", "admin")
 DENIED = {401, 403, 404}
-
-
-@dataclass
-class Target:
-    """The ids that fill one test set's URLs."""
-
-    test_set_id: int
-    run_id: int
-    query_id: int
-    chunk_id: int
-    pair_id: int
-
-    def fill(self, rule, extra: dict[str, object]) -> str:
-        """The rule's URL with these ids (KeyError for a parameter we cannot fill)."""
-        values = {
-            "test_set_id": self.test_set_id,
-            "run_id": self.run_id,
-            "query_id": self.query_id,
-            "chunk_id": self.chunk_id,
-            "pair_id": self.pair_id,
-            **extra,
-        }
-        path = rule.rule
-        for name in rule.arguments:
-            path = re.sub(rf"<(?:[a-z]+:)?{name}>", str(values[name]), path)
-        return path
-
-
-@dataclass
-class World:
-    """The fixture data: sets A and B (one judgment each), blind set C, people and tokens."""
-
-    app: Flask
-    sets: dict[str, Target]
-    users: dict[str, int]
-    tokens: dict[str, str]
-
-
-def _target(app: Flask, name: str, target: int, members: tuple[int, ...]) -> Target:
-    built = build(
-        app, name, pool={"q1": ["d1", "d2"], "q2": ["d3"]}, target=target, members=members
-    )
-    with app.app_context():
-        test_set = db.session.get_one(TestSet, built.test_set_id)
-        runs = [
-            run_service.upload_run(
-                test_set, io.BytesIO(trec({"q1": order, "q2": ["d3"]})), "r.trec", label, None
-            )
-            for label, order in (("one", ["d1", "d2"]), ("two", ["d2", "d1"]))
-        ]
-        return Target(
-            built.test_set_id,
-            runs[0].id,
-            built.queries["q1"],
-            built.chunks["d1"],
-            built.pairs[0],
-        )
-
-
-def make_world(app: Flask) -> World:
-    """Admin, an outsider, a member of B only, a member of blind C; sets A, B, C with runs."""
-    users = {
-        "admin": make_user(app, "admin", "admin"),
-        "outsider": make_user(app, "outsider"),
-        "member-of-other": make_user(app, "bmember"),
-        "blind-annotator": make_user(app, "blindie"),
-        "token-owner": make_user(app, "tokenowner"),
-        "revoked": make_user(app, "revoked"),
-    }
-    sets = {
-        "A": _target(app, "Set A", 1, ()),
-        "B": _target(app, "Set B", 1, (users["member-of-other"],)),
-        "C": _target(app, "Blind C", 3, (users["blind-annotator"],)),
-    }
-    with app.app_context():
-        tokens = {
-            who: accounts.create_token(db.session.get_one(User, users[who]))
-            for who in ("admin", "token-owner", "revoked")
-        }
-        accounts.revoke_token(db.session.get_one(User, users["revoked"]))
-    return World(app, sets, users, tokens)
 
 
 @pytest.fixture
