@@ -4,6 +4,9 @@ Flask-Limiter holds the storage (Redis when NDCG_REDIS_URL is set, so every proc
 shares the counts; memory otherwise) and the moving-window strategy. Only failures are counted:
 once a key has used up one of its limits (NDCG_LOGIN_LIMIT, NDCG_API_AUTH_LIMIT), every attempt
 on it is refused with 429 until the window moves on, even with the right password.
+
+When the storage cannot be reached (Redis down), logins go on unthrottled and each attempt
+logs an error: the password check still applies, and nobody is locked out by an outage.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from flask import Flask, current_app, request
 from flask_limiter import Limiter
 from flask_limiter.util import get_remote_address
 from limits import RateLimitItem, parse_many
+from limits.errors import StorageError
 
 EXTENSION = "ndcg_throttle"
 LOGIN = "login"
@@ -43,6 +47,7 @@ class Throttle:
         self.limiter = Limiter(
             key_func=get_remote_address,
             storage_uri=redis_url or "memory://",
+            storage_options={"wrap_exceptions": True},
             strategy="moving-window",
         )
         self.limiter.init_app(app)
@@ -98,9 +103,21 @@ def token_keys() -> list[str]:
     return [f"addr:{request.remote_addr or '-'}"]
 
 
+def _storage_down(exc: StorageError) -> None:
+    current_app.logger.error(
+        "throttle storage unavailable, %s attempt not throttled: %s",
+        request.path,
+        exc.storage_error,
+    )
+
+
 def refused(scope: str, keys: list[str]) -> Refusal | None:
     """Is this attempt refused? Logs a warning line when it is."""
-    refusal = _throttle().refused(scope, keys)
+    try:
+        refusal = _throttle().refused(scope, keys)
+    except StorageError as exc:
+        _storage_down(exc)
+        return None
     if refusal is not None:
         current_app.logger.warning(
             "throttled %s attempt: %s has used its failures (%s), retry in %ss, from %s",
@@ -115,4 +132,7 @@ def refused(scope: str, keys: list[str]) -> Refusal | None:
 
 def failed(scope: str, keys: list[str]) -> None:
     """Count a failed attempt (wrong password, unknown account, bad or revoked token)."""
-    _throttle().failed(scope, keys)
+    try:
+        _throttle().failed(scope, keys)
+    except StorageError as exc:
+        _storage_down(exc)

@@ -185,3 +185,21 @@ def test_counts_live_in_redis_and_are_shared(tmp_path: Path, sqlite_template: Pa
             with app.app_context():
                 db.engine.dispose()
     assert not list(redis.Redis.from_url(REDIS_URL).scan_iter(match=f"*{prefix}*"))
+
+
+def test_unreachable_redis_does_not_lock_anyone_out(
+    tmp_path: Path, sqlite_template: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    import shutil
+
+    path = tmp_path / "db.sqlite3"
+    shutil.copy(sqlite_template, path)
+    app = make_app(tmp_path, f"sqlite:///{path}", NDCG_REDIS_URL="redis://127.0.0.1:1/0")
+    make_user(app, "admin", "admin")
+    client = app.test_client()
+    with caplog.at_level(logging.ERROR, logger=app.logger.name):
+        assert _login(client, "admin", "wrong-pass", ATTACKER).status_code == 200
+        assert _login(client, "admin", PASSWORD, ATTACKER).status_code == 302
+    assert any("throttle storage unavailable" in r.getMessage() for r in caplog.records)
+    with app.app_context():
+        db.engine.dispose()
