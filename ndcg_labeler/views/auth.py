@@ -55,9 +55,7 @@ def login() -> str | Response:
 
 def _too_many(refusal: throttle.Refusal) -> Response:
     """429: too many failed logins for this account or address, and when to try again."""
-    response = make_response(
-        render_template("auth/throttled.html", refusal=refusal, form=LoginForm()), 429
-    )
+    response = make_response(render_template("auth/throttled.html", refusal=refusal), 429)
     response.headers["Retry-After"] = str(refusal.retry_after)
     return response
 
