@@ -32,9 +32,10 @@ setup-dev: $(VENV)/.installed-dev
 run: setup
 	$(BIN)/flask db upgrade
 	$(BIN)/flask bootstrap
+	@# Plain http on localhost: cookies without the Secure flag, unless you say otherwise.
 	@$(BIN)/flask jobs worker & worker=$$!; \
 	trap 'kill $$worker 2>/dev/null; wait $$worker 2>/dev/null' EXIT INT TERM; \
-	$(BIN)/flask run --host 127.0.0.1 --port $(PORT)
+	NDCG_SECURE_COOKIES=$${NDCG_SECURE_COOKIES:-0} $(BIN)/flask run --host 127.0.0.1 --port $(PORT)
 
 ## make serve: production: gunicorn with $(WORKERS) workers plus the job worker (see README).
 serve: setup

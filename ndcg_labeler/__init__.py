@@ -8,8 +8,9 @@ from typing import Any
 
 from flask import Flask, Response, render_template
 from werkzeug.exceptions import HTTPException
+from werkzeug.middleware.proxy_fix import ProxyFix
 
-from ndcg_labeler import config
+from ndcg_labeler import config, throttle
 from ndcg_labeler.extensions import csrf, db, login_manager
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -35,10 +36,12 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     app.config.from_mapping(config.from_environment(app.instance_path))
     if test_config:
         app.config.from_mapping(test_config)
+    _apply_deployment(app)
 
     db.init_app(app)
     csrf.init_app(app)
     login_manager.init_app(app)
+    throttle.init_app(app)
 
     from ndcg_labeler import models  # noqa: F401  (register the mappers)
     from ndcg_labeler.views import register_blueprints
@@ -52,6 +55,21 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     _register_headers(app)
     _register_template_helpers(app)
     return app
+
+
+def _apply_deployment(app: Flask) -> None:
+    """Secure cookies (NDCG_SECURE_COOKIES; on unless debug) and ProxyFix (NDCG_PROXY_FIX=N)."""
+    secure = app.config.get("NDCG_SECURE_COOKIES")
+    if secure is None:
+        secure = not app.debug
+    app.config["SESSION_COOKIE_SECURE"] = bool(secure)
+    app.config["REMEMBER_COOKIE_SECURE"] = bool(secure)
+    proxies = int(app.config.get("NDCG_PROXY_FIX") or 0)
+    if proxies > 0:
+        # Trust X-Forwarded-For/-Proto/-Host from exactly this many proxies in front of us.
+        app.wsgi_app = ProxyFix(  # type: ignore[method-assign]
+            app.wsgi_app, x_for=proxies, x_proto=proxies, x_host=proxies
+        )
 
 
 def _register_error_pages(app: Flask) -> None:

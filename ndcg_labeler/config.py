@@ -7,12 +7,20 @@ import secrets
 from pathlib import Path
 from typing import Any
 
+# Failed logins (per account and per address) and failed API tokens (per address) allowed.
+DEFAULT_FAILURE_LIMIT = "10 per minute; 50 per hour"
+
 
 def _bool(value: str | None, default: bool) -> bool:
     """Read a yes/no environment value; anything but 0/false/no/off is true."""
     if value is None or value == "":
         return default
     return value.strip().lower() not in {"0", "false", "no", "off"}
+
+
+def _optional_bool(value: str | None) -> bool | None:
+    """A yes/no environment value, or None when it is unset (the default decides)."""
+    return None if value is None or value.strip() == "" else _bool(value, False)
 
 
 def normalise_database_url(url: str) -> str:
@@ -65,7 +73,12 @@ def from_environment(instance_path: str) -> dict[str, Any]:
         "NDCG_JOB_STALE_SECONDS": int(os.environ.get("NDCG_JOB_STALE_SECONDS", "300")),
         "SESSION_COOKIE_HTTPONLY": True,
         "SESSION_COOKIE_SAMESITE": "Lax",
-        "SESSION_COOKIE_SECURE": _bool(os.environ.get("NDCG_SECURE_COOKIES"), False),
+        # None: Secure unless the app runs in debug mode (create_app decides; see cookie_security).
+        "NDCG_SECURE_COOKIES": _optional_bool(os.environ.get("NDCG_SECURE_COOKIES")),
+        "NDCG_PROXY_FIX": int(os.environ.get("NDCG_PROXY_FIX", "0") or 0),
+        "NDCG_LOGIN_LIMIT": os.environ.get("NDCG_LOGIN_LIMIT") or DEFAULT_FAILURE_LIMIT,
+        "NDCG_API_AUTH_LIMIT": os.environ.get("NDCG_API_AUTH_LIMIT") or DEFAULT_FAILURE_LIMIT,
+        "NDCG_THROTTLE_PREFIX": os.environ.get("NDCG_THROTTLE_PREFIX") or "ndcg",
         "REMEMBER_COOKIE_HTTPONLY": True,
         "REMEMBER_COOKIE_SAMESITE": "Lax",
         "WTF_CSRF_TIME_LIMIT": None,

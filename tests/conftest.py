@@ -154,3 +154,22 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         if reporter:
             reporter.write_line("CI requires every test to run: " + "; ".join(problems), red=True)
         session.exitstatus = 1
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """Print the security tests' totals (the authorization matrix line) in every run's output.
+
+    Tests attach them as `security-summary` user properties, which xdist carries back from its
+    workers, so the line appears with or without -s and -n.
+    """
+    lines = [
+        value
+        for reports in terminalreporter.stats.values()
+        for report in reports
+        for key, value in getattr(report, "user_properties", ())
+        if key == "security-summary" and getattr(report, "when", "call") == "call"
+    ]
+    if lines:
+        terminalreporter.section("security")
+        for line in sorted(set(lines)):
+            terminalreporter.write_line(line)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import io
 import math
+import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,6 +46,10 @@ def make_app(instance: Path, url: str, **extra: object) -> Flask:
         "NDCG_DEMO": False,
         "WTF_CSRF_ENABLED": False,
         "INSTANCE_PATH": str(instance),
+        # The test client speaks plain http; tests/web/test_deployment.py checks the default.
+        "NDCG_SECURE_COOKIES": False,
+        # Failure counters of one test never meet another's, even in a shared Redis.
+        "NDCG_THROTTLE_PREFIX": f"test-{uuid.uuid4().hex}",
     }
     config.update(extra)
     app = create_app(config)

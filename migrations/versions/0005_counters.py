@@ -1,6 +1,6 @@
 """counters: stored per-pair, per-test-set and per-annotator counts; team page cache
 
-Revision ID: 0003_counters
+Revision ID: 0005_counters
 Revises: 0004_jobs
 Create Date: 2026-11-24 10:00:00
 
@@ -12,7 +12,7 @@ team_cache table (agreement, people and policies figures per labels version).
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0003_counters"
+revision = "0005_counters"
 down_revision = "0004_jobs"
 branch_labels = None
 depends_on = None

@@ -18,6 +18,8 @@ CLI_MODULES += ("evaluation",)
 CLI_MODULES += ("judges",)
 # Background jobs: `flask jobs worker`.
 CLI_MODULES += ("jobs",)
+# Backups, restores and the audit trail.
+CLI_MODULES += ("maintenance",)
 
 
 def register_cli(app: Flask) -> None:

@@ -19,6 +19,7 @@ _WHERE = {
     "read_qrels_numbered": "qrels",
     "read_queries": "queries",
     "read_queries_numbered": "queries",
+    "safe_cell": "spreadsheet",
     "ChunkRecord": "records",
     "PairRecord": "records",
     "QrelRecord": "records",

@@ -1,5 +1,6 @@
 """Typed SQLAlchemy 2 models; the schema itself is created only by Alembic migrations."""
 
+from ndcg_labeler.models.audit import AuditEvent
 from ndcg_labeler.models.jobs import Job
 from ndcg_labeler.models.judges import Judge, MachineJudgment, PromptVersion
 from ndcg_labeler.models.judgments import Adjudication, Assignment, Judgment, JudgmentEvent
@@ -20,6 +21,7 @@ __all__ = [
     "Adjudication",
     "AnnotatorTally",
     "Assignment",
+    "AuditEvent",
     "Chunk",
     "Job",
     "Judge",

@@ -23,6 +23,8 @@ BLUEPRINT_MODULES += ("team",)
 BLUEPRINT_MODULES += ("judges",)
 # Background jobs: long imports and uploads.
 BLUEPRINT_MODULES += ("jobs",)
+# The audit trail of admin actions.
+BLUEPRINT_MODULES += ("audit",)
 
 
 def register_blueprints(app: Flask) -> None:

@@ -1,7 +1,8 @@
 """JSON API authenticated by personal tokens (`Authorization: Bearer ...`): runs, scores, gate.
 
 No session and no CSRF (a bearer token is not sent by browsers on their own); 401 without a
-valid token, 404 for test sets the token's owner may not see, 403 for non-admins uploading.
+valid token (429 after too many wrong ones from one address), 404 for test sets the token's
+owner may not see, 403 for non-admins uploading.
 Test sets and runs are addressed by id or by name (an all-digit reference is an id first).
 The OpenAPI document (views/openapi_spec.py) describes every route here.
 """
@@ -14,6 +15,7 @@ from typing import Any
 from flask import Blueprint, abort, g, jsonify, request, url_for
 from werkzeug.wrappers import Response
 
+from ndcg_labeler import throttle
 from ndcg_labeler.extensions import csrf
 from ndcg_labeler.formats import FormatError
 from ndcg_labeler.models import Run, TestSet
@@ -35,6 +37,7 @@ def _error(status: int, detail: str, **extra: Any) -> Response:
         403: "Forbidden",
         404: "Not Found",
         409: "Conflict",
+        429: "Too Many Requests",
     }
     response = jsonify(error=names.get(status, "Error"), detail=detail, **extra)
     response.status_code = status
@@ -45,8 +48,23 @@ def _error(status: int, detail: str, **extra: Any) -> Response:
 def authenticate() -> Response | None:
     """Find the user of the bearer token; 401 when there is none or it is not valid."""
     scheme, _, token = request.headers.get("Authorization", "").partition(" ")
-    user = user_for_token(token.strip()) if scheme.lower() == "bearer" else None
+    presented = scheme.lower() == "bearer" and bool(token.strip())
+    keys = throttle.token_keys()
+    if presented:
+        refusal = throttle.refused(throttle.API_TOKEN, keys)
+        if refusal is not None:
+            response = _error(
+                429,
+                f"too many failed API tokens from this address; try again in "
+                f"{refusal.retry_after} s ({refusal.retry_at})",
+                retry_after=refusal.retry_after,
+            )
+            response.headers["Retry-After"] = str(refusal.retry_after)
+            return response
+    user = user_for_token(token.strip()) if presented else None
     if user is None:
+        if presented:  # a wrong, revoked or foreign-looking token: a guess, counted
+            throttle.failed(throttle.API_TOKEN, keys)
         response = _error(401, "send a valid personal API token: Authorization: Bearer <token>")
         response.headers["WWW-Authenticate"] = 'Bearer realm="ndcg-labeler"'
         return response

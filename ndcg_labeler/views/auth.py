@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
-from flask import Blueprint, flash, redirect, render_template, request, url_for
+from flask import Blueprint, flash, make_response, redirect, render_template, request, url_for
 from flask_login import current_user, login_required, login_user, logout_user
 from werkzeug.wrappers import Response
 
+from ndcg_labeler import throttle
 from ndcg_labeler.extensions import db, login_manager
 from ndcg_labeler.forms.auth import ChangePasswordForm, LoginForm, PreferencesForm
 from ndcg_labeler.models import User
@@ -38,13 +39,25 @@ def login() -> str | Response:
         return redirect(url_for("main.index"))
     form = LoginForm()
     if form.validate_on_submit():
+        keys = throttle.login_keys(form.username.data or "")
+        refusal = throttle.refused(throttle.LOGIN, keys)
+        if refusal is not None:
+            return _too_many(refusal)
         user = accounts_service.authenticate(form.username.data or "", form.password.data or "")
         if user is None:
+            throttle.failed(throttle.LOGIN, keys)
             flash("Unknown username or wrong password.", "error")
         else:
             login_user(user, remember=bool(form.remember.data))
             return redirect(_safe_next(request.args.get("next")))
     return render_template("auth/login.html", form=form)
+
+
+def _too_many(refusal: throttle.Refusal) -> Response:
+    """429: too many failed logins for this account or address, and when to try again."""
+    response = make_response(render_template("auth/throttled.html", refusal=refusal), 429)
+    response.headers["Retry-After"] = str(refusal.retry_after)
+    return response
 
 
 @bp.post("/logout")

@@ -137,6 +137,6 @@ def delete(test_set_id: int, run_id: int) -> Response:
     test_set = get_test_set_or_404(test_set_id)
     run = run_service.get_run(test_set, run_id) or abort(404)
     name = run.name
-    run_service.delete_run(run)
+    run_service.delete_run(run, current_user)
     flash(f"Run {name} deleted.", "success")
     return redirect(url_for("runs.index", test_set_id=test_set.id))

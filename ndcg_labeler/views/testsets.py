@@ -119,7 +119,7 @@ def settings(test_set_id: int) -> str | Response:
             disagreement_threshold=int(form.disagreement_threshold.data or 0),
         )
         try:
-            testsets_service.update_settings(test_set, new)
+            testsets_service.update_settings(test_set, new, current_user)
         except ServiceError as exc:
             form.name.errors.append(str(exc))
         else:
@@ -140,7 +140,9 @@ def annotators(test_set_id: int) -> str | Response:
         form.annotators.data = sorted(testsets_service.member_ids(test_set))
     if form.validate_on_submit():
         try:
-            granted, revoked = testsets_service.set_members(test_set, form.annotators.data or [])
+            granted, revoked = testsets_service.set_members(
+                test_set, form.annotators.data or [], current_user
+            )
         except ServiceError as exc:
             form.annotators.errors.append(str(exc))
         else:

@@ -24,7 +24,10 @@ def index() -> str | Response:
     if form.validate_on_submit():
         try:
             user = accounts_service.create_user(
-                form.username.data or "", form.password.data or "", form.role.data or "annotator"
+                form.username.data or "",
+                form.password.data or "",
+                form.role.data or "annotator",
+                actor=current_user,
             )
         except ServiceError as exc:
             form.username.errors.append(str(exc))

@@ -32,6 +32,7 @@ def live_server(tmp_path: Path, sqlite_template: Path) -> Iterator[LiveServer]:
             "INSTANCE_PATH": str(tmp_path),
             "SECRET_KEY": "browser-test-secret",
             "NDCG_DEMO": False,
+            "NDCG_SECURE_COOKIES": False,  # the live server speaks plain http
         }
     )
     with app.app_context():

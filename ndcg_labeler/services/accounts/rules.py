@@ -7,7 +7,7 @@ import sqlalchemy as sa
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import User
 from ndcg_labeler.models.users import ROLES
-from ndcg_labeler.services import ServiceError
+from ndcg_labeler.services import ServiceError, audit
 
 MIN_PASSWORD = 8
 
@@ -34,6 +34,21 @@ def update_user(
     if password:
         check_new_password(password)
         user.set_password(password)
+        audit.record(actor, "user.password_reset", "user", user.id, username=user.username)
+    if role != user.role:
+        audit.record(
+            actor, "user.role", "user", user.id, username=user.username, old=user.role, new=role
+        )
+    if active != user.active:
+        audit.record(
+            actor,
+            "user.active",
+            "user",
+            user.id,
+            username=user.username,
+            old=user.active,
+            new=active,
+        )
     user.role = role
     user.active = active
     db.session.commit()

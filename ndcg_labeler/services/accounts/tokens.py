@@ -9,6 +9,7 @@ import sqlalchemy as sa
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import User
+from ndcg_labeler.services import audit
 
 PREFIX = "ndcg_"
 
@@ -17,16 +18,24 @@ def _digest(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8")).hexdigest()
 
 
-def create_token(user: User) -> str:
-    """Give the user a new token (replacing any old one); returns it, the only time it is seen."""
+def create_token(user: User, actor: User | None = None) -> str:
+    """Give the user a new token (replacing any old one); returns it, the only time it is seen.
+
+    Audited as done by `actor`, by default the user themself."""
     token = PREFIX + secrets.token_urlsafe(32)
+    replaced = user.api_token_hash is not None
     user.api_token_hash = _digest(token)
+    audit.record(
+        actor or user, "token.create", "user", user.id, username=user.username, replaced=replaced
+    )
     db.session.commit()
     return token
 
 
-def revoke_token(user: User) -> None:
-    """Remove the user's token: API calls with it fail from now on."""
+def revoke_token(user: User, actor: User | None = None) -> None:
+    """Remove the user's token: API calls with it fail from now on (audited when there was one)."""
+    if user.api_token_hash is not None:
+        audit.record(actor or user, "token.revoke", "user", user.id, username=user.username)
     user.api_token_hash = None
     db.session.commit()
 

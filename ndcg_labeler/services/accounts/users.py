@@ -9,7 +9,7 @@ import sqlalchemy as sa
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import User
 from ndcg_labeler.models.users import IMPORT_ROLE, ROLES
-from ndcg_labeler.services import ServiceError
+from ndcg_labeler.services import ServiceError, audit
 from ndcg_labeler.services.accounts.rules import check_new_password
 
 
@@ -18,8 +18,12 @@ def get_by_username(username: str) -> User | None:
     return db.session.scalar(sa.select(User).where(User.username == username))
 
 
-def create_user(username: str, password: str, role: str = "annotator") -> User:
-    """Create a login account; refuses duplicates, unknown roles and short passwords."""
+def create_user(
+    username: str, password: str, role: str = "annotator", *, actor: User | None = None
+) -> User:
+    """Create a login account; refuses duplicates, unknown roles and short passwords.
+
+    Audited as done by `actor` (None: the command line)."""
     username = username.strip()
     if not username:
         raise ServiceError("username must not be empty")
@@ -31,6 +35,8 @@ def create_user(username: str, password: str, role: str = "annotator") -> User:
     user = User(username=username, role=role, active=True)
     user.set_password(password)
     db.session.add(user)
+    db.session.flush()
+    audit.record(actor, "user.create", "user", user.id, username=username, role=role)
     db.session.commit()
     return user
 

@@ -8,15 +8,25 @@ import sqlalchemy as sa
 from sqlalchemy.orm import selectinload
 
 from ndcg_labeler.extensions import db
-from ndcg_labeler.models import Run, RunQuery, TestSet
-from ndcg_labeler.services import ServiceError, live
+from ndcg_labeler.models import Run, RunQuery, TestSet, User
+from ndcg_labeler.services import ServiceError, audit, live
 from ndcg_labeler.services._db import bump_versions, transaction
 
 
-def delete_run(run: Run) -> None:
-    """Delete a run and its ranked lists (one transaction)."""
+def delete_run(run: Run, actor: User | None = None) -> None:
+    """Delete a run and its ranked lists (one transaction, audited as done by `actor`)."""
     test_set_id, run_id = run.test_set_id, run.id
     with transaction():
+        audit.record(
+            actor,
+            "run.delete",
+            "run",
+            run_id,
+            test_set_id=test_set_id,
+            name=run.name,
+            filename=run.filename,
+            sha256=run.sha256,
+        )
         db.session.execute(sa.delete(RunQuery).where(RunQuery.run_id == run_id))
         db.session.delete(run)
         bump_versions(test_set_id, runs=True)

@@ -16,7 +16,7 @@ import sqlalchemy as sa
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Adjudication, Chunk, JudgmentEvent, Query, TestSet, User
 from ndcg_labeler.models._common import utcnow
-from ndcg_labeler.services import ServiceError
+from ndcg_labeler.services import ServiceError, audit
 from ndcg_labeler.services._db import bump_versions, insert_if_absent, transaction
 from ndcg_labeler.services.labeling import MAX_NOTE
 
@@ -63,6 +63,19 @@ def _event(
         )
     )
     bump_versions(test_set.id, labels=True)
+    audit.record(
+        actor,
+        "adjudication.set" if new[0] is not None else "adjudication.remove",
+        "test_set",
+        test_set.id,
+        qid=query.qid,
+        docid=chunk.docid,
+        query_id=query.id,
+        chunk_id=chunk.id,
+        old_grade=old[0],
+        new_grade=new[0],
+        note=new[1],
+    )
 
 
 def adjudicate(

@@ -17,6 +17,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from ndcg_labeler.extensions import db
+from ndcg_labeler.formats import safe_cell
 from ndcg_labeler.models import Chunk, Judgment, Query, TestSet, User
 from ndcg_labeler.services import ServiceError
 
@@ -32,8 +33,6 @@ EXPORT_FIELDS = (
     "updated_at",
 )
 EXPORT_FORMATS = ("csv", "jsonl")
-# Spreadsheet programs run a cell starting with one of these as a formula (CSV injection).
-_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 _BATCH = 2000
 
 
@@ -81,11 +80,6 @@ def judgment_rows(test_set: TestSet) -> Iterator[dict[str, Any]]:
         }
 
 
-def _safe_cell(text: str) -> str:
-    """Defuse a note a spreadsheet would run as a formula: prefix it with an apostrophe."""
-    return "'" + text if text.startswith(_FORMULA_START) else text
-
-
 def judgment_csv_chunks(test_set: TestSet) -> Iterator[str]:
     """The judgments as CSV text (header first), a batch of lines at a time.
 
@@ -96,7 +90,7 @@ def judgment_csv_chunks(test_set: TestSet) -> Iterator[str]:
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(EXPORT_FIELDS)
     for i, row in enumerate(judgment_rows(test_set), start=1):
-        row["note"] = _safe_cell(row["note"])
+        row["note"] = safe_cell(row["note"])
         writer.writerow(["" if row[name] is None else row[name] for name in EXPORT_FIELDS])
         if i % _BATCH == 0:
             yield buffer.getvalue()

@@ -11,7 +11,7 @@ from flask_sqlalchemy.pagination import Pagination
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Chunk, Judgment, Pair, Query, TestSet, TestSetMember, User
 from ndcg_labeler.scoring.aggregate import DEFAULT_POLICY, POLICIES
-from ndcg_labeler.services import ServiceError
+from ndcg_labeler.services import ServiceError, audit
 from ndcg_labeler.services._db import bump_versions, paginate
 from ndcg_labeler.services.testsets.tally import pool_counts
 
@@ -155,8 +155,10 @@ def settings_of(test_set: TestSet) -> Settings:
     )
 
 
-def update_settings(test_set: TestSet, settings: Settings) -> TestSet:
-    """Validate and save new settings; scoring-relevant changes bump labels_version."""
+def update_settings(test_set: TestSet, settings: Settings, actor: User | None = None) -> TestSet:
+    """Validate and save new settings; scoring-relevant changes bump labels_version.
+
+    The changed fields (old and new) go to the audit trail as done by `actor`."""
     top = test_set.scale_max
     name = _clean_name(settings.name)
     other = get_by_name(name)
@@ -178,6 +180,7 @@ def update_settings(test_set: TestSet, settings: Settings) -> TestSet:
         test_set.relevance_threshold,
     ):
         bump_versions(test_set.id, labels=True)
+    before = settings_of(test_set)
     test_set.name = name
     test_set.grade_labels = labels
     test_set.guidelines = settings.guidelines.replace("\r\n", "\n")
@@ -185,6 +188,16 @@ def update_settings(test_set: TestSet, settings: Settings) -> TestSet:
     test_set.relevance_threshold = settings.relevance_threshold
     test_set.judgments_per_pair = settings.judgments_per_pair
     test_set.disagreement_threshold = settings.disagreement_threshold
+    changes = {
+        key: {"old": old, "new": new}
+        for key, old, new in (
+            (key, getattr(before, key), getattr(settings_of(test_set), key))
+            for key in before.__dataclass_fields__
+        )
+        if old != new
+    }
+    if changes:
+        audit.record(actor, "testset.settings", "test_set", test_set.id, name=name, changes=changes)
     db.session.commit()
     return test_set
 
@@ -216,29 +229,46 @@ def annotator_candidates() -> list[User]:
     return list(db.session.scalars(stmt))
 
 
-def grant(test_set: TestSet, user: User) -> bool:
-    """Let an annotator (or admin) label the test set; False when it already could."""
+def _member_event(actor: User | None, action: str, test_set: TestSet, user_id: int) -> None:
+    username = db.session.scalar(sa.select(User.username).where(User.id == user_id))
+    audit.record(
+        actor,
+        action,
+        "test_set",
+        test_set.id,
+        test_set=test_set.name,
+        user_id=user_id,
+        username=username,
+    )
+
+
+def grant(test_set: TestSet, user: User, actor: User | None = None) -> bool:
+    """Let an annotator (or admin) label the test set; False when it already could (audited)."""
     if user.role not in ("admin", "annotator"):
         raise ServiceError(f"'{user.username}' is not a person and cannot label")
     if user.id in member_ids(test_set):
         return False
     db.session.add(TestSetMember(test_set_id=test_set.id, user_id=user.id))
+    _member_event(actor, "member.grant", test_set, user.id)
     db.session.commit()
     return True
 
 
-def revoke(test_set: TestSet, user: User) -> bool:
+def revoke(test_set: TestSet, user: User, actor: User | None = None) -> bool:
     """Take the test set away from a user (their judgments stay); False when not a member."""
     member = db.session.get(TestSetMember, {"test_set_id": test_set.id, "user_id": user.id})
     if member is None:
         return False
     db.session.delete(member)
+    _member_event(actor, "member.revoke", test_set, user.id)
     db.session.commit()
     return True
 
 
-def set_members(test_set: TestSet, user_ids: Iterable[int]) -> tuple[int, int]:
-    """Make exactly these users members; returns (granted, revoked) counts."""
+def set_members(
+    test_set: TestSet, user_ids: Iterable[int], actor: User | None = None
+) -> tuple[int, int]:
+    """Make exactly these users members; returns (granted, revoked) counts (each audited)."""
     wanted = set(user_ids)
     people = set(
         db.session.scalars(
@@ -248,9 +278,12 @@ def set_members(test_set: TestSet, user_ids: Iterable[int]) -> tuple[int, int]:
     if people != wanted:
         raise ServiceError("only existing people can be given a test set")
     current = member_ids(test_set)
-    for user_id in wanted - current:
+    for user_id in sorted(wanted - current):
         db.session.add(TestSetMember(test_set_id=test_set.id, user_id=user_id))
+        _member_event(actor, "member.grant", test_set, user_id)
     removed = current - wanted
+    for user_id in sorted(removed):
+        _member_event(actor, "member.revoke", test_set, user_id)
     if removed:
         db.session.execute(
             sa.delete(TestSetMember).where(

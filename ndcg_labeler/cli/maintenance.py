@@ -1,0 +1,55 @@
+"""`flask backup FILE`, `flask restore FILE [--force]` and `flask audit export [--json]`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+from flask.cli import AppGroup, with_appcontext
+
+from ndcg_labeler.cli._common import cli_errors
+from ndcg_labeler.services import audit
+from ndcg_labeler.services import backup as backup_service
+
+
+@click.command("backup")
+@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--force", is_flag=True, help="Overwrite FILE if it exists.")
+@with_appcontext
+@cli_errors
+def backup(file: Path, force: bool) -> None:
+    """Copy the SQLite database to FILE while the app runs (PostgreSQL: use pg_dump)."""
+    size = backup_service.backup(file, force=force)
+    click.echo(f"Backed up to {file} ({size} bytes).")
+
+
+@click.command("restore")
+@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--force", is_flag=True, help="Overwrite a database that already holds data.")
+@with_appcontext
+@cli_errors
+def restore(file: Path, force: bool) -> None:
+    """Replace the SQLite database with the backup FILE (stop the server first)."""
+    revision = backup_service.restore(file, force=force)
+    click.echo(f"Restored {file} (schema revision {revision}).")
+    click.echo("Run `flask --app app db upgrade` if the backup is older than this version.")
+
+
+# AppGroup: subcommands run inside the app context, also under FlaskCliRunner.
+@click.group("audit", cls=AppGroup)
+def audit_group() -> None:
+    """The audit trail of admin actions."""
+
+
+@audit_group.command("export")
+@click.option("--json", "as_json", is_flag=True, help="One JSON array instead of CSV.")
+@click.option("--action", default=None, help="Only this action, e.g. user.role.")
+@click.option("--user", "actor", default=None, help="Only this actor's events (cli: commands).")
+@cli_errors
+def audit_export(as_json: bool, action: str | None, actor: str | None) -> None:
+    """Print the audit trail, newest first, as CSV (formula-safe) or JSON."""
+    text = audit.events_json(action, actor) if as_json else audit.events_csv(action, actor)
+    click.echo(text, nl=as_json)
+
+
+commands = [backup, restore, audit_group]

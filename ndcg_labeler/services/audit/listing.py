@@ -1,0 +1,89 @@
+"""Read the audit trail: filtered pages for /audit and full exports (CSV, JSON) for download."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from typing import Any
+
+import sqlalchemy as sa
+from flask_sqlalchemy.pagination import Pagination
+
+from ndcg_labeler.extensions import db
+from ndcg_labeler.formats import safe_cell
+from ndcg_labeler.models import AuditEvent
+from ndcg_labeler.services._db import paginate
+
+PER_PAGE = 50
+FIELDS = ("id", "created_at", "actor", "action", "target_type", "target_id", "details")
+
+
+def _select(action: str | None = None, actor: str | None = None) -> sa.Select[Any]:
+    stmt = sa.select(AuditEvent).order_by(AuditEvent.created_at.desc(), AuditEvent.id.desc())
+    if action:
+        stmt = stmt.where(AuditEvent.action == action)
+    if actor:
+        stmt = stmt.where(AuditEvent.actor_name == actor)
+    return stmt
+
+
+def events_page(
+    page: int, *, action: str | None = None, actor: str | None = None, per_page: int = PER_PAGE
+) -> Pagination:
+    """One page of events, newest first, optionally only one action and/or one actor's."""
+    return paginate(_select(action, actor), page, per_page)
+
+
+def actor_names() -> list[str]:
+    """Every name that appears as an actor, for the filter."""
+    stmt = sa.select(AuditEvent.actor_name).distinct().order_by(AuditEvent.actor_name)
+    return list(db.session.scalars(stmt))
+
+
+def _iso(value: datetime) -> str:
+    if value.tzinfo is None:  # SQLite hands back naive datetimes, stored as UTC
+        value = value.replace(tzinfo=UTC)
+    return value.astimezone(UTC).isoformat(timespec="seconds")
+
+
+def event_dict(event: AuditEvent) -> dict[str, Any]:
+    """An event as plain data (times in ISO 8601 UTC)."""
+    return {
+        "id": event.id,
+        "created_at": _iso(event.created_at),
+        "actor": event.actor_name,
+        "action": event.action,
+        "target_type": event.target_type,
+        "target_id": event.target_id,
+        "details": event.details or {},
+    }
+
+
+def event_rows(action: str | None = None, actor: str | None = None) -> Iterator[dict[str, Any]]:
+    """Every matching event as plain data, newest first."""
+    for event in db.session.scalars(_select(action, actor).execution_options(yield_per=500)):
+        yield event_dict(event)
+
+
+def events_csv(action: str | None = None, actor: str | None = None) -> str:
+    """The events as CSV; text cells that a spreadsheet would run as formulas are defused."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(FIELDS)
+    for row in event_rows(action, actor):
+        row["details"] = json.dumps(row["details"], ensure_ascii=False, sort_keys=True)
+        writer.writerow(
+            [
+                safe_cell(value) if isinstance(value, str) else ("" if value is None else value)
+                for value in (row[name] for name in FIELDS)
+            ]
+        )
+    return out.getvalue()
+
+
+def events_json(action: str | None = None, actor: str | None = None) -> str:
+    """The events as one JSON array."""
+    return json.dumps(list(event_rows(action, actor)), ensure_ascii=False, indent=1)

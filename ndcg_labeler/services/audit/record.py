@@ -1,0 +1,55 @@
+"""Write one audit event into the caller's transaction (the caller commits with its action)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ndcg_labeler.extensions import db
+from ndcg_labeler.models import AuditEvent, User
+from ndcg_labeler.models._common import utcnow
+
+# Every action the trail knows, with what it means (the /audit filter lists them).
+ACTIONS = {
+    "user.create": "account created",
+    "user.role": "role changed",
+    "user.active": "account activated or deactivated",
+    "user.password_reset": "password set by an admin",
+    "token.create": "API token created",
+    "token.revoke": "API token revoked",
+    "member.grant": "test set given to a person",
+    "member.revoke": "test set taken from a person",
+    "testset.settings": "test-set settings changed",
+    "run.delete": "run deleted",
+    "adjudication.set": "final grade set",
+    "adjudication.remove": "final grade removed",
+    "database.backup": "database backed up",
+    "database.restore": "database restored",
+}
+CLI_ACTOR = "cli"
+
+
+def record(
+    actor: User | None,
+    action: str,
+    target_type: str,
+    target_id: int | None,
+    **details: Any,
+) -> AuditEvent:
+    """Add an audit event to the session, not committed: it lands with the action or not at all.
+
+    `actor` None means the command line (shown as "cli"). Unknown actions are refused, so a
+    typo cannot hide an event from the /audit filter.
+    """
+    if action not in ACTIONS:
+        raise ValueError(f"unknown audit action {action!r}")
+    event = AuditEvent(
+        created_at=utcnow(),
+        actor_id=actor.id if actor is not None else None,
+        actor_name=actor.username if actor is not None else CLI_ACTOR,
+        action=action,
+        target_type=target_type,
+        target_id=target_id,
+        details=details,
+    )
+    db.session.add(event)
+    return event

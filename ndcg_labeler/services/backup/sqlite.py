@@ -1,0 +1,121 @@
+"""Back up and restore a SQLite database with SQLite's online backup API (consistent while in use).
+
+PostgreSQL has its own tools, pg_dump and pg_restore; we refuse there and say so.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from contextlib import closing
+from pathlib import Path
+
+import sqlalchemy as sa
+from flask import current_app
+
+from ndcg_labeler.extensions import db, ensure_migrate
+from ndcg_labeler.services import ServiceError, audit
+
+SQLITE_MAGIC = b"SQLite format 3\x00"
+PG_HINT = (
+    "this database is PostgreSQL: back it up with `pg_dump -Fc -f FILE DBNAME` and restore it "
+    "with `pg_restore --clean --if-exists -d DBNAME FILE` (see the README, Deployment)"
+)
+
+
+def database_path() -> Path:
+    """The SQLite file the app uses; ServiceError on PostgreSQL or an in-memory database."""
+    url = db.engine.url
+    if url.get_backend_name() != "sqlite":
+        raise ServiceError(PG_HINT)
+    if not url.database or url.database == ":memory:":
+        raise ServiceError("the database is in memory; there is no file to back up or restore")
+    return Path(url.database)
+
+
+def backup(target: Path, *, force: bool = False) -> int:
+    """Copy the live database into `target` (a new SQLite file); returns its size in bytes.
+
+    Refuses to overwrite an existing file unless `force`. Written to a temporary name first, so
+    a half-written backup never carries the final name. Audited once the copy is complete.
+    """
+    source_path = database_path()
+    target = Path(target)
+    if target.exists() and not force:
+        raise ServiceError(f"{target} exists; pass --force to overwrite it")
+    if target.resolve() == source_path.resolve():
+        raise ServiceError("the backup file cannot be the database itself")
+    partial = target.with_name(target.name + ".partial")
+    partial.unlink(missing_ok=True)
+    with closing(sqlite3.connect(source_path)) as source, closing(sqlite3.connect(partial)) as out:
+        source.backup(out)
+        # One self-contained file: no -wal next to it.
+        out.execute("PRAGMA journal_mode=DELETE")
+    os.replace(partial, target)
+    size = target.stat().st_size
+    audit.record(None, "database.backup", "database", None, file=str(target), bytes=size)
+    db.session.commit()
+    return size
+
+
+def _known_revisions() -> set[str]:
+    from alembic.script import ScriptDirectory  # Alembic is slow to import: only restore needs it
+
+    ensure_migrate(current_app)
+    migrate = current_app.extensions["migrate"]
+    config = migrate.migrate.get_config(migrate.directory)
+    return {rev.revision for rev in ScriptDirectory.from_config(config).walk_revisions()}
+
+
+def check_backup_file(source: Path) -> str:
+    """Check that `source` is a SQLite database of our schema; returns its Alembic revision."""
+    source = Path(source)
+    if not source.is_file():
+        raise ServiceError(f"{source}: no such file")
+    with source.open("rb") as fh:
+        if fh.read(len(SQLITE_MAGIC)) != SQLITE_MAGIC:
+            raise ServiceError(f"{source} is not a SQLite database")
+    try:
+        with closing(sqlite3.connect(f"file:{source}?mode=ro", uri=True)) as conn:
+            if conn.execute("PRAGMA quick_check").fetchone() != ("ok",):
+                raise ServiceError(f"{source} is damaged (SQLite quick_check failed)")
+            tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master")}
+            if "alembic_version" not in tables:
+                raise ServiceError(f"{source} is not an ndcg-labeler database (no alembic_version)")
+            row = conn.execute("SELECT version_num FROM alembic_version").fetchone()
+    except sqlite3.DatabaseError as exc:
+        raise ServiceError(f"{source} cannot be read as SQLite: {exc}") from None
+    if row is None or row[0] not in _known_revisions():
+        raise ServiceError(f"{source} has schema revision {row and row[0]!r}, unknown to this app")
+    return str(row[0])
+
+
+def is_empty() -> bool:
+    """True when no table of ours holds a row (a freshly migrated database)."""
+    for table in db.metadata.sorted_tables:
+        if db.session.scalar(sa.select(sa.func.count()).select_from(table)):
+            return False
+    return True
+
+
+def restore(source: Path, *, force: bool = False) -> str:
+    """Replace the database with the backup `source`; returns the backup's schema revision.
+
+    Refuses on a database that holds data unless `force`, and refuses files that are not SQLite
+    databases of our schema. Stop the server first: open connections would see the switch.
+    """
+    target_path = database_path()
+    revision = check_backup_file(source)
+    if not force and not is_empty():
+        raise ServiceError("the database is not empty; pass --force to overwrite it")
+    db.session.remove()
+    db.engine.dispose()
+    uri = f"file:{Path(source).resolve()}?mode=ro"
+    with (
+        closing(sqlite3.connect(uri, uri=True)) as saved,
+        closing(sqlite3.connect(target_path)) as live,
+    ):
+        saved.backup(live)
+    audit.record(None, "database.restore", "database", None, file=str(source), revision=revision)
+    db.session.commit()
+    return revision

@@ -1,0 +1,101 @@
+"""The /audit page (admins only, filters, one pager), its CSV/JSON downloads and the CLI export."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+from flask import Flask
+from flask.testing import FlaskClient, FlaskCliRunner
+
+from ndcg_labeler.extensions import db
+from ndcg_labeler.models import User
+from ndcg_labeler.services import audit
+
+
+def _seed(app: Flask, admin_id: int, count: int = 3, *, username: str = "ann") -> None:
+    """`count` role changes by the admin and one CLI backup-like event, through the helper."""
+    with app.app_context():
+        admin = db.session.get_one(User, admin_id)
+        for i in range(count):
+            audit.record(admin, "user.role", "user", 99, username=username, old="a", new=str(i))
+        audit.record(None, "member.grant", "test_set", 7, test_set="T", username="=HYPERLINK(1)")
+        db.session.commit()
+
+
+def test_audit_page_is_admin_only(client: FlaskClient, as_annotator: FlaskClient) -> None:
+    for url in ("/audit/", "/audit/audit.csv", "/audit/audit.json"):
+        assert as_annotator.get(url).status_code == 403
+
+
+def test_audit_page_lists_newest_first_and_filters(
+    app: Flask, as_admin: FlaskClient, admin_id: int
+) -> None:
+    _seed(app, admin_id, username="<b>ann</b>")
+    page = as_admin.get("/audit/").get_data(as_text=True)
+    assert "4 events" in page
+    assert page.index("<td>member.grant</td>") < page.index("<td>user.role</td>")  # newest first
+    only_roles = as_admin.get("/audit/?action=user.role").get_data(as_text=True)
+    assert "3 events" in only_roles
+    by_cli = as_admin.get("/audit/?user=cli").get_data(as_text=True)
+    assert "1 event" in by_cli and "username: =HYPERLINK(1)" in by_cli
+    assert "Audit</a>" in page  # in the admin's menu
+    assert "username: &lt;b&gt;ann&lt;/b&gt;" in page and "<b>ann" not in page
+
+
+def test_audit_page_uses_the_pager(app: Flask, as_admin: FlaskClient, admin_id: int) -> None:
+    _seed(app, admin_id, count=audit.PER_PAGE + 5)
+    first = as_admin.get("/audit/?action=user.role").get_data(as_text=True)
+    assert "Page 1 of 2" in first
+    assert "/audit/?action=user.role&amp;page=2" in first
+    second = as_admin.get("/audit/?action=user.role&page=2").get_data(as_text=True)
+    assert second.count("<td>user.role</td>") == 5
+
+
+def test_csv_export_defuses_formulas(app: Flask, as_admin: FlaskClient, admin_id: int) -> None:
+    _seed(app, admin_id, count=1, username="@SUM(A1)")
+    response = as_admin.get("/audit/audit.csv")
+    assert response.headers["Content-Disposition"] == 'attachment; filename="audit.csv"'
+    rows = list(csv.DictReader(io.StringIO(response.get_data(as_text=True))))
+    assert [r["action"] for r in rows] == ["member.grant", "user.role"]
+    assert rows[1]["actor"] == "admin" and rows[0]["actor"] == "cli"
+    # The details cell is JSON text starting with "{", so it is safe as it is; a cell that
+    # starts like a formula would get a leading apostrophe (formats.safe_cell).
+    assert json.loads(rows[1]["details"])["username"] == "@SUM(A1)"
+    with app.app_context():
+        admin = db.session.get_one(User, admin_id)
+        admin.username = "=cmd|'/c calc'!A0"
+        audit.record(admin, "token.create", "user", admin_id, username="x", replaced=False)
+        db.session.commit()
+    rows = list(
+        csv.DictReader(io.StringIO(as_admin.get("/audit/audit.csv").get_data(as_text=True)))
+    )
+    assert rows[0]["actor"] == "'=cmd|'/c calc'!A0"
+
+
+def test_json_export_and_filter(app: Flask, as_admin: FlaskClient, admin_id: int) -> None:
+    _seed(app, admin_id, count=2)
+    data = as_admin.get("/audit/audit.json?action=member.grant").get_json()
+    assert len(data) == 1
+    assert data[0]["actor"] == "cli" and data[0]["target_type"] == "test_set"
+    assert data[0]["details"] == {"test_set": "T", "username": "=HYPERLINK(1)"}  # verbatim
+    assert data[0]["created_at"].endswith("+00:00")
+
+
+def test_cli_export_csv_and_json(app: Flask, runner: FlaskCliRunner, admin_id: int) -> None:
+    _seed(app, admin_id, count=2)
+    result = runner.invoke(args=["audit", "export"])
+    assert result.exit_code == 0, result.output
+    rows = list(csv.DictReader(io.StringIO(result.output)))
+    assert [r["action"] for r in rows] == ["member.grant", "user.role", "user.role"]
+    result = runner.invoke(args=["audit", "export", "--json", "--action", "user.role"])
+    assert result.exit_code == 0
+    assert [e["details"]["new"] for e in json.loads(result.output)] == ["1", "0"]
+
+
+def test_unknown_action_is_refused(app: Flask, admin_id: int) -> None:
+    import pytest
+
+    with app.app_context(), pytest.raises(ValueError, match="unknown audit action"):
+        audit.record(None, "user.typo", "user", 1)
