@@ -5,6 +5,7 @@ from __future__ import annotations
 from flask_wtf import FlaskForm
 from flask_wtf.file import FileField
 from wtforms import (
+    BooleanField,
     Form,
     FormField,
     IntegerField,
@@ -58,6 +59,9 @@ class SettingsForm(FlaskForm):
     disagreement_threshold = IntegerField(
         "Flag a pair when grades differ by at least",
         validators=[InputRequired(), NumberRange(min=1, max=4)],
+    )
+    show_machine_suggestions = BooleanField(
+        "Show machine judges' grades to annotators while they label"
     )
     submit = SubmitField("Save settings")
 

@@ -12,7 +12,7 @@ from werkzeug.wrappers import Response
 from ndcg_labeler.extensions import db
 from ndcg_labeler.forms.labeling import LabelForm, ShortcutsForm
 from ndcg_labeler.models import Chunk, Pair, Query, TestSet
-from ndcg_labeler.services import ServiceError, labeling
+from ndcg_labeler.services import ServiceError, judges, labeling
 from ndcg_labeler.views.access import get_test_set_or_404
 
 bp = Blueprint("labeling", __name__, url_prefix="/test-sets/<int:test_set_id>")
@@ -107,6 +107,7 @@ def _pair_context(test_set: TestSet, pair: Pair, form: LabelForm) -> dict[str, A
         "progress": labeling.progress(test_set, current_user),
         "form": form,
         "shortcuts_form": ShortcutsForm(),
+        "suggestions": judges.suggestions(test_set, pair),
     }
 
 

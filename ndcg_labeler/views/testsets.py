@@ -89,6 +89,7 @@ def _settings_form(test_set: TestSet) -> SettingsForm:
         form.relevance_threshold.data = str(current.relevance_threshold)
         form.judgments_per_pair.data = current.judgments_per_pair
         form.disagreement_threshold.data = current.disagreement_threshold
+        form.show_machine_suggestions.data = current.show_machine_suggestions
         while len(form.grades):
             form.grades.pop_entry()
         for label in current.grade_labels:
@@ -117,6 +118,7 @@ def settings(test_set_id: int) -> str | Response:
             relevance_threshold=int(form.relevance_threshold.data or 0),
             judgments_per_pair=int(form.judgments_per_pair.data or 0),
             disagreement_threshold=int(form.disagreement_threshold.data or 0),
+            show_machine_suggestions=bool(form.show_machine_suggestions.data),
         )
         try:
             testsets_service.update_settings(test_set, new, current_user)

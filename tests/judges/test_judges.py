@@ -13,7 +13,7 @@ from flask import Flask
 from flask.testing import FlaskCliRunner
 
 from ndcg_labeler.extensions import db
-from ndcg_labeler.models import Judgment, MachineJudgment, Query, TestSet
+from ndcg_labeler.models import Chunk, Judgment, MachineJudgment, Query, TestSet
 from ndcg_labeler.services import judges, live, testsets
 from ndcg_labeler.services import runs as run_service
 from ndcg_labeler.services.testsets import ImportFile, import_files
@@ -278,3 +278,32 @@ def test_judges_are_for_admins(app: Flask, client, auth, judged_set: str) -> Non
     with app.app_context():
         ts_id = testsets.require_by_name("mj").id
     assert client.get(f"/testsets/{ts_id}/judges/").status_code == 403
+
+
+def test_annotators_see_machine_suggestions_only_when_the_test_set_shows_them(
+    app: Flask, client, auth, runner: FlaskCliRunner, judged_set: str, fast_retries: None
+) -> None:
+    from ndcg_labeler.models import Pair
+    from tests.factory import grant, make_user
+
+    _run(runner, "--pairs", "all")
+    ann = make_user(app, "ann")
+    with app.app_context():
+        test_set = testsets.require_by_name("mj")
+        ts_id = test_set.id
+        d4 = db.session.scalar(
+            sa.select(Pair.id)
+            .join(Chunk, Chunk.id == Pair.chunk_id)
+            .where(Pair.test_set_id == ts_id, Chunk.docid == "d4")
+        )
+    grant(app, ts_id, ann)
+    auth.login("ann")
+    page = client.get(f"/test-sets/{ts_id}/label/{d4}")
+    assert page.status_code == 200
+    assert "Machine suggestion" not in page.get_data(as_text=True)  # off by default: no anchoring
+    with app.app_context():
+        test_set = db.session.get_one(TestSet, ts_id)
+        test_set.show_machine_suggestions = True
+        db.session.commit()
+    shown = client.get(f"/test-sets/{ts_id}/label/{d4}").get_data(as_text=True)
+    assert "Machine suggestion: gpt says 2 (Relevant)" in shown

@@ -1,6 +1,6 @@
 """Machine judges: LLM relevance labels kept apart from human ones, and calibrated against them."""
 
-from .calibration import REFERENCES, judge_agreement, labels_of, machine_labels
+from .calibration import REFERENCES, judge_agreement, labels_of, machine_labels, suggestions
 from .catalog import add_judge, get_judge, list_judges, require_judge
 from .prompts import DEFAULT_TEMPLATE, check_template, prompt_version, render
 from .runner import PAIR_SETS, RunReport, run_judge, select_pairs
@@ -22,4 +22,5 @@ __all__ = [
     "require_judge",
     "run_judge",
     "select_pairs",
+    "suggestions",
 ]

@@ -13,7 +13,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from ndcg_labeler.extensions import db
-from ndcg_labeler.models import Chunk, Judge, MachineJudgment, Query, TestSet
+from ndcg_labeler.models import Chunk, Judge, MachineJudgment, Pair, Query, TestSet
 from ndcg_labeler.scoring.calibration import calibrate, kendall_tau
 from ndcg_labeler.services import live, runs
 from ndcg_labeler.services.judges.prompts import prompt_version
@@ -105,3 +105,22 @@ def labels_of(test_set: TestSet, judge: Judge) -> sa.Select[Any]:
         .where(mj.test_set_id == test_set.id, mj.judge_id == judge.id)
         .order_by(mj.id.desc())
     )
+
+
+def suggestions(test_set: TestSet, pair: Pair) -> list[tuple[str, int]]:
+    """(judge name, grade) of each judge's latest readable grade of the pair, for annotators;
+    empty unless the test set shows machine suggestions (off by default: they anchor people)."""
+    if not test_set.show_machine_suggestions:
+        return []
+    rows = db.session.execute(
+        sa.select(Judge.name, MachineJudgment.grade)
+        .join(Judge, Judge.id == MachineJudgment.judge_id)
+        .where(
+            MachineJudgment.query_id == pair.query_id,
+            MachineJudgment.chunk_id == pair.chunk_id,
+            MachineJudgment.status == "labeled",
+        )
+        .order_by(MachineJudgment.id)
+    )
+    latest = {name: int(grade) for name, grade in rows}  # later answers replace earlier ones
+    return sorted(latest.items())

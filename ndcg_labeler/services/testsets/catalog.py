@@ -140,6 +140,7 @@ class Settings:
     relevance_threshold: int
     judgments_per_pair: int
     disagreement_threshold: int
+    show_machine_suggestions: bool = False
 
 
 def settings_of(test_set: TestSet) -> Settings:
@@ -152,6 +153,7 @@ def settings_of(test_set: TestSet) -> Settings:
         relevance_threshold=test_set.relevance_threshold,
         judgments_per_pair=test_set.judgments_per_pair,
         disagreement_threshold=test_set.disagreement_threshold,
+        show_machine_suggestions=test_set.show_machine_suggestions,
     )
 
 
@@ -188,6 +190,7 @@ def update_settings(test_set: TestSet, settings: Settings, actor: User | None = 
     test_set.relevance_threshold = settings.relevance_threshold
     test_set.judgments_per_pair = settings.judgments_per_pair
     test_set.disagreement_threshold = settings.disagreement_threshold
+    test_set.show_machine_suggestions = settings.show_machine_suggestions
     changes = {
         key: {"old": old, "new": new}
         for key, old, new in (
