@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from flask import Blueprint, abort, flash, redirect, render_template, url_for
+from flask_login import current_user
 from werkzeug.wrappers import Response
 
 from ndcg_labeler.forms.judges import JudgeForm, RunJudgeForm
-from ndcg_labeler.services import ServiceError, judges, paginate
+from ndcg_labeler.services import ServiceError, jobs, judges, paginate
 from ndcg_labeler.views._scoring import page_arg
 from ndcg_labeler.views.access import admin_required, get_test_set_or_404
 
@@ -69,18 +70,12 @@ def calibration(test_set_id: int, judge_id: int) -> str | Response:
         if which == "sample":
             which = f"sample:{form.sample.data or 100}"
         try:
-            report = judges.run_judge(test_set, judge, which)
+            job = jobs.enqueue_judge(test_set, judge.id, which, current_user)
         except ServiceError as exc:
             form.pairs.errors.append(str(exc))
         else:
-            flash(
-                f"{report.judge}: {report.labeled} labeled, {report.unparsed} unparsed, "
-                f"{report.failed} failed of {report.requested} pairs "
-                f"({report.skipped} answered before).",
-                "success",
-            )
-            target = url_for("judges.calibration", test_set_id=test_set.id, judge_id=judge.id)
-            return redirect(target)
+            flash(f"{judge.name} runs in the background: follow it here.", "info")
+            return redirect(url_for("jobs.show", job_id=job.id))
     found = judges.judge_agreement(test_set, judge)
     labels = paginate(judges.labels_of(test_set, judge), page_arg(), LABELS_PER_PAGE, rows=True)
     return render_template(

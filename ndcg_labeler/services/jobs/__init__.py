@@ -4,6 +4,7 @@ from .kinds import (
     IMPORT_FIELDS,
     TITLES,
     enqueue_import,
+    enqueue_judge,
     enqueue_upload,
 )
 from .queue import (
@@ -39,6 +40,7 @@ __all__ = [
     "cancel",
     "create_job",
     "enqueue_import",
+    "enqueue_judge",
     "enqueue_upload",
     "figures",
     "get_job",

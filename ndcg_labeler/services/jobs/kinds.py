@@ -9,6 +9,7 @@ from typing import Any, BinaryIO
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Job, TestSet, User
 from ndcg_labeler.services import ServiceError
+from ndcg_labeler.services import judges as judges_service
 from ndcg_labeler.services import runs as run_service
 from ndcg_labeler.services import testsets as testsets_service
 from ndcg_labeler.services._progress import Progress
@@ -116,8 +117,36 @@ def _run_upload(job: Job, progress: Progress) -> dict[str, Any]:
     return {"run_id": run.id, "run_name": run.name, "report": run.report}
 
 
+def enqueue_judge(test_set: TestSet, judge_id: int, pairs: str, user: User | None) -> Job:
+    """A background run of a machine judge over `pairs` (unjudged|all|human|sample:N)."""
+    judge = judges_service.get_judge(judge_id)
+    if judge is None:
+        raise ServiceError("unknown judge")
+    judges_service.select_pairs(test_set, pairs)  # refuse a bad choice now, not in the worker
+    params = {"judge_id": judge.id, "judge": judge.name, "pairs": pairs}
+    return _enqueue("judge", test_set, user, params, {})
+
+
+def _run_judge(job: Job, progress: Progress) -> dict[str, Any]:
+    """Ask the judge; answers are committed batch by batch, so a cancel keeps what it got."""
+    test_set = _test_set(job)
+    params = job.params or {}
+    judge = judges_service.get_judge(int(params.get("judge_id") or 0))
+    if judge is None:
+        raise ServiceError("the judge was deleted")
+    tokens_used = {"prompt_tokens": 0, "completion_tokens": 0}
+
+    def report(done: int, total: int, tokens: dict[str, int]) -> None:
+        tokens_used.update(tokens)
+        progress("judge", done, total, done)
+
+    found = judges_service.run_judge(test_set, judge, params.get("pairs") or "unjudged", report)
+    return {**found.to_json(), "skipped": found.skipped, **tokens_used}
+
+
 RUNNERS: dict[str, Callable[[Job, Progress], dict[str, Any]]] = {
     "import": _run_import,
     "run_upload": _run_upload,
+    "judge": _run_judge,
 }
-TITLES = {"import": "Import", "run_upload": "Run upload"}
+TITLES = {"import": "Import", "run_upload": "Run upload", "judge": "Machine judge"}

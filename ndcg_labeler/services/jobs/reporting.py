@@ -24,6 +24,7 @@ PHASES = {
     "write": "writing records",
     "rank": "ranking",
     "store": "storing ranked lists",
+    "judge": "asking the judge",
 }
 INTERVAL = 0.5
 """Seconds between two recorded reports (the callback is called far more often)."""

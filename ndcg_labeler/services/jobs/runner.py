@@ -19,7 +19,11 @@ from ndcg_labeler.services.jobs.kinds import RUNNERS
 from ndcg_labeler.services.jobs.reporting import JobProgress
 
 log = logging.getLogger(__name__)
-NOTHING = {"import": "nothing was imported", "run_upload": "nothing was stored"}
+NOTHING = {
+    "import": "nothing was imported",
+    "run_upload": "nothing was stored",
+    "judge": "the answers received so far are kept; run the judge again to resume",
+}
 
 
 def _claim(job_id: int) -> bool:
