@@ -75,9 +75,15 @@ def compare(testset: str, run_a: str, run_b: str, options: ScoreOptions, as_json
 @click.argument("testset")
 @click.option("--depth", required=True, help="Pool the top N of each query.")
 @click.option("--run", "run_names", multiple=True, help="A run to pool from (repeat); default all.")
+@click.option(
+    "--order-by-judge",
+    "judge",
+    default=None,
+    help="Queue first the pairs whose grade by this machine judge would move NDCG most.",
+)
 @with_appcontext
 @cli_errors
-def pool(testset: str, depth: str, run_names: tuple[str, ...]) -> None:
+def pool(testset: str, depth: str, run_names: tuple[str, ...], judge: str | None) -> None:
     """Add the unjudged chunks of the runs' top DEPTH to TESTSET's labeling queue."""
     try:
         cut = int(depth)
@@ -90,7 +96,7 @@ def pool(testset: str, depth: str, run_names: tuple[str, ...]) -> None:
         runs = run_service.list_runs(test_set)
         if not runs:
             raise ServiceError(f"test set '{test_set.name}' has no runs to pool from")
-    added, plan = dashboard.add_pool(test_set, runs, cut)
+    added, plan = dashboard.add_pool(test_set, runs, cut, judge)
     click.echo(
         f"Added {added} pairs to the labeling queue of '{test_set.name}' from the top {plan.depth}"
         f" of {', '.join(run.name for run in plan.runs)} ({plan.already_queued} already queued,"

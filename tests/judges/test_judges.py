@@ -312,3 +312,35 @@ def test_annotators_see_machine_suggestions_only_when_the_test_set_shows_them(
         db.session.commit()
     shown = client.get(f"/test-sets/{ts_id}/label/{d4}").get_data(as_text=True)
     assert "Machine suggestion: gpt says 2 (Relevant)" in shown
+
+
+def test_pooling_can_queue_first_what_the_judge_says_matters_most(
+    app: Flask, runner: FlaskCliRunner, llm: FakeLLM, fast_retries: None
+) -> None:
+    from ndcg_labeler.models import Chunk, Pair
+
+    corpus = {"e1": "ANSWER1 a", "e2": "ANSWER3 b", "e3": "GARBAGE c", "e4": "ANSWER2 d"}
+    with app.app_context():
+        test_set = build_test_set("pool", {"q1": "anything"}, corpus=corpus)
+        run_service.upload_run(
+            test_set, io.BytesIO(trec({"q1": ["e1", "e2", "e3", "e4"]})), "r.trec", "R", None
+        )
+        judge = judges.add_judge("gpt", llm.url, "m", timeout=1)
+        # The judge answers on pairs of a first pool; then the queue is emptied again, so that
+        # pooling from the run must refill it, in the order the judge's grades suggest.
+        import_files(test_set, pool=ImportFile(io.BytesIO(trec({"q1": list(corpus)})), "p.trec"))
+        judges.run_judge(test_set, judge, "all")
+        db.session.execute(sa.delete(Pair))
+        testsets.recount_pool(test_set.id)
+        db.session.commit()
+    result = runner.invoke(args=["pool", "pool", "--depth", "4", "--order-by-judge", "gpt"])
+    assert result.exit_code == 0, result.output
+    with app.app_context():
+        order = [
+            docid
+            for (docid,) in db.session.execute(
+                sa.select(Chunk.docid).join(Pair, Pair.chunk_id == Chunk.id).order_by(Pair.priority)
+            )
+        ]
+    # impact = grade / log2(rank + 1): e2 3/1.585=1.89, e4 2/2.32=0.86, e1 1/1=1; e3 unparsed last.
+    assert order == ["e2", "e1", "e4", "e3"]

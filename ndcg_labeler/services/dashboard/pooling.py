@@ -114,8 +114,15 @@ def _mean_share(
     return float(np.mean(shares))
 
 
-def plan_pool(test_set: TestSet, runs: Sequence[Run], depth: int | None) -> PoolPlan:
-    """What pooling the top `depth` of `runs` would add (nothing is written)."""
+def plan_pool(
+    test_set: TestSet, runs: Sequence[Run], depth: int | None, judge: str | None = None
+) -> PoolPlan:
+    """What pooling the top `depth` of `runs` would add (nothing is written).
+
+    With `judge`, the new pairs are queued by how much that machine judge's grade says they
+    would move NDCG (gain over log2(best rank + 1)), largest first; pairs it did not grade
+    keep the rank order after them.
+    """
     depth = check_depth(depth)
     if not runs:
         raise ServiceError("choose at least one run to pool from")
@@ -141,6 +148,7 @@ def plan_pool(test_set: TestSet, runs: Sequence[Run], depth: int | None) -> Pool
                 if target is not None and rank < target.get(key, depth + 1):
                     target[key] = rank
     chunk_ids = _chunk_ids(test_set.id, {docid for _, docid in best_any})
+    ids = {chunk_id: docid for docid, chunk_id in chunk_ids.items()}
     queued = _queued(test_set.id)
     # Unjudged chunks that will carry a grade once the queue is done: queued now, or new.
     pending = {key for key in best_any if (key[0], chunk_ids.get(key[1], -1)) in queued}
@@ -171,6 +179,9 @@ def plan_pool(test_set: TestSet, runs: Sequence[Run], depth: int | None) -> Pool
         )
         for run in everyone
     ]
+    if judge:
+        machine = live.grades_by_query(test_set, labels=f"machine:{judge}")
+        new_pairs = by_machine_impact(new_pairs, machine, ids)
     return PoolPlan(
         test_set=test_set,
         runs=list(runs),
@@ -188,9 +199,24 @@ def _all_runs(test_set: TestSet) -> list[Run]:
     return list(db.session.scalars(stmt))
 
 
-def add_pool(test_set: TestSet, runs: Sequence[Run], depth: int | None) -> tuple[int, PoolPlan]:
+def by_machine_impact(
+    pairs: list[tuple[int, int, int]], machine: dict[int, dict[str, int]], docids: dict[int, str]
+) -> list[tuple[int, int, int]]:
+    """(query, chunk, priority) re-ranked: the largest machine-estimated DCG gain first."""
+
+    def impact(pair: tuple[int, int, int]) -> float:
+        grade = machine.get(pair[0], {}).get(docids[pair[1]])
+        return -1.0 if grade is None else max(grade, 0) / float(np.log2(pair[2] + 1))
+
+    ordered = sorted(pairs, key=lambda pair: (-impact(pair), pair[2], pair[0], pair[1]))
+    return [(q, c, priority) for priority, (q, c, _) in enumerate(ordered, start=1)]
+
+
+def add_pool(
+    test_set: TestSet, runs: Sequence[Run], depth: int | None, judge: str | None = None
+) -> tuple[int, PoolPlan]:
     """Add the plan's pairs to the queue (one transaction, idempotent); returns (added, plan)."""
-    plan = plan_pool(test_set, runs, depth)
+    plan = plan_pool(test_set, runs, depth, judge)
     now = utcnow()
     new_ids: list[int] = []
     with transaction():
