@@ -16,6 +16,8 @@ CLI_MODULES += ("team",)
 CLI_MODULES += ("evaluation",)
 # Machine judges: `flask judges add|run|agreement`.
 CLI_MODULES += ("judges",)
+# Live retriever endpoints: `flask endpoints add|try|fetch`.
+CLI_MODULES += ("endpoints",)
 # Background jobs: `flask jobs worker`.
 CLI_MODULES += ("jobs",)
 # Backups, restores and the audit trail.

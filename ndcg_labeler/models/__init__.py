@@ -1,6 +1,7 @@
 """Typed SQLAlchemy 2 models; the schema itself is created only by Alembic migrations."""
 
 from ndcg_labeler.models.audit import AuditEvent
+from ndcg_labeler.models.endpoints import RetrieverEndpoint
 from ndcg_labeler.models.jobs import Job
 from ndcg_labeler.models.judges import Judge, MachineJudgment, PromptVersion
 from ndcg_labeler.models.judgments import Adjudication, Assignment, Judgment, JudgmentEvent
@@ -32,6 +33,7 @@ __all__ = [
     "PoolTally",
     "PromptVersion",
     "Query",
+    "RetrieverEndpoint",
     "Run",
     "RunQuery",
     "RunScore",

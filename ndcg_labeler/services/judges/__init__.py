@@ -2,6 +2,7 @@
 
 from .calibration import REFERENCES, judge_agreement, labels_of, machine_labels, suggestions
 from .catalog import add_judge, get_judge, list_judges, require_judge
+from .client import RateLimiter
 from .prompts import DEFAULT_TEMPLATE, check_template, prompt_version, render
 from .runner import PAIR_SETS, RunReport, run_judge, select_pairs
 
@@ -9,6 +10,7 @@ __all__ = [
     "DEFAULT_TEMPLATE",
     "PAIR_SETS",
     "REFERENCES",
+    "RateLimiter",
     "RunReport",
     "add_judge",
     "check_template",

@@ -1,0 +1,136 @@
+"""`flask endpoints add|try|fetch`: live retriever endpoints from the command line.
+
+`endpoints fetch` works in this process (a progress bar on stderr when it is a terminal) and
+prints its JSON when done.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+from flask.cli import AppGroup
+
+from ndcg_labeler.cli._common import cli_errors
+from ndcg_labeler.cli._progress import terminal_progress
+from ndcg_labeler.formats.hits import PRESETS
+from ndcg_labeler.services import endpoints, testsets
+
+
+@click.group("endpoints", cls=AppGroup)
+def endpoints_group() -> None:
+    """Live retriever endpoints of a test set: define, try, fetch a run."""
+
+
+@endpoints_group.command("add")
+@click.argument("testset")
+@click.argument("name")
+@click.option("--url", required=True, help="With {query}, {qid} and {k} placeholders.")
+@click.option("--method", type=click.Choice(["GET", "POST"]), default="GET", show_default=True)
+@click.option("--body", "body_file", type=click.Path(dir_okay=False), help="JSON body template.")
+@click.option("--header", "headers", multiple=True, help="'Name: value', ${ENV_VAR} for secrets.")
+@click.option("--hits", default="", help="JMESPath to the list of hits.")
+@click.option("--id", "id_expr", default="", help="JMESPath to a hit's docid.")
+@click.option("--score", default="", help="JMESPath to a hit's score (rank order if missing).")
+@click.option("--text", default="", help="JMESPath to a hit's chunk text.")
+@click.option("--preset", "preset_name", type=click.Choice(PRESETS), default=None)
+@click.option("--text-field", default="", help="With --preset: the field holding the text.")
+@click.option("--concurrency", type=int, default=4, show_default=True)
+@click.option("--rpm", type=int, default=0, help="Requests per minute (0: no limit).")
+@click.option("--timeout", type=float, default=30.0, show_default=True)
+@cli_errors
+def add(
+    testset: str,
+    name: str,
+    url: str,
+    method: str,
+    body_file: str | None,
+    headers: tuple[str, ...],
+    hits: str,
+    id_expr: str,
+    score: str,
+    text: str,
+    preset_name: str | None,
+    text_field: str,
+    concurrency: int,
+    rpm: int,
+    timeout: float,
+) -> None:
+    """Define endpoint NAME of TESTSET (header secrets stay in the environment)."""
+    endpoint = endpoints.add_endpoint(
+        testsets.require_by_name(testset),
+        name,
+        url,
+        method=method,
+        body=Path(body_file).read_text(encoding="utf-8") if body_file else "",
+        headers=list(headers),
+        hits=hits,
+        id_expr=id_expr,
+        score=score,
+        text=text,
+        preset_name=preset_name or "",
+        text_field=text_field,
+        concurrency=concurrency,
+        requests_per_minute=rpm,
+        timeout=timeout,
+    )
+    click.echo(f"Endpoint {endpoint.name} added ({endpoint.method} {endpoint.url}).")
+
+
+@endpoints_group.command("try")
+@click.argument("testset")
+@click.argument("name")
+@click.argument("query")
+@click.option("--k", type=int, default=10, show_default=True)
+@click.option("--json", "as_json", is_flag=True)
+@cli_errors
+def try_(testset: str, name: str, query: str, k: int, as_json: bool) -> None:
+    """Ask endpoint NAME for QUERY and print the mapped results (or the exact mapping error)."""
+    endpoint = endpoints.require_endpoint(testsets.require_by_name(testset), name)
+    hits = endpoints.try_query(endpoint, query, k)
+    if as_json:
+        click.echo(json.dumps([{"docid": h.docid, "score": h.score, "text": h.text} for h in hits]))
+        return
+    for rank, hit in enumerate(hits, start=1):
+        score = "—" if hit.score is None else f"{hit.score:.4f}"
+        click.echo(f"{rank}\t{hit.docid}\t{score}\t{(hit.text or '')[:80]}")
+
+
+@endpoints_group.command("fetch")
+@click.argument("testset")
+@click.argument("name")
+@click.option("--run", "run_name", required=True, help="Name of the run to store.")
+@click.option("--k", type=int, default=100, show_default=True)
+@click.option("--accept-partial", is_flag=True, help="Store the run without failed queries.")
+@click.option("--json", "as_json", is_flag=True)
+@cli_errors
+def fetch(
+    testset: str, name: str, run_name: str, k: int, accept_partial: bool, as_json: bool
+) -> None:
+    """Ask endpoint NAME for every query of TESTSET and store the answers as run RUN."""
+    test_set = testsets.require_by_name(testset)
+    endpoint = endpoints.require_endpoint(test_set, name)
+    with terminal_progress() as progress:
+        try:
+            _run, report = endpoints.fetch_run(
+                test_set, endpoint, run_name, k=k, accept_partial=accept_partial, progress=progress
+            )
+        except endpoints.FetchFailed as exc:
+            if as_json:
+                click.echo(json.dumps(exc.report.to_json()))
+            raise
+    if as_json:
+        click.echo(json.dumps(report.to_json()))
+    else:
+        click.echo(
+            f"Run {report.run}: {report.fetched} of {report.queries} queries fetched, "
+            f"{len(report.failed)} failed, {report.new_chunks} new chunks, {report.seconds:.1f} s."
+        )
+        for failure in report.failed:
+            click.echo(f"left out {failure['qid']}: {failure['error']}", err=True)
+    sys.stdout.flush()
+
+
+commands = [endpoints_group]

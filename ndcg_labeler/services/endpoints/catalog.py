@@ -1,0 +1,140 @@
+"""Defining a test set's retriever endpoints (with presets for common engines)."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import sqlalchemy as sa
+
+from ndcg_labeler.extensions import db
+from ndcg_labeler.formats.hits import HitsError, Mapping, check, preset
+from ndcg_labeler.models import RetrieverEndpoint, TestSet
+from ndcg_labeler.services import ServiceError
+
+METHODS = ("GET", "POST")
+_HEADER = re.compile(r"^\s*([A-Za-z0-9-]+)\s*:\s*(.*)$")
+
+
+def parse_header(text: str) -> tuple[str, str]:
+    """'Name: value' (the value may hold ${ENV_VAR}) -> (name, value)."""
+    found = _HEADER.match(text or "")
+    if found is None:
+        raise ServiceError(f"a header must read 'Name: value', not '{text}'")
+    return found.group(1), found.group(2).strip()
+
+
+def mapping_of(endpoint: RetrieverEndpoint) -> Mapping:
+    """The endpoint's response mapping."""
+    return Mapping(endpoint.hits_expr, endpoint.id_expr, endpoint.score_expr, endpoint.text_expr)
+
+
+def list_endpoints(test_set: TestSet) -> list[RetrieverEndpoint]:
+    """The test set's endpoints, by name."""
+    stmt = (
+        sa.select(RetrieverEndpoint)
+        .where(RetrieverEndpoint.test_set_id == test_set.id)
+        .order_by(RetrieverEndpoint.name)
+    )
+    return list(db.session.scalars(stmt))
+
+
+def require_endpoint(test_set: TestSet, name: str) -> RetrieverEndpoint:
+    """The endpoint of the test set with this name, or a ServiceError naming it."""
+    found = db.session.scalar(
+        sa.select(RetrieverEndpoint).where(
+            RetrieverEndpoint.test_set_id == test_set.id, RetrieverEndpoint.name == name
+        )
+    )
+    if found is None:
+        raise ServiceError(f"test set '{test_set.name}' has no endpoint named '{name}'")
+    return found
+
+
+def add_endpoint(
+    test_set: TestSet,
+    name: str,
+    url: str,
+    *,
+    method: str = "GET",
+    body: str = "",
+    headers: list[str] | None = None,
+    hits: str = "",
+    id_expr: str = "",
+    score: str = "",
+    text: str = "",
+    preset_name: str = "",
+    text_field: str = "",
+    concurrency: int = 4,
+    requests_per_minute: int = 0,
+    timeout: float = 30.0,
+) -> RetrieverEndpoint:
+    """Create an endpoint after checking the URL, body template, headers and mapping."""
+    name = " ".join((name or "").split())
+    if not name or len(name) > 100:
+        raise ServiceError("an endpoint needs a name of 1–100 characters")
+    if not re.match(r"^https?://", url or ""):
+        raise ServiceError("the URL must start with http:// or https://")
+    method = (method or "GET").upper()
+    if method not in METHODS:
+        raise ServiceError("the method must be GET or POST")
+    if method == "POST":
+        if not body:
+            raise ServiceError("a POST endpoint needs a JSON body template")
+        try:
+            json.loads(body.replace("{query}", "q").replace("{qid}", "q").replace("{k}", "1"))
+        except ValueError as exc:
+            raise ServiceError(f"the body template is not JSON once filled in: {exc}") from None
+    elif "{query}" not in url:
+        raise ServiceError("a GET endpoint's URL needs the {query} placeholder")
+    try:
+        mapping = (
+            preset(preset_name, text_field) if preset_name else Mapping(hits, id_expr, score, text)
+        )
+        check(mapping)
+    except HitsError as exc:
+        raise ServiceError(str(exc)) from None
+    parsed: dict[str, Any] = dict(parse_header(h) for h in headers or [])
+    if not 1 <= concurrency <= 64 or requests_per_minute < 0 or not 0 < timeout <= 600:
+        raise ServiceError("concurrency must be 1–64, requests per minute ≥ 0, timeout 0–600 s")
+    taken = db.session.scalar(
+        sa.select(RetrieverEndpoint.id).where(
+            RetrieverEndpoint.test_set_id == test_set.id, RetrieverEndpoint.name == name
+        )
+    )
+    if taken is not None:
+        raise ServiceError(f"test set '{test_set.name}' already has an endpoint named '{name}'")
+    endpoint = RetrieverEndpoint(
+        test_set_id=test_set.id,
+        name=name,
+        url=url,
+        method=method,
+        body_template=body,
+        headers=parsed,
+        hits_expr=mapping.hits,
+        id_expr=mapping.id,
+        score_expr=mapping.score,
+        text_expr=mapping.text,
+        concurrency=concurrency,
+        requests_per_minute=requests_per_minute,
+        timeout=timeout,
+    )
+    db.session.add(endpoint)
+    db.session.commit()
+    return endpoint
+
+
+def snapshot(endpoint: RetrieverEndpoint) -> dict[str, Any]:
+    """The configuration a fetched run keeps (header names only: their values may be secret)."""
+    return {
+        "endpoint": endpoint.name,
+        "url": endpoint.url,
+        "method": endpoint.method,
+        "body_template": endpoint.body_template,
+        "header_names": sorted(endpoint.headers or {}),
+        "hits": endpoint.hits_expr,
+        "id": endpoint.id_expr,
+        "score": endpoint.score_expr,
+        "text": endpoint.text_expr,
+    }

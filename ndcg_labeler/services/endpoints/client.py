@@ -1,0 +1,83 @@
+"""Asking a retriever endpoint for one query: build the request, retry, map the answer."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+import urllib.parse
+from typing import Any
+
+from ndcg_labeler.formats.hits import Hit, HitsError, Mapping, map_hits
+from ndcg_labeler.services import ServiceError
+
+RETRIES = 3
+BACKOFF = 0.5  # seconds before the first retry; doubled each time
+_ENV = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+def _env(value: str) -> str:
+    def fill(found: re.Match[str]) -> str:
+        name = found.group(1)
+        if name not in os.environ:
+            raise ServiceError(f"the environment variable {name} is not set")
+        return os.environ[name]
+
+    return _ENV.sub(fill, value)
+
+
+def build_request(
+    url: str, method: str, body: str, headers: dict[str, str], query: str, qid: str, k: int
+) -> tuple[str, dict[str, str], Any]:
+    """(URL, headers, JSON body or None) for one query: placeholders filled and escaped."""
+    filled_url = (
+        url.replace("{query}", urllib.parse.quote(query, safe=""))
+        .replace("{qid}", urllib.parse.quote(qid, safe=""))
+        .replace("{k}", str(k))
+    )
+    payload = None
+    if method == "POST":
+        as_json = body.replace("{query}", json.dumps(query)[1:-1])
+        as_json = as_json.replace("{qid}", json.dumps(qid)[1:-1]).replace("{k}", str(k))
+        payload = json.loads(as_json)
+    return filled_url, {name: _env(value) for name, value in headers.items()}, payload
+
+
+def ask(
+    client: Any,
+    request: tuple[str, dict[str, str], Any],
+    method: str,
+    mapping: Mapping,
+    timeout: float,
+) -> list[Hit]:
+    """The mapped hits of one request; ServiceError with what went wrong (after retries)."""
+    import httpx
+
+    url, headers, payload = request
+    error = ""
+    for attempt in range(RETRIES + 1):
+        response = None
+        try:
+            if method == "POST":
+                response = client.post(url, json=payload, headers=headers, timeout=timeout)
+            else:
+                response = client.get(url, headers=headers, timeout=timeout)
+        except (httpx.TimeoutException, httpx.TransportError) as exc:
+            error = f"{type(exc).__name__}: {exc}"
+        else:
+            if response.status_code == 200:
+                try:
+                    document = response.json()
+                except ValueError as exc:
+                    raise ServiceError(f"the endpoint's answer is not JSON ({exc})") from None
+                try:
+                    return map_hits(document, mapping)
+                except HitsError as exc:
+                    raise ServiceError(str(exc)) from None
+            error = f"HTTP {response.status_code}: {response.text[:200]}"
+            if response.status_code != 429 and response.status_code < 500:
+                break
+        if attempt < RETRIES:
+            time.sleep(BACKOFF * 2**attempt)
+    raise ServiceError(error)

@@ -1,0 +1,193 @@
+"""Fetching a run from a retriever endpoint: every query asked, then stored whole or not at all.
+
+Queries are asked in parallel (the endpoint's concurrency and requests-per-minute); each one is
+retried on 429, 5xx and timeouts. When some still fail, nothing is stored unless the caller
+accepts a run without them (they are listed in the report and in the run's notes). Chunk texts
+the endpoint returns for docids the test set lacks join the corpus, so they can be labeled.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+import sqlalchemy as sa
+
+from ndcg_labeler.extensions import db
+from ndcg_labeler.formats.hits import Hit
+from ndcg_labeler.models import Chunk, Query, RetrieverEndpoint, Run, TestSet, User
+from ndcg_labeler.models._common import utcnow
+from ndcg_labeler.services import ServiceError, runs, testsets
+from ndcg_labeler.services.endpoints.catalog import mapping_of, snapshot
+from ndcg_labeler.services.endpoints.client import ask, build_request
+from ndcg_labeler.services.judges import RateLimiter
+
+
+@dataclass
+class FetchReport:
+    """What `flask endpoints fetch --json` prints (plus the failures, by qid)."""
+
+    run: str
+    queries: int
+    fetched: int = 0
+    failed: list[dict[str, str]] = field(default_factory=list)
+    new_chunks: int = 0
+    seconds: float = 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        """The CLI's JSON object."""
+        return {
+            "run": self.run,
+            "queries": self.queries,
+            "fetched": self.fetched,
+            "failed": len(self.failed),
+            "new_chunks": self.new_chunks,
+            "seconds": round(self.seconds, 3),
+            "failures": self.failed,
+        }
+
+
+class FetchFailed(ServiceError):
+    """Some queries failed and a partial run was not accepted; nothing was stored."""
+
+    def __init__(self, report: FetchReport) -> None:
+        listed = "; ".join(f"{f['qid']}: {f['error']}" for f in report.failed[:5])
+        more = f" (and {len(report.failed) - 5} more)" if len(report.failed) > 5 else ""
+        super().__init__(
+            f"{len(report.failed)} of {report.queries} queries failed, so nothing was stored: "
+            f"{listed}{more}. Fetch again, or accept a run without them."
+        )
+        self.report = report
+
+
+def try_query(endpoint: RetrieverEndpoint, text: str, k: int = 10) -> list[Hit]:
+    """The mapped hits for one query text (for "try one query" before fetching everything)."""
+    import httpx
+
+    request = build_request(
+        endpoint.url,
+        endpoint.method,
+        endpoint.body_template,
+        endpoint.headers or {},
+        text,
+        "try",
+        k,
+    )
+    with httpx.Client() as client:
+        return ask(client, request, endpoint.method, mapping_of(endpoint), endpoint.timeout)
+
+
+def _ask_all(
+    endpoint: RetrieverEndpoint, queries: list[tuple[str, str]], k: int, progress: Callable
+) -> dict[str, list[Hit] | str]:
+    import httpx
+
+    mapping, limiter = mapping_of(endpoint), RateLimiter(endpoint.requests_per_minute)
+    headers = endpoint.headers or {}
+
+    def one(item: tuple[str, str]) -> list[Hit] | str:
+        qid, text = item
+        try:
+            request = build_request(
+                endpoint.url, endpoint.method, endpoint.body_template, headers, text, qid, k
+            )
+            limiter.wait()
+            return ask(client, request, endpoint.method, mapping, endpoint.timeout)
+        except ServiceError as exc:
+            return str(exc)
+
+    out: dict[str, list[Hit] | str] = {}
+    with httpx.Client() as client, ThreadPoolExecutor(endpoint.concurrency) as pool:
+        for n, (item, answer) in enumerate(zip(queries, pool.map(one, queries), strict=True), 1):
+            out[item[0]] = answer
+            progress("fetch", n, len(queries), n)
+    return out
+
+
+def _trec(answers: dict[str, list[Hit] | str], k: int) -> str:
+    """A TREC run of the answers (rank order where the endpoint gave no scores)."""
+    lines = []
+    for qid, hits in answers.items():
+        if isinstance(hits, str):
+            continue
+        seen: set[str] = set()
+        unique = [h for h in hits if not (h.docid in seen or seen.add(h.docid))][:k]
+        use_rank = any(h.score is None for h in unique)
+        for rank, hit in enumerate(unique, start=1):
+            score = float(len(unique) - rank + 1) if use_rank else hit.score
+            lines.append(f"{qid} Q0 {hit.docid} {rank} {score!r} fetched\n")
+    return "".join(lines)
+
+
+def _new_chunks(test_set: TestSet, answers: dict[str, list[Hit] | str]) -> dict[str, str]:
+    texts = {
+        hit.docid: hit.text
+        for hits in answers.values()
+        if not isinstance(hits, str)
+        for hit in hits
+        if hit.text
+    }
+    if not texts:
+        return {}
+    known = set(
+        db.session.scalars(
+            sa.select(Chunk.docid).where(
+                Chunk.test_set_id == test_set.id, Chunk.docid.in_(sorted(texts))
+            )
+        )
+    )
+    return {docid: text for docid, text in texts.items() if docid not in known}
+
+
+def fetch_run(
+    test_set: TestSet,
+    endpoint: RetrieverEndpoint,
+    name: str,
+    *,
+    k: int = 100,
+    accept_partial: bool = False,
+    user: User | None = None,
+    progress: Callable[[str, int, int, int], None] | None = None,
+) -> tuple[Run | None, FetchReport]:
+    """Ask the endpoint for every query and store the run (and new chunks); the report."""
+    started = time.monotonic()
+    name = runs.clean_name(name)
+    if runs.name_taken(test_set, name):
+        raise ServiceError(f"this test set already has a run named '{name}'")
+    if not 1 <= k <= 10_000:
+        raise ServiceError("k must be a whole number from 1 to 10000")
+    rows = db.session.execute(
+        sa.select(Query.qid, Query.text).where(Query.test_set_id == test_set.id).order_by(Query.qid)
+    ).all()
+    queries = [(qid, text) for qid, text in rows]
+    answers = _ask_all(endpoint, queries, k, progress or (lambda *_: None))
+    report = FetchReport(name, len(queries))
+    report.failed = [{"qid": q, "error": a} for q, a in answers.items() if isinstance(a, str)]
+    report.fetched = len(queries) - len(report.failed)
+    if report.failed and not accept_partial:
+        report.seconds = time.monotonic() - started
+        raise FetchFailed(report)
+    if not report.fetched:
+        raise ServiceError("no query was fetched: nothing to store")
+    new = _new_chunks(test_set, answers)
+    text = _trec(answers, k)
+    run = runs.upload_run(test_set, io.BytesIO(text.encode()), f"{endpoint.name}.trec", name, user)
+    if new:
+        out = io.StringIO()
+        writer = csv.writer(out)
+        writer.writerow(["docid", "text"])
+        writer.writerows(sorted(new.items()))
+        corpus = testsets.ImportFile(io.BytesIO(out.getvalue().encode()), "fetched-corpus.csv")
+        testsets.import_files(test_set, corpus=corpus)
+    report.new_chunks = len(new)
+    fetched = {**snapshot(endpoint), "k": k, "at": utcnow().isoformat()}
+    fetched["left_out"] = [f["qid"] for f in report.failed]
+    run.report = {**(run.report or {}), "fetched": fetched}
+    db.session.commit()
+    report.seconds = time.monotonic() - started
+    return run, report
