@@ -21,6 +21,8 @@ BLUEPRINT_MODULES += ("api_docs",)
 BLUEPRINT_MODULES += ("team",)
 # Machine judges: define, run, calibrate.
 BLUEPRINT_MODULES += ("judges",)
+# Live retriever endpoints: define, try, fetch.
+BLUEPRINT_MODULES += ("endpoints",)
 # Background jobs: long imports and uploads.
 BLUEPRINT_MODULES += ("jobs",)
 # The audit trail of admin actions.

@@ -221,3 +221,44 @@ def test_bad_endpoints_are_refused(runner: FlaskCliRunner, ep_set: str, search: 
     for extra, message in cases:
         result = runner.invoke(args=["endpoints", "add", "ep", "bad", *extra])
         assert result.exit_code != 0 and message in result.output, (extra, result.output)
+
+
+def test_the_browser_adds_tries_and_fetches_as_a_job(
+    app: Flask, as_admin, search: FakeSearch
+) -> None:
+    from ndcg_labeler.services import jobs
+
+    with app.app_context():
+        ts_id = build_test_set("web", {"q1": "refund policy", "q2": "parking"}).id
+    base = f"/testsets/{ts_id}/endpoints/"
+    added = as_admin.post(
+        base,
+        data={
+            "name": "es",
+            "url": search.url + "/search?q={query}&size={k}",
+            "method": "GET",
+            "headers": "Authorization: Bearer ${SEARCH_TOKEN}",
+            "preset": "elasticsearch",
+            "text_field": "body",
+        },
+    )
+    assert added.status_code == 302
+    page = as_admin.post(base + "es", data={"try-query": "refund policy", "try-submit": "Try"})
+    text = page.get_data(as_text=True)
+    assert "2 results, as they would be stored" in text and "A new refund chunk." in text
+    assert "s3cret" not in text  # header values are never shown
+    bad = as_admin.post(base + "es", data={"try-query": "no id", "try-submit": "Try"})
+    assert "hit 1: the id expression &#39;_id&#39; gave no docid" in bad.get_data(as_text=True)
+    fetch = as_admin.post(
+        base + "es", data={"fetch-run": "web run", "fetch-k": "10", "fetch-submit": "Fetch run"}
+    )
+    assert fetch.status_code == 302 and fetch.headers["Location"].startswith("/jobs/")
+    job_id = int(fetch.headers["Location"].rsplit("/", 1)[1])
+    with app.app_context():
+        jobs.run_job(job_id)  # what the job worker does
+        run = run_service.require_run(testsets.require_by_name("web"), "web run")
+        assert run.num_queries == 2
+        new = db.session.scalars(sa.select(Chunk.docid).where(Chunk.test_set_id == ts_id)).all()
+        assert sorted(new) == ["d1", "d5", "new1"]  # the corpus grew with the returned texts
+    shown = as_admin.get(f"/jobs/{job_id}").get_data(as_text=True)
+    assert "Run web run fetched" in shown and "New chunks added to the corpus: 3" in shown

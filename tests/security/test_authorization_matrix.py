@@ -116,6 +116,8 @@ ROUTES = {
     "judges.index": ADMIN,
     "judges.for_test_set": ADMIN,
     "judges.calibration": ADMIN,
+    "endpoints.index": ADMIN,
+    "endpoints.show": ADMIN,
 }
 # Query strings some GETs need to answer 200 (they are not about access).
 QUERY = {"compare.stats_fragment": "?stats=1"}
@@ -151,6 +153,7 @@ def _extra(world: World) -> dict[str, object]:
         "filename": "css/app.css",
         "job_id": world.job_id,
         "judge_id": world.judge_id,
+        "name": "matrix",
     }
 
 

@@ -10,7 +10,7 @@ from flask import Flask
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import TestSet, User
-from ndcg_labeler.services import accounts, jobs, judges
+from ndcg_labeler.services import accounts, endpoints, jobs, judges
 from ndcg_labeler.services import runs as run_service
 from tests.factory import build, make_user, trec
 
@@ -100,5 +100,12 @@ def make_world(app: Flask) -> World:
         job = jobs.create_job("import", sets["A"].test_set_id, users["admin"], {})
         # Nothing listens on port 9: a run of this judge fails at once (and is not retried long).
         judge = judges.add_judge("matrix", "http://127.0.0.1:9/v1", "none", timeout=1)
+        for target in sets.values():  # an endpoint named "matrix" in every set (nothing listens)
+            endpoints.add_endpoint(
+                db.session.get_one(TestSet, target.test_set_id),
+                "matrix",
+                "http://127.0.0.1:9/?q={query}",
+                preset_name="list",
+            )
         ids = (job.id, judge.id)
     return World(app, sets, users, tokens, *ids)

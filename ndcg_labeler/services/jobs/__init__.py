@@ -3,6 +3,7 @@
 from .kinds import (
     IMPORT_FIELDS,
     TITLES,
+    enqueue_fetch,
     enqueue_import,
     enqueue_judge,
     enqueue_upload,
@@ -39,6 +40,7 @@ __all__ = [
     "can_see",
     "cancel",
     "create_job",
+    "enqueue_fetch",
     "enqueue_import",
     "enqueue_judge",
     "enqueue_upload",

@@ -9,6 +9,7 @@ from typing import Any, BinaryIO
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Job, TestSet, User
 from ndcg_labeler.services import ServiceError
+from ndcg_labeler.services import endpoints as endpoints_service
 from ndcg_labeler.services import judges as judges_service
 from ndcg_labeler.services import runs as run_service
 from ndcg_labeler.services import testsets as testsets_service
@@ -144,9 +145,50 @@ def _run_judge(job: Job, progress: Progress) -> dict[str, Any]:
     return {**found.to_json(), "skipped": found.skipped, **tokens_used}
 
 
+def enqueue_fetch(
+    test_set: TestSet,
+    endpoint_name: str,
+    run_name: str,
+    k: int,
+    accept_partial: bool,
+    user: User | None,
+) -> Job:
+    """A background fetch of a run from one of the test set's retriever endpoints."""
+    endpoints_service.require_endpoint(test_set, endpoint_name)
+    run_name = run_service.clean_name(run_name)
+    if run_service.name_taken(test_set, run_name):
+        raise ServiceError(f"this test set already has a run named '{run_name}'")
+    params = {"endpoint": endpoint_name, "run": run_name, "k": k, "accept_partial": accept_partial}
+    return _enqueue("fetch", test_set, user, params, {})
+
+
+def _run_fetch(job: Job, progress: Progress) -> dict[str, Any]:
+    """Fetch every query; the run is stored only at the end (whole, or as accepted)."""
+    test_set = _test_set(job)
+    params = job.params or {}
+    endpoint = endpoints_service.require_endpoint(test_set, params.get("endpoint") or "")
+    user = db.session.get(User, job.user_id) if job.user_id else None
+    run, report = endpoints_service.fetch_run(
+        test_set,
+        endpoint,
+        params.get("run") or "",
+        k=int(params.get("k") or 100),
+        accept_partial=bool(params.get("accept_partial")),
+        user=user,
+        progress=progress,
+    )
+    return {**report.to_json(), "run_id": run.id if run else None}
+
+
 RUNNERS: dict[str, Callable[[Job, Progress], dict[str, Any]]] = {
+    "fetch": _run_fetch,
     "import": _run_import,
     "run_upload": _run_upload,
     "judge": _run_judge,
 }
-TITLES = {"import": "Import", "run_upload": "Run upload", "judge": "Machine judge"}
+TITLES = {
+    "import": "Import",
+    "run_upload": "Run upload",
+    "judge": "Machine judge",
+    "fetch": "Fetch from an endpoint",
+}

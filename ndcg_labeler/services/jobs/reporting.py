@@ -25,6 +25,7 @@ PHASES = {
     "rank": "ranking",
     "store": "storing ranked lists",
     "judge": "asking the judge",
+    "fetch": "asking the endpoint",
 }
 INTERVAL = 0.5
 """Seconds between two recorded reports (the callback is called far more often)."""

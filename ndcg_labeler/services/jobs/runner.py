@@ -23,6 +23,7 @@ NOTHING = {
     "import": "nothing was imported",
     "run_upload": "nothing was stored",
     "judge": "the answers received so far are kept; run the judge again to resume",
+    "fetch": "no run was stored",
 }
 
 

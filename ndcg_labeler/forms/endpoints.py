@@ -1,0 +1,52 @@
+"""Retriever endpoint forms: define an endpoint, try one query, fetch a run."""
+
+from __future__ import annotations
+
+from flask_wtf import FlaskForm
+from wtforms import BooleanField, IntegerField, SelectField, StringField, SubmitField, TextAreaField
+from wtforms.fields.choices import SelectChoice
+from wtforms.validators import DataRequired, Length, NumberRange, Optional
+
+PRESET_CHOICES = [
+    SelectChoice("", "Custom (JMESPath below)"),
+    SelectChoice("elasticsearch", "Elasticsearch"),
+    SelectChoice("opensearch", "OpenSearch"),
+    SelectChoice("solr", "Solr"),
+    SelectChoice("vespa", "Vespa"),
+    SelectChoice("list", "A plain JSON list"),
+]
+
+
+class EndpointForm(FlaskForm):
+    """An admin defines a retriever endpoint; secrets stay in environment variables."""
+
+    name = StringField("Name", validators=[DataRequired(), Length(max=100)])
+    url = StringField("URL, with {query}, {qid} and {k}", validators=[DataRequired()])
+    method = SelectField(
+        "Method", choices=[SelectChoice("GET", "GET"), SelectChoice("POST", "POST")]
+    )
+    body = TextAreaField("JSON body template (POST)", validators=[Optional()])
+    headers = TextAreaField("Headers, one 'Name: value' a line; ${ENV_VAR} for secrets")
+    preset = SelectField("Response shape", choices=PRESET_CHOICES, default="")
+    text_field = StringField("Text field (with a preset)", validators=[Optional()])
+    hits = StringField("Hits (JMESPath)", validators=[Optional()])
+    id_expr = StringField("Docid of a hit (JMESPath)", validators=[Optional()])
+    score = StringField("Score of a hit (JMESPath, optional)", validators=[Optional()])
+    text = StringField("Chunk text of a hit (JMESPath, optional)", validators=[Optional()])
+    submit = SubmitField("Add endpoint")
+
+
+class TryForm(FlaskForm):
+    """Ask one endpoint for one query and show the mapped results."""
+
+    query = StringField("Query text", validators=[DataRequired(), Length(max=2000)])
+    submit = SubmitField("Try")
+
+
+class FetchForm(FlaskForm):
+    """Fetch a run of every query, as a background job."""
+
+    run = StringField("Run name", validators=[DataRequired(), Length(max=200)])
+    k = IntegerField("Results per query", default=100, validators=[NumberRange(1, 10_000)])
+    accept_partial = BooleanField("Store the run even if some queries fail (they are listed)")
+    submit = SubmitField("Fetch run")

@@ -1,0 +1,88 @@
+"""A test set's live retriever endpoints in the browser (admins): define, try, fetch."""
+
+from __future__ import annotations
+
+from flask import Blueprint, abort, flash, redirect, render_template, url_for
+from flask_login import current_user
+from werkzeug.wrappers import Response
+
+from ndcg_labeler.forms.endpoints import EndpointForm, FetchForm, TryForm
+from ndcg_labeler.services import ServiceError, endpoints, jobs
+from ndcg_labeler.views.access import admin_required, get_test_set_or_404
+
+bp = Blueprint("endpoints", __name__, url_prefix="/testsets/<int:test_set_id>/endpoints")
+
+
+@bp.route("/", methods=["GET", "POST"])
+@admin_required
+def index(test_set_id: int) -> str | Response:
+    """The endpoints and the form that adds one."""
+    test_set = get_test_set_or_404(test_set_id)
+    form = EndpointForm()
+    if form.validate_on_submit():
+        try:
+            endpoint = endpoints.add_endpoint(
+                test_set,
+                form.name.data or "",
+                form.url.data or "",
+                method=form.method.data or "GET",
+                body=form.body.data or "",
+                headers=[h for h in (form.headers.data or "").splitlines() if h.strip()],
+                hits=form.hits.data or "",
+                id_expr=form.id_expr.data or "",
+                score=form.score.data or "",
+                text=form.text.data or "",
+                preset_name=form.preset.data or "",
+                text_field=form.text_field.data or "",
+            )
+        except ServiceError as exc:
+            form.name.errors.append(str(exc))
+        else:
+            flash(f"Endpoint {endpoint.name} added. Try a query before fetching.", "success")
+            return redirect(url_for("endpoints.show", test_set_id=test_set.id, name=endpoint.name))
+    return render_template(
+        "endpoints/index.html",
+        test_set=test_set,
+        endpoints=endpoints.list_endpoints(test_set),
+        form=form,
+    )
+
+
+@bp.route("/<name>", methods=["GET", "POST"])
+@admin_required
+def show(test_set_id: int, name: str) -> str | Response:
+    """One endpoint: try a query (the mapped results or the exact error), fetch a run."""
+    test_set = get_test_set_or_404(test_set_id)
+    found = {e.name: e for e in endpoints.list_endpoints(test_set)}
+    endpoint = found.get(name) or abort(404)
+    try_form, fetch_form = TryForm(prefix="try"), FetchForm(prefix="fetch")
+    hits, error = None, None
+    if try_form.submit.data and try_form.validate_on_submit():
+        try:
+            hits = endpoints.try_query(endpoint, try_form.query.data or "")
+        except ServiceError as exc:
+            error = str(exc)
+    elif fetch_form.submit.data and fetch_form.validate_on_submit():
+        try:
+            job = jobs.enqueue_fetch(
+                test_set,
+                endpoint.name,
+                fetch_form.run.data or "",
+                fetch_form.k.data or 100,
+                bool(fetch_form.accept_partial.data),
+                current_user,
+            )
+        except ServiceError as exc:
+            fetch_form.run.errors.append(str(exc))
+        else:
+            return redirect(url_for("jobs.show", job_id=job.id))
+    return render_template(
+        "endpoints/show.html",
+        test_set=test_set,
+        endpoint=endpoint,
+        snapshot=endpoints.snapshot(endpoint),
+        try_form=try_form,
+        fetch_form=fetch_form,
+        hits=hits,
+        error=error,
+    )
