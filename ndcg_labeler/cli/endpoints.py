@@ -120,6 +120,8 @@ def fetch(
         except endpoints.FetchFailed as exc:
             if as_json:
                 click.echo(json.dumps(exc.report.to_json()))
+            for failure in exc.report.failed:
+                click.echo(f"failed {failure['qid']}: {failure['error']}", err=True)
             raise
     if as_json:
         click.echo(json.dumps(report.to_json()))
@@ -128,8 +130,8 @@ def fetch(
             f"Run {report.run}: {report.fetched} of {report.queries} queries fetched, "
             f"{len(report.failed)} failed, {report.new_chunks} new chunks, {report.seconds:.1f} s."
         )
-        for failure in report.failed:
-            click.echo(f"left out {failure['qid']}: {failure['error']}", err=True)
+    for failure in report.failed:
+        click.echo(f"left out {failure['qid']}: {failure['error']}", err=True)
     sys.stdout.flush()
 
 

@@ -157,8 +157,9 @@ def test_a_fetch_with_failures_stores_nothing_unless_accepted(
     refused = runner.invoke(args=["endpoints", "fetch", "ep", "es", "--run", "live", "--json"])
     assert refused.exit_code == 1
     failed = json.loads(refused.output.splitlines()[0])
+    assert set(failed) == {"run", "queries", "fetched", "failed", "new_chunks", "seconds"}
     assert (failed["queries"], failed["fetched"], failed["failed"]) == (4, 2, 2)
-    assert {f["qid"] for f in failed["failures"]} == {"q3", "q4"}
+    assert "failed q3: HTTP 500" in refused.output and "failed q4:" in refused.output
     with app.app_context():
         assert db.session.scalar(sa.select(sa.func.count()).select_from(Run)) == 0
         assert db.session.scalar(sa.select(sa.func.count()).select_from(Chunk)) == 3  # d1 d5 new1
@@ -167,7 +168,7 @@ def test_a_fetch_with_failures_stores_nothing_unless_accepted(
         args=["endpoints", "fetch", "ep", "es", "--run", "live", "--json", "--accept-partial"]
     )
     assert accepted.exit_code == 0, accepted.output
-    report = json.loads(accepted.output)
+    report = json.loads(accepted.output.splitlines()[0])
     assert {k: report[k] for k in ("run", "queries", "fetched", "failed", "new_chunks")} == {
         "run": "live",
         "queries": 4,
@@ -262,3 +263,20 @@ def test_the_browser_adds_tries_and_fetches_as_a_job(
         assert sorted(new) == ["d1", "d5", "new1"]  # the corpus grew with the returned texts
     shown = as_admin.get(f"/jobs/{job_id}").get_data(as_text=True)
     assert "Run web run fetched" in shown and "New chunks added to the corpus: 3" in shown
+
+
+def test_a_slow_endpoint_times_out_per_query_and_is_listed(
+    app: Flask, runner: FlaskCliRunner, search: FakeSearch
+) -> None:
+    with app.app_context():
+        build_test_set("slowset", {"q1": "parking", "q2": "slow"})
+    args = ["endpoints", "add", "slowset", "es", "--url", search.url + "/s?q={query}"]
+    args += ["--preset", "elasticsearch", "--timeout", "0.3"]
+    assert runner.invoke(args=args).exit_code == 0
+    result = runner.invoke(
+        args=["endpoints", "fetch", "slowset", "es", "--run", "r", "--json", "--accept-partial"]
+    )
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output.splitlines()[0])
+    assert (report["fetched"], report["failed"]) == (1, 1)
+    assert "left out q2: ReadTimeout" in result.output

@@ -48,7 +48,6 @@ class FetchReport:
             "failed": len(self.failed),
             "new_chunks": self.new_chunks,
             "seconds": round(self.seconds, 3),
-            "failures": self.failed,
         }
 
 

@@ -177,7 +177,7 @@ def _run_fetch(job: Job, progress: Progress) -> dict[str, Any]:
         user=user,
         progress=progress,
     )
-    return {**report.to_json(), "run_id": run.id if run else None}
+    return {**report.to_json(), "failures": report.failed, "run_id": run.id if run else None}
 
 
 RUNNERS: dict[str, Callable[[Job, Progress], dict[str, Any]]] = {
