@@ -8,7 +8,7 @@ from flask import Blueprint, abort, jsonify, render_template, request
 from flask_login import current_user
 from werkzeug.wrappers import Response
 
-from ndcg_labeler.services import ServiceError, live
+from ndcg_labeler.services import ServiceError, judges, live
 from ndcg_labeler.services import dashboard as dashboard_service
 from ndcg_labeler.views import figures
 from ndcg_labeler.views._scoring import run_or_404, score_options
@@ -26,6 +26,16 @@ def merged(*parts: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for part in parts:
         out.update(part)
+    return out
+
+
+@bp.app_template_global()
+def label_sources() -> list[tuple[str, str]]:
+    """(value, text) of the label sources a score view may use: people, then each judge."""
+    out = [("human", "people (and imported qrels)")]
+    for judge in judges.list_judges():
+        out.append((f"machine:{judge.name}", f"machine: {judge.name} only"))
+        out.append((f"fill:{judge.name}", f"people, filled in by {judge.name}"))
     return out
 
 

@@ -344,3 +344,20 @@ def test_pooling_can_queue_first_what_the_judge_says_matters_most(
         ]
     # impact = grade / log2(rank + 1): e2 3/1.585=1.89, e4 2/2.32=0.86, e1 1/1=1; e3 unparsed last.
     assert order == ["e2", "e1", "e4", "e3"]
+
+
+def test_dashboards_switch_to_machine_labels(
+    app: Flask, as_admin, runner: FlaskCliRunner, judged_set: str, fast_retries: None
+) -> None:
+    _run(runner, "--pairs", "all")
+    with app.app_context():
+        test_set = testsets.require_by_name("mj")
+        ts_id, run_id = test_set.id, run_service.require_run(test_set, "A").id
+    page = as_admin.get(f"/test-sets/{ts_id}/dashboard/runs/{run_id}").get_data(as_text=True)
+    assert 'value="machine:gpt"' in page and 'value="fill:gpt"' in page  # offered like gain
+    machine = as_admin.get(
+        f"/test-sets/{ts_id}/dashboard/runs/{run_id}?labels=machine:gpt"
+    ).get_data(as_text=True)
+    assert "labels <strong>machine:gpt</strong>" in machine
+    q1 = (3 + 1 / L3 + 2 / L5) / (3 + 2 / L3 + 1 / 2)
+    assert f"{q1:.4f}" in machine  # q1's NDCG@10 under the judge's grades
