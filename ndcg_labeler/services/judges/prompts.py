@@ -46,13 +46,24 @@ def _compiled(template: str) -> Any:
 
 
 def check_template(template: str) -> None:
-    """Refuse a template that does not compile (shown to the admin who typed it)."""
+    """Refuse a template that does not compile, or that the sandbox stops when it renders
+    (attribute tricks such as `''.__class__`), with the reason shown to the admin who typed it."""
     from jinja2 import TemplateError
+    from jinja2.exceptions import SecurityError
 
     try:
-        _compiled(template)
+        compiled = _compiled(template)
     except TemplateError as exc:
         raise ServiceError(f"the prompt template does not compile: {exc}") from None
+    sample = {"value": 1, "name": "Relevant", "definition": "answers part of the query"}
+    try:
+        compiled.render(
+            scale_max=3, grades=[sample], query="q", narrative="", passage="p", qid="1", docid="d"
+        )
+    except SecurityError as exc:
+        raise ServiceError(f"the prompt template is not allowed: {exc}") from None
+    except TemplateError as exc:
+        raise ServiceError(f"the prompt template fails when rendered: {exc}") from None
 
 
 def render(template: str, test_set: TestSet, query: Query, chunk: Chunk) -> str:
