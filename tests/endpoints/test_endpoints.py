@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 from collections.abc import Iterator
@@ -18,7 +19,7 @@ from werkzeug.wrappers import Request, Response
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.formats.hits import HitsError, Mapping, map_hits, preset
-from ndcg_labeler.models import Chunk, Run
+from ndcg_labeler.models import Chunk, Judgment, Run, TestSet
 from ndcg_labeler.services import live, testsets
 from ndcg_labeler.services import runs as run_service
 from tests.factory import build_test_set
@@ -189,7 +190,7 @@ def test_a_fetch_with_failures_stores_nothing_unless_accepted(
 
 
 def test_chunks_the_test_set_lacks_join_the_corpus(
-    app: Flask, runner: FlaskCliRunner, search: FakeSearch
+    app: Flask, runner: FlaskCliRunner, search: FakeSearch, as_admin
 ) -> None:
     with app.app_context():
         build_test_set("fresh", {"q1": "refund policy"}, corpus={"d1": "Refunds within 30 days."})
@@ -207,6 +208,25 @@ def test_chunks_the_test_set_lacks_join_the_corpus(
     with app.app_context():
         chunk = db.session.scalar(sa.select(Chunk).where(Chunk.docid == "new1"))
         assert chunk is not None and chunk.text == "A new refund chunk."
+        test_set_id = db.session.scalar(sa.select(TestSet.id).where(TestSet.name == "fresh"))
+    # Pooling from the fetched run queues the new chunk, and it is graded like any other.
+    pooled = runner.invoke(args=["pool", "fresh", "--depth", "10", "--run", "p"])
+    assert pooled.exit_code == 0, pooled.output
+    seen = []
+    for _ in range(2):
+        page = as_admin.get(f"/test-sets/{test_set_id}/label", follow_redirects=True)
+        text = page.get_data(as_text=True)
+        shown = re.sub(r"<[^>]+>", "", text)  # query terms are highlighted with <mark>
+        seen.append("Chunk new1" in shown and "A new refund chunk." in shown)
+        form = as_admin.post(page.request.path, data={"grade": "2"}, follow_redirects=False)
+        assert form.status_code in (302, 303)
+    assert any(seen)
+    with app.app_context():
+        graded = db.session.scalar(
+            sa.select(Judgment.grade).join(Chunk, Chunk.id == Judgment.chunk_id)
+            .where(Chunk.docid == "new1")
+        )  # fmt: skip
+    assert graded == 2
 
 
 def test_bad_endpoints_are_refused(runner: FlaskCliRunner, ep_set: str, search: FakeSearch) -> None:
