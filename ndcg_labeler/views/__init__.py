@@ -9,7 +9,9 @@ from flask_login import current_user
 from werkzeug.wrappers import Response
 
 # Endpoints reachable without a session; the API authenticates with its own bearer tokens.
-PUBLIC_ENDPOINTS = frozenset({"auth.login", "static", "api_docs.openapi", "api_docs.reference"})
+PUBLIC_ENDPOINTS = frozenset(
+    {"auth.login", "static", "main.favicon", "api_docs.openapi", "api_docs.reference"}
+)
 
 # One module per area, each exposing `bp`.
 BLUEPRINT_MODULES = ("auth", "main", "users", "testsets", "runs", "api", "tokens", "labeling")

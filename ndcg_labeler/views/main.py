@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from flask import Blueprint, render_template
+from flask import Blueprint, current_app, render_template
+from flask.typing import ResponseReturnValue
 from flask_login import current_user
 
 from ndcg_labeler.services.accounts import visible_test_sets
@@ -14,3 +15,9 @@ bp = Blueprint("main", __name__)
 def index() -> str:
     """List the visible test sets."""
     return render_template("main/index.html", test_sets=visible_test_sets(current_user))
+
+
+@bp.get("/favicon.ico")
+def favicon() -> ResponseReturnValue:
+    """Browsers ask for /favicon.ico whatever the page links: answer with ours, not a 404."""
+    return current_app.send_static_file("favicon.svg")

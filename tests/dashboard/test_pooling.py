@@ -132,6 +132,11 @@ def test_page_is_for_admins_and_adds_on_post(
     assert "Added 2 pairs to the labeling queue (source pool:A@3)." in page
     with app.app_context():
         assert [(q, d) for q, d, _, _ in _pooled()] == [("q3", "f2"), ("q4", "a")]
+    # The same preview again: nothing left to add, so no "Add 0 pairs" button, but a reason.
+    again = client.get(url + f"?depth=3&run={dash.run_a}").get_data(as_text=True)
+    assert '<strong id="pairs-to-add">0</strong>' in again
+    assert "Add 0" not in again and "to the labeling queue</button>" not in again
+    assert 'id="nothing-to-add"' in again and "queued already" in again
 
 
 def test_queued_pairs_count_for_runs_not_pooled(ctx: Flask, dash: Demo) -> None:

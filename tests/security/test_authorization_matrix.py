@@ -46,6 +46,7 @@ ROUTES = {
     "auth.logout": LOGIN,
     "auth.account": LOGIN,
     "main.index": LOGIN,
+    "main.favicon": PUBLIC,
     "tokens.create": LOGIN,
     "tokens.revoke": LOGIN,
     "users.index": ADMIN,

@@ -24,6 +24,16 @@ def test_login_page_and_static_are_public(client: FlaskClient) -> None:
     response.close()
 
 
+def test_every_page_has_a_favicon_and_favicon_ico_is_not_a_404(client: FlaskClient) -> None:
+    page = client.get("/login").get_data(as_text=True)
+    assert '<link rel="icon" type="image/svg+xml" href="/static/favicon.svg">' in page
+    for url in ("/static/favicon.svg", "/favicon.ico"):
+        response = client.get(url)
+        assert response.status_code == 200, url
+        assert response.mimetype == "image/svg+xml" and b"<svg" in response.data
+        response.close()
+
+
 def test_login_with_wrong_password_fails(client: FlaskClient, admin_id: int, auth) -> None:
     response = auth.login("admin", "wrong-password")
     assert response.status_code == 200
