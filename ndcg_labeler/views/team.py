@@ -72,6 +72,12 @@ def agreement_json(test_set_id: int) -> BaseResponse:
     return jsonify(body)
 
 
+def _people(test_set: TestSet) -> team.Cached[list[team.Person]]:
+    """The People rows this user may see: admins everyone, an annotator their own row."""
+    only = None if current_user.is_admin else current_user.id
+    return team.cached_people(test_set, include_imports=_imports_arg(), only_user_id=only)
+
+
 @bp.get("/people")
 def people_page(test_set_id: int) -> str:
     """Per annotator: volume, speed, grades, agreement with the others and its trend.
@@ -80,16 +86,32 @@ def people_page(test_set_id: int) -> str:
     """
     test_set = get_test_set_or_404(test_set_id)
     include = _imports_arg()
-    only = None if current_user.is_admin else current_user.id
-    rows = team.cached_people(test_set, include_imports=include, only_user_id=only)
+    rows = _people(test_set)
     return render_template(
         "team/people.html",
         test_set=test_set,
         people=rows.value,
         include_imports=include,
-        own_only=only is not None,
+        own_only=not current_user.is_admin,
         updating=rows.updating,
     )
+
+
+@bp.get("/people.csv")
+def people_csv(test_set_id: int) -> Response:
+    """The People table as CSV (the rows the page shows this user)."""
+    test_set = get_test_set_or_404(test_set_id)
+    body = team.people_csv(_people(test_set).value, test_set.scale_max)
+    response = Response(body, mimetype="text/csv")
+    response.headers["Content-Disposition"] = f'attachment; filename="people-{test_set.id}.csv"'
+    return response
+
+
+@bp.get("/people.json")
+def people_json(test_set_id: int) -> BaseResponse:
+    """The People table as JSON (the rows the page shows this user)."""
+    test_set = get_test_set_or_404(test_set_id)
+    return jsonify({"people": team.people_records(_people(test_set).value)})
 
 
 @bp.get("/review")

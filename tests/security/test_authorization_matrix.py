@@ -95,6 +95,8 @@ ROUTES = {
     "team.agreement_page": MEMBER,
     "team.agreement_json": MEMBER,
     "team.people_page": MEMBER,
+    "team.people_csv": MEMBER,
+    "team.people_json": MEMBER,
     "team.policies_page": MEMBER,
     "team.review_queue": ADMIN,
     "team.review_pair": ADMIN,

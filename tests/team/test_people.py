@@ -94,3 +94,32 @@ def test_trend_per_bucket_of_shared_pairs(app: Flask):
     assert [p.items for p in trend] == [10, 10, 5]
     assert [p.agreement for p in trend] == [0.5, 1.0, 0.0]
     assert rows["x"].consensus.agreement == pytest.approx(15 / 25)
+
+
+def test_people_table_has_csv_and_json_twins(app: Flask, client, auth) -> None:
+    """The figures of the docstring's hand computation, in both downloads; an annotator's
+    downloads hold only their own row, as the page does."""
+    team = build_team(app)
+    make_user(app, "boss", "admin")
+    auth.login("boss")
+    base = f"/test-sets/{team.id}/people"
+    page = client.get(base).get_data(as_text=True)
+    assert f'href="{base}.csv"' in page and f'href="{base}.json"' in page
+    body = client.get(base + ".json").get_json()["people"]
+    by_name = {row["annotator"]: row for row in body}
+    assert set(by_name) == {"alice", "bob", "carol"}
+    assert (by_name["bob"]["judgments"], by_name["bob"]["cant_tell"]) == (5, 1)
+    assert by_name["bob"]["agreement_with_others"] == pytest.approx(0.75)
+    assert by_name["carol"]["mean_distance"] == pytest.approx(0.75)
+    assert by_name["carol"]["grade_counts"] == {"0": 0, "1": 0, "2": 2, "3": 2}
+    lines = client.get(base + ".csv").get_data(as_text=True).splitlines()
+    assert lines[0] == (
+        "annotator,import_source,judgments,graded,cant_tell,skipped,median_active_seconds,"
+        "shared_pairs,agreement_with_others,mean_distance,grade_0,grade_1,grade_2,grade_3"
+    )
+    assert "alice,False,5,5,0,0,2.5,4,0.5,0.75,2,1,1,1" in lines
+    auth.logout()
+    auth.login("bob")
+    mine = client.get(base + ".json").get_json()["people"]
+    assert [row["annotator"] for row in mine] == ["bob"]
+    assert len(client.get(base + ".csv").get_data(as_text=True).splitlines()) == 2

@@ -59,6 +59,8 @@ from .people import (
     TrendPoint,
     bucket_size,
     people,
+    people_csv,
+    people_records,
 )
 from .policies import (
     TIE,
@@ -116,6 +118,8 @@ __all__ = [
     "judgment_rows",
     "pair_detail",
     "people",
+    "people_csv",
+    "people_records",
     "ratings",
     "register",
     "remove",

@@ -9,6 +9,8 @@ may be smaller) so each point rests on enough pairs whatever the pace of labelin
 
 from __future__ import annotations
 
+import csv
+import io
 import math
 import statistics
 from collections import defaultdict
@@ -18,6 +20,7 @@ from datetime import datetime
 import sqlalchemy as sa
 
 from ndcg_labeler.extensions import db
+from ndcg_labeler.formats import safe_cell
 from ndcg_labeler.models import Judgment, TestSet, TestSetMember, User
 from ndcg_labeler.models.users import IMPORT_ROLE
 from ndcg_labeler.scoring.agreement import ConsensusAgreement, Rating, consensus_agreement
@@ -181,3 +184,52 @@ def people(
             )
         )
     return out
+
+
+PEOPLE_FIELDS = (
+    "annotator",
+    "import_source",
+    "judgments",
+    "graded",
+    "cant_tell",
+    "skipped",
+    "median_active_seconds",
+    "shared_pairs",
+    "agreement_with_others",
+    "mean_distance",
+)
+
+
+def people_records(persons: list[Person]) -> list[dict[str, object]]:
+    """The People table as records (the JSON twin): the page's figures, grade counts by grade."""
+    return [
+        {
+            "annotator": p.username,
+            "import_source": p.is_import,
+            "judgments": p.judgments,
+            "graded": p.graded,
+            "cant_tell": p.cant_tell,
+            "skipped": p.skipped,
+            "median_active_seconds": p.median_active_seconds,
+            "shared_pairs": p.consensus.items,
+            "agreement_with_others": p.consensus.agreement,
+            "mean_distance": p.consensus.mean_abs_diff,
+            "grade_counts": {str(grade): count for grade, count in enumerate(p.grade_counts)},
+        }
+        for p in persons
+    ]
+
+
+def people_csv(persons: list[Person], scale_max: int) -> str:
+    """The People table as CSV: one row per person, a `grade_N` column per grade."""
+    out = io.StringIO()
+    grades = [f"grade_{g}" for g in range(scale_max + 1)]
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow([*PEOPLE_FIELDS, *grades])
+    for record in people_records(persons):
+        counts = record.pop("grade_counts")
+        assert isinstance(counts, dict)
+        cells = ["" if record[f] is None else record[f] for f in PEOPLE_FIELDS]
+        cells[0] = safe_cell(str(cells[0]))
+        writer.writerow([*cells, *(counts.get(str(g), 0) for g in range(scale_max + 1))])
+    return out.getvalue()
