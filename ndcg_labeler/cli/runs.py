@@ -130,7 +130,9 @@ def scoring_options(func: Callable[..., Any]) -> Callable[..., Any]:
 @run_group.command("upload")
 @click.argument("testset")
 @click.argument("file")
-@click.option("--name", required=True, help="Name of the run within the test set.")
+@click.option(
+    "--name", default="", help="Name of the run within the test set (default: the file's name)."
+)
 @click.option("--depth", default=None, help="Keep the top N of each query (default 1000).")
 @click.option("--notes", default="", help="Free text kept with the run.")
 @cli_errors
@@ -151,7 +153,7 @@ def upload(testset: str, file: str, name: str, depth: str | None, notes: str) ->
             test_set,
             stream,
             os.path.basename(file),
-            name,
+            run_service.clean_name(name, file),
             None,
             depth=cut,
             notes=notes,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from flask_wtf import FlaskForm
 from flask_wtf.file import FileField, FileRequired
 from wtforms import IntegerField, StringField, SubmitField, TextAreaField
-from wtforms.validators import DataRequired, Length, NumberRange, Optional
+from wtforms.validators import Length, NumberRange, Optional
 
 from ndcg_labeler.services.runs import MAX_DEPTH, MAX_NAME, MAX_NOTES
 
@@ -17,7 +17,11 @@ class RunUploadForm(FlaskForm):
         "Run file (TREC, CSV/TSV, JSONL or MS MARCO; gzip accepted)",
         validators=[FileRequired("Choose a run file.")],
     )
-    name = StringField("Run name", validators=[DataRequired(), Length(max=MAX_NAME)])
+    name = StringField(
+        "Run name",
+        validators=[Optional(), Length(max=MAX_NAME)],
+        description="Left empty, the file's name is used (bm25.trec.gz names the run bm25).",
+    )
     depth = IntegerField(
         "Depth (ranked chunks kept per query)",
         validators=[Optional(), NumberRange(min=1, max=MAX_DEPTH)],

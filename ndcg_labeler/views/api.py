@@ -115,7 +115,8 @@ def list_runs(test_set: str) -> Response:
 
 @bp.post("/testsets/<test_set>/runs")
 def upload(test_set: str) -> tuple[Response, int] | Response:
-    """Upload a run: multipart `file` and `name`, optional `depth` and `notes` (admins)."""
+    """Upload a run: multipart `file`, optional `name` (default: the file's name), `depth` and
+    `notes` (admins)."""
     return _upload(_test_set(test_set))
 
 
@@ -131,7 +132,7 @@ def _upload(test_set: TestSet) -> tuple[Response, int] | Response:
     except ValueError:
         return _error(400, f"depth must be a whole number, not '{depth_text}'")
     try:
-        name = run_service.clean_name(request.form.get("name", ""))
+        name = run_service.clean_name(request.form.get("name", ""), storage.filename or "")
         if run_service.name_taken(test_set, name):
             return _error(409, f"this test set already has a run named '{name}'")
         run = run_service.upload_run(

@@ -198,10 +198,13 @@ PATHS: dict[str, Any] = {
                     "multipart/form-data": {
                         "schema": {
                             "type": "object",
-                            "required": ["file", "name"],
+                            "required": ["file"],
                             "properties": {
                                 "file": {"type": "string", "format": "binary"},
-                                "name": {"type": "string"},
+                                "name": {
+                                    "type": "string",
+                                    "description": "Default: the file's name without extensions.",
+                                },
                                 "depth": {"type": "integer", "minimum": 1},
                                 "notes": {"type": "string"},
                             },

@@ -68,7 +68,7 @@ def upload(test_set_id: int) -> str | Response | tuple[object, int]:
         storage = form.file.data
         filename = os.path.basename(storage.filename or "") or "upload"
         try:
-            name = run_service.clean_name(form.name.data or "")
+            name = run_service.clean_name(form.name.data or "", filename)
             if run_service.name_taken(test_set, name):
                 raise ServiceError(f"this test set already has a run named '{name}'")
         except ServiceError as exc:

@@ -96,7 +96,36 @@
     });
   }
 
+  // The run name follows the chosen file's name (without run extensions, as the server does
+  // when the name is left empty) until the user types a name of their own.
+  const SUFFIXES = [".gz", ".trec", ".run", ".txt", ".tsv", ".csv", ".jsonl", ".json", ".res"];
+
+  function nameFromFile(filename) {
+    let name = filename.split(/[\\/]/).pop() || "";
+    for (;;) {
+      const lowered = name.toLowerCase();
+      const suffix = SUFFIXES.find((s) => lowered.endsWith(s) && name.length > s.length);
+      if (!suffix) return name;
+      name = name.slice(0, -suffix.length);
+    }
+  }
+
+  function followFileName(form) {
+    const file = form.querySelector("input[type=file][name=file]");
+    const name = form.querySelector("input[name=name]");
+    if (!file || !name) return;
+    let suggested = "";
+    file.addEventListener("change", () => {
+      const chosen = file.files && file.files[0] ? nameFromFile(file.files[0].name) : "";
+      if (name.value === "" || name.value === suggested) {
+        name.value = chosen;
+        suggested = chosen;
+      }
+    });
+  }
+
   document.addEventListener("DOMContentLoaded", () => {
+    document.querySelectorAll("form[data-upload-progress]").forEach(followFileName);
     document.querySelectorAll("form[data-upload-progress]").forEach(init);
   });
 })();

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import re
 from pathlib import Path
 
@@ -44,8 +45,15 @@ def test_bad_run_shows_its_line_then_a_good_one_uploads(
     with app.app_context():
         assert db.session.scalar(sa.select(sa.func.count()).select_from(Run)) == 0
 
-    good = tmp_path / "good.trec"
-    good.write_text("q1 Q0 a 1 2.0 s\nq1 Q0 b 2 1.0 s\nzz Q0 a 1 1.0 s\n")
+    good = tmp_path / "bm25-v2.trec.gz"
+    good.write_bytes(gzip.compress(b"q1 Q0 a 1 2.0 s\nq1 Q0 b 2 1.0 s\nzz Q0 a 1 1.0 s\n"))
+    page.fill("#name", "")
+    page.set_input_files("#file", str(good))
+    # The name follows the chosen file until the user types one of their own.
+    assert page.input_value("#name") == "bm25-v2"
+    page.fill("#name", "bm25")
+    page.set_input_files("#file", str(bad))
+    assert page.input_value("#name") == "bm25"
     page.set_input_files("#file", str(good))
     page.click("input[type=submit][value='Upload run']")
     page.wait_for_url(re.compile(rf".*/test-sets/{test_set_id}/runs/\d+$"))
@@ -53,3 +61,10 @@ def test_bad_run_shows_its_line_then_a_good_one_uploads(
     assert "Run bm25 uploaded." in text
     assert "1 query of the file is not in this test set and was left out, e.g. zz." in text
     assert "The run has no ranking for 1 query of the test set" in text
+    # The upload report's row labels stay on one line each (the sha256 breaks instead).
+    lines_of = """h => { const r = document.createRange(); r.selectNodeContents(h);
+        return new Set([...r.getClientRects()].map((rect) => Math.round(rect.top))).size; }"""
+    headers = page.locator("section[aria-labelledby=upload-heading] th[scope=row]").all()
+    assert len(headers) == 9
+    for header in headers:
+        assert header.evaluate(lines_of) == 1, header.inner_text()

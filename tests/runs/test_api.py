@@ -128,9 +128,17 @@ def test_upload_errors(app: Flask, client: FlaskClient, admin_id: int, test_set_
     )
     assert no_file.status_code == 400
     assert upload(client, test_set_id, token, name="y", depth="many").status_code == 400
-    assert upload(client, test_set_id, token, name=" ").status_code == 400
+    # A blank name means the file's name, here bm25 again: taken.
+    blank = upload(client, test_set_id, token, name=" ")
+    assert blank.status_code == 409 and "named 'bm25'" in blank.json["detail"]
     with app.app_context():
         assert db.session.scalar(sa.select(sa.func.count()).select_from(Run)) == 1
+    unnamed = client.post(
+        f"/api/testsets/{test_set_id}/runs",
+        data={"file": (io.BytesIO(RUN), "dense-e5.trec")},
+        headers=bearer(token),
+    )
+    assert unnamed.status_code == 201 and unnamed.json["name"] == "dense-e5"
 
 
 def test_annotators_see_only_their_test_sets_and_never_upload(

@@ -43,6 +43,16 @@ def uploaded(app: Flask, runner: FlaskCliRunner, tmp_path: Path) -> FlaskCliRunn
     return runner
 
 
+def test_upload_without_a_name_uses_the_file_name(
+    app: Flask, uploaded: FlaskCliRunner, tmp_path: Path
+) -> None:
+    path = tmp_path / "dense-e5.run"
+    path.write_text(RUN)
+    result = invoke(uploaded, "run", "upload", "hr", str(path))
+    assert result.exit_code == 0, result.output
+    assert "Uploaded run 'dense-e5'" in result.output
+
+
 def test_upload_stores_the_run(app: Flask, uploaded: FlaskCliRunner) -> None:
     with app.app_context():
         run = db.session.scalar(sa.select(Run).where(Run.name == "bm25"))

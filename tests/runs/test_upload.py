@@ -218,3 +218,27 @@ def test_delete_and_list(test_set: TestSet) -> None:
     assert [r.name for r in run_service.list_runs(test_set)] == ["b"]
     assert counts() == (1, 2)
     assert db.session.get(TestSet, test_set.id).runs_version == version + 1
+
+
+@pytest.mark.parametrize(
+    ("filename", "name"),
+    [
+        ("bm25.trec", "bm25"),
+        ("bm25.trec.gz", "bm25"),
+        ("runs/dense-e5.run", "dense-e5"),
+        ("C:\\Users\\me\\hybrid.tsv.GZ", "hybrid"),
+        ("colbert.v2.jsonl", "colbert.v2"),  # a dot inside the name stays
+        ("msmarco", "msmarco"),
+        (".trec", ".trec"),  # nothing would be left: the name is kept as it is
+    ],
+)
+def test_a_file_suggests_its_run_name(filename: str, name: str) -> None:
+    assert run_service.name_from_file(filename) == name
+
+
+def test_an_empty_name_is_the_file_name(test_set: TestSet) -> None:
+    assert run_service.clean_name("", "bm25.trec.gz") == "bm25"
+    assert run_service.clean_name("  ", "bm25.trec") == "bm25"
+    assert run_service.clean_name("mine", "bm25.trec") == "mine"
+    with pytest.raises(ServiceError, match="the run needs a name"):
+        run_service.clean_name("", "")

@@ -99,6 +99,16 @@ def test_admin_uploads_and_sees_the_report(app: Flask, as_admin: FlaskClient, te
         assert run.uploaded_by_id is not None
 
 
+def test_a_run_left_unnamed_is_named_after_its_file(
+    app: Flask, as_admin: FlaskClient, test_set_id: int
+) -> None:
+    data = {"file": (io.BytesIO(RUN), "splade-v3.trec"), "name": ""}
+    response = as_admin.post(f"/test-sets/{test_set_id}/runs/upload", data=data)
+    assert response.status_code == 302
+    with app.app_context():
+        assert db.session.scalar(sa.select(Run.name)) == "splade-v3"
+
+
 def test_bad_file_shows_the_line_and_stores_nothing(
     app: Flask, as_admin: FlaskClient, test_set_id: int
 ) -> None:

@@ -20,6 +20,7 @@ from .upload import (
     MAX_NAME,
     MAX_NOTES,
     clean_name,
+    name_from_file,
     name_taken,
     upload_run,
 )
@@ -37,6 +38,7 @@ __all__ = [
     "get_run",
     "get_run_by_ref",
     "list_runs",
+    "name_from_file",
     "name_taken",
     "ranked_lists",
     "require_run",

@@ -164,9 +164,25 @@ class _Ranked:
     buffer: RankedBuffer | None  # the same docids laid out for the scoring cache
 
 
-def clean_name(name: str) -> str:
-    """A run name: one line, trimmed, 1..200 characters."""
-    name = " ".join((name or "").split())
+# Extensions a run file's name loses when it names the run ("bm25.trec.gz" -> "bm25").
+_RUN_SUFFIXES = (".gz", ".trec", ".run", ".txt", ".tsv", ".csv", ".jsonl", ".json", ".res")
+
+
+def name_from_file(filename: str) -> str:
+    """The run name a file suggests: its base name without directories and run extensions."""
+    name = os.path.basename((filename or "").replace("\\", "/"))
+    while True:
+        lowered = name.lower()
+        suffix = next((s for s in _RUN_SUFFIXES if lowered.endswith(s) and len(name) > len(s)), "")
+        if not suffix:
+            return name
+        name = name[: -len(suffix)]
+
+
+def clean_name(name: str, filename: str = "") -> str:
+    """A run name: one line, trimmed, 1..200 characters; when left empty, the file's name
+    (`name_from_file`) is used."""
+    name = " ".join((name or "").split()) or " ".join(name_from_file(filename).split())
     if not name:
         raise ServiceError("the run needs a name")
     if len(name) > MAX_NAME:
