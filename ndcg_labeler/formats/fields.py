@@ -127,3 +127,16 @@ def json_number(obj: dict[str, Any], key: str, filename: str, line: int) -> floa
         kind = type(value).__name__
         raise FormatError(filename, line, f'"{key}" must be a number, not {kind}')
     return float(value)
+
+
+QRELS_NOT_RUN = (
+    "this looks like a qrels file (qid 0 docid grade), not a run (qid Q0 docid rank score tag); "
+    "import it as qrels instead"
+)
+_WHOLE = re.compile(r"-?\d+")
+
+
+def looks_like_qrels(line: str) -> bool:
+    """A line of four columns ending in a whole number: a qrels line (qid iter docid grade)."""
+    tokens = split_ws(line)
+    return len(tokens) == 4 and _WHOLE.fullmatch(tokens[3]) is not None

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from .errors import FormatError
-from .fields import check_id, split_ws, width_error
+from .fields import QRELS_NOT_RUN, check_id, looks_like_qrels, split_ws, width_error
 from .records import PairRecord
 from .tabular import check_width, header_names, iter_csv_rows, read_header
 from .textio import DEFAULT_MAX_BYTES, Opened, Source, first_line, iter_lines, open_source
@@ -19,6 +19,8 @@ def detect_pairs_format(first: str | None, filename: str) -> str:
         raise FormatError(filename, None, "file is empty")
     if len(split_ws(first)) >= 6:  # trec_eval ignores fields after the tag
         return "trec"
+    if looks_like_qrels(first):
+        raise FormatError(filename, 1, QRELS_NOT_RUN)
     if "\t" in first:
         return "tsv"
     if "," in first:

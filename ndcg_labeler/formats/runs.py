@@ -12,7 +12,7 @@ import numpy as np
 import pyarrow as pa
 
 from .errors import FormatError
-from .fields import split_ws
+from .fields import QRELS_NOT_RUN, looks_like_qrels, split_ws
 from .run_arrow import read_fast
 from .run_dedup import string_hashes
 from .run_lines import Grouped, collect, collect_whitespace, delimited_entries, jsonl_entries
@@ -98,6 +98,8 @@ def detect_run_format(first: str | None, filename: str) -> str:
         return "trec"
     if width == 3:
         return "msmarco"
+    if looks_like_qrels(first):
+        raise FormatError(filename, 1, QRELS_NOT_RUN)
     reason = (
         f"cannot tell the run format: the first line has {width} columns; expected a TREC run "
         "(qid Q0 docid rank score tag), MS MARCO (qid<TAB>docid<TAB>rank), a CSV/TSV header "

@@ -123,11 +123,48 @@ def open_source(
         head = guarded.read(HEAD_BYTES)
         if head.startswith(UTF8_BOM):
             head = head[len(UTF8_BOM) :]
+        check_text(head, name)
         stream = cast(BinaryIO, io.BufferedReader(_Chain(head, guarded), _BUFFER))
         yield Opened(stream, head, name, gzipped)
     finally:
         if owned:
             raw.close()
+
+
+# Magic numbers of files people pick by mistake, to say what the file is.
+_MAGIC = (
+    (b"PK\x03\x04", "a ZIP archive (an .xlsx or .docx is one too)"),
+    (b"%PDF", "a PDF document"),
+    (b"\x89PNG", "a PNG image"),
+    (b"\xff\xd8\xff", "a JPEG image"),
+    (b"PAR1", "a Parquet file"),
+    (b"SQLite format 3", "an SQLite database"),
+    (b"BZh", "a bzip2 archive"),
+    (b"\xfd7zXZ", "an xz archive"),
+    (b"7z\xbc\xaf", "a 7-Zip archive"),
+)
+
+
+# Bytes that text is made of: everything but the C0 controls other than tab, LF, CR, FF.
+_TEXT_BYTES = bytes(b for b in range(256) if b >= 0x20 or b in (0x09, 0x0A, 0x0C, 0x0D))
+
+
+def check_text(head: bytes, filename: str) -> None:
+    """Refuse a binary file with one message, whatever it was uploaded as.
+
+    Binary means a known binary magic number, or a first KiB of which a tenth or more (and
+    at least four bytes) is control bytes (NUL and the like; UTF-16 text is half NULs). A
+    stray NUL in a text line and text in another encoding are not binary: they get their
+    line-precise errors later.
+    """
+    kind = next((what for magic, what in _MAGIC if head.startswith(magic)), None)
+    start = head[:1024]
+    controls = len(start.translate(None, _TEXT_BYTES))
+    if kind is None and controls >= 4 and controls * 10 >= len(start):
+        kind = "binary data"
+    if kind is not None:
+        reason = f"this is {kind}, not a text file; upload UTF-8 text (gzip is fine)"
+        raise FormatError(filename, None, reason)
 
 
 def first_line(head: bytes, *, skip_hash: bool = False) -> str | None:

@@ -177,7 +177,7 @@ def _import_later(test_set: TestSet, form: ImportForm, files: dict[str, ImportFi
 
 @bp.route("/<int:test_set_id>/import", methods=["GET", "POST"])
 @admin_required
-def import_page(test_set_id: int) -> str | Response:
+def import_page(test_set_id: int) -> str | Response | tuple[str, int]:
     """Upload queries, chunks, a pool and qrels; show the counts or the line-numbered error.
 
     Files larger than NDCG_JOB_THRESHOLD_MB in all are imported by the job worker instead: the
@@ -204,10 +204,12 @@ def import_page(test_set_id: int) -> str | Response:
             getattr(form, field).errors.append(f"{exc} — nothing was imported.")
         except ServiceError as exc:
             form.queries.errors.append(f"{exc} — nothing was imported.")
-    return render_template(
+    page = render_template(
         "testsets/import.html",
         test_set=test_set,
         form=form,
         report=report,
         summary=testsets_service.summary(test_set),
     )
+    # A refused import answers 422, as a refused run upload does.
+    return (page, 422) if request.method == "POST" and report is None else page

@@ -187,7 +187,8 @@ DUP = "1 Q0 a 1 3 t\n1 Q0 b 2 2 t\n2 Q0 a 1 3 t\n\n1 Q0 a 3 1 t\n"
         ('{"qid": "1", "ranking": "a b"}\n', 'run.txt:1: "ranking" must be a list of docids'),
         ("", "run.txt: file is empty"),
         ("\n\n", "run.txt: file is empty"),
-        ("1 2 3 4\n", "run.txt: cannot tell the run format: the first line has 4 columns"),
+        ("1 2 3 4\n", "run.txt:1: this looks like a qrels file (qid 0 docid grade), not a run"),
+        ("1 Q0 2 x\n", "run.txt: cannot tell the run format: the first line has 4 columns"),
     ],
 )
 def test_errors(fast, text, message):

@@ -170,3 +170,37 @@ def test_admin_deletes(app: Flask, as_admin: FlaskClient, test_set_id: int, run_
     assert response.status_code == 302
     assert run_count(app) == 0
     assert "Run bm25 deleted." in as_admin.get(response.headers["Location"]).get_data(as_text=True)
+
+
+PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256))
+BINARY_MESSAGE = "this is a PNG image, not a text file; upload UTF-8 text (gzip is fine)"
+
+
+def test_the_same_binary_file_gets_the_same_message_on_every_upload_page(
+    app: Flask, as_admin: FlaskClient, test_set_id: int
+) -> None:
+    pages = {
+        "run upload": (f"/test-sets/{test_set_id}/runs/upload", "file", {"name": "x"}),
+        **{
+            f"import {kind}": (f"/test-sets/{test_set_id}/import", kind, {})
+            for kind in ("queries", "corpus", "pool", "qrels")
+        },
+    }
+    for what, (url, field, extra) in pages.items():
+        data = {field: (io.BytesIO(PNG), "picture.png"), **extra}
+        response = as_admin.post(url, data=data, content_type="multipart/form-data")
+        assert response.status_code == 422, what
+        page = response.get_data(as_text=True)
+        assert f"picture.png: {BINARY_MESSAGE}" in page, what
+    assert run_count(app) == 0
+
+
+def test_qrels_uploaded_as_a_run_are_recognised(
+    app: Flask, as_admin: FlaskClient, test_set_id: int
+) -> None:
+    response = post_run(as_admin, test_set_id, b"q1 0 a 2\nq1 0 b 0\n", "labels")
+    assert response.status_code == 422
+    assert "this looks like a qrels file (qid 0 docid grade), not a run" in (
+        response.get_data(as_text=True)
+    )
+    assert run_count(app) == 0
