@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -103,3 +104,4 @@ def _register_template_helpers(app: Flask) -> None:
 
     app.jinja_env.filters["markdown"] = render_markdown
     app.jinja_env.filters["highlight"] = highlight_terms
+    app.jinja_env.filters["shell_quote"] = shlex.quote  # example commands on the token pages

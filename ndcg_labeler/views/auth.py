@@ -91,4 +91,9 @@ def account() -> str | Response:
         )
         flash("Preferences saved.", "success")
         return redirect(url_for("auth.account"))
-    return render_template("auth/account.html", password_form=password_form, prefs_form=prefs_form)
+    return render_template(
+        "auth/account.html",
+        password_form=password_form,
+        prefs_form=prefs_form,
+        example=accounts_service.api_example(current_user),
+    )

@@ -21,7 +21,9 @@ def create() -> Response:
         flash("The form expired; please try again.", "error")
         return redirect(url_for("auth.account"))
     token = accounts_service.create_token(current_user)
-    response = make_response(render_template("tokens/created.html", token=token))
+    example = accounts_service.api_example(current_user)
+    page = render_template("tokens/created.html", token=token, example=example)
+    response = make_response(page)
     # The token must not linger in caches or the browser's history.
     response.headers["Cache-Control"] = "no-store"
     return response

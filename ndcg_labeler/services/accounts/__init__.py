@@ -1,5 +1,6 @@
 """People and their credentials: users, passwords, roles, API tokens."""
 
+from .examples import ApiExample, api_example
 from .permissions import (
     can_view,
     grades_visible,
@@ -31,6 +32,8 @@ from .users import (
 __all__ = [
     "MIN_PASSWORD",
     "PREFIX",
+    "ApiExample",
+    "api_example",
     "authenticate",
     "can_view",
     "change_own_password",
