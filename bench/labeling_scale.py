@@ -36,6 +36,7 @@ def _app(url: str, instance: Path):  # type: ignore[no-untyped-def]
 def _pool(name: str, pairs: int, users: list[int], answered: float) -> int:
     """A test set of `pairs` pairs (100 per query) with a share answered once; returns its id."""
     from ndcg_labeler.extensions import db
+    from ndcg_labeler.formats.fields import natural_key
     from ndcg_labeler.models import Chunk, Judgment, Pair, Query, TestSet, TestSetMember
     from ndcg_labeler.models._common import utcnow
     from ndcg_labeler.services import testsets
@@ -50,13 +51,13 @@ def _pool(name: str, pairs: int, users: list[int], answered: float) -> int:
     n_queries = pairs // per_query
     insert_many(
         Query.__table__,
-        ("test_set_id", "qid", "text"),
-        [(ts, f"q{i}", f"query {i}") for i in range(n_queries)],
+        ("test_set_id", "qid", "text", "sort_key"),
+        [(ts, f"q{i}", f"query {i}", natural_key(f"q{i}")) for i in range(n_queries)],
     )
     insert_many(
         Chunk.__table__,
-        ("test_set_id", "docid", "text"),
-        [(ts, f"d{j}", f"chunk {j}") for j in range(per_query * 10)],
+        ("test_set_id", "docid", "text", "sort_key"),
+        [(ts, f"d{j}", f"chunk {j}", natural_key(f"d{j}")) for j in range(per_query * 10)],
     )
     qids = [q for (q,) in db.session.execute(db.select(Query.id).where(Query.test_set_id == ts))]
     cids = [c for (c,) in db.session.execute(db.select(Chunk.id).where(Chunk.test_set_id == ts))]
@@ -211,12 +212,13 @@ def main() -> None:
     args = parser.parse_args()
     from flask_migrate import upgrade
 
-    from ndcg_labeler.extensions import db
+    from ndcg_labeler.extensions import db, ensure_migrate
     from ndcg_labeler.models import User
 
     with tempfile.TemporaryDirectory() as tmp:
         url = args.url or f"sqlite:///{Path(tmp) / 'scale.sqlite3'}"
         app = _app(url, Path(tmp))
+        ensure_migrate(app)
         with app.app_context():
             upgrade()
             users = []

@@ -140,3 +140,20 @@ def looks_like_qrels(line: str) -> bool:
     """A line of four columns ending in a whole number: a qrels line (qid iter docid grade)."""
     tokens = split_ws(line)
     return len(tokens) == 4 and _WHOLE.fullmatch(tokens[3]) is not None
+
+
+_DIGIT_RUN = re.compile(r"\d+")
+
+
+def _number(match: re.Match[str]) -> str:
+    digits = match.group().lstrip("0") or "0"
+    return f"{min(len(digits), 99):02d}{digits}"
+
+
+def natural_key(text: str) -> str:
+    """A key that sorts ids as people read them: q2 before q10, doc-9 before doc-10.
+
+    Each run of digits becomes its length (two digits) and its value without leading zeros,
+    so byte order of the keys is numeric order of the runs; other characters are unchanged.
+    """
+    return _DIGIT_RUN.sub(_number, text)

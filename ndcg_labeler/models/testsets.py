@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -9,6 +10,7 @@ import sqlalchemy as sa
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from ndcg_labeler.extensions import db
+from ndcg_labeler.formats.fields import natural_key
 from ndcg_labeler.models._common import utcnow
 
 if TYPE_CHECKING:
@@ -44,7 +46,7 @@ class TestSet(db.Model):
     )
     # Read-only collections (rows are written in bulk by services, deleted by ON DELETE CASCADE).
     queries: Mapped[list[Query]] = relationship(
-        back_populates="test_set", viewonly=True, order_by="Query.qid"
+        back_populates="test_set", viewonly=True, order_by="Query.sort_key"
     )
     runs: Mapped[list[Run]] = relationship(
         back_populates="test_set", viewonly=True, order_by="(Run.uploaded_at, Run.id)"
@@ -72,6 +74,19 @@ class TestSetMember(db.Model):
     test_set: Mapped[TestSet] = relationship(back_populates="members")
 
 
+# Byte order on every database ("C" collation on PostgreSQL, whatever the server's locale).
+SORT_KEY = sa.Text().with_variant(sa.Text(collation="C"), "postgresql")
+
+
+def _key_of(column: str) -> Callable[[Any], str]:
+    """A column default: the natural sort key of the row's `column`."""
+
+    def default(context: Any) -> str:
+        return natural_key(context.get_current_parameters()[column])
+
+    return default
+
+
 class Query(db.Model):
     """A test query; `qid` is the external id, unique within its test set."""
 
@@ -84,10 +99,15 @@ class Query(db.Model):
     qid: Mapped[str] = mapped_column(sa.String(200))
     text: Mapped[str] = mapped_column(sa.Text)
     narrative: Mapped[str | None] = mapped_column(sa.Text)
+    # natural_key(qid): lists sort q2 before q10. Bulk inserts set it themselves.
+    sort_key: Mapped[str] = mapped_column(SORT_KEY, default=_key_of("qid"))
 
     test_set: Mapped[TestSet] = relationship(back_populates="queries", viewonly=True)
 
-    __table_args__ = (sa.UniqueConstraint("test_set_id", "qid"),)
+    __table_args__ = (
+        sa.UniqueConstraint("test_set_id", "qid"),
+        sa.Index("ix_query_natural", "test_set_id", "sort_key"),
+    )
 
 
 class Chunk(db.Model):
@@ -103,8 +123,13 @@ class Chunk(db.Model):
     title: Mapped[str | None] = mapped_column(sa.Text)
     text: Mapped[str | None] = mapped_column(sa.Text)
     meta: Mapped[dict[str, Any] | None] = mapped_column("metadata", sa.JSON)
+    # natural_key(docid), as for queries.
+    sort_key: Mapped[str] = mapped_column(SORT_KEY, default=_key_of("docid"))
 
-    __table_args__ = (sa.UniqueConstraint("test_set_id", "docid"),)
+    __table_args__ = (
+        sa.UniqueConstraint("test_set_id", "docid"),
+        sa.Index("ix_chunk_natural", "test_set_id", "sort_key"),
+    )
 
 
 class Pair(db.Model):

@@ -62,20 +62,46 @@ def show(test_set_id: int) -> str:
 
 
 @bp.get("/<int:test_set_id>/queries")
-def queries(test_set_id: int) -> str:
-    """The test set's queries with their pool sizes."""
+def queries(test_set_id: int) -> str | tuple[str, int]:
+    """The test set's queries with their pool sizes: search and filter by grade state."""
     test_set = get_test_set_or_404(test_set_id)
-    page = testsets_service.queries_page(test_set, page_arg())
-    return render_template("testsets/queries.html", test_set=test_set, page=page)
+    search, state = request.args.get("q", ""), request.args.get("state", "")
+    try:
+        page = testsets_service.queries_page(test_set, page_arg(), search=search, state=state)
+    except ServiceError as exc:
+        flash(str(exc), "error")
+        page = None
+    found = render_template(
+        "testsets/queries.html",
+        test_set=test_set,
+        page=page,
+        search=search,
+        state=state,
+        query_states=testsets_service.QUERY_STATES,
+    )
+    return found if page is not None else (found, 400)
 
 
 @bp.get("/<int:test_set_id>/chunks")
-def chunks(test_set_id: int) -> str:
-    """The test set's chunks; ?missing=1 lists only chunks without text."""
+def chunks(test_set_id: int) -> str | tuple[str, int]:
+    """The test set's chunks: search and filter (graded, not yet, without text)."""
     test_set = get_test_set_or_404(test_set_id)
-    missing = request.args.get("missing") == "1"
-    page = testsets_service.chunks_page(test_set, page_arg(), without_text=missing)
-    return render_template("testsets/chunks.html", test_set=test_set, page=page, missing=missing)
+    search = request.args.get("q", "")
+    state = "missing" if request.args.get("missing") == "1" else request.args.get("state", "")
+    try:
+        page = testsets_service.chunks_page(test_set, page_arg(), search=search, state=state)
+    except ServiceError as exc:
+        flash(str(exc), "error")
+        page = None
+    found = render_template(
+        "testsets/chunks.html",
+        test_set=test_set,
+        page=page,
+        search=search,
+        state=state,
+        chunk_states=testsets_service.CHUNK_STATES,
+    )
+    return found if page is not None else (found, 400)
 
 
 def _settings_form(test_set: TestSet) -> SettingsForm:

@@ -171,15 +171,16 @@ def test_seven_thousand_queries_by_forty_judgments_all_aggregated(sqlite_app: Fl
         params = {"ts": ts.id}
         db.session.execute(
             sa.text(
-                series + "INSERT INTO query (test_set_id, qid, text) "
-                "SELECT :ts, 'q' || i, 't' FROM n"
+                # sort_key: listings' natural order, which this test does not read.
+                series + "INSERT INTO query (test_set_id, qid, text, sort_key) "
+                "SELECT :ts, 'q' || i, 't', 'q' || i FROM n"
             ),
             {**params, "top": nq - 1},
         )
         db.session.execute(
             sa.text(
-                series + "INSERT INTO chunk (test_set_id, docid, text) "
-                "SELECT :ts, 'd' || i, 't' FROM n"
+                series + "INSERT INTO chunk (test_set_id, docid, text, sort_key) "
+                "SELECT :ts, 'd' || i, 't', 'd' || i FROM n"
             ),
             {**params, "top": nq * per - 1},
         )

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -15,6 +16,7 @@ import sqlalchemy as sa
 from flask_sqlalchemy.pagination import Pagination
 
 from ndcg_labeler.extensions import db
+from ndcg_labeler.formats.fields import natural_key
 from ndcg_labeler.models import Run, TestSet, User
 from ndcg_labeler.services import ServiceError
 from ndcg_labeler.services import labeling as labeling_service
@@ -228,20 +230,33 @@ class QueryTable:
         return int(self.paging.total or 0)
 
 
+@lru_cache(maxsize=16)
+def _natural_ranks(qids: tuple[str, ...]) -> np.ndarray:
+    """Each row's place in natural qid order (q2 before q10); rows are in qid byte order."""
+    order = sorted(range(len(qids)), key=lambda i: natural_key(qids[i]))
+    ranks = np.empty(len(qids), dtype=np.int64)
+    ranks[order] = np.arange(len(qids), dtype=np.int64)
+    return ranks
+
+
 def _order(scores: RunScores, column: str, direction: str, index: np.ndarray) -> np.ndarray:
-    """Row indices (of `index`) sorted by a column; undefined values last; ties by qid."""
+    """Row indices (of `index`) sorted by a column; undefined values last; ties by qid in
+    natural order."""
+    natural = _natural_ranks(tuple(scores.qids))[index]
     if column == "qid":
-        return index if direction == "asc" else index[::-1]  # rows are in qid byte order
+        ranked = index[np.argsort(natural, kind="stable")]
+        return ranked if direction == "asc" else ranked[::-1]
     if column == "query":
         texts, ids = scores.texts(), scores.query_ids
+        place = dict(zip(index.tolist(), natural.tolist(), strict=True))
 
         def text(i: int) -> str:
             return texts.get(int(ids[i]), "").casefold()
 
         if direction == "asc":
-            ranked = sorted(index.tolist(), key=lambda i: (text(i), i))
+            ranked = sorted(index.tolist(), key=lambda i: (text(i), place[i]))
         else:  # text descending, ties still by qid ascending
-            ranked = sorted(index.tolist(), key=lambda i: (text(i), -i), reverse=True)
+            ranked = sorted(index.tolist(), key=lambda i: (text(i), -place[i]), reverse=True)
         return np.array(ranked, dtype=np.int64)
     values = {
         "dcg": scores.dcg,
@@ -256,8 +271,8 @@ def _order(scores: RunScores, column: str, direction: str, index: np.ndarray) ->
     key = np.where(undefined, 0.0, values)
     if direction == "desc":
         key = -key
-    # lexsort: the last key is the primary one; qid order (the row index) breaks ties.
-    return index[np.lexsort((index, key, undefined))]
+    # lexsort: the last key is the primary one; natural qid order breaks ties.
+    return index[np.lexsort((natural, key, undefined))]
 
 
 def query_table(

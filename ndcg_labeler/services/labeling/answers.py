@@ -39,7 +39,7 @@ def answered_queries(test_set: TestSet, user: User) -> list[AnsweredQuery]:
         .join(Judgment, Judgment.query_id == Query.id)
         .where(Judgment.annotator_id == user.id, Judgment.test_set_id == test_set.id)
         .group_by(Query.id)
-        .order_by(Query.qid)
+        .order_by(Query.sort_key, Query.id)
     )
     return [AnsweredQuery(query, int(count)) for query, count in rows]
 

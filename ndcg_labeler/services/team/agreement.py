@@ -16,6 +16,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from ndcg_labeler.extensions import db
+from ndcg_labeler.formats.fields import natural_key
 from ndcg_labeler.models import Judgment, Query, TestSet, User
 from ndcg_labeler.models.users import IMPORT_ROLE
 from ndcg_labeler.scoring.agreement import (
@@ -171,12 +172,15 @@ def agreement_report(test_set: TestSet, *, include_imports: bool = False) -> Agr
 
 
 def sort_queries(queries: list[QueryAgreement], sort: str) -> list[QueryAgreement]:
-    """Queries by qid, or least agreement first (alpha, percent), or most overlap first."""
+    """Queries in natural qid order (q2 before q10), or least agreement first (alpha,
+    percent), or most overlap first."""
     if sort == "alpha":
         # Undefined alpha (a single grade used throughout) sorts after every number.
-        return sorted(queries, key=lambda r: (r.alpha is None, r.alpha or 0.0, r.qid))
+        return sorted(queries, key=lambda r: (r.alpha is None, r.alpha or 0.0, natural_key(r.qid)))
     if sort == "percent":
-        return sorted(queries, key=lambda r: (r.percent is None, r.percent or 0.0, r.qid))
+        return sorted(
+            queries, key=lambda r: (r.percent is None, r.percent or 0.0, natural_key(r.qid))
+        )
     if sort == "pairs":
-        return sorted(queries, key=lambda r: (-r.pairs_with_2plus, r.qid))
-    return sorted(queries, key=lambda r: r.qid)
+        return sorted(queries, key=lambda r: (-r.pairs_with_2plus, natural_key(r.qid)))
+    return sorted(queries, key=lambda r: natural_key(r.qid))

@@ -154,7 +154,9 @@ def review_queue(
     )
     if not include_adjudicated:
         stmt = stmt.where(Adjudication.id.is_(None))
-    ordered = stmt.order_by(found.c.spread.desc(), found.c.cant_tell.desc(), Query.qid, Chunk.docid)
+    ordered = stmt.order_by(
+        found.c.spread.desc(), found.c.cant_tell.desc(), Query.sort_key, Chunk.sort_key
+    )
     paging = paginate(ordered, page, per_page, rows=True)
     paging.items = [
         DisputedPair(

@@ -11,7 +11,6 @@ from .catalog import (
     aggregation_policies,
     all_test_sets,
     annotator_candidates,
-    chunks_page,
     create_test_set,
     default_grade_labels,
     get_by_name,
@@ -19,7 +18,6 @@ from .catalog import (
     grant,
     member_ids,
     members,
-    queries_page,
     require_by_name,
     revoke,
     set_members,
@@ -52,6 +50,7 @@ from .imports import (
     ImportReport,
     import_files,
 )
+from .listing import CHUNK_STATES, QUERY_STATES, chunks_page, queries_page
 from .tally import (
     BATCH,
     COUNTED_STATUSES,
@@ -67,6 +66,7 @@ from .tally import (
 
 __all__ = [
     "BATCH",
+    "CHUNK_STATES",
     "COUNTED_STATUSES",
     "DEFAULT_GRADES",
     "DEMO_CHUNKS",
@@ -81,6 +81,7 @@ __all__ = [
     "MAX_NAME",
     "MAX_QID",
     "MAX_SOURCE",
+    "QUERY_STATES",
     "REFERENCE_LABELS",
     "REFERENCE_SOURCE",
     "SCALES",

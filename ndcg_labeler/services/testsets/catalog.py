@@ -6,13 +6,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import sqlalchemy as sa
-from flask_sqlalchemy.pagination import Pagination
 
 from ndcg_labeler.extensions import db
-from ndcg_labeler.models import Chunk, Judgment, Pair, Query, TestSet, TestSetMember, User
+from ndcg_labeler.models import Chunk, Query, TestSet, TestSetMember, User
 from ndcg_labeler.scoring.aggregate import DEFAULT_POLICY, POLICIES
 from ndcg_labeler.services import ServiceError, audit
-from ndcg_labeler.services._db import bump_versions, paginate
+from ndcg_labeler.services._db import bump_versions
 from ndcg_labeler.services.testsets.tally import pool_counts
 
 SCALES = (3, 4)
@@ -337,35 +336,3 @@ def summary(test_set: TestSet) -> Summary:
         judgments=pool.graded_judgments,
         annotators=_count(sa.select(sa.func.count()).where(TestSetMember.test_set_id == ts)),
     )
-
-
-def queries_page(test_set: TestSet, page: int, per_page: int = 50) -> Pagination:
-    """One page of the test set's queries by qid: rows of (Query, pairs, judged pairs)."""
-    pairs = (
-        sa.select(sa.func.count())
-        .where(Pair.query_id == Query.id)
-        .correlate(Query)
-        .scalar_subquery()
-    )
-    judged = (
-        sa.select(sa.func.count(sa.distinct(Judgment.chunk_id)))
-        .where(Judgment.query_id == Query.id, Judgment.status == "graded")
-        .correlate(Query)
-        .scalar_subquery()
-    )
-    stmt = (
-        sa.select(Query, pairs.label("pairs"), judged.label("judged"))
-        .where(Query.test_set_id == test_set.id)
-        .order_by(Query.qid)
-    )
-    return paginate(stmt, page, per_page, rows=True)
-
-
-def chunks_page(
-    test_set: TestSet, page: int, *, without_text: bool, per_page: int = 50
-) -> Pagination:
-    """One page of the test set's chunks by docid, optionally those without text only."""
-    stmt = sa.select(Chunk).where(Chunk.test_set_id == test_set.id).order_by(Chunk.docid)
-    if without_text:
-        stmt = stmt.where(Chunk.text.is_(None))
-    return paginate(stmt, page, per_page)

@@ -16,6 +16,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from ndcg_labeler.extensions import db
+from ndcg_labeler.formats.fields import natural_key
 from ndcg_labeler.formats.records import ChunkRecord, QrelRecord, QueryRecord
 from ndcg_labeler.models import Chunk, Judgment, JudgmentEvent, Pair, Query, TestSet
 from ndcg_labeler.models._common import utcnow
@@ -109,14 +110,15 @@ class Writer:
         for r in records:
             current = existing.get(r.qid)
             if current is None:
-                new.append((self.ts, r.qid, r.text, r.narrative))
+                new.append((self.ts, r.qid, r.text, r.narrative, natural_key(r.qid)))
                 continue
             narrative = r.narrative if r.narrative is not None else current[2]
             if (r.text, narrative) == current[1:]:
                 counts.unchanged += 1
             else:
                 changed.append({"b_id": current[0], "b_text": r.text, "b_narrative": narrative})
-        insert_many(_query, ("test_set_id", "qid", "text", "narrative"), new, self.advance)
+        columns = ("test_set_id", "qid", "text", "narrative", "sort_key")
+        insert_many(_query, columns, new, self.advance)
         _executemany(
             sa.update(_query)
             .where(_query.c.id == sa.bindparam("b_id"))
@@ -144,16 +146,16 @@ class Writer:
             meta = r.metadata or None
             current = existing.get(r.docid)
             if current is None:
-                new.append((self.ts, r.docid, r.title, r.text, _bind(meta, json_type)))
+                key = natural_key(r.docid)
+                new.append((self.ts, r.docid, r.title, r.text, _bind(meta, json_type), key))
             elif (r.title, r.text, meta) == current[1:]:
                 counts.unchanged += 1
             else:
                 changed.append(
                     {"b_id": current[0], "b_title": r.title, "b_text": r.text, "b_meta": meta}
                 )
-        insert_many(
-            _chunk, ("test_set_id", "docid", "title", "text", "metadata"), new, self.advance
-        )
+        columns = ("test_set_id", "docid", "title", "text", "metadata", "sort_key")
+        insert_many(_chunk, columns, new, self.advance)
         _executemany(
             sa.update(_chunk)
             .where(_chunk.c.id == sa.bindparam("b_id"))
@@ -172,7 +174,8 @@ class Writer:
         """Create chunks without text for docids no corpus provided; returns how many."""
         existing = self._chunk_ids()
         missing = [d for d in dict.fromkeys(docids) if d not in existing]
-        insert_many(_chunk, ("test_set_id", "docid"), [(self.ts, d) for d in missing])
+        rows = [(self.ts, d, natural_key(d)) for d in missing]
+        insert_many(_chunk, ("test_set_id", "docid", "sort_key"), rows)
         return len(missing)
 
     def upsert_pairs(self, pairs: dict[tuple[str, str], tuple[int, str]]) -> Counts:

@@ -1,0 +1,111 @@
+"""Finding things: natural order (q2 before q10), search and grade-state filters, both through
+the service and on the pages; imports and ORM inserts both store the sort key."""
+
+from __future__ import annotations
+
+import io
+import re
+
+import pytest
+from flask import Flask
+
+from ndcg_labeler.extensions import db
+from ndcg_labeler.formats.fields import natural_key
+from ndcg_labeler.models import TestSet
+from ndcg_labeler.services import ServiceError
+from ndcg_labeler.services import testsets as service
+from ndcg_labeler.services.testsets import ImportFile, import_files
+from tests.factory import build, judge, person
+
+
+@pytest.mark.parametrize(
+    ("ids", "ordered"),
+    [
+        (["q10", "q2", "q1", "q11"], ["q1", "q2", "q10", "q11"]),
+        (["doc-9.2", "doc-10.1", "doc-9.10"], ["doc-9.2", "doc-9.10", "doc-10.1"]),
+        (["a", "B", "10", "9"], ["9", "10", "B", "a"]),  # digits, then bytes: upper before lower
+        (["q007", "q10", "q8"], ["q007", "q8", "q10"]),  # leading zeros count by value
+        (["x" + "9" * 30, "x" + "1" + "0" * 30], ["x" + "9" * 30, "x" + "1" + "0" * 30]),
+    ],
+)
+def test_natural_keys_order_ids_as_people_read_them(ids: list[str], ordered: list[str]) -> None:
+    assert sorted(ids, key=natural_key) == ordered
+
+
+def _qids(app: Flask, test_set_id: int, **kwargs) -> list[str]:
+    with app.app_context():
+        test_set = db.session.get_one(TestSet, test_set_id)
+        return [row[0].qid for row in service.queries_page(test_set, 1, **kwargs).items]
+
+
+def _docids(app: Flask, test_set_id: int, **kwargs) -> list[str]:
+    with app.app_context():
+        test_set = db.session.get_one(TestSet, test_set_id)
+        return [chunk.docid for chunk in service.chunks_page(test_set, 1, **kwargs).items]
+
+
+@pytest.fixture
+def finding(app: Flask):
+    """q1..q11 (q10 has d10 and d2, q2 has d1; other queries one chunk each), two graders."""
+    pool = {f"q{i}": [f"d{i}"] for i in (1, 3, 11)}
+    pool |= {"q10": ["d10", "d2"], "q2": ["d1"]}
+    built = build(app, "Finding", pool=pool, texts={"d10": "Parental LEAVE: 100% paid"})
+    alice = person(app, "alice")
+    judge(app, built.test_set_id, "q10", "d10", "alice", "graded", 2)  # q10 partly graded
+    judge(app, built.test_set_id, "q2", "d1", "alice", "graded", 0)  # q2 fully graded
+    judge(app, built.test_set_id, "q3", "d3", "alice", "skipped", None)  # skip is not a grade
+    assert alice
+    return built
+
+
+def test_lists_are_in_natural_order(app: Flask, finding) -> None:
+    assert _qids(app, finding.test_set_id) == ["q1", "q2", "q3", "q10", "q11"]
+    assert _docids(app, finding.test_set_id) == ["d1", "d2", "d3", "d10", "d11"]
+
+
+def test_imports_store_the_sort_key(app: Flask) -> None:
+    with app.app_context():
+        test_set = service.create_test_set("Imported")
+        queries = b"q10\tten\nq9\tnine\nq100\thundred\n"
+        import_files(
+            test_set,
+            queries=ImportFile(io.BytesIO(queries), "q.tsv"),
+            pool=ImportFile(io.BytesIO(b"q9,d20\nq9,d3\n"), "pool.csv"),
+        )
+        test_set_id = test_set.id
+    assert _qids(app, test_set_id) == ["q9", "q10", "q100"]
+    assert _docids(app, test_set_id) == ["d3", "d20"]  # created without text by the pool
+
+
+def test_search_finds_ids_and_words_in_any_case(app: Flask, finding) -> None:
+    ts = finding.test_set_id
+    assert _qids(app, ts, search="Q1") == ["q1", "q10", "q11"]
+    assert _qids(app, ts, search="text of q2") == ["q2"]
+    assert _docids(app, ts, search="leave") == ["d10"]
+    assert _docids(app, ts, search="100%") == ["d10"]  # % is taken literally
+    assert _docids(app, ts, search="1_") == []  # and so is _
+    assert _docids(app, ts, search="title d1") == ["d1", "d10", "d11"]
+
+
+def test_filters_by_grade_state(app: Flask, finding) -> None:
+    ts = finding.test_set_id
+    assert _qids(app, ts, state="graded") == ["q2"]
+    assert _qids(app, ts, state="partly") == ["q10"]
+    assert _qids(app, ts, state="ungraded") == ["q1", "q3", "q11"]
+    assert _docids(app, ts, state="graded") == ["d1", "d10"]
+    assert _docids(app, ts, state="ungraded") == ["d2", "d3", "d11"]
+    assert _qids(app, ts, state="ungraded", search="q1") == ["q1", "q11"]
+    with app.app_context(), pytest.raises(ServiceError, match="unknown filter 'odd'"):
+        service.queries_page(db.session.get_one(TestSet, ts), 1, state="odd")
+
+
+def test_pages_search_filter_and_keep_them_across_pages(as_admin, finding) -> None:
+    base = f"/test-sets/{finding.test_set_id}"
+    page = as_admin.get(f"{base}/queries?q=q1&state=ungraded").get_data(as_text=True)
+    assert re.findall(r"<code>(q\d+)</code>", page) == ["q1", "q11"]
+    assert 'value="q1"' in page and '<option value="ungraded" selected>' in page
+    page = as_admin.get(f"{base}/chunks?state=graded").get_data(as_text=True)
+    assert re.findall(r"<code>(d\d+)</code>", page) == ["d1", "d10"]
+    missing = as_admin.get(f"{base}/chunks?q=nothing-like-this").get_data(as_text=True)
+    assert 'id="nothing-found"' in missing
+    assert as_admin.get(f"{base}/queries?state=odd").status_code == 400
