@@ -80,10 +80,12 @@ def _register_error_pages(app: Flask) -> None:
     def http_error(error: HTTPException) -> tuple[Any, int]:
         from flask import request
 
+        from ndcg_labeler.views.access import ways_on
+
         code = error.code or 500
         if request.path.startswith("/api/"):
             return {"error": error.name, "detail": error.description}, code
-        return render_template("error.html", error=error), code
+        return render_template("error.html", error=error, ways_on=ways_on()), code
 
 
 def _register_headers(app: Flask) -> None:

@@ -35,6 +35,10 @@ def register_blueprints(app: Flask) -> None:
     """Attach every blueprint and require login for everything else."""
     for name in BLUEPRINT_MODULES:
         app.register_blueprint(importlib.import_module(f"ndcg_labeler.views.{name}").bp)
+    # Templates link to per-pair grades only for those who may open them (no dead ends).
+    from ndcg_labeler.views.access import may_see_grades
+
+    app.add_template_global(may_see_grades)
 
     @app.before_request
     def require_login() -> Response | None:

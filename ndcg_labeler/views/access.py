@@ -14,6 +14,7 @@ from ndcg_labeler.models import TestSet
 from ndcg_labeler.services.accounts import can_view, grades_visible
 
 F = TypeVar("F", bound=Callable[..., Any])
+ADMINS_ONLY = "This page is for admins: it changes or shows what only admins manage."
 
 
 def get_test_set_or_404(test_set_id: int) -> TestSet:
@@ -33,7 +34,7 @@ def admin_required(view: F) -> F:
         if not current_user.is_authenticated:
             abort(401)
         if not current_user.is_admin:
-            abort(403)
+            abort(403, description=ADMINS_ONLY)
         return view(*args, **kwargs)
 
     return wrapped  # type: ignore[return-value]
@@ -49,3 +50,25 @@ def require_grades_visible(test_set: TestSet) -> None:
                 "grades are shown to admins only."
             ),
         )
+
+
+def may_see_grades(test_set: TestSet) -> bool:
+    """For templates: link to per-pair grades (drill-downs, qrels) only for those who may."""
+    return grades_visible(current_user, test_set)
+
+
+def ways_on() -> list[tuple[str, str]]:
+    """(text, url) of the places an error page offers: the test set the failed address was
+    in (when this person may open it) and its labeling, then the list of test sets."""
+    from flask import request, url_for
+
+    links: list[tuple[str, str]] = []
+    test_set_id = (request.view_args or {}).get("test_set_id")
+    if isinstance(test_set_id, int) and current_user.is_authenticated:
+        test_set = db.session.get(TestSet, test_set_id)
+        if test_set is not None and can_view(current_user, test_set):
+            ids = {"test_set_id": test_set.id}
+            links.append((f"{test_set.name}: overview", url_for("testsets.show", **ids)))
+            links.append((f"{test_set.name}: label pairs", url_for("labeling.next", **ids)))
+    links.append(("All your test sets", url_for("main.index")))
+    return links
