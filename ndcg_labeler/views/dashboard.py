@@ -40,6 +40,30 @@ def label_sources() -> list[tuple[str, str]]:
 
 
 @bp.app_template_global()
+def run_band(scores: live.RunScores) -> str:
+    """Band of a run's mean NDCG@k, or "not enough labels" on thin evidence (bands.py)."""
+    return dashboard_service.mean_band(
+        scores.mean_ndcg, scores.queries_in_mean, scores.mean_judged_at_k
+    )
+
+
+@bp.app_context_processor
+def evidence_limits() -> dict[str, int]:
+    """The compare page shows no interval from fewer queries than this."""
+    return {"min_interval_queries": dashboard_service.MIN_INTERVAL_QUERIES}
+
+
+@bp.app_template_global()
+def evidence_rule() -> str:
+    """The rule a run's mean must meet to get a band, for legends."""
+    return (
+        f"a band is given to a mean over at least {dashboard_service.MIN_QUERIES} queries with "
+        f"a mean judged@k of at least {dashboard_service.MIN_JUDGED:.0%}; otherwise "
+        f"“{dashboard_service.NOT_ENOUGH}”"
+    )
+
+
+@bp.app_template_global()
 def ndcg_band(value: float | None) -> str:
     """Band name of an NDCG value (excellent, good, fair, poor) or "undefined"."""
     return dashboard_service.band(value)

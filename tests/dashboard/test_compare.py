@@ -19,7 +19,7 @@ from ndcg_labeler.services import dashboard as dashboard_service
 from ndcg_labeler.services import runs as run_service
 from ndcg_labeler.services.live import ScoreOptions
 from ndcg_labeler.views import figures
-from tests.factory import A3, B3, RUN_A, Demo, grade, the_test_set, trec
+from tests.factory import A3, B3, RUN_A, Demo, build_test_set, grade, the_test_set, trec
 
 K3 = ScoreOptions(k=3)
 COMPARED = ["q1", "q2", "q3", "q5"]  # q4 is undefined (no grade) and left out of both
@@ -50,11 +50,37 @@ def test_compare_by_hand_and_against_scipy(ctx: Flask, dash: Demo) -> None:
     assert pair.randomization_p == pytest.approx(hits.mean())
     mean_a, mean_b = result.means
     assert mean_a.mean == pytest.approx(np.mean(a))
-    assert (mean_a.low, mean_a.high) == bootstrap_ci(a)[1:]
-    assert mean_a.low <= mean_a.mean <= mean_a.high
+    # Four queries: too few for a bootstrap interval, and too few for a band.
+    assert (mean_a.low, mean_a.high, mean_b.low, mean_b.high) == (None, None, None, None)
+    assert (mean_a.band, mean_b.band) == ("not enough labels", "not enough labels")
     assert mean_b.mean == pytest.approx(np.mean(b))
     scatter = figures.scatter(result)
     assert scatter is not None and "4 queries" in scatter.desc
+
+
+def test_intervals_and_bands_from_enough_queries(ctx: Flask) -> None:
+    """12 queries, one relevant chunk each (grade 2): A ranks it first everywhere (NDCG@3 1),
+    B second in the even queries (1/log2(3)); every top 3 is judged only at that chunk."""
+    qids = [f"q{i}" for i in range(1, 13)]
+    test_set = build_test_set("Twelve", {q: q for q in qids}, [(q, "rel", 2) for q in qids])
+    a_rank = {q: ["rel", "x1", "x2"] for q in qids}
+    b_rank = {q: (["x1", "rel", "x2"] if i % 2 == 0 else ["rel", "x1", "x2"]) for i, q in
+              enumerate(qids)}  # fmt: skip
+    runs = [
+        run_service.upload_run(test_set, io.BytesIO(trec(ranking)), "r.trec", name, None)
+        for name, ranking in (("A", a_rank), ("B", b_rank))
+    ]
+    result = dashboard_service.compare_runs(runs, K3)
+    a = [1.0] * 12
+    b = [1 / np.log2(3) if i % 2 == 0 else 1.0 for i in range(12)]
+    mean_a, mean_b = result.means
+    assert result.compared == 12
+    assert (mean_a.low, mean_a.high) == bootstrap_ci(a)[1:]
+    assert (mean_b.low, mean_b.high) == bootstrap_ci(b)[1:]
+    assert mean_b.low <= mean_b.mean <= mean_b.high
+    # Judged@3 is 1/3 in every query: the means are shown without a band.
+    assert mean_a.judged == pytest.approx(1 / 3)
+    assert (mean_a.band, mean_b.band) == ("not enough labels", "not enough labels")
 
 
 def test_json_shape_is_the_cli_contract(ctx: Flask, dash: Demo) -> None:

@@ -10,7 +10,7 @@ score 0 there, as everywhere. Statistics: scoring.significance (scipy).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -18,6 +18,7 @@ import numpy as np
 from ndcg_labeler.models import Run
 from ndcg_labeler.services import ServiceError
 from ndcg_labeler.services.dashboard import comparison_stats as stats_service
+from ndcg_labeler.services.dashboard.bands import MIN_INTERVAL_QUERIES, mean_band
 from ndcg_labeler.services.live import Resolved, RunScores, ScoreOptions, score_run
 
 # Up to this many compared queries the page computes intervals and tests at once; beyond,
@@ -37,6 +38,10 @@ class RunMean:
     mean: float | None
     low: float | None
     high: float | None
+    judged: float | None = None
+    """Mean judged@k over the compared queries (the evidence behind the mean's band)."""
+    band: str = "undefined"
+    """mean_band of the mean: a band, or "not enough labels" on thin evidence."""
 
 
 @dataclass(frozen=True)
@@ -130,10 +135,17 @@ def _pair(a: Run, b: Run, x: np.ndarray, y: np.ndarray, compute: bool) -> PairRe
 def _mean(run: Run, values: np.ndarray, compute: bool) -> RunMean:
     if not values.size:
         return RunMean(run, None, None, None)
+    if values.size < MIN_INTERVAL_QUERIES:  # too few for an honest interval: the mean alone
+        return RunMean(run, float(values.mean()), None, None)
     found = stats_service.interval(values, compute)
     if found is None:
         return RunMean(run, float(values.mean()), None, None)
     return RunMean(run, found.mean, found.low, found.high)
+
+
+def _with_evidence(found: RunMean, judged: np.ndarray) -> RunMean:
+    share = float(judged.mean()) if judged.size else None
+    return replace(found, judged=share, band=mean_band(found.mean, int(judged.size), share))
 
 
 def compare_runs(
@@ -153,14 +165,17 @@ def compare_runs(
     index = np.flatnonzero(defined)
     values = [r.ndcg[index] for r in results]
     compute = stats if stats is not None else index.size <= INLINE_MAX
-    means = [_mean(run, v, compute) for run, v in zip(runs, values, strict=True)]
+    means = [
+        _with_evidence(_mean(run, v, compute), r.judged_at_k[index])
+        for run, v, r in zip(runs, values, results, strict=True)
+    ]
     pairs = [
         _pair(runs[0], run, values[0], v, compute)
         for run, v in zip(runs[1:], values[1:], strict=True)
     ]
-    ready = all(m.low is not None or m.mean is None for m in means) and all(
-        p.randomization_p is not None or not index.size for p in pairs
-    )
+    ready = all(
+        m.low is not None or m.mean is None or index.size < MIN_INTERVAL_QUERIES for m in means
+    ) and all(p.randomization_p is not None or not index.size for p in pairs)
     a, b = values[0], values[1]
     delta = b - a
     # Largest |B − A| first, then qid (the rows are in qid order, so the index breaks ties).
