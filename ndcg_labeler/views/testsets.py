@@ -20,6 +20,7 @@ from ndcg_labeler.forms.testsets import (
 from ndcg_labeler.models import TestSet
 from ndcg_labeler.services import ServiceError
 from ndcg_labeler.services import jobs as job_service
+from ndcg_labeler.services import labeling as labeling_service
 from ndcg_labeler.services import testsets as testsets_service
 from ndcg_labeler.services.testsets import ImportFile, import_files
 from ndcg_labeler.views._scoring import page_arg
@@ -56,6 +57,7 @@ def show(test_set_id: int) -> str:
         "testsets/show.html",
         test_set=test_set,
         summary=testsets_service.summary(test_set),
+        progress=labeling_service.progress(test_set, current_user),
         labeling_url=url_for("labeling.next", test_set_id=test_set.id),
         members=testsets_service.members(test_set) if current_user.is_admin else [],
     )

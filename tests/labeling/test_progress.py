@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import re
+
 from flask import Flask
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Pair, TestSet, User
-from ndcg_labeler.services import accounts, labeling
+from ndcg_labeler.services import accounts, labeling, testsets
 from tests.factory import build, make_user
 
 
@@ -27,16 +29,20 @@ def test_progress_counts(app: Flask, annotator_id: int):
         labeling.save_for_pair(pd, ux, status="cant_tell")  # counts toward the target
         labeling.skip_pair(pd, uy)  # does not
         now = labeling.progress(ts, me)
-        assert now == labeling.Progress(mine_done=1, mine_total=3, done=1, pairs=4, target=2)
+        # Graded: a, b and c have a grade (d only a can't-tell and a skip).
+        assert now == labeling.Progress(
+            mine_done=1, mine_total=3, done=1, pairs=4, target=2, graded=3
+        )
         assert round(now.percent) == 25 and round(now.mine_percent) == 33
 
         labeling.save_for_pair(pb, me, grade=3)
         source = accounts.import_source("old.qrels")
         db.session.commit()
         labeling.save_for_pair(pd, source, grade=1)  # imports never fill the target
-        assert labeling.progress(ts, me) == labeling.Progress(2, 3, 2, 4, 2)
+        # The imported grade makes d graded, but not complete.
+        assert labeling.progress(ts, me) == labeling.Progress(2, 3, 2, 4, 2, graded=4)
         # x answered a, b and d (can't tell counts); nothing is closed to x.
-        assert labeling.progress(ts, ux) == labeling.Progress(3, 4, 2, 4, 2)
+        assert labeling.progress(ts, ux) == labeling.Progress(3, 4, 2, 4, 2, graded=4)
 
 
 def test_empty_pool_is_complete(app: Flask, annotator_id: int):
@@ -45,3 +51,38 @@ def test_empty_pool_is_complete(app: Flask, annotator_id: int):
         ts = db.session.get(TestSet, built.test_set_id)
         result = labeling.progress(ts, db.session.get(User, annotator_id))
         assert (result.pairs, result.percent, result.mine_percent) == (0, 100.0, 100.0)
+
+
+def _figures(page: str) -> dict[str, str]:
+    """Each progress figure's sentence as shown (tags dropped, spaces folded)."""
+    found = re.findall(r'data-figure="(\w+)">\s*<label[^>]*>(.*?)</label>', page, re.S)
+    return {name: " ".join(re.sub(r"<[^>]+>", "", text).split()) for name, text in found}
+
+
+def test_every_page_shows_the_same_three_figures(app: Flask, client, auth) -> None:
+    built = build(app, pool={"q1": ["a", "b", "c"], "q2": ["d"]}, target=2)
+    me = make_user(app, "me")
+    x = make_user(app, "x")
+    with app.app_context():
+        ts = db.session.get(TestSet, built.test_set_id)
+        testsets.grant(ts, db.session.get(User, me))
+        pa, pb, pd = (db.session.get(Pair, built.pairs[i]) for i in (0, 1, 3))
+        labeling.save_for_pair(pa, db.session.get(User, x), grade=1)
+        labeling.save_for_pair(pa, db.session.get(User, me), grade=2)  # a: complete
+        labeling.save_for_pair(pb, db.session.get(User, me), grade=0)
+        labeling.save_for_pair(pd, accounts.import_source("old.qrels"), grade=1)
+        db.session.commit()
+    auth.login("me")
+    base = f"/test-sets/{built.test_set_id}"
+    pages = {
+        "overview": client.get(base).get_data(as_text=True),
+        "dashboard": client.get(f"{base}/dashboard/").get_data(as_text=True),
+        "labeling": client.get(f"{base}/label", follow_redirects=True).get_data(as_text=True),
+    }
+    expected = {
+        "graded": "Graded: 3 of 4 pairs have a grade (75%, people or imported qrels)",
+        "complete": "Complete: 1 of 4 pairs have the 2 people's judgments they need (25%)",
+        "mine": "Mine: 2 of 4 pairs open to me answered",
+    }
+    for name, page in pages.items():
+        assert _figures(page) == expected, name

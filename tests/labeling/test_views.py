@@ -86,7 +86,7 @@ def test_member_gets_the_first_pair(as_annotator: FlaskClient, member):
             page,
             re.S,
         )
-    assert 'id="progress-mine"' in page and 'id="progress-set"' in page
+    assert 'id="progress-mine"' in page and 'id="progress-complete"' in page
     assert 'data-shortcuts="on"' in page
 
 
@@ -106,8 +106,8 @@ def test_grading_saves_and_redirects_to_the_next_pair(app, as_annotator, member,
         assert db.session.scalar(sa.select(Judgment.active_ms)) == 4200
         assert db.session.scalar(sa.select(Judgment.annotator_id)) == annotator_id
     page = as_annotator.get(_pair_url(member, 1)).get_data(as_text=True)
-    assert "Mine: <strong>1</strong> of 3 pairs" in page
-    assert "Test set: <strong>1</strong> of 3 pairs complete" in page
+    assert "Mine:</span> <strong>1</strong> of 3 pairs open to me" in page
+    assert "Complete:</span> <strong>1</strong> of 3 pairs have the 1 people's judgment" in page
 
 
 def test_double_submit_creates_one_judgment_and_one_event(app, as_annotator, member):
@@ -246,7 +246,7 @@ def test_done_page_when_nothing_is_left(app, as_annotator, member):
     assert response.status_code == 200
     page = response.get_data(as_text=True)
     assert "Nothing left for you to label here" in page
-    assert "Mine: <strong>3</strong> of 3 pairs" in page
+    assert "Mine:</span> <strong>3</strong> of 3 pairs open to me" in page
     assert f"/queries/{member.queries['q2']}/review" in page
 
 

@@ -1,4 +1,10 @@
-"""Labeling progress: mine (pairs I answered / pairs open to me) and the test set's."""
+"""Labeling progress: the three figures every page shows, defined once.
+
+- graded: pool pairs with at least one grade, from a person or imported qrels;
+- complete: pool pairs with all the people's answers the test set wants (judgments per pair;
+  a grade or "can't tell" counts, imported qrels do not);
+- mine: pool pairs I answered, of those still open to me.
+"""
 
 from __future__ import annotations
 
@@ -17,6 +23,13 @@ class Progress:
     done: int
     pairs: int
     target: int
+    graded: int = 0
+    """Pool pairs with at least one grade (people or imported qrels)."""
+
+    @property
+    def graded_percent(self) -> float:
+        """Share of the pool's pairs with a grade, 0–100."""
+        return 100.0 * self.graded / self.pairs if self.pairs else 0.0
 
     @property
     def mine_percent(self) -> float:
@@ -48,4 +61,5 @@ def progress(test_set: TestSet, user: User) -> Progress:
         done=done,
         pairs=pool.pairs,
         target=target,
+        graded=pool.graded_pairs,
     )
