@@ -27,6 +27,8 @@ class LabelForm(FlaskForm):
     # and the service clamps it).
     active_ms = HiddenField("Active time", default="0")
     next = HiddenField("Next")
+    # The version of my judgment the page was rendered with (0: none yet); absent, no check.
+    version = HiddenField("Version")
 
 
 class ShortcutsForm(FlaskForm):

@@ -32,6 +32,9 @@ class Judgment(db.Model):
     grade: Mapped[int | None]
     note: Mapped[str] = mapped_column(sa.Text, default="")
     active_ms: Mapped[int] = mapped_column(sa.BigInteger, default=0)
+    # Bumped by every change (optimistic concurrency: a form saves only over the version it
+    # was rendered with; see services/labeling/judging.py).
+    version: Mapped[int] = mapped_column(sa.Integer, default=1, server_default="1")
     created_at: Mapped[datetime] = mapped_column(sa.DateTime(timezone=True), default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(
         sa.DateTime(timezone=True), default=utcnow, onupdate=utcnow

@@ -6,7 +6,7 @@ from flask import Blueprint, abort, flash, redirect, render_template, request, u
 from flask_login import current_user
 from werkzeug.wrappers import Response
 
-from ndcg_labeler.services import ServiceError, live
+from ndcg_labeler.services import ServiceError, labeling, live
 from ndcg_labeler.services import dashboard as dashboard_service
 from ndcg_labeler.views._scoring import is_htmx, run_or_404, score_options
 from ndcg_labeler.views.access import get_test_set_or_404, require_grades_visible
@@ -31,6 +31,7 @@ def _context(test_set_id: int, run_id: int, query_id: int) -> dict[str, object]:
         "raw_options": options,
         "option_args": live.option_args(options),
         "view": dashboard_service.drill_down(test_set, run, query, options),
+        "my_versions": labeling.my_versions(query, current_user),
         "version": dashboard_service.version_token(test_set.id),
         "k_choices": live.k_choices(options.k),
         "policies": live.policies(),
@@ -50,24 +51,33 @@ def fragment(test_set_id: int, run_id: int, query_id: int) -> str:
 
 
 @bp.post("/grade")
-def grade(test_set_id: int, run_id: int, query_id: int) -> str | Response:
+def grade(test_set_id: int, run_id: int, query_id: int) -> str | Response | tuple[str, int]:
     """Grade an unjudged chunk as the current user; htmx gets the updated scores in place."""
     test_set = get_test_set_or_404(test_set_id)
     require_grades_visible(test_set)
     run_or_404(test_set, run_id)
     query = dashboard_service.get_query(test_set, query_id) or abort(404)
     options = score_options()
-    error = None
+    error, conflict = None, None
+    chunk_id = request.form.get("chunk_id", -1, type=int)
+    tried = request.form.get("grade", None, type=int)
     try:
         dashboard_service.grade_chunk(
             test_set,
             query,
-            request.form.get("chunk_id", -1, type=int),
-            request.form.get("grade", None, type=int),
+            chunk_id,
+            tried,
             current_user._get_current_object(),
+            request.form.get("version", None, type=int),
         )
+    except labeling.Conflict as exc:
+        conflict = {"stored": exc, "tried": tried, "chunk_id": chunk_id}
     except ServiceError as exc:
         error = str(exc)
+    if conflict is not None:  # nothing saved: show both grades, offer to replace (409)
+        context = _context(test_set_id, run_id, query_id)
+        template = "dashboard/_query.html" if is_htmx() else "dashboard/query.html"
+        return render_template(template, **context, grade_conflict=conflict), 409
     if is_htmx():
         context = _context(test_set_id, run_id, query_id)
         return render_template("dashboard/_query.html", **context, grade_error=error)

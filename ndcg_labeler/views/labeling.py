@@ -58,19 +58,37 @@ def next_pair(test_set_id: int) -> str | Response:
     )
 
 
+def _expected_version(form: LabelForm) -> int | None:
+    """The version the form was rendered with; None (no check) when the form sent none."""
+    text = (form.version.data or "").strip()
+    return int(text) if text.isdigit() else None
+
+
 def _save(form: LabelForm, pair: Pair) -> None:
-    """Apply the pressed button through the judging service (ServiceError when refused)."""
+    """Apply the pressed button through the judging service (ServiceError when refused;
+    labeling.Conflict when my judgment changed elsewhere since the page was rendered)."""
     note = form.note.data or ""
     active_ms = _int_or_zero(form.active_ms.data)
+    expected = _expected_version(form)
     if form.action.data == "skip":
         labeling.skip_pair(pair, current_user)
     elif form.action.data == "cant_tell":
         labeling.save_for_pair(
-            pair, current_user, status="cant_tell", note=note, active_ms=active_ms
+            pair,
+            current_user,
+            status="cant_tell",
+            note=note,
+            active_ms=active_ms,
+            expected_version=expected,
         )
     elif form.grade.data is not None:
         labeling.save_for_pair(
-            pair, current_user, grade=form.grade.data, note=note, active_ms=active_ms
+            pair,
+            current_user,
+            grade=form.grade.data,
+            note=note,
+            active_ms=active_ms,
+            expected_version=expected,
         )
     else:
         raise ServiceError("Choose a grade, “can't tell” or skip.")
@@ -86,6 +104,9 @@ def pair_view(test_set_id: int, pair_id: int) -> str | Response | tuple[str, int
     if form.validate_on_submit():
         try:
             _save(form, pair)
+        except labeling.Conflict as conflict:
+            context = _pair_context(test_set, pair, form)
+            return render_template("labeling/conflict.html", **context, conflict=conflict), 409
         except ServiceError as exc:
             form.grade.errors = [*form.grade.errors, str(exc)]
         else:

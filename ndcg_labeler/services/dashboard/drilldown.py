@@ -48,9 +48,15 @@ def drill_down(test_set: TestSet, run: Run, query: Query, options: ScoreOptions)
 
 
 def grade_chunk(
-    test_set: TestSet, query: Query, chunk_id: int, grade: int | None, user: User
+    test_set: TestSet,
+    query: Query,
+    chunk_id: int,
+    grade: int | None,
+    user: User,
+    expected_version: int | None = None,
 ) -> SaveResult:
-    """Save `user`'s grade of one chunk for `query` (the drill-down's in-place grading)."""
+    """Save `user`'s grade of one chunk for `query` (the drill-down's in-place grading);
+    labeling.Conflict when my judgment changed since the page showed `expected_version`."""
     if grade is None:
         raise ServiceError(f"choose a grade from 0 to {test_set.scale_max}")
     chunk = db.session.scalar(
@@ -58,4 +64,12 @@ def grade_chunk(
     )
     if chunk is None:
         raise ServiceError("that chunk is not in this test set")
-    return labeling.save_judgment(test_set, query, chunk, user, status="graded", grade=grade)
+    return labeling.save_judgment(
+        test_set,
+        query,
+        chunk,
+        user,
+        status="graded",
+        grade=grade,
+        expected_version=expected_version,
+    )

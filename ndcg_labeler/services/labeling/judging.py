@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 
 import sqlalchemy as sa
 
@@ -34,6 +35,18 @@ class SaveResult:
     judgment_id: int
     changed: bool
     created: bool
+    version: int = 1
+
+
+class Conflict(ServiceError):
+    """My judgment changed since the form was rendered (another tab, window or page): nothing
+    was saved. Carries what is stored now, so the page can offer to keep it or replace it."""
+
+    def __init__(
+        self, status: str, grade: int | None, version: int, updated_at: datetime | None
+    ) -> None:
+        self.status, self.grade, self.version, self.updated_at = status, grade, version, updated_at
+        super().__init__("you changed this judgment elsewhere since this page was shown")
 
 
 def _clean(
@@ -70,8 +83,14 @@ def save_judgment(
     note: str | None = "",
     active_ms: int | None = 0,
     actor: User | None = None,
+    expected_version: int | None = None,
 ) -> SaveResult:
     """Create or update the annotator's judgment of a pair; commits.
+
+    `expected_version` (optimistic concurrency): the version of my judgment the form was
+    rendered with, 0 when I had none. When the stored judgment moved on since and this save
+    would change it, nothing is saved and Conflict says what is stored. Saving the verdict
+    that is already stored never conflicts (a retried or double-clicked save).
 
     Idempotent: saving the same verdict again changes nothing and appends no event. Every real
     change appends a JudgmentEvent and bumps TestSet.labels_version in the same transaction.
@@ -106,16 +125,28 @@ def save_judgment(
         table = Judgment.__table__
         where = sa.and_(*(table.c[name] == value for name, value in key.items()))
         row = db.session.execute(
-            sa.select(table.c.id, table.c.status, table.c.grade, table.c.note)
+            sa.select(
+                table.c.id,
+                table.c.status,
+                table.c.grade,
+                table.c.note,
+                table.c.version,
+                table.c.updated_at,
+            )
             .where(where)
             .with_for_update()
         ).one()
+        version = row.version
         if created:
             old_status, old_grade, changed = None, None, True
         else:
             old_status, old_grade = row.status, row.grade
             changed = (row.status, row.grade, row.note) != (status, grade, note)
+            stale = expected_version is not None and expected_version != row.version
+            if changed and stale and (row.status, row.grade) != (status, grade):
+                raise Conflict(row.status, row.grade, row.version, row.updated_at)
             if changed:
+                version = row.version + 1
                 db.session.execute(
                     sa.update(table)
                     .where(table.c.id == row.id)
@@ -126,6 +157,7 @@ def save_judgment(
                         # Time spent re-grading adds up; a no-op resubmit (double click) does not.
                         active_ms=table.c.active_ms + active,
                         updated_at=now,
+                        version=table.c.version + 1,
                     )
                 )
         if changed:
@@ -151,7 +183,7 @@ def save_judgment(
             )
             bump_versions(test_set.id, labels=True)
         _release_lease(query.id, chunk.id, annotator.id)
-    return SaveResult(judgment_id=row.id, changed=changed, created=created)
+    return SaveResult(judgment_id=row.id, changed=changed, created=created, version=version)
 
 
 def _release_lease(query_id: int, chunk_id: int, user_id: int) -> None:
@@ -173,6 +205,7 @@ def save_for_pair(
     grade: int | None = None,
     note: str | None = "",
     active_ms: int | None = 0,
+    expected_version: int | None = None,
 ) -> SaveResult:
     """save_judgment for a pool pair (the labeling screens work with pairs)."""
     test_set = db.session.get_one(TestSet, pair.test_set_id)
@@ -187,6 +220,7 @@ def save_for_pair(
         grade=grade,
         note=note,
         active_ms=active_ms,
+        expected_version=expected_version,
     )
 
 

@@ -1,0 +1,45 @@
+"""Two tabs on the same pair: the second tab's grade does not silently replace the first's."""
+
+from __future__ import annotations
+
+import pytest
+import sqlalchemy as sa
+
+from ndcg_labeler.extensions import db
+from ndcg_labeler.models import Judgment
+from tests.browser.live import ADMIN_PASSWORD, LiveServer
+from tests.factory import build
+
+
+@pytest.mark.browser
+def test_the_second_tab_gets_a_conflict_and_may_replace(live_server: LiveServer, browser_page):
+    app, base = live_server.app, live_server.url
+    built = build(app, "Two tabs", pool={"q1": ["d1", "d2"]})
+    page = browser_page
+    page.goto(base + "/login")
+    page.fill("#username", "admin")
+    page.fill("#password", ADMIN_PASSWORD)
+    page.click("button[type=submit], input[type=submit]")
+    page.wait_for_url(base + "/")
+    url = f"{base}/test-sets/{built.test_set_id}/label/{built.pairs[0]}"
+    other = page.context.new_page()
+    page.goto(url)
+    other.goto(url)
+
+    with page.expect_navigation():
+        page.keyboard.press("3")  # tab 1 grades 3 and moves on
+    other.bring_to_front()
+    with other.expect_navigation():
+        other.keyboard.press("1")  # tab 2, rendered before: refused, nothing overwritten
+    assert "You changed this judgment elsewhere" in other.locator("h1").inner_text()
+    assert other.locator("#stored-verdict").inner_text().startswith("grade 3")
+    with app.app_context():
+        grades = db.session.scalars(sa.select(Judgment.grade)).all()
+    assert grades == [3]
+
+    with other.expect_navigation():
+        other.click("#replace-stored")  # one more click replaces it
+    with app.app_context():
+        db.session.remove()
+        grades = db.session.scalars(sa.select(Judgment.grade)).all()
+    assert grades == [1]
