@@ -11,6 +11,7 @@ judges and endpoints, huey and redis for the job queue.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import math
 import os
@@ -26,7 +27,10 @@ from tests.factory import build_dashboard
 
 ROOT = Path(__file__).resolve().parents[1]
 HEAVY = ("alembic", "pyarrow", "scipy", "sklearn", "krippendorff", "markdown_it", "httpx")
-HEAVY += ("jmespath", "huey", "redis", "pandas")
+HEAVY += ("jmespath", "huey", "redis", "pandas", "limits", "flask_limiter", "rich")
+# A venv that still has Flask-Limiter installed (it was a dependency) loads it, with `limits` and
+# `rich`, through its `flask limiter` CLI plugin in every `flask` command: not ours to avoid.
+PLUGIN = ("limits", "flask_limiter", "rich") if importlib.util.find_spec("flask_limiter") else ()
 PROBE = """
 import io, contextlib, json, sys
 {body}
@@ -59,7 +63,8 @@ def _loaded(body: str, env: dict[str, str] | None = None) -> list[str]:
     ids=["import app", "flask --help"],
 )
 def test_no_heavy_library_is_imported_at_start_up(body: str) -> None:
-    assert _loaded(body) == []
+    ignored = PLUGIN if "flask" in body else ()
+    assert [m for m in _loaded(body) if m not in ignored] == []
 
 
 # `flask --app app ARGS` in this process; what it printed and the SQL it ran go to stderr.
@@ -94,7 +99,8 @@ def _cli(app: Flask, *args: str) -> tuple[list[str], str, list[str]]:
     )
     assert done.returncode == 0, done.stderr[-2000:]
     report = json.loads(done.stderr.strip().splitlines()[-1])
-    return json.loads(done.stdout.strip().splitlines()[-1]), report["out"], report["sql"]
+    heavy = [m for m in json.loads(done.stdout.strip().splitlines()[-1]) if m not in PLUGIN]
+    return heavy, report["out"], report["sql"]
 
 
 def _reads_entries(sql: list[str]) -> bool:
