@@ -4,11 +4,11 @@
 `make bench` creates it), uploads the 7,000 x 1,000 run ten times under ten names (`flask run
 upload`, each its own process), creates an admin, starts `gunicorn -w 4 app:app` on
 127.0.0.1 (a free port), logs in and asks dashboard pages (overview, each run's query table)
-in bounded rounds of four at once, so that every worker answers some. gunicorn's access log
-records the answering worker's pid and the request time, so the figure per worker is its own
-first dashboard request after it started. Then it reads each worker's memory from /proc:
-RSS (resident, shared pages counted in every worker), PSS (shared pages divided between the
-processes that map them) and the peak (VmHWM), and stops gunicorn.
+one at a time until every worker has answered one, then in bounded rounds of four at once.
+gunicorn's access log records the answering worker's pid and the request time, so the
+figure per worker is its own first dashboard request after it started. Then it reads each
+worker's memory from /proc: RSS (resident, shared pages counted in every worker), PSS (shared
+pages divided between the processes that map them) and the peak (VmHWM), and stops gunicorn.
 
 What is shared: nothing is memory-mapped. Scores come from the score store (one `run_score`
 row per run and setting, read in milliseconds), and each worker keeps at most 64 score states
@@ -63,6 +63,17 @@ def _memory(pid: int) -> dict[str, int]:
 def _children(pid: int) -> list[int]:
     text = Path(f"/proc/{pid}/task/{pid}/children").read_text()
     return [int(p) for p in text.split()]
+
+
+def _first_dashboard(log: Path) -> dict[int, tuple[float, str]]:
+    """Each worker's first dashboard request in gunicorn's access log: (seconds, what)."""
+    first: dict[int, tuple[float, str]] = {}
+    for line in log.read_text().splitlines() if log.exists() else []:
+        pid, seconds, status, url = line.split(" ", 3)
+        worker = int(pid.strip("<>"))
+        if "/dashboard" in url and worker not in first:
+            first[worker] = (float(seconds), f"{url} {status}")
+    return first
 
 
 def _prepare(env: dict[str, str], run_file: Path, runs: int) -> None:
@@ -131,7 +142,7 @@ def main() -> None:
     ready = paths["prepared"].with_name(f"workers-{args.queries}-{args.runs}.sqlite3")
     shutil.copy(ready if ready.exists() else paths["prepared"], work)
     env = {
-        **os.environ,
+        **{k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"},
         "DATABASE_URL": f"sqlite:///{work}",
         "NDCG_INSTANCE_PATH": str(tmp / "instance"),
         "NDCG_DEMO": "0",
@@ -172,6 +183,14 @@ def main() -> None:
             except OSError as exc:
                 errors.append(f"{url}: {exc}")
 
+        # One request at a time until every worker has answered a dashboard page: each worker's
+        # first is then timed without our other requests competing for the 2 CPUs.
+        workers = _children(server.pid)
+        for i in range(10 * args.workers):
+            get(pages[i % len(pages)])
+            if set(_first_dashboard(log)) >= set(workers):
+                break
+        # Then bounded rounds of concurrent requests (memory under load).
         for r in range(args.rounds):
             threads = [
                 threading.Thread(target=get, args=(pages[(r * args.workers + i) % len(pages)],))
@@ -187,12 +206,7 @@ def main() -> None:
     finally:
         server.send_signal(signal.SIGTERM)
         server.wait(timeout=60)
-    first: dict[int, tuple[float, str]] = {}
-    for line in log.read_text().splitlines():
-        pid, seconds, status, url = line.split(" ", 3)
-        worker = int(pid.strip("<>"))
-        if "/dashboard" in url and worker not in first:
-            first[worker] = (float(seconds), f"{url} {status}")
+    first = _first_dashboard(log)
     print(f"gunicorn -w {args.workers}, {args.runs} runs; master RSS {master['Rss'] / 1024:.0f} MB")
     print(f"{'worker':>8} {'RSS':>8} {'PSS':>8} {'peak':>8}  first dashboard request")
     for pid in workers:
