@@ -70,9 +70,11 @@ format: setup-dev
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
 
-## make bench: ours versus pytrec_eval (and ranx if installed) on a 7,000 x 1,000 run
+## make bench: ours versus pytrec_eval (and ranx if installed) on a 7,000 x 1,000 run, then the
+## CLI as a user runs it (issue 10's table; bench/workers.py is the gunicorn one, run by hand)
 bench: setup-dev
 	$(BIN)/python -m bench.run_bench
+	$(BIN)/python -m bench.cli
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache

@@ -299,8 +299,9 @@ def cli_side(paths: dict[str, Path]) -> dict[str, Any]:
     """
     work = paths["work"].with_name("cli.sqlite3")
     shutil.copy(paths["prepared"], work)
+    # As an installed app runs: with bytecode caches (see bench/cli.py, which also warms them).
     env = {
-        **os.environ,
+        **{k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"},
         "DATABASE_URL": f"sqlite:///{work}",
         "NDCG_INSTANCE_PATH": str(DATA / "instance"),
         "NDCG_DEMO": "0",

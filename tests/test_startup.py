@@ -2,20 +2,38 @@
 
 Every CLI command pays start-up, so the heavy libraries load where they are used: Alembic on
 `flask db`, pyarrow in the run parser and the live engine's joins, scipy/scikit-learn/
-krippendorff in the statistics, markdown-it for guidelines, httpx for machine judges.
+krippendorff in the statistics, markdown-it for guidelines, httpx and jmespath for machine
+judges and endpoints, huey and redis for the job queue.
+
+`run list` and a first `run score` with default options answer from the stored per-query
+figures (the `run_score` rows): they import none of the heavy libraries and still answer right
+when the run's ranked lists are gone from the database.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import math
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+import sqlalchemy as sa
+from flask import Flask
+
+from ndcg_labeler.extensions import db
+from ndcg_labeler.models import RunQuery
+from tests.factory import build_dashboard
 
 ROOT = Path(__file__).resolve().parents[1]
 HEAVY = ("alembic", "pyarrow", "scipy", "sklearn", "krippendorff", "markdown_it", "httpx")
+HEAVY += ("jmespath", "huey", "redis", "pandas", "limits", "flask_limiter", "rich")
+# A venv that still has Flask-Limiter installed (it was a dependency) loads it, with `limits` and
+# `rich`, through its `flask limiter` CLI plugin in every `flask` command: not ours to avoid.
+PLUGIN = ("limits", "flask_limiter", "rich") if importlib.util.find_spec("flask_limiter") else ()
 PROBE = """
 import io, contextlib, json, sys
 {body}
@@ -23,10 +41,10 @@ print(json.dumps(sorted({{m.split('.')[0] for m in sys.modules}} & set({heavy!r}
 """
 
 
-def _loaded(body: str) -> list[str]:
+def _loaded(body: str, env: dict[str, str] | None = None) -> list[str]:
     code = PROBE.format(body=body, heavy=HEAVY)
     out = subprocess.run(
-        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True, env=env
     ).stdout
     return json.loads(out.strip().splitlines()[-1])
 
@@ -48,4 +66,73 @@ def _loaded(body: str) -> list[str]:
     ids=["import app", "flask --help"],
 )
 def test_no_heavy_library_is_imported_at_start_up(body: str) -> None:
-    assert _loaded(body) == []
+    ignored = PLUGIN if "flask" in body else ()
+    assert [m for m in _loaded(body) if m not in ignored] == []
+
+
+# `flask --app app ARGS` in this process; what it printed goes to stderr.
+CLI_PROBE = """
+sys.argv = ['flask', '--app', 'app', *{args!r}]
+from flask.cli import main
+out = io.StringIO()
+try:
+    with contextlib.redirect_stdout(out):
+        main()
+except SystemExit as exc:
+    assert not exc.code, exc.code
+print(json.dumps(out.getvalue()), file=sys.stderr)
+"""
+
+
+def _cli(app: Flask, *args: str) -> tuple[list[str], str]:
+    """Run a command in a new process on the app's database: heavy modules loaded, output."""
+    env = {
+        **os.environ,
+        "DATABASE_URL": app.config["SQLALCHEMY_DATABASE_URI"],
+        "NDCG_INSTANCE_PATH": app.instance_path,
+        "NDCG_DEMO": "0",
+    }
+    code = PROBE.format(body=CLI_PROBE.format(args=list(args)), heavy=HEAVY)
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, env=env
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    heavy = [m for m in json.loads(done.stdout.strip().splitlines()[-1]) if m not in PLUGIN]
+    return heavy, json.loads(done.stderr.strip().splitlines()[-1])
+
+
+def _without_entries(app: Flask) -> None:
+    """The dashboard scenario with the runs' ranked lists deleted: only stored figures remain."""
+    build_dashboard(app)
+    with app.app_context():
+        db.session.execute(sa.delete(RunQuery))
+        db.session.commit()
+        db.session.remove()
+
+
+# NDCG@10 of run A by hand (factory's scenario; linear gain, ideal from every judged grade).
+L3, L5 = math.log2(3), math.log2(5)
+A10 = {
+    "q1": (1 + 3 / 2) / (3 + 3 / L3 + 2 / 2 + 1 / L5),  # c 1, d 0, a 3 / x 3, a 3, b 2, c 1
+    "q2": 1.0,  # e1 2, e2 1, e3 0 is the ideal order
+    "q3": (1 / L3) / 1.0,  # f2 unjudged, f1 1
+    "q5": 1.0,  # q4 has no grade: undefined, left out of the mean
+}
+
+
+def test_run_list_answers_from_stored_figures_only(app: Flask) -> None:
+    _without_entries(app)
+    heavy, out = _cli(app, "run", "list", "dash")
+    assert heavy == []
+    lines = [line.split("\t") for line in out.splitlines()]
+    assert [line[0] for line in lines] == ["A", "B"]
+    assert lines[0][3] == f"NDCG@10 {sum(A10.values()) / 4:.4f} over 4 queries"
+
+
+def test_first_run_score_answers_from_stored_per_query_results(app: Flask) -> None:
+    _without_entries(app)
+    heavy, out = _cli(app, "run", "score", "dash", "A", "--json")
+    assert heavy == []
+    rows = {row["qid"]: row["ndcg"] for row in json.loads(out)["queries"]}
+    assert rows.pop("q4") is None
+    assert rows == pytest.approx(A10)

@@ -22,7 +22,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import sqlalchemy as sa
-from sqlalchemy.dialects import postgresql, sqlite
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import AnnotatorTally, Judgment, Pair, PoolTally, User
@@ -83,7 +82,12 @@ def _level(answers: int) -> int:
 def _insert_absent(table: sa.Table, row: dict[str, Any]) -> None:
     """INSERT the row unless its primary key exists (race-safe, no prior SELECT)."""
     dialect = db.session.get_bind().dialect.name
-    insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
+    # The dialects' insert (ON CONFLICT), imported here: the PostgreSQL dialect module costs
+    # ~20 ms of start-up that SQLite never needs.
+    if dialect == "postgresql":
+        from sqlalchemy.dialects.postgresql import insert
+    else:
+        from sqlalchemy.dialects.sqlite import insert
     db.session.execute(insert(table).values(row).on_conflict_do_nothing())
 
 
