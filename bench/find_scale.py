@@ -3,9 +3,10 @@
 `python -m bench.find_scale [--chunks 500000] [--url URL]` builds a test set of N chunks of
 about 60 words each (and N/70 queries) through services/_db.insert_many, then times the list
 pages' service calls (testsets.chunks_page / queries_page, first page of 50 with its total):
-natural order, a rare word, a common word, a docid fragment and a grade-state filter, each
+natural order, a rare word, a common word, a docid prefix and a grade-state filter, each
 cold (first call) and warm (median of 5). SQLite in a temporary directory unless --url names
-an empty database. The search is a case-insensitive LIKE over docid, title and text.
+an empty database. The search: docids by prefix (index range) and words of titles and texts
+(full-text: SQLite FTS5 or PostgreSQL's GIN index, migration 0010_chunk_search).
 """
 
 from __future__ import annotations
@@ -98,7 +99,7 @@ def main() -> None:
                     lambda: testsets.chunks_page(test_set, 1, search="pension"),
                 ),
                 (
-                    "chunks, docid fragment",
+                    "chunks, docid prefix",
                     lambda: testsets.chunks_page(test_set, 1, search="doc-4999"),
                 ),
                 ("chunks, ungraded", lambda: testsets.chunks_page(test_set, 1, state="ungraded")),

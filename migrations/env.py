@@ -52,6 +52,10 @@ def run_migrations_online():
     # SQLite cannot ALTER most things in place: batch mode recreates tables instead.
     conf_args.setdefault("render_as_batch", True)
     conf_args.setdefault("compare_type", True)
+    # Full-text search objects are made by migrations, not the models (0010_chunk_search).
+    from ndcg_labeler.models.testsets import search_objects
+
+    conf_args.setdefault("include_object", search_objects)
 
     with get_engine().connect() as connection:
         context.configure(connection=connection, target_metadata=get_metadata(), **conf_args)

@@ -74,6 +74,19 @@ class TestSetMember(db.Model):
     test_set: Mapped[TestSet] = relationship(back_populates="members")
 
 
+# Full-text search of chunks lives outside the models (migration 0010_chunk_search): the FTS5
+# table and its shadow tables on SQLite, a GIN expression index on PostgreSQL.
+SEARCH_PREFIX = "chunk_fts"
+SEARCH_INDEX = "ix_chunk_search"
+
+
+def search_objects(
+    obj: Any, name: str | None, type_: str, reflected: bool, compare_to: Any
+) -> bool:
+    """Alembic's include_object: leave the search objects out of autogenerate's comparison."""
+    return not (name or "").startswith(SEARCH_PREFIX) and name != SEARCH_INDEX
+
+
 # Byte order on every database ("C" collation on PostgreSQL, whatever the server's locale).
 SORT_KEY = sa.Text().with_variant(sa.Text(collation="C"), "postgresql")
 

@@ -83,7 +83,9 @@ def test_search_finds_ids_and_words_in_any_case(app: Flask, finding) -> None:
     assert _qids(app, ts, search="text of q2") == ["q2"]
     assert _docids(app, ts, search="leave") == ["d10"]
     assert _docids(app, ts, search="100%") == ["d10"]  # % is taken literally
-    assert _docids(app, ts, search="1_") == []  # and so is _
+    assert _qids(app, ts, search="q_") == []  # and so is _ (no qid has "q_" in it)
+    assert _docids(app, ts, search="parent paid") == ["d10"]  # every word, each a prefix
+    assert _docids(app, ts, search="-9") == []  # no docid has it, and it holds no word
     assert _docids(app, ts, search="title d1") == ["d1", "d10", "d11"]
 
 

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import re
+
 import sqlalchemy as sa
 from flask_sqlalchemy.pagination import Pagination
 
+from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Chunk, Judgment, Pair, Query, TestSet
 from ndcg_labeler.services import ServiceError
 from ndcg_labeler.services._db import paginate
@@ -32,6 +35,42 @@ def _pattern(search: str) -> str | None:
         return None
     escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
     return f"%{escaped}%"
+
+
+_WORD = re.compile(r"\w+")
+
+
+def _words(search: str) -> list[str]:
+    """The words of a search, lower-cased (letters and digits; at most 10)."""
+    return [w.lower() for w in _WORD.findall(search[:MAX_SEARCH])][:10]
+
+
+def _text_hits(test_set_id: int, words: list[str]) -> sa.Select[tuple[int]]:
+    """Ids of chunks whose title or text has every word (each as a prefix: "refund" finds
+    "refunds"), through the full-text index (migration 0010_chunk_search)."""
+    if db.session.get_bind().dialect.name == "postgresql":
+        document = sa.func.to_tsvector(
+            "simple", sa.func.coalesce(Chunk.title, "") + " " + sa.func.coalesce(Chunk.text, "")
+        )
+        query = sa.func.to_tsquery("simple", " & ".join(f"{w}:*" for w in words))
+        return sa.select(Chunk.id).where(Chunk.test_set_id == test_set_id, document.op("@@")(query))
+    match = " ".join(f'"{w}"*' for w in words)
+    hits = sa.select(sa.literal_column("rowid").label("id")).select_from(sa.table("chunk_fts"))
+    return hits.where(sa.text("chunk_fts MATCH :words").bindparams(words=match))
+
+
+def _search_hits(test_set_id: int, search: str) -> sa.CompoundSelect | sa.Select[tuple[int]]:
+    """Ids of chunks found by `search`: docids that start with it (a range on the unique
+    (test set, docid) index), and texts with its words (full-text). A union of two indexed
+    lookups, never a scan of the texts."""
+    prefix = " ".join(search.split())[:MAX_SEARCH]
+    by_docid = sa.select(Chunk.id).where(
+        Chunk.test_set_id == test_set_id,
+        Chunk.docid >= prefix,
+        Chunk.docid < prefix + "\U0010ffff",
+    )
+    words = _words(search)
+    return sa.union(by_docid, _text_hits(test_set_id, words)) if words else by_docid
 
 
 def _state(value: str, states: dict[str, str]) -> str:
@@ -85,19 +124,14 @@ def queries_page(
 def chunks_page(
     test_set: TestSet, page: int, *, search: str = "", state: str = "", per_page: int = 50
 ) -> Pagination:
-    """One page of the test set's chunks in natural docid order; `search` finds text in the
-    docid, title or text (any case), `state` is a CHUNK_STATES filter."""
+    """One page of the test set's chunks in natural docid order; `search` finds docids that
+    start with it, or titles and texts with every word of it (full-text, any case, words as
+    prefixes); `state` is a CHUNK_STATES filter."""
     state = _state(state, CHUNK_STATES)
     stmt = sa.select(Chunk).where(Chunk.test_set_id == test_set.id)
     pattern = _pattern(search)
     if pattern:
-        stmt = stmt.where(
-            sa.or_(
-                Chunk.docid.ilike(pattern, escape="\\"),
-                Chunk.title.ilike(pattern, escape="\\"),
-                Chunk.text.ilike(pattern, escape="\\"),
-            )
-        )
+        stmt = stmt.where(Chunk.id.in_(_search_hits(test_set.id, search)))
     if state == "missing":
         stmt = stmt.where(Chunk.text.is_(None))
     elif state in ("graded", "ungraded"):
