@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
+from typing import Any
 
 from flask import Blueprint, flash, redirect, render_template, request, url_for
 from flask_login import current_user
@@ -63,47 +65,45 @@ def show(test_set_id: int) -> str:
     )
 
 
-@bp.get("/<int:test_set_id>/queries")
-def queries(test_set_id: int) -> str | tuple[str, int]:
-    """The test set's queries with their pool sizes: search and filter by grade state."""
-    test_set = get_test_set_or_404(test_set_id)
-    search, state = request.args.get("q", ""), request.args.get("state", "")
+def _listing(
+    test_set: TestSet, template: str, find: Callable[..., Any], state: str, **extra: object
+) -> str | tuple[str, int]:
+    """A searchable, filterable list page (400 with the reason for an unknown filter)."""
+    search = request.args.get("q", "")
     try:
-        page = testsets_service.queries_page(test_set, page_arg(), search=search, state=state)
+        page = find(test_set, page_arg(), search=search, state=state)
     except ServiceError as exc:
         flash(str(exc), "error")
         page = None
     found = render_template(
-        "testsets/queries.html",
-        test_set=test_set,
-        page=page,
-        search=search,
-        state=state,
-        query_states=testsets_service.QUERY_STATES,
+        template, test_set=test_set, page=page, search=search, state=state, **extra
     )
     return found if page is not None else (found, 400)
+
+
+@bp.get("/<int:test_set_id>/queries")
+def queries(test_set_id: int) -> str | tuple[str, int]:
+    """The test set's queries with their pool sizes: search and filter by grade state."""
+    return _listing(
+        get_test_set_or_404(test_set_id),
+        "testsets/queries.html",
+        testsets_service.queries_page,
+        request.args.get("state", ""),
+        query_states=testsets_service.QUERY_STATES,
+    )
 
 
 @bp.get("/<int:test_set_id>/chunks")
 def chunks(test_set_id: int) -> str | tuple[str, int]:
     """The test set's chunks: search and filter (graded, not yet, without text)."""
-    test_set = get_test_set_or_404(test_set_id)
-    search = request.args.get("q", "")
-    state = "missing" if request.args.get("missing") == "1" else request.args.get("state", "")
-    try:
-        page = testsets_service.chunks_page(test_set, page_arg(), search=search, state=state)
-    except ServiceError as exc:
-        flash(str(exc), "error")
-        page = None
-    found = render_template(
+    missing = request.args.get("missing") == "1"  # the overview's link to chunks without text
+    return _listing(
+        get_test_set_or_404(test_set_id),
         "testsets/chunks.html",
-        test_set=test_set,
-        page=page,
-        search=search,
-        state=state,
+        testsets_service.chunks_page,
+        "missing" if missing else request.args.get("state", ""),
         chunk_states=testsets_service.CHUNK_STATES,
     )
-    return found if page is not None else (found, 400)
 
 
 def _settings_form(test_set: TestSet) -> SettingsForm:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from flask import Flask
 
@@ -28,3 +29,12 @@ class LiveServer:
 
     url: str
     app: Flask
+
+
+def log_in(page: Any, base: str, username: str = "admin", password: str = ADMIN_PASSWORD) -> None:
+    """Log in through the real form and wait for the home page."""
+    page.goto(base + "/login")
+    page.fill("#username", username)
+    page.fill("#password", password)
+    page.click("button[type=submit], input[type=submit]")
+    page.wait_for_url(base + "/")

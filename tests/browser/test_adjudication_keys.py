@@ -10,7 +10,7 @@ import sqlalchemy as sa
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Adjudication, Chunk
-from tests.browser.live import ADMIN_PASSWORD, LiveServer
+from tests.browser.live import LiveServer, log_in
 from tests.factory import build, judge, person
 
 PAIR = re.compile(r".*/review/\d+/\d+$")
@@ -39,11 +39,7 @@ def test_keys_set_final_grades_skip_and_go_back(live_server: LiveServer, browser
         person(app, who)
         for docid in ("d1", "d2", "d3"):  # every pair disputed: 0 against 3
             judge(app, built.test_set_id, "q1", docid, who, "graded", grade)
-    page.goto(base + "/login")
-    page.fill("#username", "admin")
-    page.fill("#password", ADMIN_PASSWORD)
-    page.click("button[type=submit], input[type=submit]")
-    page.wait_for_url(base + "/")
+    log_in(page, base)
 
     page.goto(f"{base}/test-sets/{built.test_set_id}/review")
     first_row = page.locator("table.review-queue tbody tr").first

@@ -7,7 +7,7 @@ import sqlalchemy as sa
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Judgment
-from tests.browser.live import ADMIN_PASSWORD, LiveServer
+from tests.browser.live import LiveServer, log_in
 from tests.factory import build
 
 
@@ -16,11 +16,7 @@ def test_the_second_tab_gets_a_conflict_and_may_replace(live_server: LiveServer,
     app, base = live_server.app, live_server.url
     built = build(app, "Two tabs", pool={"q1": ["d1", "d2"]})
     page = browser_page
-    page.goto(base + "/login")
-    page.fill("#username", "admin")
-    page.fill("#password", ADMIN_PASSWORD)
-    page.click("button[type=submit], input[type=submit]")
-    page.wait_for_url(base + "/")
+    log_in(page, base)
     url = f"{base}/test-sets/{built.test_set_id}/label/{built.pairs[0]}"
     other = page.context.new_page()
     page.goto(url)
