@@ -169,6 +169,24 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
         for key, value in getattr(report, "user_properties", ())
         if key == "security-summary" and getattr(report, "when", "call") == "call"
     ]
+    hostile = {
+        value
+        for reports in terminalreporter.stats.values()
+        for report in reports
+        for key, value in getattr(report, "user_properties", ())
+        if key == "hostile-case" and getattr(report, "when", "call") == "call"
+    }
+    if hostile:
+        rows = [case.split("|") for case in hostile]
+        refused = [r for r in rows if r[2] == "refused"]
+        kinds = {r[1] for r in rows}
+        paths = {r[0] for r in rows}
+        lines.append(
+            f"hostile files: {len(rows)} cases ({len(kinds)} kinds over {len(paths)} upload and "
+            f"import paths): {len(refused)} refused naming the file, "
+            f"{sum(r[3] == '1' for r in refused)} of them with 0 rows written; "
+            f"{len(rows) - len(refused)} valid files in unusual dress accepted"
+        )
     if lines:
         terminalreporter.section("security")
         for line in sorted(set(lines)):

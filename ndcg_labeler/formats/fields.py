@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -45,18 +46,22 @@ def split_ws(line: str) -> list[str]:
 
 
 def parse_score(token: str, filename: str, line: int | None, what: str = "score") -> float:
-    """Parse a decimal double (exponents, signs, ±inf allowed; NaN and '1_0' are not)."""
+    """Parse a finite decimal double (exponents and signs allowed; NaN, ±inf, values past the
+    double range such as 1e309, and '1_0' are not). trec_eval would read ±inf; we refuse it:
+    an infinite score ranks nothing a finite one could not, and it breaks every JSON export."""
     try:
         value = float(token)
     except ValueError:
         value = _NAN
     # float() also reads '1_0', ' 1', 'nan' and non-ASCII digits, so only a plain ASCII token
     # skips the pattern (all else float() accepts, the pattern does too).
-    if value == value and token.isascii() and "_" not in token and token.strip() == token:
-        return value
-    if not _FLOAT_RE.fullmatch(token):
+    plain = value == value and token.isascii() and "_" not in token and token.strip() == token
+    if not plain and not _FLOAT_RE.fullmatch(token):
         raise FormatError(filename, line, f"{what} '{token}' is not a number")
-    return float(token)
+    value = float(token)
+    if not math.isfinite(value):
+        raise FormatError(filename, line, f"{what} '{token}' is not a finite number")
+    return value
 
 
 def parse_grade(token: str, filename: str, line: int | None) -> int:

@@ -131,7 +131,7 @@ def _checked_scores(batch: pa.RecordBatch, trec: bool, padded: bool) -> np.ndarr
             return None
     if trec:
         scores = batch.column(4).to_numpy()
-        return None if np.isnan(scores).any() else scores
+        return scores if np.isfinite(scores).all() else None  # the line parser words it
     ranks = batch.column(2)
     if not pc.all(pc.match_substring_regex(ranks, _RANK_PATTERN)).as_py():
         return None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 
 import numpy as np
@@ -90,7 +91,7 @@ def collect_whitespace(opened: Opened, fmt: str) -> Grouped:
                 value = float(token)  # bytes: non-ASCII digits are rejected, unlike str
             except ValueError:
                 value = _NAN
-            bad = value != value or b"_" in token
+            bad = not math.isfinite(value) or b"_" in token  # NaN, ±inf, 1e309: refused
         else:
             bad = not token.isdigit()
             value = _NAN if bad else -float(int(token))
