@@ -19,7 +19,7 @@ import sqlalchemy as sa
 from flask import Flask
 
 from ndcg_labeler.extensions import db
-from ndcg_labeler.models import Judgment, Run, RunQuery
+from ndcg_labeler.models import Chunk, Judgment, Pair, Run, RunQuery
 from tests.factory import PASSWORD, build, build_test_set, make_user, trec
 from tests.reliability.annotators import ROOT, Tally, annotate, start_server
 
@@ -138,3 +138,60 @@ def _graceless(base: str, username: str, test_set_id: int, tally: Tally) -> None
 
     with contextlib.suppress(httpx.HTTPError, AssertionError):
         annotate(base, username, PASSWORD, test_set_id, 10_000, tally)
+
+
+@pytest.mark.slow
+def test_kill_9_during_a_cli_import_leaves_no_half_import(
+    app: Flask, tmp_path: Path, record_property
+) -> None:
+    """A corpus and pool import (one transaction) killed at 5 points: all of it or none."""
+    corpus = tmp_path / "corpus.jsonl"
+    pool = tmp_path / "pool.tsv"
+    with corpus.open("w") as out:
+        for j in range(150_000):
+            out.write(f'{{"_id": "d{j}", "text": "Chunk {j} about refunds and leave."}}\n')
+    pool.write_text("".join(f"q{j % 100}\td{j}\n" for j in range(0, 150_000, 3)))
+    with app.app_context():
+        build_test_set("Imports", {f"q{i}": f"query {i}" for i in range(100)})
+        db.session.remove()
+        db.engine.dispose()
+    url = app.config["SQLALCHEMY_DATABASE_URI"]
+    args = ["testset", "import", "Imports", "--corpus", str(corpus), "--pool", str(pool)]
+
+    def counts() -> tuple[int, int]:
+        with app.app_context():
+            db.session.remove()
+            found = (
+                db.session.scalar(sa.select(sa.func.count()).select_from(Chunk)),
+                db.session.scalar(sa.select(sa.func.count()).select_from(Pair)),
+            )
+            db.session.remove()
+            db.engine.dispose()
+            return found
+
+    started = time.monotonic()
+    probe = _flask(url, *args)  # one whole import, timed, then undone by a fresh set
+    probe.communicate(timeout=300)
+    took = time.monotonic() - started
+    assert counts() == (150_000, 50_000)
+    outcomes = []
+    for n, fraction in enumerate(KILL_AT):
+        args[2] = f"Imports{n}"
+        with app.app_context():
+            build_test_set(f"Imports{n}", {f"q{i}": f"query {i}" for i in range(100)})
+            db.session.remove()
+            db.engine.dispose()
+        before = counts()
+        process = _flask(url, *args)
+        time.sleep(fraction * took)
+        process.send_signal(signal.SIGKILL)
+        process.communicate(timeout=30)
+        after = counts()
+        assert after in (before, (before[0] + 150_000, before[1] + 50_000))  # all or nothing
+        outcomes.append("none" if after == before else "whole")
+    record_property(
+        "security-summary",
+        f"kill -9 during a CLI import ({url.split(':')[0]}): {len(outcomes)} trials "
+        f"({outcomes.count('none')} before the commit, {outcomes.count('whole')} after), "
+        "0 half imports",
+    )
