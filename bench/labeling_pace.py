@@ -80,6 +80,7 @@ def main() -> None:
 
     from ndcg_labeler import create_app
     from ndcg_labeler.extensions import ensure_migrate
+    from tests.browser.live import log_in
 
     with tempfile.TemporaryDirectory() as tmp:
         app = create_app(
@@ -98,11 +99,7 @@ def main() -> None:
         with sync_playwright() as playwright:
             browser = playwright.chromium.launch(executable_path="/usr/bin/chromium")
             page = browser.new_page()
-            page.goto(base + "/login")
-            page.fill("#username", "admin")
-            page.fill("#password", PASSWORD)
-            page.click("button[type=submit], input[type=submit]")
-            page.wait_for_url(base + "/")
+            log_in(page, base, password=PASSWORD)
             page.goto(f"{base}/test-sets/{test_set_id}/label")
             page.wait_for_selector(".chunk-panel")
             times = []

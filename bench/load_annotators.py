@@ -17,7 +17,7 @@ from collections import Counter
 from pathlib import Path
 
 from tests.factory import PASSWORD, build, make_app, make_user
-from tests.reliability.annotators import run_annotators, start_server
+from tests.reliability.annotators import run_annotators, start_server, stored_judgments
 
 TARGET = 3
 
@@ -28,11 +28,9 @@ def main() -> None:
     parser.add_argument("--grades", type=int, default=200)
     parser.add_argument("--database-url", default=None)
     args = parser.parse_args()
-    import sqlalchemy as sa
     from flask_migrate import upgrade
 
     from ndcg_labeler.extensions import db, ensure_migrate
-    from ndcg_labeler.models import Judgment
 
     with tempfile.TemporaryDirectory() as tmp:
         url = args.database_url or f"sqlite:///{Path(tmp) / 'load.sqlite3'}"
@@ -53,10 +51,7 @@ def main() -> None:
         finally:
             server.terminate()
             server.wait(timeout=30)
-        with app.app_context():
-            rows = db.session.execute(
-                sa.select(Judgment.annotator_id, Judgment.query_id, Judgment.chunk_id)
-            ).all()
+        rows = stored_judgments(app)
     acked = sum(len(v) for v in tally.acknowledged.values())
     per_pair = Counter((q, c) for _, q, c in rows)
     duplicated = len(rows) - len(set(rows))

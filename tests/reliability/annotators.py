@@ -139,3 +139,15 @@ def run_annotators(base: str, users: list[str], password: str, test_set_id: int,
     for thread in threads:
         thread.join()
     return tally
+
+
+def stored_judgments(app) -> list[tuple[int, int, int]]:  # type: ignore[no-untyped-def]
+    """(annotator id, query id, chunk id) of every stored judgment, read after the run."""
+    import sqlalchemy as sa
+
+    from ndcg_labeler.extensions import db
+    from ndcg_labeler.models import Judgment
+
+    with app.app_context():
+        stmt = sa.select(Judgment.annotator_id, Judgment.query_id, Judgment.chunk_id)
+        return [tuple(row) for row in db.session.execute(stmt)]

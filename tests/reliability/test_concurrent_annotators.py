@@ -12,9 +12,9 @@ import sqlalchemy as sa
 from flask import Flask
 
 from ndcg_labeler.extensions import db
-from ndcg_labeler.models import Judgment, Pair
+from ndcg_labeler.models import Pair
 from tests.factory import PASSWORD, build, make_user
-from tests.reliability.annotators import run_annotators, start_server
+from tests.reliability.annotators import run_annotators, start_server, stored_judgments
 
 ANNOTATORS, GRADES, TARGET = 16, 20, 3
 
@@ -34,10 +34,8 @@ def test_sixteen_annotators_lose_and_duplicate_nothing(app: Flask, record_proper
     finally:
         server.terminate()
         server.wait(timeout=30)
+    rows = stored_judgments(app)
     with app.app_context():
-        rows = db.session.execute(
-            sa.select(Judgment.annotator_id, Judgment.query_id, Judgment.chunk_id)
-        ).all()
         pair_of = {
             (q, c): p for p, q, c in db.session.execute(
                 sa.select(Pair.id, Pair.query_id, Pair.chunk_id))

@@ -129,8 +129,7 @@ def chunks_page(
     prefixes); `state` is a CHUNK_STATES filter."""
     state = _state(state, CHUNK_STATES)
     stmt = sa.select(Chunk).where(Chunk.test_set_id == test_set.id)
-    pattern = _pattern(search)
-    if pattern:
+    if search.strip():
         stmt = stmt.where(Chunk.id.in_(_search_hits(test_set.id, search)))
     if state == "missing":
         stmt = stmt.where(Chunk.text.is_(None))
