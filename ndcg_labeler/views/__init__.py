@@ -15,6 +15,8 @@ PUBLIC_ENDPOINTS = frozenset(
 
 # One module per area, each exposing `bp`.
 BLUEPRINT_MODULES = ("auth", "main", "users", "testsets", "runs", "api", "tokens", "labeling")
+# The labeling loop's background calls: prefetch, lease on show, save, release.
+BLUEPRINT_MODULES += ("label_loop",)
 # Dashboards: overview and query tables, drill-down, comparison, pooling, exports.
 BLUEPRINT_MODULES += ("dashboard", "drilldown", "compare", "pooling", "exports")
 # The API's OpenAPI document and reference page (public: they hold no data).

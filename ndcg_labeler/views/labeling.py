@@ -18,7 +18,7 @@ from ndcg_labeler.views.access import get_test_set_or_404
 bp = Blueprint("labeling", __name__, url_prefix="/test-sets/<int:test_set_id>")
 
 
-def _pair_or_404(test_set: TestSet, pair_id: int) -> Pair:
+def pair_or_404(test_set: TestSet, pair_id: int) -> Pair:
     """The pair, or 404 when it is not in this test set."""
     pair = db.session.get(Pair, pair_id)
     if pair is None or pair.test_set_id != test_set.id:
@@ -64,7 +64,7 @@ def _expected_version(form: LabelForm) -> int | None:
     return int(text) if text.isdigit() else None
 
 
-def _save(form: LabelForm, pair: Pair) -> None:
+def save_answer(form: LabelForm, pair: Pair) -> None:
     """Apply the pressed button through the judging service (ServiceError when refused;
     labeling.Conflict when my judgment changed elsewhere since the page was rendered)."""
     note = form.note.data or ""
@@ -98,14 +98,14 @@ def _save(form: LabelForm, pair: Pair) -> None:
 def pair_view(test_set_id: int, pair_id: int) -> str | Response | tuple[str, int]:
     """One pair per screen; POST saves my answer and redirects (reload never resubmits)."""
     test_set = get_test_set_or_404(test_set_id)
-    pair = _pair_or_404(test_set, pair_id)
+    pair = pair_or_404(test_set, pair_id)
     mine = labeling.my_judgment(pair, current_user)
     form = LabelForm(note=mine.note if mine else "")
     if form.validate_on_submit():
         try:
-            _save(form, pair)
+            save_answer(form, pair)
         except labeling.Conflict as conflict:
-            context = _pair_context(test_set, pair, form)
+            context = pair_context(test_set, pair, form)
             return render_template("labeling/conflict.html", **context, conflict=conflict), 409
         except ServiceError as exc:
             form.grade.errors = [*form.grade.errors, str(exc)]
@@ -113,10 +113,10 @@ def pair_view(test_set_id: int, pair_id: int) -> str | Response | tuple[str, int
             target = _local(form.next.data) or url_for("labeling.next", test_set_id=test_set.id)
             return redirect(target)
     status = 400 if request.method == "POST" else 200
-    return render_template("labeling/pair.html", **_pair_context(test_set, pair, form)), status
+    return render_template("labeling/pair.html", **pair_context(test_set, pair, form)), status
 
 
-def _pair_context(test_set: TestSet, pair: Pair, form: LabelForm) -> dict[str, Any]:
+def pair_context(test_set: TestSet, pair: Pair, form: LabelForm) -> dict[str, Any]:
     """What the pair screen shows: the pair, my own judgment, back link and progress."""
     return {
         "test_set": test_set,

@@ -38,3 +38,25 @@ def log_in(page: Any, base: str, username: str = "admin", password: str = ADMIN_
     page.fill("#password", password)
     page.click("button[type=submit], input[type=submit]")
     page.wait_for_url(base + "/")
+
+
+def shown_docid(page: Any) -> str:
+    """The docid of the chunk the labeling page shows now."""
+    return str(page.locator(".chunk-panel .panel-kicker code").inner_text())
+
+
+def answer_and_wait(page: Any, key: str) -> None:
+    """Press a key that answers the shown pair; wait until the next pair is shown (the page
+    swaps in a prefetched card, no navigation) and every answer is acknowledged."""
+    before = shown_docid(page)
+    page.keyboard.press(key)
+    page.wait_for_function(
+        "d => document.querySelector('.chunk-panel .panel-kicker code')?.textContent !== d",
+        arg=before,
+    )
+    wait_saved(page)
+
+
+def wait_saved(page: Any) -> None:
+    """Wait until the save indicator says every answer given on the page was stored."""
+    page.wait_for_selector("[data-save-state][data-state=saved]")

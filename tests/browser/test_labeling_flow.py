@@ -10,7 +10,15 @@ import sqlalchemy as sa
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Chunk, Judgment, JudgmentEvent, TestSet, User
-from tests.browser.live import ADMIN_PASSWORD, CHROMIUM, CHROMIUM_ARGS, LiveServer
+from tests.browser.live import (
+    ADMIN_PASSWORD,
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    LiveServer,
+    answer_and_wait,
+    shown_docid,
+    wait_saved,
+)
 from tests.factory import build
 
 BEIR = Path(__file__).resolve().parents[1] / "data" / "beir_small"
@@ -24,13 +32,13 @@ def _mine(page) -> int:
 
 
 def _docid(page) -> str:
-    return page.locator(".chunk-panel .panel-kicker code").inner_text()
+    return shown_docid(page)
 
 
-def _press_and_wait(page, key: str) -> None:
-    """Press a key that submits or navigates, and wait for the next pair's page."""
+def _back(page) -> None:
+    """`u`: once every answer is saved, the page goes to the last pair I answered."""
     with page.expect_navigation(url=PAIR_URL):
-        page.keyboard.press(key)
+        page.keyboard.press("u")
 
 
 @pytest.mark.browser
@@ -74,24 +82,24 @@ def test_new_admin_imports_and_grades_with_the_keyboard(
     graded: list[str] = []
     for key in ("3", "0", "2", "1", "2"):
         graded.append(_docid(page))
-        _press_and_wait(page, key)
+        answer_and_wait(page, key)
     assert len(set(graded)) == 5
     assert _mine(page) == 5
     assert page.locator("#progress-mine").get_attribute("value") == "5"
     sixth = _docid(page)
 
     # `u` goes back to the last pair; the screen shows my grade; a digit changes it.
-    _press_and_wait(page, "u")
+    _back(page)
     assert _docid(page) == graded[-1]
     assert "Your answer: 2" in page.locator(".my-answer").inner_text()
     page.screenshot(path=str(artifacts / "labeling.png"), full_page=True)
-    _press_and_wait(page, "3")
+    answer_and_wait(page, "3")
     # Back where I was; progress still counts five answered pairs, not six.
     assert _docid(page) == sixth
     assert _mine(page) == 5
 
     # Skip one with `s`: it counts as nothing and the next pair appears.
-    _press_and_wait(page, "s")
+    answer_and_wait(page, "s")
     assert _docid(page) != sixth and _mine(page) == 5
 
     with live_server.app.app_context():
@@ -150,8 +158,8 @@ def test_cant_tell_note_and_shortcuts_off(live_server: LiveServer, browser_page,
     page.keyboard.press("c")
     page.keyboard.type("is 2FA meant? 3 options")
     assert page.url == first
-    with page.expect_navigation(url=PAIR_URL):
-        page.keyboard.press("Enter")
+    answer_and_wait(page, "Enter")
+    assert page.url != first  # the address follows the pair shown
     assert _answers(live_server.app) == [("d1", "cant_tell", None, "is 2FA meant? 3 options")]
 
     # Switched off, single keys do nothing; the mouse still grades.
@@ -161,8 +169,8 @@ def test_cant_tell_note_and_shortcuts_off(live_server: LiveServer, browser_page,
     page.keyboard.press("2")
     page.wait_for_timeout(300)
     assert page.url == second and len(_answers(live_server.app)) == 1
-    with page.expect_navigation(url=PAIR_URL):
-        page.click("button[name=grade][value='1']")
+    page.click("button[name=grade][value='1']")
+    wait_saved(page)
     assert _answers(live_server.app)[-1] == ("d2", "graded", 1, "")
 
     page.goto(

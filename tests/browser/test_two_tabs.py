@@ -7,7 +7,7 @@ import sqlalchemy as sa
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Judgment
-from tests.browser.live import LiveServer, log_in
+from tests.browser.live import LiveServer, answer_and_wait, log_in
 from tests.factory import build
 
 
@@ -22,11 +22,14 @@ def test_the_second_tab_gets_a_conflict_and_may_replace(live_server: LiveServer,
     page.goto(url)
     other.goto(url)
 
-    with page.expect_navigation():
-        page.keyboard.press("3")  # tab 1 grades 3 and moves on
+    answer_and_wait(page, "3")  # tab 1 grades 3 and moves on (saved in the background)
     other.bring_to_front()
-    with other.expect_navigation():
-        other.keyboard.press("1")  # tab 2, rendered before: refused, nothing overwritten
+    # Tab 2, rendered before, shows its next pair at once; its background save is refused
+    # (409) and the pair comes back on the conflict page; nothing is overwritten.
+    with other.expect_response(lambda r: r.url.endswith("/save.json")) as refused:
+        other.keyboard.press("1")
+    assert refused.value.status == 409
+    other.wait_for_selector("#stored-verdict")
     assert "You changed this judgment elsewhere" in other.locator("h1").inner_text()
     assert other.locator("#stored-verdict").inner_text().startswith("grade 3")
     with app.app_context():

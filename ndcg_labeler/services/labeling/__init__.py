@@ -27,9 +27,12 @@ from .queue import (
     COUNTED,
     LEASE_MINUTES,
     MAX_TRIES,
+    claim,
     counted_for,
     import_source_ids,
     next_pair,
+    release,
+    upcoming,
 )
 
 __all__ = [
@@ -44,6 +47,7 @@ __all__ = [
     "Progress",
     "SaveResult",
     "answered_queries",
+    "claim",
     "counted_for",
     "import_source_ids",
     "judge_by_names",
@@ -53,7 +57,9 @@ __all__ = [
     "next_pair",
     "previous_pair",
     "progress",
+    "release",
     "save_for_pair",
     "save_judgment",
     "skip_pair",
+    "upcoming",
 ]

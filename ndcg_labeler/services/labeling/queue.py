@@ -206,6 +206,31 @@ def _has_skips(test_set: TestSet, user: User) -> bool:
     return testsets.annotator_counts(test_set.id, user.id).skipped > 0
 
 
+def _pick(
+    test_set: TestSet,
+    user: User,
+    cutoff: datetime,
+    skipped: bool,
+    current: int | None,
+    exclude: set[int],
+) -> Pair | None:
+    """The next open pair: the current query's best, else the best query's highest-priority."""
+    if current is not None:
+        pair = _candidate(
+            test_set, user, cutoff, skipped=skipped, query_id=current, exclude=exclude
+        )
+        if pair is not None:
+            return pair
+    best = _candidate(test_set, user, cutoff, skipped=skipped, query_id=None, exclude=exclude)
+    if best is None:
+        return None
+    # Start that query at its highest-priority open pair.
+    pair = _candidate(
+        test_set, user, cutoff, skipped=skipped, query_id=best.query_id, exclude=exclude
+    )
+    return pair or best
+
+
 def next_pair(test_set: TestSet, user: User) -> Pair | None:
     """Lease and return the next pair for `user`, or None when nothing is left for them; commits."""
     target = test_set.judgments_per_pair
@@ -226,28 +251,70 @@ def next_pair(test_set: TestSet, user: User) -> Pair | None:
         passes = (False, True) if _has_skips(test_set, user) else (False,)
         for skipped in passes:
             for _ in range(MAX_TRIES):
-                pair = None
-                if current is not None:
-                    pair = _candidate(
-                        test_set, user, cutoff, skipped=skipped, query_id=current, exclude=exclude
-                    )
+                pair = _pick(test_set, user, cutoff, skipped, current, exclude)
                 if pair is None:
-                    best = _candidate(
-                        test_set, user, cutoff, skipped=skipped, query_id=None, exclude=exclude
-                    )
-                    if best is None:
-                        break
-                    # Start that query at its highest-priority open pair.
-                    pair = _candidate(
-                        test_set,
-                        user,
-                        cutoff,
-                        skipped=skipped,
-                        query_id=best.query_id,
-                        exclude=exclude,
-                    )
-                    pair = pair or best
+                    break
                 if _claim(pair, user, target, cutoff):
                     return pair
                 exclude.add(pair.id)
         return None
+
+
+def upcoming(
+    test_set: TestSet, user: User, *, query_id: int | None, exclude: set[int], n: int
+) -> list[Pair]:
+    """The next `n` pairs the queue would hand `user`, in order, WITHOUT leasing any of them.
+
+    For the browser's prefetch: `exclude` holds the pairs the page already shows, holds or is
+    still saving, and `query_id` the query of the last of them (finish a query first). A pair
+    is leased only when it is shown (`claim`), so prefetching never keeps it from others.
+    """
+    cutoff = _cutoff()
+    exclude = set(exclude)
+    found: list[Pair] = []
+    passes = (False, True) if _has_skips(test_set, user) else (False,)
+    current = query_id if query_id is not None else _current_query_id(test_set, user)
+    for skipped in passes:
+        while len(found) < n:
+            pair = _pick(test_set, user, cutoff, skipped, current, exclude)
+            if pair is None:
+                break
+            found.append(pair)
+            exclude.add(pair.id)
+            current = pair.query_id
+    return found
+
+
+def claim(pair: Pair, user: User) -> bool:
+    """Lease a pair the page is about to show (freeing the user's previous lease in its test
+    set); False when others' judgments and live leases already reach its target. A pair the
+    user answered before needs no lease. Commits."""
+    test_set = db.session.get_one(TestSet, pair.test_set_id)
+    with transaction():
+        cutoff = _cutoff()
+        # A write first: on SQLite it takes the write lock before anything is counted.
+        db.session.execute(
+            sa.delete(Assignment).where(Assignment.assigned_at < cutoff),
+            execution_options={"synchronize_session": False},
+        )
+        mine = db.session.scalar(
+            sa.select(Judgment.status).where(
+                Judgment.query_id == pair.query_id,
+                Judgment.chunk_id == pair.chunk_id,
+                Judgment.annotator_id == user.id,
+            )
+        )
+        if mine in COUNTED:
+            return True
+        return _claim(pair, user, test_set.judgments_per_pair, cutoff)
+
+
+def release(pair: Pair, user: User) -> None:
+    """Give back the user's lease on this pair (the page was left without answering it)."""
+    with transaction():
+        db.session.execute(
+            sa.delete(Assignment).where(
+                Assignment.pair_id == pair.id, Assignment.user_id == user.id
+            ),
+            execution_options={"synchronize_session": False},
+        )
