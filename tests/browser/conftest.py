@@ -85,9 +85,9 @@ def _console(message: object, errors: list[str]) -> None:
 
 
 def _response(response: object, errors: list[str]) -> None:
-    """Any 404/500 the pages asked for (the browser's own /favicon.ico probe aside)."""
+    """Any 404/500 the pages asked for, the browser's own /favicon.ico probe included."""
     status, url = getattr(response, "status", 200), getattr(response, "url", "")
-    if status in (404, 500) and not url.endswith("/favicon.ico"):
+    if status in (404, 500):
         errors.append(f"{status} {url}")
 
 
