@@ -120,3 +120,19 @@ def test_a_pair_completed_by_others_meanwhile_is_passed_over(
     wait_saved(page)
     assert _grades(app) == [("d1", 3), ("d2", 1)]
     assert _leased(app) == ["d3"]
+
+
+@pytest.mark.browser
+def test_the_last_answer_leads_to_the_done_page_once_saved(
+    live_server: LiveServer, browser_page
+) -> None:
+    app = live_server.app
+    built = build(app, "Short", pool={"q1": ["d1", "d2"]})
+    page = browser_page
+    log_in(page, live_server.url)
+    _open(page, live_server, built.test_set_id)
+    answer_and_wait(page, "3")
+    with page.expect_navigation(url=f"{live_server.url}/test-sets/{built.test_set_id}/label"):
+        page.keyboard.press("0")  # nothing prefetched is left: the server's done page
+    assert "Nothing left for you to label here" in page.content()
+    assert _grades(app) == [("d1", 3), ("d2", 0)]
