@@ -4,6 +4,7 @@ tests/reliability and by bench/load_annotators.py at full size."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import random
 import re
@@ -63,10 +64,24 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def instance_settings(instance: Path) -> dict[str, str]:
+    """The instance folder and a job queue of its own (SQLite in it, or a Redis queue named
+    after it), shared by a server and the job workers started for it."""
+    return {
+        "NDCG_INSTANCE_PATH": str(instance),
+        "NDCG_JOBS_SQLITE": str(instance / "jobs.sqlite3"),
+        "NDCG_JOBS_QUEUE": f"test-{hashlib.sha1(str(instance).encode()).hexdigest()[:12]}",
+    }
+
+
 def start_server(
-    database_url: str, instance: Path, workers: int = 4
+    database_url: str, instance: Path, workers: int = 4, settings: dict[str, str] | None = None
 ) -> tuple[subprocess.Popen, str]:
-    """gunicorn with `workers` workers, as `make serve` runs it; returns (process, base URL)."""
+    """gunicorn with `workers` workers, as `make serve` runs it; returns (process, base URL).
+
+    Its instance folder (spooled uploads, the job queue) is `instance`; `settings` are more
+    environment settings. The server leads a process group of its own (see crashes.kill_group).
+    """
     port = free_port()
     env = {
         **os.environ,
@@ -74,12 +89,18 @@ def start_server(
         "NDCG_SECRET_KEY": "load-test-secret",
         "NDCG_DEMO": "0",
         "NDCG_SECURE_COOKIES": "0",
-        "NDCG_JOBS_SQLITE": str(instance / "jobs.sqlite3"),
+        **instance_settings(instance),
+        **(settings or {}),
     }
     command = [sys.executable, "-m", "gunicorn", "--workers", str(workers), "--bind",
                f"127.0.0.1:{port}", "--timeout", "60", "app:app"]  # fmt: skip
     process = subprocess.Popen(
-        command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        command,
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
     )
     base = f"http://127.0.0.1:{port}"
     for _ in range(300):
@@ -92,15 +113,19 @@ def start_server(
     raise RuntimeError("gunicorn did not start")
 
 
+def login(client: httpx.Client, username: str, password: str) -> None:
+    """Log the client in through the login form (its CSRF token included)."""
+    token = hidden_fields(client.get("/login").text)["csrf_token"]
+    login = {"username": username, "password": password, "csrf_token": token}
+    assert client.post("/login", data=login).status_code == 302
+
+
 def annotate(base: str, username: str, password: str, test_set_id: int, grades: int,
              tally: Tally) -> None:  # fmt: skip
     """Log in and grade up to `grades` pairs through the forms, recording what was acked."""
     rng = random.Random(username)
     with httpx.Client(base_url=base, timeout=30, follow_redirects=False) as client:
-        page = client.get("/login").text
-        token = hidden_fields(page)["csrf_token"]
-        login = {"username": username, "password": password, "csrf_token": token}
-        assert client.post("/login", data=login).status_code == 302
+        login(client, username, password)
         with tally.lock:  # filled as grades are acknowledged (a client cut off keeps them)
             mine = tally.acknowledged.setdefault(username, set())
         for _ in range(grades):

@@ -5,11 +5,7 @@ unchanged, and every acknowledged grade is stored."""
 from __future__ import annotations
 
 import contextlib
-import json
-import os
 import signal
-import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -21,25 +17,8 @@ from flask import Flask
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Chunk, Judgment, Pair, Run, RunQuery
 from tests.factory import PASSWORD, build, build_test_set, make_user, trec
-from tests.reliability.annotators import ROOT, Tally, annotate, start_server
-
-# 5 trials, killed at these fractions of the time one whole upload takes on this machine.
-KILL_AT = (0.3, 0.45, 0.6, 0.75, 0.9)
-
-
-def _flask(url: str, *args: str, **kwargs) -> subprocess.Popen:
-    env = {**os.environ, "DATABASE_URL": url, "NDCG_SECRET_KEY": "crash", "NDCG_DEMO": "0"}
-    command = [sys.executable, "-m", "flask", "--app", "app", *args]
-    return subprocess.Popen(
-        command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, **kwargs
-    )
-
-
-def _score(url: str) -> dict:
-    process = _flask(url, "run", "score", "Crash", "A", "--json")
-    out, _ = process.communicate(timeout=120)
-    assert process.returncode == 0
-    return json.loads(out)
+from tests.reliability.annotators import Tally, annotate, start_server
+from tests.reliability.crashes import KILL_AT, flask_cli, kill_group, score
 
 
 @pytest.mark.slow
@@ -57,16 +36,16 @@ def test_kill_9_during_a_cli_upload_leaves_no_half_run(
         db.engine.dispose()
         assert test_set.id
     url = app.config["SQLALCHEMY_DATABASE_URI"]
-    first = _flask(url, "run", "upload", "Crash", str(small), "--name", "A")
+    first = flask_cli(url, "run", "upload", "Crash", str(small), "--name", "A")
     first.communicate(timeout=120)
-    before = _score(url)
+    before = score(url)
     started = time.monotonic()
-    whole = _flask(url, "run", "upload", "Crash", str(big), "--name", "B-whole")
+    whole = flask_cli(url, "run", "upload", "Crash", str(big), "--name", "B-whole")
     whole.communicate(timeout=300)
     took = time.monotonic() - started
     outcomes = []
     for n, delay in enumerate(fraction * took for fraction in KILL_AT):
-        process = _flask(url, "run", "upload", "Crash", str(big), "--name", f"B{n}")
+        process = flask_cli(url, "run", "upload", "Crash", str(big), "--name", f"B{n}")
         time.sleep(delay)
         process.send_signal(signal.SIGKILL)
         process.communicate(timeout=30)
@@ -82,7 +61,7 @@ def test_kill_9_during_a_cli_upload_leaves_no_half_run(
             outcomes.append("whole" if stored is not None else "none")
             db.session.remove()
             db.engine.dispose()
-        assert _score(url) == before  # the app starts and scores the old run as before
+        assert score(url) == before  # the app starts and scores the old run as before
     backend = url.split(":")[0]
     record_property(
         "security-summary",
@@ -116,9 +95,7 @@ def test_kill_9_of_the_server_keeps_every_acknowledged_grade(
         with tally.lock:
             if sum(len(v) for v in tally.acknowledged.values()) >= 40:
                 break
-    os.kill(server.pid, signal.SIGKILL)  # the master first, then its workers: no goodbye
-    subprocess.run(["pkill", "-9", "-f", f"127.0.0.1:{base.rsplit(':', 1)[1]}"], check=False)
-    server.wait(timeout=30)
+    kill_group(server)  # the master and its workers: no goodbye
     for thread in threads:
         thread.join(timeout=60)
     with app.app_context():
@@ -170,7 +147,7 @@ def test_kill_9_during_a_cli_import_leaves_no_half_import(
             return found
 
     started = time.monotonic()
-    probe = _flask(url, *args)  # one whole import, timed, then undone by a fresh set
+    probe = flask_cli(url, *args)  # one whole import, timed, then undone by a fresh set
     probe.communicate(timeout=300)
     took = time.monotonic() - started
     assert counts() == (150_000, 50_000)
@@ -182,7 +159,7 @@ def test_kill_9_during_a_cli_import_leaves_no_half_import(
             db.session.remove()
             db.engine.dispose()
         before = counts()
-        process = _flask(url, *args)
+        process = flask_cli(url, *args)
         time.sleep(fraction * took)
         process.send_signal(signal.SIGKILL)
         process.communicate(timeout=30)

@@ -14,13 +14,14 @@ from flask import current_app
 from flask_sqlalchemy.pagination import Pagination
 
 from ndcg_labeler.extensions import db
-from ndcg_labeler.models import Job, User
+from ndcg_labeler.models import Job, Run, User
 from ndcg_labeler.models._common import utcnow
 from ndcg_labeler.models.jobs import FINISHED_STATES
 from ndcg_labeler.services import ServiceError
 from ndcg_labeler.services._db import paginate, transaction
 
 INTERRUPTED = "interrupted: the worker stopped (restart or crash)"
+STORED_THEN_STOPPED = "done — the worker stopped after storing the run, before scoring it"
 STALE_SECONDS = 300
 """A running job whose heartbeat is older than this is taken for dead (NDCG_JOB_STALE_SECONDS)."""
 
@@ -125,11 +126,38 @@ def _alive(worker: str) -> bool | None:
     return True
 
 
+def _stored_run(job: Job) -> dict[str, Any] | None:
+    """The result of a run upload whose run was committed before its worker died, else None.
+
+    A run upload stores the run in one transaction and then scores it; a worker killed while
+    scoring leaves the run whole. It is this job's run when the test set has a run of the job's
+    name, file and uploader, stored after the job started (the name is unique in a test set).
+    """
+    params = job.params or {}
+    if job.kind != "run_upload" or not params.get("name") or job.started_at is None:
+        return None
+    uploader = Run.uploaded_by_id == job.user_id if job.user_id else Run.uploaded_by_id.is_(None)
+    run = db.session.scalar(
+        sa.select(Run).where(
+            Run.test_set_id == job.test_set_id,
+            Run.name == params["name"],
+            Run.filename == (params.get("filename") or "upload")[:300],
+            uploader,
+            Run.uploaded_at >= job.started_at,
+        )
+    )
+    if run is None:
+        return None
+    return {"run_id": run.id, "run_name": run.name, "report": run.report}
+
+
 def recover(stale_seconds: int | None = None) -> list[int]:
-    """Mark failed every running job whose worker died; returns their ids.
+    """End every running job whose worker died; returns their ids.
 
     Dead means: the worker process (on this host) no longer exists, or the heartbeat is older
-    than `stale_seconds`. Its import or upload was one transaction, so nothing of it is stored.
+    than `stale_seconds`. Its import or upload was one transaction, so either nothing of it is
+    stored and the job is marked failed (INTERRUPTED), or, for a run upload killed after its
+    commit (while scoring the run), the run is whole and the job is marked done with it.
     """
     if stale_seconds is None:
         stale_seconds = int(current_app.config.get("NDCG_JOB_STALE_SECONDS", STALE_SECONDS))
@@ -148,6 +176,20 @@ def recover(stale_seconds: int | None = None) -> list[int]:
         return []
     table = Job.__table__
     with transaction():
+        for job in db.session.scalars(sa.select(Job).where(Job.id.in_(dead))):
+            result = _stored_run(job)
+            if result is not None:
+                db.session.execute(
+                    sa.update(table)
+                    .where(table.c.id == job.id, table.c.state == "running")
+                    .values(
+                        state="done",
+                        result=result,
+                        message=STORED_THEN_STOPPED,
+                        finished_at=utcnow(),
+                        done=table.c.total,
+                    )
+                )
         db.session.execute(
             sa.update(table)
             .where(table.c.id.in_(dead), table.c.state == "running")
