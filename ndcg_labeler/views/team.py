@@ -28,6 +28,14 @@ from ndcg_labeler.views.access import admin_required, get_test_set_or_404
 
 bp = Blueprint("team", __name__, url_prefix="/test-sets/<int:test_set_id>")
 
+
+@bp.errorhandler(team.Computing)
+def computing(error: team.Computing) -> tuple[str, int]:
+    """A large set's first figures are computed in the background: say so and ask again."""
+    test_set = get_test_set_or_404(int((request.view_args or {})["test_set_id"]))
+    return render_template("team/computing.html", test_set=test_set, error=error), 202
+
+
 PER_PAGE = 50
 
 
@@ -41,7 +49,7 @@ def agreement_page(test_set_id: int) -> str:
     """Agreement for the test set, per two annotators and per query, with what each means."""
     test_set = get_test_set_or_404(test_set_id)
     include = _imports_arg()
-    figures = team.cached_agreement_report(test_set, include_imports=include)
+    figures = team.cached_agreement_report(test_set, include_imports=include, background=True)
     found = figures.value
     sort = request.args.get("sort", "qid")
     if sort not in team.QUERY_SORTS:
@@ -72,10 +80,12 @@ def agreement_json(test_set_id: int) -> BaseResponse:
     return jsonify(body)
 
 
-def _people(test_set: TestSet) -> team.Cached[list[team.Person]]:
+def _people(test_set: TestSet, *, background: bool = False) -> team.Cached[list[team.Person]]:
     """The People rows this user may see: admins everyone, an annotator their own row."""
     only = None if current_user.is_admin else current_user.id
-    return team.cached_people(test_set, include_imports=_imports_arg(), only_user_id=only)
+    return team.cached_people(
+        test_set, include_imports=_imports_arg(), only_user_id=only, background=background
+    )
 
 
 @bp.get("/people")
@@ -86,7 +96,7 @@ def people_page(test_set_id: int) -> str:
     """
     test_set = get_test_set_or_404(test_set_id)
     include = _imports_arg()
-    rows = _people(test_set)
+    rows = _people(test_set, background=True)
     return render_template(
         "team/people.html",
         test_set=test_set,
@@ -245,7 +255,7 @@ def policies_page(test_set_id: int) -> str:
     k = request.args.get("k", 10, type=int)
     if k not in live.K_CHOICES:
         k = 10
-    comparison = team.cached_policies(test_set, k)
+    comparison = team.cached_policies(test_set, k, background=True)
     return render_template(
         "team/policies.html",
         test_set=test_set,

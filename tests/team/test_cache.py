@@ -37,6 +37,16 @@ def _counting(monkeypatch):
     return calls
 
 
+def _settled(client, url: str):
+    """GET the page until its figures are in (202 while computed in the background)."""
+    deadline = time.monotonic() + 20
+    page = client.get(url)
+    while page.status_code == 202 and time.monotonic() < deadline:
+        time.sleep(0.05)
+        page = client.get(url)
+    return page
+
+
 def test_agreement_is_computed_once_per_labels_version(app: Flask, monkeypatch) -> None:
     built = _two_raters(app)
     calls = _counting(monkeypatch)
@@ -90,7 +100,7 @@ def test_people_page_says_updating_when_figures_are_stale(app: Flask, as_admin) 
     app.config["TEAM_CACHE_INLINE_MAX"] = 0
     client = as_admin
     url = f"/test-sets/{built.test_set_id}/people"
-    first = client.get(url)
+    first = _settled(client, url)  # the first figures were computed in the background
     assert first.status_code == 200 and "updating…" not in first.text
     # Hold the refresh lease as another process would: the page must not start a second one.
     with app.app_context():
@@ -112,3 +122,25 @@ def test_stored_figures_round_trip_exactly() -> None:
     assert back.rows[0].cells["median"] == team.Cell(0.5, 3, 1)
     assert math.isnan(back.rows[0].cells["mean"].mean)
     assert team_cache.decode(team_cache.encode({(1, 2): [None]})) == {(1, 2): [None]}
+
+
+def test_a_large_sets_first_figures_are_computed_in_the_background(
+    app: Flask, as_admin, monkeypatch
+) -> None:
+    built = _two_raters(app)
+    calls = _counting(monkeypatch)
+    app.config["TEAM_CACHE_INLINE_MAX"] = 0  # every set counts as large
+    url = f"/test-sets/{built.test_set_id}/agreement"
+    first = as_admin.get(url)
+    # Nothing stored yet: the page answers at once and asks again; one refresh runs.
+    assert first.status_code == 202
+    assert "Computing these figures for the first time" in first.text
+    assert '<meta http-equiv="refresh" content="3">' in first.text
+    page = _settled(as_admin, url)
+    assert page.status_code == 200 and "Percent agreement" in page.text
+    assert len(calls) == 1  # however many requests asked meanwhile
+    # The JSON twin never waits on a page: it computes inline when nothing is stored.
+    with app.app_context():
+        db.session.execute(sa.delete(TeamCache))
+        db.session.commit()
+    assert as_admin.get(url + ".json").status_code == 200

@@ -5,8 +5,11 @@ once. Stale ones are recomputed inline when the test set is small; when it has m
 judgments than TEAM_CACHE_INLINE_MAX, the page gets the last figures flagged `updating` and
 ONE background thread recomputes them: the process that sets `refreshing_since` on the row
 (a conditional UPDATE, so one winner among every server process) starts it. A thread that
-died leaves a lease that lapses after LEASE. The figures are stored as JSON with type tags
-for our own dataclasses only (no pickle: nothing but known classes is ever rebuilt).
+died leaves a lease that lapses after LEASE. A large set's FIRST figures are computed in the
+background too when the caller says it can show a "computing" page (`background=True`, the
+HTML pages): a placeholder row holds the lease and `Computing` is raised until they are in.
+The figures are stored as JSON with type tags for our own dataclasses only (no pickle:
+nothing but known classes is ever rebuilt).
 """
 
 from __future__ import annotations
@@ -43,6 +46,18 @@ _KNOWN: dict[str, type] = {
 def register(*classes: type) -> None:
     """Allow these dataclasses in stored figures (each team module registers its own)."""
     _KNOWN.update({cls.__name__: cls for cls in classes})
+
+
+# The version of a placeholder row: its first figures are still being computed.
+FIRST = ""
+
+
+class Computing(Exception):
+    """A large set's first figures are being computed in the background; ask again soon."""
+
+    def __init__(self, judgments: int) -> None:
+        self.judgments = judgments
+        super().__init__(f"computing the figures of {judgments:,} judgments for the first time")
 
 
 @dataclass(frozen=True)
@@ -123,6 +138,17 @@ def _store(test_set_id: int, kind: str, options: str, version: str, value: Any) 
             )
 
 
+def _placeholder(test_set_id: int, kind: str, options: str) -> None:
+    """A row for figures not computed yet (version FIRST), unless one exists; commits."""
+    row = {"test_set_id": test_set_id, "kind": kind, "options": options}
+    with transaction():
+        insert_if_absent(
+            TeamCache.__table__,
+            [{**row, "version": FIRST, "payload": "null", "computed_at": utcnow()}],
+            list(row),
+        )
+
+
 def _claim(row_id: int, version: str) -> bool:
     """Take the row's refresh lease unless a live one is held or the figures reached
     `version` meanwhile; commits. True: we took it (and must recompute)."""
@@ -163,32 +189,58 @@ def _refresh(
             db.session.remove()
 
 
+def _start_refresh(
+    row_id: int,
+    current: str,
+    test_set_id: int,
+    kind: str,
+    options: str,
+    version: Callable[[TestSet], str],
+    compute: Callable[[TestSet], Any],
+) -> bool:
+    """Start the one background recomputation unless another process holds the lease."""
+    if not _claim(row_id, current):
+        return False
+    app = current_app._get_current_object()  # type: ignore[attr-defined]
+    args = (app, test_set_id, kind, options, version, compute)
+    threading.Thread(target=_refresh, args=args, daemon=True).start()
+    return True
+
+
 def cached(
     test_set: TestSet,
     kind: str,
     options: str,
     version: Callable[[TestSet], str],
     compute: Callable[[TestSet], T],
+    *,
+    background: bool = False,
 ) -> Cached[T]:
     """The page's figures for `options`, computed at most once per `version(test_set)`.
 
     `version` and `compute` take the test set (the background thread loads its own copy).
+    With `background`, a large set's first figures are computed in the background as well:
+    raises Computing until they are stored (the caller shows a page that asks again).
     """
     current = version(test_set)
     row = _row(test_set.id, kind, options)
     if row is not None and row.version == current:
         return Cached(decode(json.loads(row.payload)), False)
     limit = current_app.config.get("TEAM_CACHE_INLINE_MAX", INLINE_MAX)
-    large = testsets.pool_counts(test_set.id).graded_judgments > limit
-    if row is None or not large:
+    judgments = testsets.pool_counts(test_set.id).graded_judgments
+    large = judgments > limit
+    first = row is None or row.version == FIRST
+    if first and large and background:
+        if row is None:
+            _placeholder(test_set.id, kind, options)
+            row = _row(test_set.id, kind, options)
+        _start_refresh(row.id, current, test_set.id, kind, options, version, compute)
+        raise Computing(judgments)
+    if first or not large:
         value = compute(test_set)
         _store(test_set.id, kind, options, current, value)
         return Cached(value, False)
-    if _claim(row.id, current):
-        app = current_app._get_current_object()  # type: ignore[attr-defined]
-        args = (app, test_set.id, kind, options, version, compute)
-        threading.Thread(target=_refresh, args=args, daemon=True).start()
-    else:
+    if not _start_refresh(row.id, current, test_set.id, kind, options, version, compute):
         # Someone else refreshes, or just did (then the stored figures are current).
         latest = _row(test_set.id, kind, options)
         if latest is not None and latest.version == current:

@@ -55,7 +55,7 @@ def _labels_and_members(test_set: TestSet) -> str:
 
 
 def cached_agreement_report(
-    test_set: TestSet, *, include_imports: bool = False
+    test_set: TestSet, *, include_imports: bool = False, background: bool = False
 ) -> Cached[AgreementReport]:
     """agreement_report, computed once per labels version (see cache.py for large sets)."""
     return cached(
@@ -64,11 +64,16 @@ def cached_agreement_report(
         f"imports={int(include_imports)}",
         _labels,
         lambda ts: agreement_report(ts, include_imports=include_imports),
+        background=background,
     )
 
 
 def cached_people(
-    test_set: TestSet, *, include_imports: bool = False, only_user_id: int | None = None
+    test_set: TestSet,
+    *,
+    include_imports: bool = False,
+    only_user_id: int | None = None,
+    background: bool = False,
 ) -> Cached[list[Person]]:
     """people, computed once per labels version and member list; `only_user_id` filters it."""
     found = cached(
@@ -77,6 +82,7 @@ def cached_people(
         f"imports={int(include_imports)}",
         _labels_and_members,
         lambda ts: people(ts, include_imports=include_imports),
+        background=background,
     )
     if only_user_id is None:
         return found
@@ -84,8 +90,15 @@ def cached_people(
     return Cached(mine, found.updating)
 
 
-def cached_policies(test_set: TestSet, k: int = 10) -> Cached[PolicyComparison]:
+def cached_policies(
+    test_set: TestSet, k: int = 10, *, background: bool = False
+) -> Cached[PolicyComparison]:
     """compare_policies, computed once per labels version, runs version and base policy."""
     return cached(
-        test_set, "policies", f"k={k}", _labels_and_runs, lambda ts: compare_policies(ts, k)
+        test_set,
+        "policies",
+        f"k={k}",
+        _labels_and_runs,
+        lambda ts: compare_policies(ts, k),
+        background=background,
     )
