@@ -27,9 +27,12 @@ from bench.run_bench import SEED, data_paths
 PASSWORD = "bench-admin-pw-1"
 
 
-def derived_run(source: Path, target: Path, depth: int = 100) -> None:
-    """The top `depth` of each query of `source` with noisy scores (a "second retriever")."""
-    rng = np.random.default_rng(SEED + 1)
+def derived_run(
+    source: Path, target: Path, depth: int = 100, seed: int = SEED + 1, tag: str = "noisy"
+) -> None:
+    """The top `depth` of each query of `source` with noisy scores (a "second retriever");
+    another `seed` gives another retriever."""
+    rng = np.random.default_rng(seed)
     with source.open() as src, target.open("w") as out:
         current, kept = None, 0
         for line in src:
@@ -40,7 +43,7 @@ def derived_run(source: Path, target: Path, depth: int = 100) -> None:
                 continue
             kept += 1
             noisy = float(score) + rng.normal(0.0, 4.0)
-            out.write(f"{qid} Q0 {docid} {rank} {noisy:.4f} noisy\n")
+            out.write(f"{qid} Q0 {docid} {rank} {noisy:.4f} {tag}\n")
 
 
 def timed(

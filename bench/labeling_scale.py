@@ -91,24 +91,41 @@ def _pool(name: str, pairs: int, users: list[int], answered: float) -> int:
             for k, r in enumerate(done)
         ],
     )
-    t0 = time.perf_counter()
     testsets.recount_pool(ts)
     db.session.commit()
-    print(f"  recount_pool of {pairs:,} pairs: {time.perf_counter() - t0:.1f} s")
     db.session.get(TestSet, ts)
     return ts
 
 
-def labeling(sizes: list[int], users: list[int]) -> None:
-    """p50/p95 of next_pair + progress, and of the grade save, per pool size."""
+def make_users(count: int = 20) -> list[int]:
+    """`count` active annotators a0, a1, ...; returns their ids."""
+    from ndcg_labeler.extensions import db
+    from ndcg_labeler.models import User
+
+    users = []
+    for i in range(count):
+        user = User(username=f"a{i}", role="annotator", active=True)
+        db.session.add(user)
+        db.session.flush()
+        users.append(user.id)
+    db.session.commit()
+    return users
+
+
+def labeling(sizes: list[int], users: list[int]) -> list[dict[str, float]]:
+    """p50/p95 (ms) of next_pair + progress, and of the grade save, per pool size.
+
+    One dict per size: size, build_s, get_p50, get_p95, post_p50, post_p95.
+    """
     from ndcg_labeler.extensions import db
     from ndcg_labeler.models import TestSet, User
     from ndcg_labeler.services import labeling as service
 
+    out = []
     for size in sizes:
         t0 = time.perf_counter()
         ts = _pool(f"scale {size}", size, users, 0.1)
-        print(f"  built {size:,} pairs in {time.perf_counter() - t0:.1f} s")
+        built = time.perf_counter() - t0
         get, post = [], []
         people = [db.session.get_one(User, uid) for uid in users]
         for k in range(200):
@@ -124,64 +141,80 @@ def labeling(sizes: list[int], users: list[int]) -> None:
             get.append(t1 - t0)
             post.append(t2 - t1)
             db.session.expire_all()
-        print(
-            f"{size:>9,} pairs  GET next_pair+progress p50 {_pct(get, 0.5):6.1f} ms "
-            f"p95 {_pct(get, 0.95):6.1f} ms | POST save p50 {_pct(post, 0.5):6.1f} ms "
-            f"p95 {_pct(post, 0.95):6.1f} ms"
+        out.append(
+            {
+                "size": size,
+                "build_s": built,
+                "get_p50": _pct(get, 0.5),
+                "get_p95": _pct(get, 0.95),
+                "post_p50": _pct(post, 0.5),
+                "post_p95": _pct(post, 0.95),
+            }
         )
+    return out
 
 
-def team_pages(judgments: list[int], users: list[int]) -> None:
-    """Agreement and people, cold and warm, at each number of graded judgments."""
+def team_set(count: int, users: list[int]) -> int:
+    """A test set with `count` graded judgments, RATERS per pair (some disagree); its id."""
     from ndcg_labeler.extensions import db
-    from ndcg_labeler.models import Judgment, TeamCache, TestSet
+    from ndcg_labeler.models import Judgment, Pair
+    from ndcg_labeler.models._common import utcnow
+    from ndcg_labeler.services import testsets
+    from ndcg_labeler.services._db import insert_many
+
+    ts = _pool(f"team {count}", count // RATERS, users, 0.0)
+    now = utcnow()
+    keys = db.session.execute(
+        db.select(Pair.query_id, Pair.chunk_id).where(Pair.test_set_id == ts)
+    ).all()
+    insert_many(
+        Judgment.__table__,
+        (
+            "test_set_id",
+            "query_id",
+            "chunk_id",
+            "annotator_id",
+            "status",
+            "grade",
+            "note",
+            "active_ms",
+            "created_at",
+            "updated_at",
+        ),
+        [
+            (
+                ts,
+                q,
+                c,
+                users[r],
+                "graded",
+                (q + c + r) % 4 if r else (q + c) % 4,
+                "",
+                1000,
+                now,
+                now,
+            )
+            for q, c in keys
+            for r in range(RATERS)
+        ],
+    )
+    testsets.recount_pool(ts)
+    db.session.commit()
+    return ts
+
+
+def team_pages(judgments: list[int], users: list[int]) -> list[dict[str, object]]:
+    """Agreement and people, cold and warm (ms), at each number of graded judgments.
+
+    One dict per size and page: judgments, page, cold_ms, warm_ms (median of 5).
+    """
+    from ndcg_labeler.extensions import db
+    from ndcg_labeler.models import TeamCache, TestSet
     from ndcg_labeler.services import team
 
+    out: list[dict[str, object]] = []
     for count in judgments:
-        pairs = count // RATERS
-        ts = _pool(f"team {count}", pairs, users, 0.0)
-        from ndcg_labeler.models import Pair
-        from ndcg_labeler.models._common import utcnow
-        from ndcg_labeler.services import testsets
-        from ndcg_labeler.services._db import insert_many
-
-        now = utcnow()
-        keys = db.session.execute(
-            db.select(Pair.query_id, Pair.chunk_id).where(Pair.test_set_id == ts)
-        ).all()
-        insert_many(
-            Judgment.__table__,
-            (
-                "test_set_id",
-                "query_id",
-                "chunk_id",
-                "annotator_id",
-                "status",
-                "grade",
-                "note",
-                "active_ms",
-                "created_at",
-                "updated_at",
-            ),
-            [
-                (
-                    ts,
-                    q,
-                    c,
-                    users[r],
-                    "graded",
-                    (q + c + r) % 4 if r else (q + c) % 4,
-                    "",
-                    1000,
-                    now,
-                    now,
-                )
-                for q, c in keys
-                for r in range(RATERS)
-            ],
-        )
-        testsets.recount_pool(ts)
-        db.session.commit()
+        ts = team_set(count, users)
         test_set = db.session.get_one(TestSet, ts)
         for name, call in (
             ("agreement", lambda ts=test_set: team.cached_agreement_report(ts)),
@@ -197,10 +230,15 @@ def team_pages(judgments: list[int], users: list[int]) -> None:
                 t0 = time.perf_counter()
                 call()
                 warm.append(time.perf_counter() - t0)
-            print(
-                f"{count:>9,} judgments  {name:<9} cold {1000 * cold:8.0f} ms  "
-                f"warm median {1000 * statistics.median(warm):6.1f} ms"
+            out.append(
+                {
+                    "judgments": count,
+                    "page": name,
+                    "cold_ms": 1000 * cold,
+                    "warm_ms": 1000 * statistics.median(warm),
+                }
             )
+    return out
 
 
 def main() -> None:
@@ -213,7 +251,6 @@ def main() -> None:
     from flask_migrate import upgrade
 
     from ndcg_labeler.extensions import db, ensure_migrate
-    from ndcg_labeler.models import User
 
     with tempfile.TemporaryDirectory() as tmp:
         url = args.url or f"sqlite:///{Path(tmp) / 'scale.sqlite3'}"
@@ -221,16 +258,20 @@ def main() -> None:
         ensure_migrate(app)
         with app.app_context():
             upgrade()
-            users = []
-            for i in range(20):
-                user = User(username=f"a{i}", role="annotator", active=True)
-                db.session.add(user)
-                db.session.flush()
-                users.append(user.id)
-            db.session.commit()
+            users = make_users()
             print(f"database: {db.engine.url.render_as_string(hide_password=True)}")
-            labeling([int(s) for s in args.sizes.split(",")], users)
-            team_pages([int(s) for s in args.judgments.split(",")], users)
+            for row in labeling([int(s) for s in args.sizes.split(",")], users):
+                print(
+                    f"{row['size']:>9,} pairs (built in {row['build_s']:.1f} s)  "
+                    f"GET next_pair+progress p50 {row['get_p50']:6.1f} ms "
+                    f"p95 {row['get_p95']:6.1f} ms | POST save p50 {row['post_p50']:6.1f} ms "
+                    f"p95 {row['post_p95']:6.1f} ms"
+                )
+            for row in team_pages([int(s) for s in args.judgments.split(",")], users):
+                print(
+                    f"{row['judgments']:>9,} judgments  {row['page']:<9} "
+                    f"cold {row['cold_ms']:8.0f} ms  warm median {row['warm_ms']:6.1f} ms"
+                )
 
 
 if __name__ == "__main__":
