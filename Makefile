@@ -6,7 +6,7 @@ PORT ?= 5000
 WORKERS ?= 4
 export FLASK_APP := app
 
-.PHONY: run serve test lint format bench setup setup-dev browser clean
+.PHONY: run serve test lint format bench bench-scale setup setup-dev browser clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -75,6 +75,11 @@ format: setup-dev
 bench: setup-dev
 	$(BIN)/python -m bench.run_bench
 	$(BIN)/python -m bench.cli
+
+## make bench-scale: issue 10's scale table (labeling, dashboards, team pages, CLI, worker memory)
+## on sizes it builds itself (~15 min; QUICK=1 for smaller sizes, DATABASE=url for an empty PG db)
+bench-scale: setup-dev
+	$(BIN)/python -m bench.scale $(if $(QUICK),--quick) $(if $(DATABASE),--url $(DATABASE))
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache

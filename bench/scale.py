@@ -70,6 +70,8 @@ class Row:
     target: str = ""
     verdict: str = ""
     master: int = 0  # memory rows: the gunicorn master's peak RSS (bytes)
+    url: str = ""  # page rows: the page, profiled cold when a target is missed
+    before: Callable[[], None] | None = None  # what a cold request needs first
 
 
 def _ms(value: float) -> str:
@@ -307,11 +309,12 @@ def dashboards(
             size = f"{_k(queries)} q x {count} run{'s' if count > 1 else ''}"
             log(f"{size}: pages timed")
             target = queries == sizes[-1] and count == counts[-1]
-            for name, (cold, warm) in found.items():
+            for name, url in pages:
+                cold, warm = found[name]
                 rows.append(
                     Row(name, size, _ms(cold), _ms(warm),
                         "cold <= 1 s, warm <= 300 ms" if target else "",
-                        _verdict(cold <= 1000, warm <= 300) if target else "")
+                        _verdict(cold <= 1000, warm <= 300) if target else "", url=url)
                 )  # fmt: skip
             memory.append(Row("peak RSS, server worker (dashboards)", size,
                               f"{worker / MB:.0f} MB", "", "<= 400 MB",
@@ -364,14 +367,60 @@ def team_rows(
         found, master, worker = time_pages(env, tmp / "server.log", pages, forget)
         size = f"{_k(count)} judgments"
         target = count == counts[-1]
-        for name, (cold, warm) in found.items():
+        for name, url in pages:
+            cold, warm = found[name]
             rows.append(
                 Row(name, size, _ms(cold), _ms(warm), "warm <= 300 ms" if target else "",
-                    _verdict(None, warm <= 300) if target else "")
+                    _verdict(None, warm <= 300) if target else "", url=url, before=forget)
             )  # fmt: skip
         memory.append(Row("peak RSS, server worker (team pages)", size, f"{worker / MB:.0f} MB",
                           "", "<= 400 MB", _verdict(worker <= 400 * MB), master))  # fmt: skip
     return rows, memory
+
+
+# --- where the time goes ----------------------------------------------------------------------
+
+
+def profile_side(url: str) -> str:
+    """cProfile of one cold GET of `url` in this fresh process (app created as gunicorn does,
+    logged in through the test client first): the top functions by cumulative time."""
+    import cProfile
+    import io
+    import pstats
+
+    from app import app
+
+    app.config["WTF_CSRF_ENABLED"] = False
+    client = app.test_client()
+    client.post("/login", data={"username": ADMIN, "password": PASSWORD})
+    profile = cProfile.Profile()
+    t0 = time.perf_counter()
+    response = profile.runcall(client.get, url)
+    elapsed = time.perf_counter() - t0
+    assert response.status_code == 200, (url, response.status_code)
+    out = io.StringIO()
+    stats = pstats.Stats(profile, stream=out)
+    stats.sort_stats("cumulative").print_stats(r"ndcg_labeler|numpy|scipy|sklearn|sqlalchemy", 14)
+    lines = [line for line in out.getvalue().splitlines() if re.match(r"\s*[\d/]+\s+\d", line)]
+    head = f"{url}: {elapsed * 1000:.0f} ms under cProfile; cumulative s, function"
+    lines = [re.sub(r"\S*/site-packages/|" + re.escape(f"{ROOT}/"), "", line) for line in lines]
+    return "\n".join(
+        [head, *(f"  {line.split()[3]:>8}  {line.split(None, 5)[5]}" for line in lines)]
+    )
+
+
+def profiles(rows: list[Row], env: dict[str, str]) -> list[str]:
+    """A cold profile of each page whose target was missed (each in a fresh process)."""
+    out = []
+    for row in rows:
+        if row.url and row.verdict.startswith("MISSED"):
+            if row.before is not None:
+                row.before()
+            helper = [sys.executable, "-m", "bench.scale", "--profile-side", row.url]
+            done = subprocess.run(helper, env=env, cwd=ROOT, capture_output=True, text=True)
+            text = done.stdout.strip() or done.stderr.strip()[-1500:]
+            out.append(f"{row.what}, {row.size}: {text}")
+    return out
 
 
 # --- the whole ---------------------------------------------------------------------------------
@@ -406,10 +455,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="smaller sizes (a few minutes)")
     parser.add_argument("--url", default=None, help="an EMPTY database (default: SQLite in tmp)")
+    parser.add_argument("--no-profile", action="store_true", help="no cProfile of misses")
     parser.add_argument("--cli-side", default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--profile-side", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.cli_side is not None:
         print(json.dumps(cli_side(args.cli_side)))
+        return
+    if args.profile_side is not None:
+        print(profile_side(args.profile_side))
         return
     pools = [10_000, 100_000] if args.quick else [10_000, 100_000, 1_000_000]
     queries = [700] if args.quick else [1000, 7000]
@@ -437,6 +491,7 @@ def main() -> None:
             a = labeling_rows(pools, users)
             b, d, e1 = dashboards(queries, counts, env, tmp)
             c, e2 = team_rows(judgments, users, env, tmp)
+            found = [] if args.no_profile else profiles(b + c, env)
             db.engine.dispose()
     master = max(row.master for row in e1 + e2)
     e3 = [Row("peak RSS, gunicorn master (largest)", "any", f"{master / MB:.0f} MB", "")]
@@ -447,6 +502,8 @@ def main() -> None:
         f"{time.perf_counter() - START:.0f} s in all; load average at the end "
         f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}"
     )
+    if found:
+        print("\nWhere the time goes (cold, one request each, cProfile):", *found, sep="\n\n")
 
 
 if __name__ == "__main__":
