@@ -16,8 +16,10 @@ e. the peak RSS (VmHWM) of the server's worker after it served every page of a s
 
 Pages are served by `gunicorn -w 1` on a free port and asked with requests after logging in.
 Cold is the first GET of the page in a freshly started server (one server per page; for the
-team pages, with their stored figures deleted first, so the page computes them); warm is the
-median of 5 GETs in a server that has already served every page of that size once.
+team pages, with their stored figures deleted first, so the page computes them; above 50k
+judgments it answers 202 "computing" and computes them in the background: cold is then the
+time until the page shows them, asked again every 0.1 s, with the 202's own time in brackets);
+warm is the median of 5 GETs in a server that has already served every page of that size.
 `--quick`: pools 10k/100k, 700 queries, 10k/60k judgments. Targets are checked at the largest
 size measured (the issue's sizes unless --quick). The machine's load is printed: on a shared
 machine the wall times move with it.
@@ -133,13 +135,26 @@ class Server:
         )
         assert answer.status_code in (302, 303), f"login refused ({answer.status_code})"
 
-    def get(self, url: str) -> float:
-        """GET one page; milliseconds until its whole body arrived."""
+    def get(self, url: str, accept: tuple[int, ...] = (200,)) -> tuple[float, int]:
+        """GET one page: milliseconds until its whole body arrived, and the status."""
         t0 = time.perf_counter()
         response = self.session.get(self.base + url, timeout=900, allow_redirects=False)
         elapsed = (time.perf_counter() - t0) * 1000
-        assert response.status_code == 200, (url, response.status_code, response.text[:300])
-        return elapsed
+        assert response.status_code in accept, (url, response.status_code, response.text[:300])
+        return elapsed, response.status_code
+
+    def ready(self, url: str) -> tuple[float, float | None]:
+        """GET a page until it shows its figures: total ms, and the ms of a first 202
+        ("computing", a large set's first team figures are computed in the background; the
+        browser asks again every 3 s, this asks every 0.1 s) or None when it answered 200."""
+        t0 = time.perf_counter()
+        first, status = self.get(url, (200, 202))
+        computing = status == 202
+        while status == 202:
+            time.sleep(0.1)
+            status = self.get(url, (200, 202))[1]
+        total = (time.perf_counter() - t0) * 1000
+        return (total, first) if computing else (first, None)
 
     def peak_rss(self) -> tuple[int, int]:
         """VmHWM in bytes of the master and of its (one) worker."""
@@ -176,21 +191,23 @@ def serving(env: dict[str, str], logfile: Path) -> Iterator[Server]:
 
 def time_pages(
     env: dict[str, str], logfile: Path, pages: Pages, before_cold: Callable[[], None] = lambda: None
-) -> tuple[dict[str, tuple[float, float]], int, int]:
-    """{page: (cold ms, warm ms)} and the peak RSS of the warm server's master and worker."""
-    cold: dict[str, float] = {}
+) -> tuple[dict[str, tuple[float, float, float | None]], int, int]:
+    """{page: (cold ms, warm ms, ms of a first 202 or None)} and the peak RSS of the warm
+    server's master and worker."""
+    cold: dict[str, tuple[float, float | None]] = {}
     for name, url in pages:
         before_cold()
         with serving(env, logfile) as server:
-            cold[name] = server.get(url)
+            cold[name] = server.ready(url)
     with serving(env, logfile) as server:
         for _, url in pages:
-            server.get(url)
+            server.ready(url)
         warm = {
-            name: statistics.median(server.get(url) for _ in range(WARM)) for name, url in pages
+            name: statistics.median(server.get(url)[0] for _ in range(WARM)) for name, url in pages
         }
         master, worker = server.peak_rss()
-    return {name: (cold[name], warm[name]) for name, _ in pages}, master, worker
+    found = {name: (cold[name][0], warm[name], cold[name][1]) for name, _ in pages}
+    return found, master, worker
 
 
 # --- b and d: dashboards and the CLI ----------------------------------------------------------
@@ -310,7 +327,7 @@ def dashboards(
             log(f"{size}: pages timed")
             target = queries == sizes[-1] and count == counts[-1]
             for name, url in pages:
-                cold, warm = found[name]
+                cold, warm, _ = found[name]
                 rows.append(
                     Row(name, size, _ms(cold), _ms(warm),
                         "cold <= 1 s, warm <= 300 ms" if target else "",
@@ -368,9 +385,10 @@ def team_rows(
         size = f"{_k(count)} judgments"
         target = count == counts[-1]
         for name, url in pages:
-            cold, warm = found[name]
+            cold, warm, computing = found[name]
+            shown = _ms(cold) if computing is None else f"{_ms(cold)} (202 at {_ms(computing)})"
             rows.append(
-                Row(name, size, _ms(cold), _ms(warm), "warm <= 300 ms" if target else "",
+                Row(name, size, shown, _ms(warm), "warm <= 300 ms" if target else "",
                     _verdict(None, warm <= 300) if target else "", url=url, before=forget)
             )  # fmt: skip
         memory.append(Row("peak RSS, server worker (team pages)", size, f"{worker / MB:.0f} MB",
@@ -397,7 +415,7 @@ def profile_side(url: str) -> str:
     t0 = time.perf_counter()
     response = profile.runcall(client.get, url)
     elapsed = time.perf_counter() - t0
-    assert response.status_code == 200, (url, response.status_code)
+    assert response.status_code in (200, 202), (url, response.status_code)
     out = io.StringIO()
     stats = pstats.Stats(profile, stream=out)
     stats.sort_stats("cumulative").print_stats(r"ndcg_labeler|numpy|scipy|sklearn|sqlalchemy", 14)
