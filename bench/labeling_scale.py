@@ -18,6 +18,18 @@ import time
 from pathlib import Path
 
 RATERS = 5
+JUDGMENT_COLUMNS = (
+    "test_set_id",
+    "query_id",
+    "chunk_id",
+    "annotator_id",
+    "status",
+    "grade",
+    "note",
+    "active_ms",
+    "created_at",
+    "updated_at",
+)
 
 
 def _pct(values: list[float], q: float) -> float:
@@ -74,18 +86,7 @@ def _pool(name: str, pairs: int, users: list[int], answered: float) -> int:
     done = rows[: int(answered * len(rows))]
     insert_many(
         Judgment.__table__,
-        (
-            "test_set_id",
-            "query_id",
-            "chunk_id",
-            "annotator_id",
-            "status",
-            "grade",
-            "note",
-            "active_ms",
-            "created_at",
-            "updated_at",
-        ),
+        JUDGMENT_COLUMNS,
         [
             (ts, r[1], r[2], users[k % len(users)], "graded", k % 4, "", 0, now, now)
             for k, r in enumerate(done)
@@ -169,18 +170,7 @@ def team_set(count: int, users: list[int]) -> int:
     ).all()
     insert_many(
         Judgment.__table__,
-        (
-            "test_set_id",
-            "query_id",
-            "chunk_id",
-            "annotator_id",
-            "status",
-            "grade",
-            "note",
-            "active_ms",
-            "created_at",
-            "updated_at",
-        ),
+        JUDGMENT_COLUMNS,
         [
             (
                 ts,
