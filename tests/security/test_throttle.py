@@ -38,7 +38,11 @@ def test_default_limit_is_ten_a_minute(app: Flask) -> None:
 
 
 def test_eleventh_wrong_password_is_refused_even_when_right(
-    app: Flask, client: FlaskClient, admin_id: int, caplog: pytest.LogCaptureFixture
+    app: Flask,
+    client: FlaskClient,
+    admin_id: int,
+    caplog: pytest.LogCaptureFixture,
+    record_property,
 ) -> None:
     for attempt in range(10):
         response = _login(client, "admin", f"guess-{attempt}", ATTACKER)
@@ -52,6 +56,12 @@ def test_eleventh_wrong_password_is_refused_even_when_right(
     assert 1 <= int(response.headers["Retry-After"]) <= 60
     assert client.get("/").status_code == 302  # not logged in
     assert any("throttled login attempt" in r.getMessage() for r in caplog.records)
+    record_property(
+        "security-summary",
+        f"login throttling ({app.config['SQLALCHEMY_DATABASE_URI'].split(':')[0]}): "
+        "10 wrong passwords answered, the 11th try (the right password) refused with 429, "
+        "Retry-After and a log line",
+    )
 
 
 def test_locked_account_from_another_address_is_refused_too(
