@@ -136,3 +136,36 @@ def test_the_last_answer_leads_to_the_done_page_once_saved(
         page.keyboard.press("0")  # nothing prefetched is left: the server's done page
     assert "Nothing left for you to label here" in page.content()
     assert _grades(app) == [("d1", 3), ("d2", 0)]
+
+
+@pytest.mark.browser
+def test_answers_unsent_when_the_page_is_left_are_delivered_from_the_next_page(
+    live_server: LiveServer, browser_page
+) -> None:
+    app = live_server.app
+    built = build(app, "Leave", pool={"q1": ["d1", "d2", "d3"]})
+    page = browser_page
+    log_in(page, live_server.url)
+    _open(page, live_server, built.test_set_id)
+    page.route("**/save.json", lambda route: route.abort())  # saves fail for now
+    for key in ("2", "1"):
+        before = shown_docid(page)
+        page.keyboard.press(key)
+        page.wait_for_function(
+            "d => document.querySelector('.chunk-panel .panel-kicker code').textContent !== d",
+            arg=before,
+        )
+    page.wait_for_selector("[data-save-state][data-state=failed]")
+    # Leaving asks first (answers are unsent); the person leaves anyway, to the home page.
+    asked: list[str] = []
+    page.on("dialog", lambda dialog: (asked.append(dialog.type), dialog.accept()))
+    with page.expect_navigation(url=live_server.url + "/"):
+        page.click("nav >> text=Test sets")
+    assert asked == ["beforeunload"]
+    assert _grades(app) == []
+    page.unroute("**/save.json")  # the server is reachable again: the home page delivers them
+    # Delivered, then forgotten by the page.
+    page.wait_for_function(
+        "() => !Object.keys(sessionStorage).some((key) => key.startsWith('ndcg-labeling:'))"
+    )
+    assert _grades(app) == [("d1", 2), ("d2", 1)]
