@@ -152,6 +152,22 @@ class _SequencePagination(Pagination):
         return len(self._query_args["items"])
 
 
+class _StoredPagination(Pagination):
+    """A page whose items and total were stored (see stored_page)."""
+
+    def _query_items(self) -> list[Any]:
+        return list(self._query_args["items"])
+
+    def _query_count(self) -> int:
+        return int(self._query_args["stored_total"])
+
+
+def stored_page(items: Sequence[Any], page: int, per_page: int, total: int) -> Pagination:
+    """The Pagination of one page computed earlier: its items and the total they came from."""
+    args = {"page": page, "per_page": per_page, "max_per_page": None, "error_out": False}
+    return _StoredPagination(items=items, stored_total=total, **args)
+
+
 def paginate(
     source: sa.Select[Any] | Sequence[Any], page: int, per_page: int, *, rows: bool = False
 ) -> Pagination:

@@ -130,7 +130,7 @@ def review_queue(test_set_id: int) -> str:
     """Disputed pairs, most disputed first; ?all=1 keeps adjudicated ones in the list."""
     test_set = get_test_set_or_404(test_set_id)
     include = request.args.get("all") == "1"
-    found = team.review_queue(test_set, include_adjudicated=include, page=page_arg())
+    found = team.cached_review_queue(test_set, include_adjudicated=include, page=page_arg())
     form = ThresholdForm(threshold=test_set.disagreement_threshold)
     return render_template(
         "team/review.html", test_set=test_set, page=found, include_adjudicated=include, form=form

@@ -144,3 +144,28 @@ def test_a_large_sets_first_figures_are_computed_in_the_background(
         db.session.execute(sa.delete(TeamCache))
         db.session.commit()
     assert as_admin.get(url + ".json").status_code == 200
+
+
+def test_review_pages_are_stored_per_labels_version_and_never_shown_stale(
+    app: Flask, as_admin, monkeypatch
+) -> None:
+    built = _two_raters(app)
+    app.config["TEAM_CACHE_INLINE_MAX"] = 0  # large: other pages would show stale figures
+    calls = []
+    original = pages.review_queue
+
+    def counted(test_set, **kwargs):
+        calls.append(kwargs)
+        return original(test_set, **kwargs)
+
+    monkeypatch.setattr(pages, "review_queue", counted)
+    url = f"/test-sets/{built.test_set_id}/review"
+    assert ">a<" not in as_admin.get(url).text  # 2 and 2: not disputed
+    assert ">a<" not in as_admin.get(url).text
+    assert len(calls) == 1  # the second request read the stored page
+    judge(app, built.test_set_id, "q", "a", "bob", grade=0)  # now 2 vs 0: disputed
+    page = as_admin.get(url).text
+    assert ">a<" in page and "updating" not in page  # recomputed at once, not stale
+    assert len(calls) == 2
+    assert ">a<" in as_admin.get(url + "?all=1").text  # its own stored page
+    assert len(calls) == 3

@@ -52,6 +52,7 @@ from .pages import (
     cached_agreement_report,
     cached_people,
     cached_policies,
+    cached_review_queue,
 )
 from .people import (
     MAX_POINTS,
@@ -109,6 +110,7 @@ __all__ = [
     "cached_agreement_report",
     "cached_people",
     "cached_policies",
+    "cached_review_queue",
     "compare_policies",
     "decode",
     "encode",

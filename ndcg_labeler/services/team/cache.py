@@ -215,12 +215,14 @@ def cached(
     compute: Callable[[TestSet], T],
     *,
     background: bool = False,
+    inline: bool = False,
 ) -> Cached[T]:
     """The page's figures for `options`, computed at most once per `version(test_set)`.
 
     `version` and `compute` take the test set (the background thread loads its own copy).
     With `background`, a large set's first figures are computed in the background as well:
-    raises Computing until they are stored (the caller shows a page that asks again).
+    raises Computing until they are stored (the caller shows a page that asks again). With
+    `inline`, stale figures are always recomputed at once (never shown while updating).
     """
     current = version(test_set)
     row = _row(test_set.id, kind, options)
@@ -228,7 +230,7 @@ def cached(
         return Cached(decode(json.loads(row.payload)), False)
     limit = current_app.config.get("TEAM_CACHE_INLINE_MAX", INLINE_MAX)
     judgments = testsets.pool_counts(test_set.id).graded_judgments
-    large = judgments > limit
+    large = judgments > limit and not inline
     first = row is None or row.version == FIRST
     if first and large and background:
         if row is None:
