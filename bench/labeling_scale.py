@@ -4,9 +4,10 @@
 pool size, a test set with 100 pairs per query through services/_db.insert_many (a tenth of the
 pairs already answered once), counts it once (recount_pool), then times the labeling GET's
 service work (next_pair + progress) and the grade save (save_for_pair), as p50/p95 over 200
-requests of 20 annotators taking turns. Then agreement and people at 10k/60k/200k graded
-judgments (5 raters per pair): cold (nothing stored) and warm (stored figures, same labels
-version). SQLite in a temporary directory unless --url names a database (it must be empty).
+requests of 20 annotators taking turns. Then agreement, people and the review queue's first
+page at 10k/60k/200k graded judgments (5 raters per pair): cold (nothing stored) and warm
+(stored figures, same labels version). SQLite in a temporary directory unless --url names a
+database (it must be empty).
 """
 
 from __future__ import annotations
@@ -194,7 +195,8 @@ def team_set(count: int, users: list[int]) -> int:
 
 
 def team_pages(judgments: list[int], users: list[int]) -> list[dict[str, object]]:
-    """Agreement and people, cold and warm (ms), at each number of graded judgments.
+    """Agreement, people and the review queue's first page, cold and warm (ms), at each number
+    of graded judgments.
 
     One dict per size and page: judgments, page, cold_ms, warm_ms (median of 5).
     """
@@ -209,6 +211,7 @@ def team_pages(judgments: list[int], users: list[int]) -> list[dict[str, object]
         for name, call in (
             ("agreement", lambda ts=test_set: team.cached_agreement_report(ts)),
             ("people", lambda ts=test_set: team.cached_people(ts)),
+            ("review", lambda ts=test_set: team.cached_review_queue(ts)),
         ):
             db.session.execute(db.delete(TeamCache))
             db.session.commit()
