@@ -3,8 +3,9 @@
 `python -m bench.crash [--scale 5] [--database-url URL]` runs the crash suite's web-path trials
 (tests/reliability/test_crash_jobs.py: kill -9 of gunicorn during a browser run upload, and of
 the job worker during a background run upload, 5 points each) with runs `--scale` times the
-suite's 400,000 lines (5: 2,000,000 lines, ~38 MB), plus the CLI upload and import trials of
-tests/reliability/test_crash.py as they are (2,000,000-line runs, 150,000-chunk imports). Each
+suite's 400,000 lines (5: 2,000,000 lines, ~38 MB), and the CLI upload and import trials of
+tests/reliability/test_crash.py at the same scale (5: 2,000,000-line runs, 150,000-chunk
+imports; the suite runs 400,000 lines and 30,000 chunks). Each
 trial prints its line (half runs, unchanged scores, how the job ended) in the security summary.
 PostgreSQL when a database URL is given (its tables are emptied by the suite's fixtures).
 """

@@ -18,15 +18,20 @@ from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Chunk, Judgment, Pair, Run, RunQuery
 from tests.factory import PASSWORD, build, build_test_set, make_user, trec
 from tests.reliability.annotators import Tally, annotate, start_server
-from tests.reliability.crashes import KILL_AT, flask_cli, kill_group, score
+from tests.reliability.crashes import KILL_AT, SCALE, flask_cli, kill_group, score
+
+# Reduced sizes in the suite; bench/crash.py multiplies them (NDCG_CRASH_SCALE=5: a 2,000,000-line
+# run, a 150,000-chunk corpus).
+QUERIES = 400 * SCALE
+CHUNKS = 30_000 * SCALE
 
 
 @pytest.mark.slow
 def test_kill_9_during_a_cli_upload_leaves_no_half_run(
     app: Flask, tmp_path: Path, record_property
 ) -> None:
-    queries = {f"q{i}": f"query {i}" for i in range(2000)}
-    ranking = {q: [f"d{j}" for j in range(1000)] for q in queries}  # 2,000,000 lines
+    queries = {f"q{i}": f"query {i}" for i in range(QUERIES)}
+    ranking = {q: [f"d{j}" for j in range(1000)] for q in queries}  # QUERIES x 1,000 lines
     big = tmp_path / "big.trec"
     big.write_bytes(trec(ranking))
     with app.app_context():
@@ -57,7 +62,7 @@ def test_kill_9_during_a_cli_upload_leaves_no_half_run(
                 entries = db.session.scalar(
                     sa.select(sa.func.count()).where(RunQuery.run_id == stored.id)
                 )
-                assert (stored.num_queries, entries) == (2000, 2000)
+                assert (stored.num_queries, entries) == (QUERIES, QUERIES)
             outcomes.append("whole" if stored is not None else "none")
             db.session.remove()
             db.engine.dispose()
@@ -125,9 +130,9 @@ def test_kill_9_during_a_cli_import_leaves_no_half_import(
     corpus = tmp_path / "corpus.jsonl"
     pool = tmp_path / "pool.tsv"
     with corpus.open("w") as out:
-        for j in range(150_000):
+        for j in range(CHUNKS):
             out.write(f'{{"_id": "d{j}", "text": "Chunk {j} about refunds and leave."}}\n')
-    pool.write_text("".join(f"q{j % 100}\td{j}\n" for j in range(0, 150_000, 3)))
+    pool.write_text("".join(f"q{j % 100}\td{j}\n" for j in range(0, CHUNKS, 3)))
     with app.app_context():
         build_test_set("Imports", {f"q{i}": f"query {i}" for i in range(100)})
         db.session.remove()
@@ -150,7 +155,7 @@ def test_kill_9_during_a_cli_import_leaves_no_half_import(
     probe = flask_cli(url, *args)  # one whole import, timed, then undone by a fresh set
     probe.communicate(timeout=300)
     took = time.monotonic() - started
-    assert counts() == (150_000, 50_000)
+    assert counts() == (CHUNKS, CHUNKS // 3)
     outcomes = []
     for n, fraction in enumerate(KILL_AT):
         args[2] = f"Imports{n}"
@@ -164,7 +169,7 @@ def test_kill_9_during_a_cli_import_leaves_no_half_import(
         process.send_signal(signal.SIGKILL)
         process.communicate(timeout=30)
         after = counts()
-        assert after in (before, (before[0] + 150_000, before[1] + 50_000))  # all or nothing
+        assert after in (before, (before[0] + CHUNKS, before[1] + CHUNKS // 3))  # all or nothing
         outcomes.append("none" if after == before else "whole")
     record_property(
         "security-summary",
