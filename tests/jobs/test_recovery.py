@@ -61,3 +61,38 @@ def test_recovery_marks_done_the_upload_whose_run_was_stored(app: Flask, client)
     AuthActions(client).login("boss")
     page = client.get(f"/jobs/{stored}").get_data(as_text=True)
     assert "Run stored uploaded" in page and f"/runs/{stored_run}" in page
+
+
+def test_recovery_marks_done_the_fetch_whose_run_was_stored(app: Flask, client) -> None:
+    boss = make_user(app, "boss", "admin")
+    with app.app_context():
+        test_set = build_test_set("Fetched", {"q1": "one", "q2": "two"})
+        params = {"endpoint": "search-api", "run": "live", "k": 10, "accept_partial": False}
+        job = job_service.create_job("fetch", test_set.id, boss, params)
+        long_ago = datetime.now(UTC) - timedelta(minutes=20)
+        db.session.execute(
+            sa.update(Job)
+            .where(Job.id == job.id)
+            .values(
+                state="running",
+                worker="elsewhere:1",
+                started_at=long_ago,
+                heartbeat_at=long_ago + timedelta(minutes=5),
+            )
+        )
+        db.session.commit()
+        # The fetch's commit: its answers stored as ENDPOINT.trec under the run's name.
+        file = io.BytesIO(trec({"q1": ["d1", "d2"], "q2": ["d3"]}))
+        run_id = run_service.upload_run(
+            test_set, file, "search-api.trec", "live", db.session.get(User, boss)
+        ).id
+        assert job_service.recover(stale_seconds=60) == [job.id]
+        db.session.remove()
+        found = db.session.get_one(Job, job.id)
+        assert (found.state, found.message) == ("done", STORED_THEN_STOPPED)
+        assert found.result["run_id"] == run_id
+        job_id = job.id
+    AuthActions(client).login("boss")
+    page = client.get(f"/jobs/{job_id}").get_data(as_text=True)
+    assert "Run live fetched" in page and "Queries stored: 2; ranked entries: 3" in page
+    assert f"/runs/{run_id}" in page

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import socket
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -126,38 +127,48 @@ def _alive(worker: str) -> bool | None:
     return True
 
 
-def _stored_run(job: Job) -> dict[str, Any] | None:
-    """The result of a run upload whose run was committed before its worker died, else None.
+# Jobs that store a run and then score it: the parameter naming the run, and the file name
+# the run is stored under (a fetch stores its answers as ENDPOINT.trec).
+_RUN_JOBS: dict[str, tuple[str, Callable[[dict[str, Any]], str]]] = {
+    "run_upload": ("name", lambda params: (params.get("filename") or "upload")[:300]),
+    "fetch": ("run", lambda params: f"{params.get('endpoint') or ''}.trec"[:300]),
+}
 
-    A run upload stores the run in one transaction and then scores it; a worker killed while
-    scoring leaves the run whole. It is this job's run when the test set has a run of the job's
-    name, file and uploader, stored after the job started (the name is unique in a test set).
+
+def _stored_run(job: Job) -> dict[str, Any] | None:
+    """The result of a run upload or fetch whose run was committed before its worker died.
+
+    Both store the run in one transaction and then score it; a worker killed while scoring
+    leaves the run whole. It is this job's run when the test set has a run of the job's name,
+    file and uploader, stored after the job started (the name is unique in a test set).
     """
     params = job.params or {}
-    if job.kind != "run_upload" or not params.get("name") or job.started_at is None:
+    kind = _RUN_JOBS.get(job.kind)
+    if kind is None or not params.get(kind[0]) or job.started_at is None:
         return None
     uploader = Run.uploaded_by_id == job.user_id if job.user_id else Run.uploaded_by_id.is_(None)
     run = db.session.scalar(
         sa.select(Run).where(
             Run.test_set_id == job.test_set_id,
-            Run.name == params["name"],
-            Run.filename == (params.get("filename") or "upload")[:300],
+            Run.name == params[kind[0]],
+            Run.filename == kind[1](params),
             uploader,
             Run.uploaded_at >= job.started_at,
         )
     )
     if run is None:
         return None
-    return {"run_id": run.id, "run_name": run.name, "report": run.report}
+    return {"run_id": run.id, "run_name": run.name, "run": run.name, "report": run.report}
 
 
 def recover(stale_seconds: int | None = None) -> list[int]:
     """End every running job whose worker died; returns their ids.
 
     Dead means: the worker process (on this host) no longer exists, or the heartbeat is older
-    than `stale_seconds`. Its import or upload was one transaction, so either nothing of it is
-    stored and the job is marked failed (INTERRUPTED), or, for a run upload killed after its
-    commit (while scoring the run), the run is whole and the job is marked done with it.
+    than `stale_seconds`. Its import, upload or fetch was one transaction, so either nothing of
+    it is stored and the job is marked failed (INTERRUPTED), or, for a run upload or fetch
+    killed after its commit (while scoring the run), the run is whole and the job is marked
+    done with it.
     """
     if stale_seconds is None:
         stale_seconds = int(current_app.config.get("NDCG_JOB_STALE_SECONDS", STALE_SECONDS))
