@@ -16,7 +16,7 @@ from ndcg_labeler.forms.labeling import LabelForm
 from ndcg_labeler.models import TestSet
 from ndcg_labeler.services import ServiceError, labeling
 from ndcg_labeler.views.access import get_test_set_or_404
-from ndcg_labeler.views.labeling import pair_context, pair_or_404, save_answer
+from ndcg_labeler.views.labeling import card_context, pair_or_404, save_answer
 
 bp = Blueprint("label_loop", __name__, url_prefix="/test-sets/<int:test_set_id>/label")
 
@@ -56,7 +56,7 @@ def upcoming(test_set_id: int) -> Response:
             "pair_id": pair.id,
             "query_id": pair.query_id,
             "html": render_template(
-                "labeling/_card.html", **pair_context(test_set, pair, LabelForm(formdata=None))
+                "labeling/_card.html", **card_context(test_set, pair, LabelForm(formdata=None))
             ),
         }
         for pair in pairs
@@ -90,7 +90,7 @@ def save(test_set_id: int, pair_id: int) -> tuple[Response, int]:
         errors = [message for messages in form.errors.values() for message in messages]
         return jsonify(error="; ".join(errors) or "the answer was not understood"), 400
     try:
-        save_answer(form, pair)
+        saved = save_answer(form, pair)
     except labeling.Conflict as conflict:
         return jsonify(
             error=str(conflict),
@@ -99,7 +99,9 @@ def save(test_set_id: int, pair_id: int) -> tuple[Response, int]:
         ), 409
     except ServiceError as exc:
         return jsonify(error=str(exc)), 400
-    mine = labeling.my_judgment(pair, current_user)
-    return jsonify(
-        saved=True, version=mine.version if mine else 0, progress=_progress_html(test_set)
-    ), 200
+    if saved is None:  # a skip that kept my earlier answer: report the version it has
+        mine = labeling.my_judgment(pair, current_user)
+        version = mine.version if mine else 0
+    else:
+        version = saved.version
+    return jsonify(saved=True, version=version, progress=_progress_html(test_set)), 200

@@ -64,34 +64,26 @@ def _expected_version(form: LabelForm) -> int | None:
     return int(text) if text.isdigit() else None
 
 
-def save_answer(form: LabelForm, pair: Pair) -> None:
+def save_answer(form: LabelForm, pair: Pair) -> labeling.SaveResult | None:
     """Apply the pressed button through the judging service (ServiceError when refused;
-    labeling.Conflict when my judgment changed elsewhere since the page was rendered)."""
-    note = form.note.data or ""
-    active_ms = _int_or_zero(form.active_ms.data)
-    expected = _expected_version(form)
+    labeling.Conflict when my judgment changed elsewhere since the page was rendered). None
+    when a skip left an earlier answer as it was."""
     if form.action.data == "skip":
-        labeling.skip_pair(pair, current_user)
-    elif form.action.data == "cant_tell":
-        labeling.save_for_pair(
-            pair,
-            current_user,
-            status="cant_tell",
-            note=note,
-            active_ms=active_ms,
-            expected_version=expected,
-        )
+        return labeling.skip_pair(pair, current_user)
+    if form.action.data == "cant_tell":
+        verdict: dict[str, Any] = {"status": "cant_tell"}
     elif form.grade.data is not None:
-        labeling.save_for_pair(
-            pair,
-            current_user,
-            grade=form.grade.data,
-            note=note,
-            active_ms=active_ms,
-            expected_version=expected,
-        )
+        verdict = {"grade": form.grade.data}
     else:
         raise ServiceError("Choose a grade, “can't tell” or skip.")
+    return labeling.save_for_pair(
+        pair,
+        current_user,
+        **verdict,
+        note=form.note.data or "",
+        active_ms=_int_or_zero(form.active_ms.data),
+        expected_version=_expected_version(form),
+    )
 
 
 @bp.route("/label/<int:pair_id>", methods=["GET", "POST"], endpoint="pair")
@@ -116,8 +108,8 @@ def pair_view(test_set_id: int, pair_id: int) -> str | Response | tuple[str, int
     return render_template("labeling/pair.html", **pair_context(test_set, pair, form)), status
 
 
-def pair_context(test_set: TestSet, pair: Pair, form: LabelForm) -> dict[str, Any]:
-    """What the pair screen shows: the pair, my own judgment, back link and progress."""
+def card_context(test_set: TestSet, pair: Pair, form: LabelForm) -> dict[str, Any]:
+    """What one pair's card shows (labeling/_card.html): the pair, my judgment, the back link."""
     return {
         "test_set": test_set,
         "pair": pair,
@@ -125,10 +117,17 @@ def pair_context(test_set: TestSet, pair: Pair, form: LabelForm) -> dict[str, An
         "chunk": db.session.get_one(Chunk, pair.chunk_id),
         "mine": labeling.my_judgment(pair, current_user),
         "previous": labeling.previous_pair(test_set, current_user, current=pair),
-        "progress": labeling.progress(test_set, current_user),
         "form": form,
-        "shortcuts_form": ShortcutsForm(),
         "suggestions": judges.suggestions(test_set, pair),
+    }
+
+
+def pair_context(test_set: TestSet, pair: Pair, form: LabelForm) -> dict[str, Any]:
+    """What the pair screen shows: its card, my progress and the shortcuts switch."""
+    return {
+        **card_context(test_set, pair, form),
+        "progress": labeling.progress(test_set, current_user),
+        "shortcuts_form": ShortcutsForm(),
     }
 
 

@@ -59,6 +59,14 @@ def _cutoff() -> datetime:
     return utcnow() - timedelta(minutes=LEASE_MINUTES)
 
 
+def _expire_leases(cutoff: datetime) -> None:
+    """Delete the leases handed out before `cutoff` (they have lapsed)."""
+    db.session.execute(
+        sa.delete(Assignment).where(Assignment.assigned_at < cutoff),
+        execution_options={"synchronize_session": False},
+    )
+
+
 def _leased_to_others(user_id: int, cutoff: datetime) -> sa.ScalarSelect[int]:
     """Correlated count of live leases on the pair held by people other than `user_id`."""
     return (
@@ -238,10 +246,7 @@ def next_pair(test_set: TestSet, user: User) -> Pair | None:
         cutoff = _cutoff()
         # First statement is a write: on SQLite this takes the write lock for the whole
         # transaction, so the counting below cannot interleave with another claimer.
-        db.session.execute(
-            sa.delete(Assignment).where(Assignment.assigned_at < cutoff),
-            execution_options={"synchronize_session": False},
-        )
+        _expire_leases(cutoff)
         held = _held_lease(test_set, user, cutoff)
         if held is not None:
             return held
@@ -293,10 +298,7 @@ def claim(pair: Pair, user: User) -> bool:
     with transaction():
         cutoff = _cutoff()
         # A write first: on SQLite it takes the write lock before anything is counted.
-        db.session.execute(
-            sa.delete(Assignment).where(Assignment.assigned_at < cutoff),
-            execution_options={"synchronize_session": False},
-        )
+        _expire_leases(cutoff)
         mine = db.session.scalar(
             sa.select(Judgment.status).where(
                 Judgment.query_id == pair.query_id,

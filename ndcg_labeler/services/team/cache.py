@@ -229,8 +229,9 @@ def cached(
     if row is not None and row.version == current:
         return Cached(decode(json.loads(row.payload)), False)
     limit = current_app.config.get("TEAM_CACHE_INLINE_MAX", INLINE_MAX)
-    judgments = testsets.pool_counts(test_set.id).graded_judgments
-    large = judgments > limit and not inline
+    # Inline pages never show stale figures, so they need not count the judgments.
+    judgments = 0 if inline else testsets.pool_counts(test_set.id).graded_judgments
+    large = judgments > limit
     first = row is None or row.version == FIRST
     if first and large and background:
         if row is None:
