@@ -17,8 +17,9 @@ e. the peak RSS (VmHWM) of the server's worker after it served every page of a s
 Pages are served by `gunicorn -w 1` on a free port and asked with requests after logging in.
 Cold is the first GET of the page in a freshly started server (one server per page; for the
 team pages, with their stored figures deleted first, so the page computes them; above 50k
-judgments it answers 202 "computing" and computes them in the background: cold is then the
-time until the page shows them, asked again every 0.1 s, with the 202's own time in brackets);
+judgments it answers 202 "computing" and computes them in the background, as the comparison's
+statistics fragment does at any size above 2,000 queries: cold is then the time until the page
+shows them, asked again every 0.1 s, with the 202's own time in brackets);
 warm is the median of 5 GETs in a server that has already served every page of that size.
 `--quick`: pools 10k/100k, 700 queries, 10k/60k judgments. Targets are checked at the largest
 size measured (the issue's sizes unless --quick). The machine's load is printed: on a shared
@@ -203,11 +204,15 @@ def dashboards(
             log(f"{size}: pages timed")
             target = queries == sizes[-1] and count == counts[-1]
             for name, url in pages:
-                cold, warm, _ = found[name]
+                cold, warm, computing = found[name]
+                if computing is None:
+                    shown, goal, answered = _ms(cold), "cold <= 1 s, warm <= 300 ms", cold
+                else:  # 202 at once, the figures computed in the background
+                    shown = f"{_ms(cold)} (202 at {_ms(computing)})"
+                    goal, answered = "answer <= 1 s, warm <= 300 ms", computing
                 rows.append(
-                    Row(name, size, _ms(cold), _ms(warm),
-                        "cold <= 1 s, warm <= 300 ms" if target else "",
-                        _verdict(cold <= 1000, warm <= 300) if target else "", url=url)
+                    Row(name, size, shown, _ms(warm), goal if target else "",
+                        _verdict(answered <= 1000, warm <= 300) if target else "", url=url)
                 )  # fmt: skip
             memory.append(Row("peak RSS, server worker (dashboards)", size,
                               f"{worker / MB:.0f} MB", "", "<= 400 MB",

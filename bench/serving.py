@@ -72,8 +72,9 @@ class Server:
 
     def ready(self, url: str) -> tuple[float, float | None]:
         """GET a page until it shows its figures: total ms, and the ms of a first 202
-        ("computing", a large set's first team figures are computed in the background; the
-        browser asks again every 3 s, this asks every 0.1 s) or None when it answered 200."""
+        ("computing": a large set's first team figures, or a comparison's statistics, are
+        computed in the background; the browser asks again every 1-3 s, this asks every 0.1 s)
+        or None when it answered 200."""
         t0 = time.perf_counter()
         first, status = self.get(url, (200, 202))
         computing = status == 202

@@ -18,7 +18,9 @@ bp = Blueprint("compare", __name__, url_prefix="/test-sets/<int:test_set_id>/das
 PER_PAGE = 100
 
 
-def _context(test_set_id: int, stats: bool | None = None) -> dict[str, object]:
+def _context(
+    test_set_id: int, stats: bool | None = None, background: bool = False
+) -> dict[str, object]:
     test_set = get_test_set_or_404(test_set_id)
     options = score_options()
     all_runs = run_service.list_runs(test_set)
@@ -29,7 +31,7 @@ def _context(test_set_id: int, stats: bool | None = None) -> dict[str, object]:
     error = None
     if len(runs) >= 2:
         try:
-            result = dashboard_service.compare_runs(runs, options, stats)
+            result = dashboard_service.compare_runs(runs, options, stats, background=background)
         except ServiceError as exc:
             abort(400, description=str(exc))
     elif all_runs:
@@ -71,12 +73,15 @@ def fragment(test_set_id: int) -> str:
 
 
 @bp.get("/_stats")
-def stats_fragment(test_set_id: int) -> str:
-    """Means with bootstrap intervals and the paired tests (computed here if not cached)."""
-    context = _context(test_set_id, stats=True)
-    if context["result"] is None:
+def stats_fragment(test_set_id: int) -> tuple[str, int]:
+    """Means with bootstrap intervals and the paired tests, once stored: the first request
+    starts their computation in the background and the fragment asks again until they are in."""
+    context = _context(test_set_id, stats=False, background=True)
+    result = context["result"]
+    if not isinstance(result, dashboard_service.Comparison):
         abort(400, description=str(context["error"] or "choose at least two runs"))
-    return render_template("dashboard/_compare_stats.html", **context)
+    status = 200 if result.stats_ready else 202  # 202: computing, asked again in a second
+    return render_template("dashboard/_compare_stats.html", poll=True, **context), status
 
 
 @bp.post("/fuse")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import re
+import time
 from pathlib import Path
 
 import pytest
@@ -11,8 +12,9 @@ import sqlalchemy as sa
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Chunk, Judgment, TestSet, User
-from tests.browser.live import ADMIN_PASSWORD, LiveServer
-from tests.factory import build_test_set, grade
+from ndcg_labeler.services.dashboard import comparison, comparison_stats
+from tests.browser.live import ADMIN_PASSWORD, LiveServer, log_in
+from tests.factory import build_dashboard, build_test_set, grade
 
 L3 = math.log2(3)
 QUERIES = {"q1": "parental leave policy", "q2": "expense reports", "q3": "dress code"}
@@ -115,3 +117,37 @@ def test_upload_then_table_then_grade_in_the_drill_down(
     )
     assert page.evaluate("window.__dashboardMarker") == "still here"
     page.screenshot(path=str(artifacts / "dashboard-drilldown-after.png"), full_page=True)
+
+
+@pytest.mark.browser
+def test_a_big_comparisons_statistics_arrive_without_a_reload(
+    live_server: LiveServer, browser_page, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Above INLINE_MAX queries the page shows means and deltas at once; the intervals and
+    tests are computed in the background and swapped in by the fragment's polling."""
+    page, base, app = browser_page, live_server.url, live_server.app
+    demo = build_dashboard(app)
+    monkeypatch.setattr(comparison, "INLINE_MAX", 0)  # every comparison counts as big
+    original = comparison_stats._compute
+
+    def slow(*args, **kwargs):
+        time.sleep(2.5)  # seconds of bootstrap at 7,000 queries
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(comparison_stats, "_compute", slow)
+    asked: list[int] = []
+    page.on("response", lambda r: asked.append(r.status) if "/compare/_stats" in r.url else None)
+    log_in(page, base)
+    page.goto(base + demo.url(f"/compare/?run={demo.run_a}&run={demo.run_b}&k=3"))
+    tests = page.locator("#tests-table tbody tr").first
+    assert "computing…" in tests.inner_text()
+    page.locator("#compare-stats").evaluate("el => { window.__same_page = true; }")
+    page.wait_for_function(
+        "() => !document.querySelector('#compare-stats').textContent.includes('computing')",
+        timeout=15_000,
+    )
+    cells = tests.locator("td.p-value").all_inner_texts()
+    assert len(cells) == 2 and all(c.strip() not in ("", "computing…") for c in cells)
+    assert page.evaluate("window.__same_page") is True  # swapped in, no reload
+    # It asked about once a second while computing (not in a busy loop), then got the figures.
+    assert asked[-1] == 200 and set(asked[:-1]) <= {202} and 2 <= len(asked) <= 6

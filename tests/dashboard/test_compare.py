@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import time
 
 import numpy as np
 import pytest
@@ -17,6 +18,7 @@ from ndcg_labeler.scoring.significance import bootstrap_ci, randomization_test
 from ndcg_labeler.services import ServiceError
 from ndcg_labeler.services import dashboard as dashboard_service
 from ndcg_labeler.services import runs as run_service
+from ndcg_labeler.services.dashboard import comparison_stats
 from ndcg_labeler.services.live import ScoreOptions
 from ndcg_labeler.views import figures
 from tests.factory import A3, B3, RUN_A, Demo, build_test_set, grade, the_test_set, trec
@@ -163,20 +165,62 @@ def test_statistics_are_cached_by_the_scores(ctx: Flask, dash: Demo) -> None:
     assert not dashboard_service.compare_runs(runs, K3, stats=False).stats_ready
 
 
-def test_big_comparisons_fetch_their_statistics_separately(
-    as_admin: FlaskClient, dash: Demo, monkeypatch: pytest.MonkeyPatch
+def _stats_settled(client: FlaskClient, url: str) -> str:
+    """GET the statistics fragment until its figures are in (it polls while computing)."""
+    deadline = time.monotonic() + 20
+    response = client.get(url)
+    while response.status_code == 202 and time.monotonic() < deadline:
+        # 202 while computing; the fragment asks again, not at once
+        assert 'hx-trigger="load delay:1s"' in response.text and "computing…" in response.text
+        time.sleep(0.05)
+        response = client.get(url)
+    assert response.status_code == 200
+    return response.text
+
+
+def test_big_comparisons_compute_their_statistics_in_the_background(
+    app: Flask, as_admin: FlaskClient, dash: Demo, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(
         "ndcg_labeler.services.dashboard.comparison.INLINE_MAX", 3
     )  # our 4 compared queries count as "big"
+    calls = []
+    original = comparison_stats._compute
+
+    def counted(*args, **kwargs):
+        calls.append(args)
+        time.sleep(0.3)  # long enough for the fragment to be asked again meanwhile
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(comparison_stats, "_compute", counted)
     both = f"run={dash.run_a}&run={dash.run_b}&k=3"
     page = as_admin.get(dash.url(f"/compare/?{both}")).get_data(as_text=True)
     assert "Computing the bootstrap intervals" in page
     assert 'hx-trigger="load"' in page and "/compare/_stats?" in page
-    stats = as_admin.get(dash.url(f"/compare/_stats?{both}")).get_data(as_text=True)
-    assert "Computing" not in stats and "computing…" not in stats
-    assert 'id="compare-stats"' in stats and 'id="tests-table"' in stats
-    # Computed once, the page shows them at once; ?stats=1 forces them without JavaScript.
+    # The fragment answers at once while one background thread computes, then shows them.
+    first = as_admin.get(dash.url(f"/compare/_stats?{both}"))
+    assert first.status_code == 202 and "computing…" in first.text
+    stats_text = _stats_settled(as_admin, dash.url(f"/compare/_stats?{both}"))
+    assert "Computing" not in stats_text and "computing…" not in stats_text
+    assert 'id="compare-stats"' in stats_text and 'id="tests-table"' in stats_text
+    assert len(calls) == 1  # however often the fragment asked meanwhile
+    # Stored in the database: the CLI's exact path (stats=True) takes them without computing.
+    with app.app_context():
+        data = dashboard_service.compare_runs(_runs(dash), K3, stats=True)
+        db.session.remove()
+    assert data.stats_ready and len(calls) == 1
+    # The same numbers as the tests on the hand-computed scores.
+    a = [A3[q] for q in COMPARED]
+    b = [B3[q] for q in COMPARED]
+    assert data.first_pair.randomization_p == randomization_test(a, b)
+    assert data.first_pair.t_test_p == pytest.approx(stats.ttest_rel(b, a).pvalue)
     again = as_admin.get(dash.url(f"/compare/?{both}")).get_data(as_text=True)
     assert "computing…" not in again
+    # A grade changes the scores: the stored figures no longer apply and are recomputed.
+    with app.app_context():
+        grade(the_test_set(dash), "q3", "f2", 1, "maria")
+        db.session.remove()
+    assert "computing…" in as_admin.get(dash.url(f"/compare/?{both}")).get_data(as_text=True)
+    assert "computing…" not in _stats_settled(as_admin, dash.url(f"/compare/_stats?{both}"))
+    assert len(calls) == 2
     assert as_admin.get(dash.url(f"/compare/_stats?run={dash.run_a}")).status_code == 400

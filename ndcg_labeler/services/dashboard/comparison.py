@@ -16,9 +16,11 @@ from typing import Any
 import numpy as np
 
 from ndcg_labeler.models import Run
+from ndcg_labeler.scoring.significance import MeanInterval
 from ndcg_labeler.services import ServiceError
 from ndcg_labeler.services.dashboard import comparison_stats as stats_service
 from ndcg_labeler.services.dashboard.bands import MIN_INTERVAL_QUERIES, mean_band
+from ndcg_labeler.services.dashboard.comparison_stats import Mode, PairTests, counts
 from ndcg_labeler.services.live import Resolved, RunScores, ScoreOptions, score_run
 
 # Up to this many compared queries the page computes intervals and tests at once; beyond,
@@ -115,32 +117,32 @@ def _check(runs: Sequence[Run]) -> None:
         raise ServiceError("the runs must belong to the same test set")
 
 
-def _pair(a: Run, b: Run, x: np.ndarray, y: np.ndarray, compute: bool) -> PairResult:
-    result = stats_service.tests(x, y, compute)
-    wins, ties, losses = (
-        (result.wins, result.ties, result.losses) if result else stats_service.counts(x, y)
-    )
+def _pair(a: Run, b: Run, x: np.ndarray, y: np.ndarray, found: PairTests | None) -> PairResult:
+    wins, ties, losses = (found.wins, found.ties, found.losses) if found else counts(x, y)
     return PairResult(
         a=a,
         b=b,
         wins=wins,
         ties=ties,
         losses=losses,
-        t_test_p=result.t_test_p if result else None,
-        randomization_p=result.randomization_p if result else None,
+        t_test_p=found.t_test_p if found else None,
+        randomization_p=found.randomization_p if found else None,
         mean_delta=float((y - x).mean()) if x.size else None,
     )
 
 
-def _mean(run: Run, values: np.ndarray, compute: bool) -> RunMean:
+def _mean(run: Run, values: np.ndarray, found: MeanInterval | None) -> RunMean:
     if not values.size:
         return RunMean(run, None, None, None)
-    if values.size < MIN_INTERVAL_QUERIES:  # too few for an honest interval: the mean alone
-        return RunMean(run, float(values.mean()), None, None)
-    found = stats_service.interval(values, compute)
-    if found is None:
+    if found is None:  # not computed yet, or too few values for an honest interval
         return RunMean(run, float(values.mean()), None, None)
     return RunMean(run, found.mean, found.low, found.high)
+
+
+def _mode(stats: bool | None, compared: int) -> Mode:
+    if stats is None:
+        return Mode.NOW if compared <= INLINE_MAX else Mode.STORED
+    return Mode.NOW if stats else Mode.STORED
 
 
 def _with_evidence(found: RunMean, judged: np.ndarray) -> RunMean:
@@ -149,12 +151,17 @@ def _with_evidence(found: RunMean, judged: np.ndarray) -> RunMean:
 
 
 def compare_runs(
-    runs: Sequence[Run], options: ScoreOptions, stats: bool | None = True
+    runs: Sequence[Run],
+    options: ScoreOptions,
+    stats: bool | None = True,
+    *,
+    background: bool = False,
 ) -> Comparison:
     """Compare the runs on the queries defined in all of them; pairs are each run vs the first.
 
-    stats: True computes the bootstrap intervals and p-values (cached by the exact scores);
-    False only takes them from the cache; None computes them up to INLINE_MAX queries.
+    stats: True computes the bootstrap intervals and p-values (stored by the exact scores);
+    False only takes stored ones; None computes them up to INLINE_MAX queries; `background`
+    (with stats False) starts a background computation when they are not stored yet.
     """
     _check(runs)
     results: list[RunScores] = [score_run(run, options) for run in runs]
@@ -164,18 +171,20 @@ def compare_runs(
     defined = np.logical_and.reduce([~np.isnan(r.ndcg) for r in results])
     index = np.flatnonzero(defined)
     values = [r.ndcg[index] for r in results]
-    compute = stats if stats is not None else index.size <= INLINE_MAX
+    mode = Mode.BACKGROUND if background else _mode(stats, int(index.size))
+    key = f"{[run.id for run in runs]}|{first.options!r}"
+    found = stats_service.figures(
+        runs[0].test_set, key, values, mode, min_interval=MIN_INTERVAL_QUERIES
+    )
     means = [
-        _with_evidence(_mean(run, v, compute), r.judged_at_k[index])
-        for run, v, r in zip(runs, values, results, strict=True)
+        _with_evidence(_mean(run, v, found.intervals[n] if found else None), r.judged_at_k[index])
+        for n, (run, v, r) in enumerate(zip(runs, values, results, strict=True))
     ]
     pairs = [
-        _pair(runs[0], run, values[0], v, compute)
-        for run, v in zip(runs[1:], values[1:], strict=True)
+        _pair(runs[0], run, values[0], v, found.pairs[n] if found else None)
+        for n, (run, v) in enumerate(zip(runs[1:], values[1:], strict=True))
     ]
-    ready = all(
-        m.low is not None or m.mean is None or index.size < MIN_INTERVAL_QUERIES for m in means
-    ) and all(p.randomization_p is not None or not index.size for p in pairs)
+    ready = found is not None
     a, b = values[0], values[1]
     delta = b - a
     # Largest |B − A| first, then qid (the rows are in qid order, so the index breaks ties).

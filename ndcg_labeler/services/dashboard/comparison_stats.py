@@ -1,98 +1,129 @@
-"""Bootstrap intervals and paired tests for run comparisons, cached by the exact scores.
+"""Bootstrap intervals and paired tests for run comparisons, stored by the exact scores.
 
-At 7,000 queries 10,000 bootstrap resamples take seconds, so each result is kept per process,
-keyed by a digest of the per-query values it was computed from (and the settings): the same
-scores never pay twice, and any grade change gives new values and so a new key (never stale).
+At 7,000 queries the statistics of six runs take seconds (10,000 resamples each), so they are
+stored in the database (services.stored) under the compared runs and options, with a digest of
+the per-query values they were computed from (and the settings) as their version: every server
+process and the CLI share them, the same scores never pay twice, and a grade change gives new
+values and so a new version (never stale). A large comparison's statistics are computed by one
+background thread while the page asks again.
 """
 
 from __future__ import annotations
 
 import hashlib
-import threading
-from collections import OrderedDict
-from collections.abc import Callable
-from typing import Any, TypeVar
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any
 
 import numpy as np
-from flask import current_app
 
+from ndcg_labeler.models import TestSet
 from ndcg_labeler.scoring.significance import (
     TIE_TOLERANCE,
-    Comparison,
     MeanInterval,
     bootstrap_ci,
     compare_runs,
 )
+from ndcg_labeler.services import stored
 
 CONFIDENCE = 0.95
 N_RESAMPLES = 10_000
 SEED = 0
-CACHE_SIZE = 128
-_EXTENSION = "ndcg_compare_stats"
-T = TypeVar("T")
+_KIND = "compare_stats"
 
 
-class _Cache:
-    """A small LRU guarded by a lock (one app may serve many threads)."""
+class Mode(Enum):
+    """How to get a comparison's statistics."""
 
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.items: OrderedDict[tuple[Any, ...], Any] = OrderedDict()
+    NOW = "now"  # computed here unless stored (exact, may take seconds)
+    STORED = "stored"  # only if already stored for these exact scores
+    BACKGROUND = "background"  # stored, or started in the background (None until it is done)
 
-    def get(self, key: tuple[Any, ...]) -> Any:
-        with self.lock:
-            if key in self.items:
-                self.items.move_to_end(key)
-                return self.items[key]
+
+@dataclass(frozen=True)
+class PairTests:
+    """Wins, ties, losses and both two-sided p-values of one run against the first."""
+
+    wins: int
+    ties: int
+    losses: int
+    t_test_p: float | None
+    randomization_p: float | None
+
+
+@dataclass(frozen=True)
+class Figures:
+    """Per run its mean with a 95% interval (None: too few values); per pair its tests."""
+
+    intervals: list[MeanInterval | None]
+    pairs: list[PairTests]
+
+
+def _version(values: Sequence[np.ndarray], min_interval: int) -> str:
+    digest = hashlib.sha256(f"{CONFIDENCE}:{N_RESAMPLES}:{SEED}:{min_interval}".encode())
+    for v in values:
+        digest.update(np.ascontiguousarray(v, dtype=np.float64).tobytes())
+        digest.update(b"|")
+    return digest.hexdigest()
+
+
+def _compute(values: Sequence[np.ndarray], min_interval: int) -> dict[str, Any]:
+    """JSON-ready figures: {"ci": [[mean, low, high] | None], "pairs": [[w, t, l, tp, rp]]}."""
+    intervals = []
+    for v in values:
+        found = (
+            bootstrap_ci(v.tolist(), CONFIDENCE, N_RESAMPLES, SEED)
+            if v.size >= min_interval
+            else None
+        )
+        intervals.append(list(found) if found is not None else None)
+    pairs = []
+    for v in values[1:]:
+        c = compare_runs(values[0].tolist(), v.tolist(), n_resamples=N_RESAMPLES, seed=SEED)
+        pairs.append([c.wins, c.ties, c.losses, c.t_test_p, c.randomization_p])
+    return {"ci": intervals, "pairs": pairs}
+
+
+def _figures(data: dict[str, Any]) -> Figures:
+    return Figures(
+        intervals=[MeanInterval(*ci) if ci is not None else None for ci in data["ci"]],
+        pairs=[PairTests(*pair) for pair in data["pairs"]],
+    )
+
+
+def figures(
+    test_set: TestSet,
+    key: str,
+    values: Sequence[np.ndarray],
+    mode: Mode,
+    *,
+    min_interval: int,
+) -> Figures | None:
+    """The statistics of `values` (per run, the compared queries' scores; pairs: each run
+    against the first). `key` names the comparison (runs and options); intervals are computed
+    only for runs with at least `min_interval` values. None when not (yet) available."""
+    arrays = [np.asarray(v, dtype=np.float64) for v in values]
+    version = _version(arrays, min_interval)
+    options = hashlib.sha1(key.encode()).hexdigest()
+    if mode is Mode.STORED:
+        data = stored.stored(test_set.id, _KIND, options, version)
+        return _figures(data) if data is not None else None
+    background = mode is Mode.BACKGROUND
+    try:
+        found = stored.cached(
+            test_set,
+            _KIND,
+            options,
+            lambda _: version,
+            lambda _: _compute(arrays, min_interval),
+            background=background,
+            inline=not background,
+            large=background,
+        )
+    except stored.Computing:
         return None
-
-    def put(self, key: tuple[Any, ...], value: Any) -> None:
-        with self.lock:
-            self.items[key] = value
-            while len(self.items) > CACHE_SIZE:
-                self.items.popitem(last=False)
-
-
-def _cache() -> _Cache:
-    found = current_app.extensions.get(_EXTENSION)
-    if found is None:
-        found = current_app.extensions.setdefault(_EXTENSION, _Cache())
-    return found
-
-
-def _digest(values: np.ndarray) -> bytes:
-    return hashlib.sha256(np.ascontiguousarray(values, dtype=np.float64).tobytes()).digest()
-
-
-def _cached(key: tuple[Any, ...], compute: Callable[[], T] | None) -> T | None:
-    """The cached value, or (when `compute` is given) a freshly computed and stored one."""
-    cache = _cache()
-    found = cache.get(key)
-    if found is not None or compute is None:
-        return found
-    value = compute()
-    cache.put(key, value)
-    return value
-
-
-def interval(values: np.ndarray, compute: bool = True) -> MeanInterval | None:
-    """The mean with its 95% percentile-bootstrap interval (None if not cached and not computed)."""
-    key = ("ci", _digest(values), CONFIDENCE, N_RESAMPLES, SEED)
-    return _cached(
-        key,
-        (lambda: bootstrap_ci(values.tolist(), CONFIDENCE, N_RESAMPLES, SEED)) if compute else None,
-    )
-
-
-def tests(a: np.ndarray, b: np.ndarray, compute: bool = True) -> Comparison | None:
-    """Wins, ties, losses and both two-sided p-values of b against a (None if not computed)."""
-    key = ("pair", _digest(a), _digest(b), N_RESAMPLES, SEED)
-    return _cached(
-        key,
-        (lambda: compare_runs(a.tolist(), b.tolist(), n_resamples=N_RESAMPLES, seed=SEED))
-        if compute
-        else None,
-    )
+    return None if found.updating else _figures(found.value)
 
 
 def counts(a: np.ndarray, b: np.ndarray) -> tuple[int, int, int]:

@@ -1,5 +1,17 @@
 """Team judging: agreement, people, disputes and adjudication, policies, judgment exports."""
 
+from ndcg_labeler.services.stored import (
+    INLINE_MAX,
+    LEASE,
+    Cached,
+    Computing,
+    T,
+    cached,
+    decode,
+    encode,
+    register,
+)
+
 from .adjudication import (
     ADJUDICATED,
     AdjudicationResult,
@@ -16,17 +28,6 @@ from .agreement import (
     as_ratings,
     ratings,
     sort_queries,
-)
-from .cache import (
-    INLINE_MAX,
-    LEASE,
-    Cached,
-    Computing,
-    T,
-    cached,
-    decode,
-    encode,
-    register,
 )
 from .disputes import (
     PER_PAGE,

@@ -12,13 +12,13 @@ from flask_sqlalchemy.pagination import Pagination
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import TestSet, TestSetMember
 from ndcg_labeler.services._db import stored_page
+from ndcg_labeler.services.stored import Cached, cached, register
 from ndcg_labeler.services.team.agreement import (
     AgreementReport,
     AnnotatorPair,
     QueryAgreement,
     agreement_report,
 )
-from ndcg_labeler.services.team.cache import Cached, cached, register
 from ndcg_labeler.services.team.disputes import PER_PAGE, DisputedPair, review_queue
 from ndcg_labeler.services.team.people import Person, TrendPoint, people
 from ndcg_labeler.services.team.policies import (

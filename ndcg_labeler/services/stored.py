@@ -1,4 +1,5 @@
-"""Team pages' figures stored per test set, page, options and labels version (team_cache).
+"""Figures stored per test set, kind, options and version, in the team_cache table (named for
+its first users, the team pages; run comparisons' statistics are stored there too).
 
 A page asks `cached()` for its figures. Fresh stored figures (same version) are returned at
 once. Stale ones are recomputed inline when the test set is small; when it has more graded
@@ -56,7 +57,7 @@ class Computing(Exception):
     """A large set's first figures are being computed in the background; ask again soon."""
 
     def __init__(self, judgments: int) -> None:
-        self.judgments = judgments
+        self.judgments = judgments  # 0 when the caller decided the size itself (`large`)
         super().__init__(f"computing the figures of {judgments:,} judgments for the first time")
 
 
@@ -138,6 +139,12 @@ def _store(test_set_id: int, kind: str, options: str, version: str, value: Any) 
             )
 
 
+def stored(test_set_id: int, kind: str, options: str, version: str) -> Any:
+    """The figures stored for exactly `version`, or None (nothing computed, nothing started)."""
+    row = _row(test_set_id, kind, options)
+    return decode(json.loads(row.payload)) if row is not None and row.version == version else None
+
+
 def _placeholder(test_set_id: int, kind: str, options: str) -> None:
     """A row for figures not computed yet (version FIRST), unless one exists; commits."""
     row = {"test_set_id": test_set_id, "kind": kind, "options": options}
@@ -216,6 +223,7 @@ def cached(
     *,
     background: bool = False,
     inline: bool = False,
+    large: bool | None = None,
 ) -> Cached[T]:
     """The page's figures for `options`, computed at most once per `version(test_set)`.
 
@@ -223,15 +231,20 @@ def cached(
     With `background`, a large set's first figures are computed in the background as well:
     raises Computing until they are stored (the caller shows a page that asks again). With
     `inline`, stale figures are always recomputed at once (never shown while updating).
+    `large` says whether the work is large (background-worthy); by default, whether the set has
+    more graded judgments than TEAM_CACHE_INLINE_MAX.
     """
     current = version(test_set)
     row = _row(test_set.id, kind, options)
     if row is not None and row.version == current:
         return Cached(decode(json.loads(row.payload)), False)
-    limit = current_app.config.get("TEAM_CACHE_INLINE_MAX", INLINE_MAX)
-    # Inline pages never show stale figures, so they need not count the judgments.
-    judgments = 0 if inline else testsets.pool_counts(test_set.id).graded_judgments
-    large = judgments > limit
+    judgments = 0
+    if large is None:
+        limit = current_app.config.get("TEAM_CACHE_INLINE_MAX", INLINE_MAX)
+        # Inline pages never show stale figures, so they need not count the judgments.
+        judgments = 0 if inline else testsets.pool_counts(test_set.id).graded_judgments
+        large = judgments > limit
+    large = large and not inline
     first = row is None or row.version == FIRST
     if first and large and background:
         if row is None:
