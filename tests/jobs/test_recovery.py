@@ -4,7 +4,10 @@ the run is whole, so the job ends done with it; without such a run it fails as i
 from __future__ import annotations
 
 import io
+import os
+import time
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import sqlalchemy as sa
 from flask import Flask
@@ -96,3 +99,37 @@ def test_recovery_marks_done_the_fetch_whose_run_was_stored(app: Flask, client) 
     page = client.get(f"/jobs/{job_id}").get_data(as_text=True)
     assert "Run live fetched" in page and "Queries stored: 2; ranked entries: 3" in page
     assert f"/runs/{run_id}" in page
+
+
+def test_recovery_deletes_spooled_uploads_no_job_will_read(app: Flask) -> None:
+    """A worker killed after ending its job but before deleting the job's files, or a server
+    killed between spooling an upload and creating its job, leaves a folder under uploads/:
+    recovery deletes it once it is old, and never a queued job's file or a fresh folder."""
+    boss = make_user(app, "boss", "admin")
+    with app.app_context():
+        test_set = build_test_set("Spool", {"q1": "one"})
+        uploads = Path(app.instance_path) / "uploads"
+
+        def spooled(name: str, age_minutes: float) -> Path:
+            folder = uploads / name / "file"
+            folder.mkdir(parents=True)
+            (folder / "run.trec").write_text("q1 Q0 d1 1 1.0 x\n")
+            moment = time.time() - age_minutes * 60
+            for path in (folder / "run.trec", folder, folder.parent):
+                os.utime(path, (moment, moment))
+            return folder.parent
+
+        ended = spooled("ended", 30)
+        orphan = spooled("orphan", 30)
+        waiting = spooled("waiting", 30)
+        fresh = spooled("fresh", 1)
+        done = job_service.create_job("run_upload", test_set.id, boss, {"name": "a"}, str(ended))
+        queued = job_service.create_job(
+            "run_upload", test_set.id, boss, {"name": "b"}, str(waiting)
+        )
+        db.session.execute(sa.update(Job).where(Job.id == done.id).values(state="done"))
+        db.session.commit()
+        assert queued.state == "queued"
+        job_service.recover()
+        assert sorted(p.name for p in uploads.iterdir()) == ["fresh", "waiting"]
+        assert not ended.exists() and not orphan.exists() and fresh.exists()

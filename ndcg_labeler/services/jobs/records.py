@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import socket
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -20,6 +21,7 @@ from ndcg_labeler.models._common import utcnow
 from ndcg_labeler.models.jobs import FINISHED_STATES
 from ndcg_labeler.services import ServiceError
 from ndcg_labeler.services._db import paginate, transaction
+from ndcg_labeler.services.jobs import spool
 
 INTERRUPTED = "interrupted: the worker stopped (restart or crash)"
 STORED_THEN_STOPPED = "done — the worker stopped after storing the run, before scoring it"
@@ -168,11 +170,12 @@ def recover(stale_seconds: int | None = None) -> list[int]:
     than `stale_seconds`. Its import, upload or fetch was one transaction, so either nothing of
     it is stored and the job is marked failed (INTERRUPTED), or, for a run upload or fetch
     killed after its commit (while scoring the run), the run is whole and the job is marked
-    done with it.
+    done with it. It also deletes spooled uploads that no queued or running job will read.
     """
     if stale_seconds is None:
         stale_seconds = int(current_app.config.get("NDCG_JOB_STALE_SECONDS", STALE_SECONDS))
     limit = utcnow() - timedelta(seconds=stale_seconds)
+    _sweep_uploads()
     running = db.session.execute(
         sa.select(Job.id, Job.worker, Job.heartbeat_at, Job.started_at).where(
             Job.state == "running"
@@ -209,6 +212,16 @@ def recover(stale_seconds: int | None = None) -> list[int]:
     for job in db.session.scalars(sa.select(Job).where(Job.id.in_(dead))):
         remove_upload(job)
     return dead
+
+
+def _sweep_uploads() -> None:
+    """Delete spooled uploads that no queued or running job will read (see spool.sweep)."""
+    waiting = db.session.scalars(
+        sa.select(Job.upload_path).where(
+            Job.state.in_(("queued", "running")), Job.upload_path.is_not(None)
+        )
+    )
+    spool.sweep({path for path in waiting if path}, time.time())
 
 
 def _aware(moment: datetime | None) -> datetime | None:
