@@ -52,6 +52,7 @@ def insert_if_absent(
 ) -> list[int]:
     """Insert the rows whose unique `keys` are not taken yet; returns the new rows' ids.
 
+    Every row has the same keys.
     Race-safe without a prior SELECT: a row inserted meanwhile by another transaction is simply
     skipped. RETURNING rather than rowcount, since psycopg reports -1 for INSERT ... RETURNING.
     """
@@ -62,11 +63,15 @@ def insert_if_absent(
         from sqlalchemy.dialects.postgresql import insert
     else:
         from sqlalchemy.dialects.sqlite import insert
-    stmt = insert(table).values(list(rows)).on_conflict_do_nothing(index_elements=list(keys))
-    if "id" not in table.c:  # a natural key (e.g. a sha256): nothing to return
-        db.session.execute(stmt)
+    if not rows:
         return []
-    return list(db.session.execute(stmt.returning(table.c.id)).scalars())
+    # executemany form: compiled once and sent in batches (SQLAlchemy's "insertmanyvalues");
+    # a multi-VALUES .values(rows) compiles one bind parameter per cell on every call.
+    stmt = insert(table).on_conflict_do_nothing(index_elements=list(keys))
+    if "id" not in table.c:  # a natural key (e.g. a sha256): nothing to return
+        db.session.execute(stmt, list(rows))
+        return []
+    return list(db.session.execute(stmt.returning(table.c.id), list(rows)).scalars())
 
 
 @contextmanager
