@@ -11,7 +11,8 @@ from typing import TextIO
 from ndcg_labeler.services import Progress, no_progress
 
 WIDTH = 30
-LABELS = {"parse": "reading", "write": "writing", "rank": "ranking", "store": "storing"}
+LABELS = {"parse": "reading", "write": "writing", "rank": "ranking", "store": "storing",
+          "plan": "choosing pairs", "pool": "adding pairs"}  # fmt: skip
 
 
 def wants_bar(stream: TextIO | None) -> bool:

@@ -8,6 +8,7 @@ import click
 from flask.cli import with_appcontext
 
 from ndcg_labeler.cli._common import cli_errors
+from ndcg_labeler.cli._progress import terminal_progress
 from ndcg_labeler.cli.runs import run_group, scoring_options
 from ndcg_labeler.services import ServiceError, dashboard
 from ndcg_labeler.services import dashboard as dashboard_service
@@ -96,7 +97,8 @@ def pool(testset: str, depth: str, run_names: tuple[str, ...], judge: str | None
         runs = run_service.list_runs(test_set)
         if not runs:
             raise ServiceError(f"test set '{test_set.name}' has no runs to pool from")
-    added, plan = dashboard.add_pool(test_set, runs, cut, judge)
+    with terminal_progress() as progress:  # a bar on stderr when it is a terminal
+        added, plan = dashboard.add_pool(test_set, runs, cut, judge, progress=progress)
     click.echo(
         f"Added {added} pairs to the labeling queue of '{test_set.name}' from the top {plan.depth}"
         f" of {', '.join(run.name for run in plan.runs)} ({plan.already_queued} already queued,"

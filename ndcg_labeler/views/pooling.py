@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
-from flask import Blueprint, flash, redirect, render_template, request, url_for
+from collections.abc import Sequence
+
+from flask import Blueprint, current_app, flash, redirect, render_template, request, url_for
+from flask_login import current_user
 from werkzeug.wrappers import Response
 
+from ndcg_labeler.models import Run
 from ndcg_labeler.services import ServiceError
 from ndcg_labeler.services import dashboard as dashboard_service
+from ndcg_labeler.services import jobs as job_service
 from ndcg_labeler.services import runs as run_service
 from ndcg_labeler.views._scoring import chosen_runs
 from ndcg_labeler.views.access import admin_required, get_test_set_or_404
@@ -25,6 +30,12 @@ def _depth() -> int | None:
         return int(text)
     except ValueError:
         return None
+
+
+def _as_job(runs: Sequence[Run], depth: int) -> bool:
+    """Whether the runs could offer more than NDCG_POOL_JOB_PAIRS pairs (queries × depth)."""
+    offered = sum(run.num_queries for run in runs) * depth
+    return offered > current_app.config["NDCG_POOL_JOB_PAIRS"]
 
 
 @bp.get("/")
@@ -50,6 +61,7 @@ def page(test_set_id: int) -> str | tuple[str, int]:
         plan=plan,
         error=error,
         max_depth=dashboard_service.MAX_DEPTH,
+        as_job=plan is not None and _as_job(plan.runs, plan.depth),
     )
     return (page_html, 400) if error else page_html
 
@@ -57,10 +69,22 @@ def page(test_set_id: int) -> str | tuple[str, int]:
 @bp.post("/")
 @admin_required
 def add(test_set_id: int) -> Response:
-    """Add the previewed pairs (idempotent: pairs already queued are left as they are)."""
+    """Add the previewed pairs (idempotent: pairs already queued are left as they are).
+
+    When the runs could offer more than NDCG_POOL_JOB_PAIRS pairs (_as_job), the job worker
+    adds them and the browser goes to the job's progress page.
+    """
     test_set = get_test_set_or_404(test_set_id)
     runs = chosen_runs(test_set)
     depth = _depth()
+    if _as_job(runs, depth or 0):
+        try:
+            job = job_service.enqueue_pool(test_set, runs, depth or 0, None, current_user)
+        except ServiceError as exc:
+            flash(f"Nothing added: {exc}", "error")
+        else:
+            return redirect(url_for("jobs.show", job_id=job.id))
+        return redirect(url_for("pooling.page", test_set_id=test_set.id, run=[r.id for r in runs]))
     try:
         added, plan = dashboard_service.add_pool(test_set, runs, depth)
     except ServiceError as exc:

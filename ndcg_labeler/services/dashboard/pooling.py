@@ -20,6 +20,7 @@ from ndcg_labeler.models import Pair, Run, TestSet
 from ndcg_labeler.models._common import utcnow
 from ndcg_labeler.services import ServiceError, live, testsets
 from ndcg_labeler.services._db import insert_if_absent, raw_rows, transaction
+from ndcg_labeler.services._progress import Progress, no_progress
 
 MAX_DEPTH = 1000
 MAX_SOURCE = 200
@@ -213,15 +214,26 @@ def by_machine_impact(
 
 
 def add_pool(
-    test_set: TestSet, runs: Sequence[Run], depth: int | None, judge: str | None = None
+    test_set: TestSet,
+    runs: Sequence[Run],
+    depth: int | None,
+    judge: str | None = None,
+    progress: Progress = no_progress,
 ) -> tuple[int, PoolPlan]:
-    """Add the plan's pairs to the queue (one transaction, idempotent); returns (added, plan)."""
+    """Add the plan's pairs to the queue (one transaction, idempotent); returns (added, plan).
+
+    `progress` hears ("pool", done, total, done) of the pairs written; when it raises
+    (Cancelled), nothing is added.
+    """
+    progress("plan", 0, 0, 0)
     plan = plan_pool(test_set, runs, depth, judge)
     now = utcnow()
     new_ids: list[int] = []
+    total = len(plan.new_pairs)
     with transaction():
         testsets.lock_pool_counts(test_set.id)  # counter lock first, as every counter writer
-        for start in range(0, len(plan.new_pairs), _BATCH):
+        for start in range(0, total, _BATCH):
+            progress("pool", start, total, start)
             rows = [
                 {
                     "test_set_id": test_set.id,
@@ -238,5 +250,6 @@ def add_pool(
         added = len(new_ids)
         # New pairs may already have judgments (graded before they were pooled): count them.
         if new_ids:
+            progress("pool", total, total, total)
             testsets.recount_pool(test_set.id, new_ids)
     return added, plan

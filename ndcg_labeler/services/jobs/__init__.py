@@ -6,6 +6,7 @@ from .kinds import (
     enqueue_fetch,
     enqueue_import,
     enqueue_judge,
+    enqueue_pool,
     enqueue_upload,
 )
 from .queue import (
@@ -43,6 +44,7 @@ __all__ = [
     "enqueue_fetch",
     "enqueue_import",
     "enqueue_judge",
+    "enqueue_pool",
     "enqueue_upload",
     "figures",
     "get_job",

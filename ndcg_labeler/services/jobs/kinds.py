@@ -1,4 +1,5 @@
-"""What a job can be: a test set import or a run upload; how each is enqueued and run."""
+"""What a job can be (an import, a run upload, a machine judge, an endpoint fetch, pooling);
+how each is enqueued and run."""
 
 from __future__ import annotations
 
@@ -7,8 +8,9 @@ from contextlib import ExitStack
 from typing import Any, BinaryIO
 
 from ndcg_labeler.extensions import db
-from ndcg_labeler.models import Job, TestSet, User
+from ndcg_labeler.models import Job, Run, TestSet, User
 from ndcg_labeler.services import ServiceError
+from ndcg_labeler.services import dashboard as dashboard_service
 from ndcg_labeler.services import endpoints as endpoints_service
 from ndcg_labeler.services import judges as judges_service
 from ndcg_labeler.services import runs as run_service
@@ -180,15 +182,57 @@ def _run_fetch(job: Job, progress: Progress) -> dict[str, Any]:
     return {**report.to_json(), "failures": report.failed, "run_id": run.id if run else None}
 
 
+def enqueue_pool(
+    test_set: TestSet, runs: list[Run], depth: int, judge: str | None, user: User | None
+) -> Job:
+    """A background pooling of the runs' top `depth` into the labeling queue."""
+    dashboard_service.check_depth(depth)  # refuse a bad depth now, not in the worker
+    if not runs:
+        raise ServiceError("choose at least one run to pool from")
+    params = {
+        "runs": [run.id for run in runs],
+        "run_names": [run.name for run in runs],
+        "depth": depth,
+        "judge": judge,
+    }
+    return _enqueue("pool", test_set, user, params, {})
+
+
+def _run_pool(job: Job, progress: Progress) -> dict[str, Any]:
+    """Pool in one transaction: a cancel or a crash adds nothing."""
+    test_set = _test_set(job)
+    params = job.params or {}
+    runs = [run_service.get_run(test_set, int(run_id)) for run_id in params.get("runs") or []]
+    if any(run is None for run in runs):
+        raise ServiceError("a run to pool from was deleted")
+    added, plan = dashboard_service.add_pool(
+        test_set,
+        [run for run in runs if run is not None],
+        int(params.get("depth") or 0),
+        params.get("judge"),
+        progress=progress,
+    )
+    return {
+        "added": added,
+        "source": plan.source,
+        "depth": plan.depth,
+        "runs": [run.name for run in plan.runs],
+        "already_queued": plan.already_queued,
+        "not_in_corpus": plan.not_in_corpus,
+    }
+
+
 RUNNERS: dict[str, Callable[[Job, Progress], dict[str, Any]]] = {
     "fetch": _run_fetch,
     "import": _run_import,
     "run_upload": _run_upload,
     "judge": _run_judge,
+    "pool": _run_pool,
 }
 TITLES = {
     "import": "Import",
     "run_upload": "Run upload",
     "judge": "Machine judge",
     "fetch": "Fetch from an endpoint",
+    "pool": "Pooling",
 }

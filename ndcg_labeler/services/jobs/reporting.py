@@ -26,6 +26,8 @@ PHASES = {
     "store": "storing ranked lists",
     "judge": "asking the judge",
     "fetch": "asking the endpoint",
+    "plan": "choosing the pairs",
+    "pool": "adding pairs to the queue",
 }
 INTERVAL = 0.5
 """Seconds between two recorded reports (the callback is called far more often)."""
