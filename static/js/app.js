@@ -118,6 +118,8 @@ window.ndcgAnswers = (() => {
     }
     return task();
   };
+  // One answer to the server. Given up after 20 s (the send lock is held meanwhile); one the
+  // server stored all the same is sent again later, which is harmless.
   const post = (entry, token) =>
     fetch(entry.save, {
       method: "POST",
@@ -125,6 +127,7 @@ window.ndcgAnswers = (() => {
       credentials: "same-origin",
       redirect: "manual",
       headers: { Accept: "application/json" },
+      signal: typeof AbortSignal.timeout === "function" ? AbortSignal.timeout(20000) : undefined,
     });
   // Move the queues an older version kept in this tab's sessionStorage (one list per user and
   // test set, `ndcg-labeling:<user>:<upcoming-url>`) into localStorage, every user's to its owner.

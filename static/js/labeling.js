@@ -158,6 +158,7 @@
   // Another tab of this user changed the store: show the new count. Answers another tab left
   // behind (closed while offline, say) are sent from here after a moment, unless that tab does.
   window.addEventListener("storage", (event) => {
+    if (event.storageArea !== window.localStorage) return;
     if (event.key !== null && !event.key.startsWith(scope)) return;
     if (sending) return;
     report();
