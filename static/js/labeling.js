@@ -7,9 +7,16 @@
 // Without JavaScript every answer is a plain form POST. With it, the page keeps the next few
 // pairs prefetched as server-rendered cards (none of them leased), shows the next one the moment
 // an answer is given, leases the pair it shows, and saves answers in the background:
-//  - answers wait in a queue kept in sessionStorage (a reload or a navigation keeps them), are
-//    sent one at a time, and are retried with backoff until the server acknowledges them;
-//  - the indicator beside the progress says saved / saving / not saved yet (and why);
+//  - answers wait in localStorage, one entry each, per user (the store is in static/js/app.js):
+//    a reload, a navigation, a closed tab or a crashed browser keeps them, and whichever page
+//    this user opens next (any tab, any later visit) delivers them; another user signed in in
+//    the same browser never sends or sees them;
+//  - they are sent one at a time, oldest first, by one tab at a time (Web Locks where the browser
+//    has them), read afresh before each send so that an answer acknowledged by another tab of the
+//    same user is not sent again, and retried with backoff until the server acknowledges them;
+//    a tab sends the answers other tabs gave on this test set too (they share the store);
+//  - the indicator beside the progress says saved / saving / not saved yet (and why), counting
+//    this user's answers to this test set not yet acknowledged, from every tab;
 //  - an answer the server refuses for good (409: changed in another tab; 400) brings its pair
 //    back on the server's own page, which shows both answers or the reason;
 //  - leaving the page gives the shown pair's lease back (navigator.sendBeacon).
@@ -57,26 +64,17 @@
   const activeMs = () =>
     Math.round(spent + (visibleSince !== null ? performance.now() - visibleSince : 0));
 
-  // ---- The save queue ---------------------------------------------------------------------
-  const load = () => {
-    try {
-      return JSON.parse(sessionStorage.getItem(storeKey) || "[]");
-    } catch {
-      return [];
-    }
-  };
-  let queue = load();
-  const persist = () => {
-    try {
-      sessionStorage.setItem(storeKey, JSON.stringify(queue));
-    } catch {
-      // Storage full or off: the queue still lives in this page until acknowledged.
-    }
-  };
+  // ---- The save queue (kept in localStorage by static/js/app.js) ---------------------------
+  const store = window.ndcgAnswers;
+  const user = root.dataset.user;
+  const scope = store.prefix(user, root.dataset.upcoming);
+  // This test set's answers not yet acknowledged, from every tab of this user, oldest first.
+  const pending = () => store.list(scope);
   let sending = false;
   let failures = 0;
   let reason = "";
   let retryTimer = null;
+  let adoptTimer = null;
   let comingBack = null;
 
   const say = (state, text) => {
@@ -89,7 +87,7 @@
   // A word about the pair on screen (kept until it is answered), then the queue's state.
   let notice = "";
   const report = () => {
-    const n = queue.length;
+    const n = pending().length;
     if (n === 0) say("saved", `${notice}All answers saved`);
     else if (failures === 0) say("saving", `${notice}Saving ${answers(n)}…`);
     else say("failed", `${notice}Not saved yet: ${reason}. ${answers(n)} kept here; retrying.`);
@@ -112,44 +110,68 @@
     form.submit();
   };
 
+  // Send what is waiting, oldest first, while this tab holds the send lock (read afresh before
+  // each answer: another tab may have sent some meanwhile). False when the server could not
+  // take one; every answer it acknowledged or refused is forgotten at once.
+  const pass = async () => {
+    for (let item = pending()[0]; item; item = pending()[0]) {
+      report();
+      const response = await store.post(item, token()).catch(() => null);
+      const body = await jsonOf(response);
+      if (body && body.saved) {
+        store.remove(item.key);
+        failures = 0;
+        if (progressBox && body.progress) progressBox.innerHTML = body.progress;
+      } else if (response && (response.status === 409 || response.status === 400)) {
+        store.remove(item.key);
+        failures = 0;
+        comingBack = comingBack || item;
+        say("failed", "An answer was not saved; its pair comes back…");
+      } else {
+        if (!response) reason = "the server cannot be reached";
+        else if (response.type === "opaqueredirect") reason = "you are signed out (sign in again)";
+        else reason = `the server answered ${response.status}`;
+        return false;
+      }
+    }
+    return true;
+  };
   const flush = async () => {
     if (sending) return;
-    if (queue.length === 0) {
-      report();
-      if (comingBack) bringBack(comingBack);
-      return;
-    }
     sending = true;
     clearTimeout(retryTimer);
+    clearTimeout(adoptTimer);
     report();
-    const item = queue[0];
-    const response = await post(item.save, item.fields).catch(() => null);
-    const body = await jsonOf(response);
+    const done = await store.exclusive(user, pass).catch(() => false);
     sending = false;
-    if (body && body.saved) {
-      queue.shift();
-      persist();
-      failures = 0;
-      if (progressBox && body.progress) progressBox.innerHTML = body.progress;
-    } else if (response && (response.status === 409 || response.status === 400)) {
-      queue.shift();
-      persist();
-      failures = 0;
-      comingBack = comingBack || item;
-      say("failed", "An answer was not saved; its pair comes back…");
-    } else {
+    if (!done) {
       failures += 1;
-      if (!response) reason = "the server cannot be reached";
-      else if (response.type === "opaqueredirect") reason = "you are signed out (sign in again)";
-      else reason = `the server answered ${response.status}`;
       report();
       retryTimer = setTimeout(flush, Math.min(250 * 2 ** (failures - 1), 2000));
-      return;
+    } else if (pending().length) {
+      flush(); // given meanwhile, after the pass had looked
+    } else {
+      report();
+      if (comingBack) bringBack(comingBack);
     }
-    flush();
   };
+  // Another tab of this user changed the store: show the new count. Answers another tab left
+  // behind (closed while offline, say) are sent from here after a moment, unless that tab does.
+  window.addEventListener("storage", (event) => {
+    if (event.storageArea !== window.localStorage) return;
+    if (event.key !== null && !event.key.startsWith(scope)) return;
+    if (sending) return;
+    report();
+    if (failures === 0 && event.newValue !== null) {
+      clearTimeout(adoptTimer);
+      adoptTimer = setTimeout(flush, 2000);
+    }
+  });
+  window.addEventListener("online", () => {
+    if (!sending && failures > 0) flush();
+  });
   const warn = (event) => {
-    if (queue.length > 0) {
+    if (pending().length > 0) {
       event.preventDefault();
       event.returnValue = "";
     }
@@ -157,13 +179,13 @@
   window.addEventListener("beforeunload", warn);
   // Run `go` once every answer is acknowledged (back, or the end of the queue).
   const afterSaved = (go) => {
-    if (queue.length === 0) go();
+    if (pending().length === 0) go();
     else setTimeout(() => afterSaved(go), 100);
   };
 
   // ---- Prefetched cards -------------------------------------------------------------------
   const buffer = [];
-  const seen = new Set([card.dataset.pairId, ...queue.map((item) => item.pairId)]);
+  const seen = new Set([card.dataset.pairId, ...pending().map((item) => String(item.pairId))]);
   let fetching = null;
   let exhausted = false;
   const prefetch = () => {
@@ -262,8 +284,12 @@
     fields.push(["active_ms", String(activeMs())]);
     if (button && button.name) fields.push([button.name, button.value]);
     const pairId = card.dataset.pairId;
-    queue.push({ save: card.dataset.save, url: card.dataset.url, pairId, fields });
-    persist();
+    store.add(user, root.dataset.upcoming, {
+      save: card.dataset.save,
+      url: card.dataset.url,
+      pairId,
+      fields,
+    });
     seen.add(pairId);
     previousUrl = card.dataset.url;
     advance();
@@ -279,7 +305,8 @@
     answer(event.submitter);
   });
   const goBack = (href) => {
-    if (queue.length) say("saving", `Saving ${answers(queue.length)}, then back…`);
+    const n = pending().length;
+    if (n) say("saving", `Saving ${answers(n)}, then back…`);
     afterSaved(() => window.location.assign(href));
   };
   root.addEventListener("click", (event) => {

@@ -166,6 +166,6 @@ def test_answers_unsent_when_the_page_is_left_are_delivered_from_the_next_page(
     page.unroute("**/save.json")  # the server is reachable again: the home page delivers them
     # Delivered, then forgotten by the page.
     page.wait_for_function(
-        "() => !Object.keys(sessionStorage).some((key) => key.startsWith('ndcg-labeling:'))"
+        "() => !Object.keys(localStorage).some((key) => key.startsWith('ndcg-labeling:'))"
     )
     assert _grades(app) == [("d1", 2), ("d2", 1)]
