@@ -9,10 +9,12 @@ text) are left out: nobody can grade what they cannot read. Adding is idempotent
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 import sqlalchemy as sa
 
 from ndcg_labeler.extensions import db
@@ -21,11 +23,14 @@ from ndcg_labeler.models._common import utcnow
 from ndcg_labeler.services import ServiceError, live, testsets
 from ndcg_labeler.services._db import insert_if_absent, raw_rows, transaction
 from ndcg_labeler.services._progress import Progress, no_progress
+from ndcg_labeler.services.dashboard.pool_arrays import Entries, pair_keys
 
 MAX_DEPTH = 1000
 MAX_SOURCE = 200
 _BATCH = 500
-_IN_BATCH = 900  # parameters per IN list: below SQLite's old limit of 999
+# Parameters per IN list: below SQLite's limit (32,766 since 3.32; Python 3.11 bundles 3.40+)
+# and PostgreSQL's 65,535.
+_IN_BATCH = 30_000
 
 
 @dataclass(frozen=True)
@@ -83,36 +88,37 @@ def _top_lists(
     return grades, [live.top_lists(run, depth) for run in runs]
 
 
-def _chunk_ids(test_set_id: int, docids: set[str]) -> dict[str, int]:
-    """docid -> chunk id for chunks that have text (in batches: SQLite limits parameters)."""
-    out: dict[str, int] = {}
-    ordered = sorted(docids)
-    for start in range(0, len(ordered), _IN_BATCH):
-        batch = ordered[start : start + _IN_BATCH]
+def _chunk_ids(test_set_id: int, docids: pa.Array, codes: np.ndarray) -> np.ndarray:
+    """code -> chunk id of the chunks of docids[codes] that have text; -1 for any other code
+    (in batches: SQLite limits the parameters of one statement)."""
+    wanted = docids.take(pa.array(codes, pa.int64())).to_pylist()
+    names: list[str] = []
+    ids: list[int] = []
+    for start in range(0, len(wanted), _IN_BATCH):
+        batch = wanted[start : start + _IN_BATCH]
         marks = ",".join("?" * len(batch))
         rows = raw_rows(
             "SELECT docid, id FROM chunk WHERE test_set_id = ? AND text IS NOT NULL"
             f" AND docid IN ({marks})",
             [test_set_id, *batch],
         )
-        out.update((str(d), int(i)) for d, i in rows)
+        names += [str(d) for d, _ in rows]
+        ids += [int(i) for _, i in rows]
+    out = np.full(len(docids), -1, np.int64)
+    if names:
+        found = pc.index_in(pa.array(names, pa.large_string()), docids)
+        out[found.to_numpy(zero_copy_only=False).astype(np.int64)] = ids
     return out
 
 
-def _queued(test_set_id: int) -> set[tuple[int, int]]:
-    """(query id, chunk id) of every pair already in the test set's queue."""
-    rows = raw_rows("SELECT query_id, chunk_id FROM pair WHERE test_set_id = ?", [test_set_id])
-    return {(int(q), int(c)) for q, c in rows}
-
-
-def _mean_share(
-    tops: dict[int, list[str]], counted: Callable[[int, str], bool], depth: int
-) -> float | None:
-    """Mean over the run's queries of the share of the top `depth` that `counted` accepts."""
-    if not tops:
-        return None
-    shares = [sum(1 for d in docids if counted(q, d)) / depth for q, docids in tops.items()]
-    return float(np.mean(shares))
+def _queued(test_set_id: int, width: int) -> np.ndarray:
+    """pair_keys of every pair already in the test set's queue whose chunk id is < width."""
+    rows = raw_rows(
+        "SELECT query_id, chunk_id FROM pair WHERE test_set_id = ? AND chunk_id < ?",
+        [test_set_id, width],
+    )
+    found = np.array(rows, dtype=np.int64).reshape(-1, 2)
+    return pair_keys(found[:, 0], found[:, 1], width)
 
 
 def plan_pool(
@@ -132,56 +138,43 @@ def plan_pool(
     everyone = _all_runs(test_set)
     chosen_ids = {run.id for run in runs}
     grades, tops = _top_lists(everyone, depth)
-    by_run = dict(zip([r.id for r in everyone], tops, strict=True))
+    entries = Entries.build(tops, grades)
+    chosen = np.isin(entries.run, [n for n, run in enumerate(everyone) if run.id in chosen_ids])
     # The best rank of every unjudged (query, chunk) in any run's top, and in the chosen runs'.
-    best_any: dict[tuple[int, str], int] = {}
-    best: dict[tuple[int, str], int] = {}
-    for run in everyone:
-        target = best if run.id in chosen_ids else None
-        for qpk, docids in by_run[run.id].items():
-            judged = grades.get(qpk, {})
-            for rank, docid in enumerate(docids, start=1):
-                if docid in judged:
-                    continue
-                key = (qpk, docid)
-                if rank < best_any.get(key, depth + 1):
-                    best_any[key] = rank
-                if target is not None and rank < target.get(key, depth + 1):
-                    target[key] = rank
-    chunk_ids = _chunk_ids(test_set.id, {docid for _, docid in best_any})
-    ids = {chunk_id: docid for docid, chunk_id in chunk_ids.items()}
-    queued = _queued(test_set.id)
+    any_key, any_query, any_code, _ = entries.best(~entries.judged)
+    key, query, code, rank = entries.best(~entries.judged & chosen)
+    used = np.zeros(len(entries.docids), dtype=bool)
+    used[any_code] = True
+    chunk_of = _chunk_ids(test_set.id, entries.docids, np.flatnonzero(used))
+    width = int(chunk_of.max()) + 1 if chunk_of.size else 1
+    queued = _queued(test_set.id, width)
     # Unjudged chunks that will carry a grade once the queue is done: queued now, or new.
-    pending = {key for key in best_any if (key[0], chunk_ids.get(key[1], -1)) in queued}
-    new_pairs: list[tuple[int, int, int]] = []
-    already = missing = 0
-    for (qpk, docid), rank in sorted(best.items(), key=lambda item: (item[1], item[0])):
-        chunk_id = chunk_ids.get(docid)
-        if chunk_id is None:
-            missing += 1
-        elif (qpk, docid) in pending:
-            already += 1
-        else:
-            new_pairs.append((qpk, chunk_id, rank))
-            pending.add((qpk, docid))
-
-    def judged_now(q: int, d: str) -> bool:
-        return d in grades.get(q, ())
-
-    def judged_after(q: int, d: str) -> bool:
-        return d in grades.get(q, ()) or (q, d) in pending
-
+    has_chunk = chunk_of[any_code] >= 0
+    pending = any_key[has_chunk & np.isin(pair_keys(any_query, chunk_of[any_code], width), queued)]
+    # The chosen runs' pairs by best rank, then query id, then docid (as strings).
+    sort = np.lexsort((entries.order[code], query, rank))
+    key, query, code, rank = key[sort], query[sort], code[sort], rank[sort]
+    chunk = chunk_of[code]
+    is_pending = np.isin(key, pending)
+    missing = int(np.count_nonzero(chunk < 0))
+    already = int(np.count_nonzero((chunk >= 0) & is_pending))
+    new = (chunk >= 0) & ~is_pending
+    new_pairs = list(zip(query[new].tolist(), chunk[new].tolist(), rank[new].tolist(), strict=True))
+    after = entries.judged | np.isin(entries.key, np.concatenate([pending, key[new]]))
     coverage = [
         Coverage(
             run=run,
-            now=_mean_share(by_run[run.id], judged_now, depth),
-            after=_mean_share(by_run[run.id], judged_after, depth),
+            now=entries.mean_share(n, entries.judged, depth),
+            after=entries.mean_share(n, after, depth),
             chosen=run.id in chosen_ids,
         )
-        for run in everyone
+        for n, run in enumerate(everyone)
     ]
     if judge:
         machine = live.grades_by_query(test_set, labels=f"machine:{judge}")
+        known = np.flatnonzero(chunk_of >= 0)
+        names = entries.docids.take(pa.array(known)).to_pylist()
+        ids = dict(zip(chunk_of[known].tolist(), names, strict=True))
         new_pairs = by_machine_impact(new_pairs, machine, ids)
     return PoolPlan(
         test_set=test_set,
