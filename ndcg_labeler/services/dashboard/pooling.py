@@ -23,7 +23,7 @@ from ndcg_labeler.models._common import utcnow
 from ndcg_labeler.services import ServiceError, live, testsets
 from ndcg_labeler.services._db import insert_if_absent, raw_rows, transaction
 from ndcg_labeler.services._progress import Progress, no_progress
-from ndcg_labeler.services.dashboard.pool_arrays import Entries, pair_keys
+from ndcg_labeler.services.dashboard.pool_arrays import Entries, member, pair_keys
 
 MAX_DEPTH = 1000
 MAX_SOURCE = 200
@@ -150,17 +150,17 @@ def plan_pool(
     queued = _queued(test_set.id, width)
     # Unjudged chunks that will carry a grade once the queue is done: queued now, or new.
     has_chunk = chunk_of[any_code] >= 0
-    pending = any_key[has_chunk & np.isin(pair_keys(any_query, chunk_of[any_code], width), queued)]
+    pending = any_key[has_chunk & member(pair_keys(any_query, chunk_of[any_code], width), queued)]
     # The chosen runs' pairs by best rank, then query id, then docid (as strings).
     sort = np.lexsort((entries.order[code], query, rank))
     key, query, code, rank = key[sort], query[sort], code[sort], rank[sort]
     chunk = chunk_of[code]
-    is_pending = np.isin(key, pending)
+    is_pending = member(key, pending)
     missing = int(np.count_nonzero(chunk < 0))
     already = int(np.count_nonzero((chunk >= 0) & is_pending))
     new = (chunk >= 0) & ~is_pending
     new_pairs = list(zip(query[new].tolist(), chunk[new].tolist(), rank[new].tolist(), strict=True))
-    after = entries.judged | np.isin(entries.key, np.concatenate([pending, key[new]]))
+    after = entries.judged | member(entries.key, np.concatenate([pending, key[new]]))
     coverage = [
         Coverage(
             run=run,
