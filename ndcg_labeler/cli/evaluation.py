@@ -9,6 +9,7 @@ import click
 from flask.cli import with_appcontext
 
 from ndcg_labeler.cli._common import cli_errors
+from ndcg_labeler.cli._progress import terminal_progress
 from ndcg_labeler.cli.runs import run_group
 from ndcg_labeler.formats.errors import FormatError
 from ndcg_labeler.services import ServiceError, gate
@@ -128,7 +129,10 @@ def fuse(
         cut = None if depth is None else int(depth)
     except ValueError:
         raise ServiceError("--k and --depth must be whole numbers") from None
-    fused = run_service.fuse_runs(test_set, found, name, None, method=method, k=constant, depth=cut)
+    with terminal_progress() as progress:  # a bar on stderr when it is a terminal
+        fused = run_service.fuse_runs(
+            test_set, found, name, None, method=method, k=constant, depth=cut, progress=progress
+        )
     click.echo(
         f"Created run '{fused.name}' in test set '{test_set.name}': {fused.num_queries} queries, "
         f"{fused.num_entries} ranked entries. {fused.notes}."

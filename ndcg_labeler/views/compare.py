@@ -2,12 +2,22 @@
 
 from __future__ import annotations
 
-from flask import Blueprint, abort, flash, redirect, render_template, request, url_for
+from flask import (
+    Blueprint,
+    abort,
+    current_app,
+    flash,
+    redirect,
+    render_template,
+    request,
+    url_for,
+)
 from flask_login import current_user
 from werkzeug.wrappers import Response
 
 from ndcg_labeler.services import ServiceError, live, paginate
 from ndcg_labeler.services import dashboard as dashboard_service
+from ndcg_labeler.services import jobs as job_service
 from ndcg_labeler.services import runs as run_service
 from ndcg_labeler.views import figures
 from ndcg_labeler.views._scoring import chosen_runs, page_arg, score_options
@@ -99,6 +109,17 @@ def fuse(test_set_id: int) -> Response:
     try:
         if not k_text.isdigit():
             raise ServiceError(f"k must be a whole number, not '{k_text}'")
+        if sum(run.num_entries for run in runs) > current_app.config["NDCG_FUSE_JOB_ENTRIES"]:
+            # Large: seconds to minutes of work; the job worker does it, with its progress page.
+            job = job_service.enqueue_fuse(
+                test_set,
+                runs,
+                request.form.get("name", ""),
+                request.form.get("method", "rrf"),
+                int(k_text),
+                current_user,
+            )
+            return redirect(url_for("jobs.show", job_id=job.id))
         fused = run_service.fuse_runs(
             test_set,
             runs,

@@ -1,5 +1,5 @@
-"""What a job can be (an import, a run upload, a machine judge, an endpoint fetch, pooling);
-how each is enqueued and run."""
+"""What a job can be (an import, a run upload, a machine judge, an endpoint fetch, pooling,
+a fusion); how each is enqueued and run."""
 
 from __future__ import annotations
 
@@ -202,12 +202,9 @@ def _run_pool(job: Job, progress: Progress) -> dict[str, Any]:
     """Pool in one transaction: a cancel or a crash adds nothing."""
     test_set = _test_set(job)
     params = job.params or {}
-    runs = [run_service.get_run(test_set, int(run_id)) for run_id in params.get("runs") or []]
-    if any(run is None for run in runs):
-        raise ServiceError("a run to pool from was deleted")
     added, plan = dashboard_service.add_pool(
         test_set,
-        [run for run in runs if run is not None],
+        _runs_of(job, test_set),
         int(params.get("depth") or 0),
         params.get("judge"),
         progress=progress,
@@ -222,12 +219,59 @@ def _run_pool(job: Job, progress: Progress) -> dict[str, Any]:
     }
 
 
+def enqueue_fuse(
+    test_set: TestSet, runs: list[Run], name: str, method: str, k: int, user: User | None
+) -> Job:
+    """A background fusion of `runs` into a new run `name` (checked now, and when stored)."""
+    run_service.check_fusion(test_set, runs, method, k)
+    name = run_service.clean_name(name)
+    if run_service.name_taken(test_set, name):
+        raise ServiceError(f"this test set already has a run named '{name}'")
+    params = {
+        "runs": [run.id for run in runs],
+        "run_names": [run.name for run in runs],
+        "name": name,
+        "method": method,
+        "k": k,
+        "filename": f"fused-{method}.trec",
+    }
+    return _enqueue("fuse", test_set, user, params, {})
+
+
+def _runs_of(job: Job, test_set: TestSet) -> list[Run]:
+    """The job's runs (params["runs"]), all of them still there."""
+    ids = (job.params or {}).get("runs") or []
+    runs = [run_service.get_run(test_set, int(run_id)) for run_id in ids]
+    found = [run for run in runs if run is not None]
+    if len(found) != len(runs):
+        raise ServiceError("a run this job works on was deleted")
+    return found
+
+
+def _run_fuse(job: Job, progress: Progress) -> dict[str, Any]:
+    """Fuse and store the run (one transaction, like an upload)."""
+    test_set = _test_set(job)
+    params = job.params or {}
+    user = db.session.get(User, job.user_id) if job.user_id else None
+    run = run_service.fuse_runs(
+        test_set,
+        _runs_of(job, test_set),
+        params.get("name") or "",
+        user,
+        method=params.get("method") or "rrf",
+        k=int(params.get("k") or 0),
+        progress=progress,
+    )
+    return {"run_id": run.id, "run_name": run.name, "notes": run.notes, "report": run.report}
+
+
 RUNNERS: dict[str, Callable[[Job, Progress], dict[str, Any]]] = {
     "fetch": _run_fetch,
     "import": _run_import,
     "run_upload": _run_upload,
     "judge": _run_judge,
     "pool": _run_pool,
+    "fuse": _run_fuse,
 }
 TITLES = {
     "import": "Import",
@@ -235,4 +279,5 @@ TITLES = {
     "judge": "Machine judge",
     "fetch": "Fetch from an endpoint",
     "pool": "Pooling",
+    "fuse": "Fusing runs",
 }

@@ -130,10 +130,12 @@ def _alive(worker: str) -> bool | None:
 
 
 # Jobs that store a run and then score it: the parameter naming the run, and the file name
-# the run is stored under (a fetch stores its answers as ENDPOINT.trec).
+# the run is stored under (a fetch stores its answers as ENDPOINT.trec, a fusion as
+# fused-METHOD.trec).
 _RUN_JOBS: dict[str, tuple[str, Callable[[dict[str, Any]], str]]] = {
     "run_upload": ("name", lambda params: (params.get("filename") or "upload")[:300]),
     "fetch": ("run", lambda params: f"{params.get('endpoint') or ''}.trec"[:300]),
+    "fuse": ("name", lambda params: (params.get("filename") or "")[:300]),
 }
 
 

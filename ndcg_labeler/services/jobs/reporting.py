@@ -28,6 +28,7 @@ PHASES = {
     "fetch": "asking the endpoint",
     "plan": "choosing the pairs",
     "pool": "adding pairs to the queue",
+    "fuse": "fusing the runs",
 }
 INTERVAL = 0.5
 """Seconds between two recorded reports (the callback is called far more often)."""

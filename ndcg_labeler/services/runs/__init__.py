@@ -10,6 +10,7 @@ from .catalog import (
 )
 from .fusion import (
     MAX_RRF_K,
+    check_fusion,
     describe,
     fuse_runs,
     ranked_lists,
@@ -31,6 +32,7 @@ __all__ = [
     "MAX_NAME",
     "MAX_NOTES",
     "MAX_RRF_K",
+    "check_fusion",
     "clean_name",
     "delete_run",
     "describe",

@@ -17,10 +17,12 @@ from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Query, Run, RunQuery, TestSet, User
 from ndcg_labeler.scoring.fusion import METHODS, RRF_K, fuse
 from ndcg_labeler.services import ServiceError
+from ndcg_labeler.services._progress import Progress, no_progress
 
 from .upload import MAX_DEPTH, upload_run
 
 MAX_RRF_K = 1_000_000
+_EVERY_QUERIES = 200
 
 
 def ranked_lists(run: Run) -> dict[str, list[tuple[str, float]]]:
@@ -38,7 +40,8 @@ def ranked_lists(run: Run) -> dict[str, list[tuple[str, float]]]:
     return lists
 
 
-def _check(test_set: TestSet, runs: Sequence[Run], method: str, k: int) -> None:
+def check_fusion(test_set: TestSet, runs: Sequence[Run], method: str, k: int) -> None:
+    """Refuse an unknown method, fewer than two or repeated runs, a foreign run or a bad k."""
     if method not in METHODS:
         raise ServiceError(f"the fusion method must be one of {', '.join(METHODS)}, not '{method}'")
     if len(runs) < 2:
@@ -69,18 +72,27 @@ def fuse_runs(
     method: str = "rrf",
     k: int = RRF_K,
     depth: int | None = None,
+    progress: Progress = no_progress,
 ) -> Run:
-    """Create run `name` fusing `runs` per query with `method`; stored like an upload."""
-    _check(test_set, runs, method, k)
+    """Create run `name` fusing `runs` per query with `method`; stored like an upload.
+
+    `progress` hears ("fuse", queries done, queries, entries written), then the upload's own
+    reports; when it raises (Cancelled), nothing is stored."""
+    check_fusion(test_set, runs, method, k)
     if depth is None:
         depth = min(MAX_DEPTH, max(run.depth for run in runs))
     per_run = [ranked_lists(run) for run in runs]
     qids = sorted({qid for lists in per_run for qid in lists})
     out = io.StringIO()
-    for qid in qids:
+    entries = 0
+    for done, qid in enumerate(qids):
+        if done % _EVERY_QUERIES == 0:
+            progress("fuse", done, len(qids), entries)
         fused = fuse([lists.get(qid, []) for lists in per_run], method, k)
         for rank, (docid, score) in enumerate(fused, start=1):
             out.write(f"{qid} Q0 {docid} {rank} {score!r} fused\n")
+        entries += len(fused)
+    progress("fuse", len(qids), len(qids), entries)
     data = out.getvalue().encode()
     if not data:
         raise ServiceError("the runs to fuse have no ranked entries")
@@ -92,4 +104,5 @@ def fuse_runs(
         created_by,
         depth=depth,
         notes=describe(runs, method, k),
+        progress=progress,
     )
