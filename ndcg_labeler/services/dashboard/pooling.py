@@ -11,10 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.compute as pc
 import sqlalchemy as sa
 
 from ndcg_labeler.extensions import db
@@ -23,7 +22,6 @@ from ndcg_labeler.models._common import utcnow
 from ndcg_labeler.services import ServiceError, live, testsets
 from ndcg_labeler.services._db import insert_if_absent, raw_rows, transaction
 from ndcg_labeler.services._progress import Progress, no_progress
-from ndcg_labeler.services.dashboard.pool_arrays import Entries, member, pair_keys
 
 MAX_DEPTH = 1000
 MAX_SOURCE = 200
@@ -88,9 +86,12 @@ def _top_lists(
     return grades, [live.top_lists(run, depth) for run in runs]
 
 
-def _chunk_ids(test_set_id: int, docids: pa.Array, codes: np.ndarray) -> np.ndarray:
-    """code -> chunk id of the chunks of docids[codes] that have text; -1 for any other code
-    (in batches: SQLite limits the parameters of one statement)."""
+def _chunk_ids(test_set_id: int, docids: Any, codes: np.ndarray) -> np.ndarray:
+    """code -> chunk id of the chunks of docids[codes] (a pyarrow string array) that have
+    text; -1 for any other code (in batches: SQLite limits the parameters of one statement)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
     wanted = docids.take(pa.array(codes, pa.int64())).to_pylist()
     names: list[str] = []
     ids: list[int] = []
@@ -113,6 +114,8 @@ def _chunk_ids(test_set_id: int, docids: pa.Array, codes: np.ndarray) -> np.ndar
 
 def _queued(test_set_id: int, width: int) -> np.ndarray:
     """pair_keys of every pair already in the test set's queue whose chunk id is < width."""
+    from ndcg_labeler.services.dashboard.pool_arrays import pair_keys
+
     rows = raw_rows(
         "SELECT query_id, chunk_id FROM pair WHERE test_set_id = ? AND chunk_id < ?",
         [test_set_id, width],
@@ -130,6 +133,11 @@ def plan_pool(
     would move NDCG (gain over log2(best rank + 1)), largest first; pairs it did not grade
     keep the rank order after them.
     """
+    # pyarrow (~50 ms to import) only when pooling: start-up stays light.
+    import pyarrow as pa
+
+    from ndcg_labeler.services.dashboard.pool_arrays import Entries, member, pair_keys
+
     depth = check_depth(depth)
     if not runs:
         raise ServiceError("choose at least one run to pool from")
@@ -146,7 +154,7 @@ def plan_pool(
     used = np.zeros(len(entries.docids), dtype=bool)
     used[any_code] = True
     chunk_of = _chunk_ids(test_set.id, entries.docids, np.flatnonzero(used))
-    width = int(chunk_of.max()) + 1 if chunk_of.size else 1
+    width = max(int(chunk_of.max()) + 1 if chunk_of.size else 1, 1)
     queued = _queued(test_set.id, width)
     # Unjudged chunks that will carry a grade once the queue is done: queued now, or new.
     has_chunk = chunk_of[any_code] >= 0
