@@ -65,9 +65,11 @@ def _context(
     }
 
 
-def _stats_arg() -> bool | None:
-    """?stats=1 computes intervals and tests at once (pages without JavaScript ask for it)."""
-    return True if request.args.get("stats") == "1" else None
+def _stats_arg() -> bool:
+    """?stats=1 computes intervals and tests at once (pages without JavaScript ask for it);
+    otherwise the page shows the stored ones, or fetches them (importing scipy.stats alone
+    takes a second in a fresh worker, so the page never waits for them)."""
+    return request.args.get("stats") == "1"
 
 
 @bp.get("/")
@@ -84,9 +86,10 @@ def fragment(test_set_id: int) -> str:
 
 @bp.get("/_stats")
 def stats_fragment(test_set_id: int) -> tuple[str, int]:
-    """Means with bootstrap intervals and the paired tests, once stored: the first request
-    starts their computation in the background and the fragment asks again until they are in."""
-    context = _context(test_set_id, stats=False, background=True)
+    """Means with bootstrap intervals and the paired tests: computed here up to INLINE_MAX
+    compared queries; beyond, the first request starts their computation in the background
+    and the fragment (202) asks again every second until they are stored."""
+    context = _context(test_set_id, stats=None, background=True)
     result = context["result"]
     if not isinstance(result, dashboard_service.Comparison):
         abort(400, description=str(context["error"] or "choose at least two runs"))

@@ -224,3 +224,24 @@ def test_big_comparisons_compute_their_statistics_in_the_background(
     assert "computing…" not in _stats_settled(as_admin, dash.url(f"/compare/_stats?{both}"))
     assert len(calls) == 2
     assert as_admin.get(dash.url(f"/compare/_stats?run={dash.run_a}")).status_code == 400
+
+
+def test_the_page_never_waits_for_the_statistics(
+    as_admin: FlaskClient, dash: Demo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Even a small comparison's page leaves the statistics to its fragment (the first one in
+    a worker imports scipy.stats, a second); the fragment computes them in its own request."""
+    computed = []
+    original = comparison_stats._compute
+    monkeypatch.setattr(
+        comparison_stats, "_compute", lambda *a, **k: computed.append(1) or original(*a, **k)
+    )
+    both = f"run={dash.run_a}&run={dash.run_b}&k=3"
+    page = as_admin.get(dash.url(f"/compare/?{both}")).get_data(as_text=True)
+    assert "computing…" in page and computed == []
+    stats_part = as_admin.get(dash.url(f"/compare/_stats?{both}"))
+    assert stats_part.status_code == 200 and "computing…" not in stats_part.text
+    assert computed == [1]
+    # Without JavaScript, ?stats=1 computes them on the page (stored now: no new computation).
+    forced = as_admin.get(dash.url(f"/compare/?{both}&stats=1")).get_data(as_text=True)
+    assert "computing…" not in forced and computed == [1]

@@ -23,8 +23,8 @@ from ndcg_labeler.services.dashboard.bands import MIN_INTERVAL_QUERIES, mean_ban
 from ndcg_labeler.services.dashboard.comparison_stats import Mode, PairTests, counts
 from ndcg_labeler.services.live import Resolved, RunScores, ScoreOptions, score_run
 
-# Up to this many compared queries the page computes intervals and tests at once; beyond,
-# it shows the rest first and fetches them separately (they take seconds at 7,000 queries).
+# Up to this many compared queries the statistics fragment computes intervals and tests in its
+# own request; beyond, in the background (they take seconds at 7,000 queries).
 INLINE_MAX = 2000
 UNDEFINED_POLICY = (
     "Queries whose NDCG@k is undefined (IDCG@k is 0) in any compared run are left out of all "
@@ -139,10 +139,13 @@ def _mean(run: Run, values: np.ndarray, found: MeanInterval | None) -> RunMean:
     return RunMean(run, found.mean, found.low, found.high)
 
 
-def _mode(stats: bool | None, compared: int) -> Mode:
-    if stats is None:
-        return Mode.NOW if compared <= INLINE_MAX else Mode.STORED
-    return Mode.NOW if stats else Mode.STORED
+def _mode(stats: bool | None, background: bool, compared: int) -> Mode:
+    if stats:
+        return Mode.NOW
+    small = compared <= INLINE_MAX
+    if background:
+        return Mode.NOW if small else Mode.BACKGROUND
+    return Mode.NOW if stats is None and small else Mode.STORED
 
 
 def _with_evidence(found: RunMean, judged: np.ndarray) -> RunMean:
@@ -160,8 +163,9 @@ def compare_runs(
     """Compare the runs on the queries defined in all of them; pairs are each run vs the first.
 
     stats: True computes the bootstrap intervals and p-values (stored by the exact scores);
-    False only takes stored ones; None computes them up to INLINE_MAX queries; `background`
-    (with stats False) starts a background computation when they are not stored yet.
+    False only takes stored ones; None computes them up to INLINE_MAX queries. `background`
+    (with stats not True): computes them here up to INLINE_MAX queries, and beyond starts one
+    background computation when they are not stored yet.
     """
     _check(runs)
     results: list[RunScores] = [score_run(run, options) for run in runs]
@@ -171,7 +175,7 @@ def compare_runs(
     defined = np.logical_and.reduce([~np.isnan(r.ndcg) for r in results])
     index = np.flatnonzero(defined)
     values = [r.ndcg[index] for r in results]
-    mode = Mode.BACKGROUND if background else _mode(stats, int(index.size))
+    mode = _mode(stats, background, int(index.size))
     key = f"{[run.id for run in runs]}|{first.options!r}"
     found = stats_service.figures(
         runs[0].test_set, key, values, mode, min_interval=MIN_INTERVAL_QUERIES
