@@ -10,7 +10,7 @@ from flask import Flask
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import TeamCache, TestSet
-from ndcg_labeler.services import stored as team_cache
+from ndcg_labeler.services import _stored as team_cache
 from ndcg_labeler.services import team
 from ndcg_labeler.services.team import pages
 from tests.factory import build, judge, make_user

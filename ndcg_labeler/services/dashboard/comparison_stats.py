@@ -1,7 +1,7 @@
 """Bootstrap intervals and paired tests for run comparisons, stored by the exact scores.
 
 At 7,000 queries the statistics of six runs take seconds (10,000 resamples each), so they are
-stored in the database (services.stored) under the compared runs and options, with a digest of
+stored in the database (services._stored) under the compared runs and options, with a digest of
 the per-query values they were computed from (and the settings) as their version: every server
 process and the CLI share them, the same scores never pay twice, and a grade change gives new
 values and so a new version (never stale). A large comparison's statistics are computed by one
@@ -25,7 +25,7 @@ from ndcg_labeler.scoring.significance import (
     bootstrap_ci,
     compare_runs,
 )
-from ndcg_labeler.services import stored
+from ndcg_labeler.services._stored import Computing, cached, stored
 
 CONFIDENCE = 0.95
 N_RESAMPLES = 10_000
@@ -107,11 +107,11 @@ def figures(
     version = _version(arrays, min_interval)
     options = hashlib.sha1(key.encode()).hexdigest()
     if mode is Mode.STORED:
-        data = stored.stored(test_set.id, _KIND, options, version)
+        data = stored(test_set.id, _KIND, options, version)
         return _figures(data) if data is not None else None
     background = mode is Mode.BACKGROUND
     try:
-        found = stored.cached(
+        found = cached(
             test_set,
             _KIND,
             options,
@@ -121,7 +121,7 @@ def figures(
             inline=not background,
             large=background,
         )
-    except stored.Computing:
+    except Computing:
         return None
     return None if found.updating else _figures(found.value)
 

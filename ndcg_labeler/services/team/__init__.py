@@ -1,6 +1,6 @@
 """Team judging: agreement, people, disputes and adjudication, policies, judgment exports."""
 
-from ndcg_labeler.services.stored import (
+from ndcg_labeler.services._stored import (
     INLINE_MAX,
     LEASE,
     Cached,
