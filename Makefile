@@ -77,9 +77,11 @@ bench: setup-dev
 	$(BIN)/python -m bench.cli
 
 ## make bench-scale: issue 10's scale table (labeling, dashboards, team pages, CLI, worker memory)
-## on sizes it builds itself (~15 min; QUICK=1 for smaller sizes, DATABASE=url for an empty PG db)
+## on sizes it builds itself, then pooling at 7,000 queries on SQLite (~6 min; QUICK=1 for smaller
+## sizes, DATABASE=url for an empty PG db: the scale table only)
 bench-scale: setup-dev
 	$(BIN)/python -m bench.scale $(if $(QUICK),--quick) $(if $(DATABASE),--url $(DATABASE))
+	$(if $(DATABASE),,$(BIN)/python -m bench.pooling $(if $(QUICK),--queries 1000))
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache
