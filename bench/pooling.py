@@ -1,10 +1,10 @@
 """Pooling at scale: the preview (plan) and the add, in process, and the browser's POST.
 
 `python -m bench.pooling [--queries 7000] [--depth 50] [--runs 1 3] [--url URL]` builds, in a
-temporary SQLite file (or the EMPTY database `--url` names; then give one --runs count), a test set of QUERIES queries
-whose corpus holds every chunk the runs rank, one graded chunk per query, and RUNS runs of
-depth DEPTH (run k ranks chunk d{i}_{(j + k) mod depth'} so the runs overlap). For each run
-count it times:
+temporary SQLite file (or the EMPTY database `--url` names; then give one --runs count), a test
+set of QUERIES queries whose corpus holds every chunk the runs rank, one graded chunk per query,
+and RUNS runs of depth DEPTH (run k ranks chunk d{i}_{(j + k) mod depth'} so the runs
+overlap). For each run count it times:
 
 - the pool page's preview (`plan_pool` over every run of the test set, coverage included);
 - adding the pairs in one transaction (`add_pool`, what the job worker runs), and the preview

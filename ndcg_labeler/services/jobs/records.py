@@ -170,8 +170,8 @@ def recover(stale_seconds: int | None = None) -> list[int]:
 
     Dead means: the worker process (on this host) no longer exists, or the heartbeat is older
     than `stale_seconds`. Its import, upload or fetch was one transaction, so either nothing of
-    it is stored and the job is marked failed (INTERRUPTED), or, for a run upload or fetch
-    killed after its commit (while scoring the run), the run is whole and the job is marked
+    it is stored and the job is marked failed (INTERRUPTED), or, for a run upload, fetch or
+    fusion killed after its commit (while scoring the run), the run is whole and the job is marked
     done with it. It also deletes spooled uploads that no queued or running job will read.
     """
     if stale_seconds is None:
