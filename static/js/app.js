@@ -187,8 +187,8 @@ window.ndcgAnswers = (() => {
   let timer = null;
   let running = false;
   // One pass over what is waiting; false when the server could not be reached.
-  const pass = async () => {
-    for (const entry of pending()) {
+  const pass = async (waiting = pending) => {
+    for (const entry of waiting()) {
       if (!store.has(entry.key)) continue; // acknowledged meanwhile by another tab
       const response = await store.post(entry, meta ? meta.content : "").catch(() => null);
       if (response && response.ok) store.remove(entry.key);
@@ -211,4 +211,24 @@ window.ndcgAnswers = (() => {
   };
   window.addEventListener("online", deliver);
   deliver();
+  // Logging out first delivers what is waiting (this test set's too); what the server cannot
+  // take now stays in this browser for its owner's next visit, and the person is told so.
+  const logout = document.querySelector("form[data-logout]");
+  if (logout) {
+    logout.addEventListener("submit", async (event) => {
+      const all = () => store.list(mine);
+      if (logout.dataset.confirmed || all().length === 0) return;
+      event.preventDefault();
+      await store.exclusive(user, () => pass(all)).catch(() => false);
+      const left = all().length;
+      const question =
+        `${left} answer${left === 1 ? " is" : "s are"} not saved yet: the server did not take ` +
+        "them now. They stay in this browser and are sent when you sign in here again. " +
+        "Log out anyway?";
+      if (left === 0 || window.confirm(question)) {
+        logout.dataset.confirmed = "1";
+        logout.requestSubmit();
+      }
+    });
+  }
 })();

@@ -9,13 +9,33 @@ from collections import Counter
 
 import pytest
 import sqlalchemy as sa
+from flask import abort
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Chunk, Judgment, User
+from ndcg_labeler.views import label_loop
 from tests.browser.live import LiveServer, log_in, shown_docid, wait_saved
 from tests.factory import PASSWORD, build, make_user
 
 KEPT = "ndcg-labeling:"
+
+
+class _Saves:
+    """Make the live server refuse every background save with a 503 (storing nothing), and take
+    that back: deterministic, unlike intercepting requests in the browser, whose Python handlers
+    run late on a loaded machine (a paused save then went through after the route was gone)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.monkeypatch = monkeypatch
+
+    def refuse(self) -> None:
+        def unavailable(*args, **kwargs):
+            abort(503, description="saving is paused")
+
+        self.monkeypatch.setattr(label_loop, "save_answer", unavailable)
+
+    def allow(self) -> None:
+        self.monkeypatch.undo()
 
 
 def _judged(app) -> list[tuple[str, str, int | None]]:
@@ -76,7 +96,7 @@ def test_answers_of_a_tab_closed_offline_arrive_from_a_new_page(
     _open(page, f"{base}/test-sets/{built.test_set_id}/label")
     context.set_offline(True)
     given = [(_answer(page, "3"), 3), (_answer(page, "1"), 1)]
-    page.wait_for_selector("[data-save-state][data-state=failed]")
+    page.wait_for_selector("[data-save-state][data-state=failed]", timeout=30_000)
     page.close()  # the tab goes with its answers unsent (no "leave?" question when closed so)
     assert _judged(app) == []
 
@@ -90,7 +110,7 @@ def test_answers_of_a_tab_closed_offline_arrive_from_a_new_page(
 
 @pytest.mark.browser
 def test_answers_kept_by_the_old_session_queue_move_to_local_storage(
-    live_server: LiveServer, browser_page
+    live_server: LiveServer, browser_page, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     app, base = live_server.app, live_server.url
     built = build(app, "Migrate", pool={"q1": ["d1", "d2"]})
@@ -112,14 +132,15 @@ def test_answers_kept_by_the_old_session_queue_move_to_local_storage(
         "([key, value]) => sessionStorage.setItem(key, value)",
         [f"{KEPT}{user_id}:{upcoming}", json.dumps(old)],
     )
-    context.route("**/save.json", lambda route: route.abort())  # not deliverable for now
+    saves = _Saves(monkeypatch)
+    saves.refuse()  # not deliverable for now
     page.goto(base + "/")
     in_session = f"Object.keys(sessionStorage).filter((k) => k.startsWith('{KEPT}')).length"
     assert page.evaluate(in_session) == 0
     assert _kept(page) == 1
     page.close()  # the tab (and its sessionStorage) goes; the answer stays
 
-    context.unroute("**/save.json")
+    saves.allow()
     fresh = context.new_page()
     fresh.goto(base + "/")
     _wait_for(fresh, lambda: _judged(app) == [("admin", "d2", 2)], "the migrated answer")
@@ -127,7 +148,7 @@ def test_answers_kept_by_the_old_session_queue_move_to_local_storage(
 
 @pytest.mark.browser
 def test_another_user_in_the_same_browser_never_sends_them(
-    live_server: LiveServer, browser_page
+    live_server: LiveServer, browser_page, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     app, base = live_server.app, live_server.url
     bea = make_user(app, "bea")
@@ -137,10 +158,11 @@ def test_another_user_in_the_same_browser_never_sends_them(
     sent: list[str] = []
     context.on("request", lambda r: sent.append(r.url) if r.url.endswith("/save.json") else None)
     log_in(page, base)
+    saves = _Saves(monkeypatch)
+    saves.refuse()  # the admin's saves fail
     _open(page, f"{base}/test-sets/{built.test_set_id}/label")
-    context.route("**/save.json", lambda route: route.abort())  # the admin's saves fail
     given = [(_answer(page, "3"), 3), (_answer(page, "2"), 2)]
-    page.wait_for_selector("[data-save-state][data-state=failed]")
+    page.wait_for_selector("[data-save-state][data-state=failed]", timeout=30_000)
     page.close()
     assert _kept_in(context, base) == 2
 
@@ -148,9 +170,10 @@ def test_another_user_in_the_same_browser_never_sends_them(
     # browser, and the server is reachable again.
     page = context.new_page()
     page.goto(base + "/")
+    page.once("dialog", lambda dialog: dialog.accept())  # "2 answers are not saved yet …"
     page.click("nav button:has-text('Log out')")
     page.wait_for_url(base + "/login")
-    context.unroute("**/save.json")
+    saves.allow()
     sent.clear()
     log_in(page, base, "bea", PASSWORD)
     _open(page, f"{base}/test-sets/{built.test_set_id}/label")
@@ -225,7 +248,7 @@ def test_two_tabs_offline_lose_nothing_and_send_each_answer_once(
         given.append((_answer(page, key), int(key)))
     assert len({docid for docid, _ in given}) == 4  # four different pairs
     for page in (first, second):
-        page.wait_for_selector("[data-save-state][data-state=failed]")
+        page.wait_for_selector("[data-save-state][data-state=failed]", timeout=30_000)
         assert "4 answers kept here" in page.locator("[data-save-state]").inner_text()
     if close_one:
         first.close()  # its answers are in the store the other tab shares
@@ -245,3 +268,51 @@ def test_two_tabs_offline_lose_nothing_and_send_each_answer_once(
         assert set(acknowledged.values()) == {1}, acknowledged
     assert _kept(second) == 0
     assert _judged(app) == expected
+
+
+def _closed_with_two_unsent(page, base: str, test_set_id: int):
+    """Give two answers that cannot be saved, close the tab; returns a new page on '/'."""
+    context = page.context
+    _open(page, f"{base}/test-sets/{test_set_id}/label")
+    context.set_offline(True)
+    _answer(page, "3")
+    _answer(page, "1")
+    page.wait_for_selector("[data-save-state][data-state=failed]", timeout=30_000)
+    page.close()
+    context.set_offline(False)
+    return context.new_page()
+
+
+@pytest.mark.browser
+def test_logging_out_delivers_first_or_says_what_stays(
+    live_server: LiveServer, browser_page, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    app, base = live_server.app, live_server.url
+    built = build(app, "Logout", pool={"q1": ["d1", "d2", "d3", "d4"]})
+    log_in(browser_page, base)
+    page = _closed_with_two_unsent(browser_page, base, built.test_set_id)
+    saves = _Saves(monkeypatch)
+    saves.refuse()  # the server cannot take them
+    page.goto(base + "/")
+    asked: list[str] = []
+
+    def answer(dialog, accept: bool) -> None:
+        asked.append(dialog.message)
+        dialog.accept() if accept else dialog.dismiss()
+
+    page.once("dialog", lambda dialog: answer(dialog, False))
+    page.click("form[data-logout] button")
+    page.wait_for_timeout(500)
+    assert asked and asked[0].startswith("2 answers are not saved yet")
+    assert page.url == base + "/" and _kept(page) == 2  # still signed in, nothing lost
+    page.once("dialog", lambda dialog: answer(dialog, True))
+    with page.expect_navigation():
+        page.click("form[data-logout] button")
+    assert "/login" in page.url and _kept(page) == 2 and _judged(app) == []
+    # Back online and signed in again, they are delivered; logging out then asks nothing.
+    saves.allow()
+    log_in(page, base)
+    _wait_for(page, lambda: len(_judged(app)) == 2, "the kept answers")
+    with page.expect_navigation():
+        page.click("form[data-logout] button")
+    assert len(asked) == 2 and "/login" in page.url
