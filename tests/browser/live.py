@@ -7,7 +7,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from flask import Flask
+from flask import Flask, abort
+
+from ndcg_labeler.views import label_loop
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -60,3 +62,21 @@ def answer_and_wait(page: Any, key: str) -> None:
 def wait_saved(page: Any) -> None:
     """Wait until the save indicator says every answer given on the page was stored."""
     page.wait_for_selector("[data-save-state][data-state=saved]")
+
+
+class PausedSaves:
+    """Make the live server refuse every background save with a 503 (storing nothing), and take
+    that back: deterministic, unlike intercepting requests in the browser, whose Python handlers
+    run late on a loaded machine (a paused save then went through after the route was gone)."""
+
+    def __init__(self, monkeypatch: Any) -> None:
+        self.monkeypatch = monkeypatch
+
+    def refuse(self) -> None:
+        def unavailable(*args, **kwargs):
+            abort(503, description="saving is paused")
+
+        self.monkeypatch.setattr(label_loop, "save_answer", unavailable)
+
+    def allow(self) -> None:
+        self.monkeypatch.undo()

@@ -9,33 +9,13 @@ from collections import Counter
 
 import pytest
 import sqlalchemy as sa
-from flask import abort
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Chunk, Judgment, User
-from ndcg_labeler.views import label_loop
-from tests.browser.live import LiveServer, log_in, shown_docid, wait_saved
+from tests.browser.live import LiveServer, PausedSaves, log_in, shown_docid, wait_saved
 from tests.factory import PASSWORD, build, make_user
 
 KEPT = "ndcg-labeling:"
-
-
-class _Saves:
-    """Make the live server refuse every background save with a 503 (storing nothing), and take
-    that back: deterministic, unlike intercepting requests in the browser, whose Python handlers
-    run late on a loaded machine (a paused save then went through after the route was gone)."""
-
-    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        self.monkeypatch = monkeypatch
-
-    def refuse(self) -> None:
-        def unavailable(*args, **kwargs):
-            abort(503, description="saving is paused")
-
-        self.monkeypatch.setattr(label_loop, "save_answer", unavailable)
-
-    def allow(self) -> None:
-        self.monkeypatch.undo()
 
 
 def _judged(app) -> list[tuple[str, str, int | None]]:
@@ -132,7 +112,7 @@ def test_answers_kept_by_the_old_session_queue_move_to_local_storage(
         "([key, value]) => sessionStorage.setItem(key, value)",
         [f"{KEPT}{user_id}:{upcoming}", json.dumps(old)],
     )
-    saves = _Saves(monkeypatch)
+    saves = PausedSaves(monkeypatch)
     saves.refuse()  # not deliverable for now
     page.goto(base + "/")
     in_session = f"Object.keys(sessionStorage).filter((k) => k.startsWith('{KEPT}')).length"
@@ -158,7 +138,7 @@ def test_another_user_in_the_same_browser_never_sends_them(
     sent: list[str] = []
     context.on("request", lambda r: sent.append(r.url) if r.url.endswith("/save.json") else None)
     log_in(page, base)
-    saves = _Saves(monkeypatch)
+    saves = PausedSaves(monkeypatch)
     saves.refuse()  # the admin's saves fail
     _open(page, f"{base}/test-sets/{built.test_set_id}/label")
     given = [(_answer(page, "3"), 3), (_answer(page, "2"), 2)]
@@ -291,7 +271,7 @@ def test_logging_out_delivers_first_or_says_what_stays(
     built = build(app, "Logout", pool={"q1": ["d1", "d2", "d3", "d4"]})
     log_in(browser_page, base)
     page = _closed_with_two_unsent(browser_page, base, built.test_set_id)
-    saves = _Saves(monkeypatch)
+    saves = PausedSaves(monkeypatch)
     saves.refuse()  # the server cannot take them
     page.goto(base + "/")
     asked: list[str] = []

@@ -10,7 +10,14 @@ import sqlalchemy as sa
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Assignment, Chunk, Judgment, Pair, User
 from ndcg_labeler.services import labeling
-from tests.browser.live import LiveServer, answer_and_wait, log_in, shown_docid, wait_saved
+from tests.browser.live import (
+    LiveServer,
+    PausedSaves,
+    answer_and_wait,
+    log_in,
+    shown_docid,
+    wait_saved,
+)
 from tests.factory import build, make_user
 
 
@@ -140,14 +147,15 @@ def test_the_last_answer_leads_to_the_done_page_once_saved(
 
 @pytest.mark.browser
 def test_answers_unsent_when_the_page_is_left_are_delivered_from_the_next_page(
-    live_server: LiveServer, browser_page
+    live_server: LiveServer, browser_page, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     app = live_server.app
     built = build(app, "Leave", pool={"q1": ["d1", "d2", "d3"]})
     page = browser_page
     log_in(page, live_server.url)
     _open(page, live_server, built.test_set_id)
-    page.route("**/save.json", lambda route: route.abort())  # saves fail for now
+    saves = PausedSaves(monkeypatch)
+    saves.refuse()  # saves fail for now
     for key in ("2", "1"):
         before = shown_docid(page)
         page.keyboard.press(key)
@@ -163,7 +171,7 @@ def test_answers_unsent_when_the_page_is_left_are_delivered_from_the_next_page(
         page.click("nav >> text=Test sets")
     assert asked == ["beforeunload"]
     assert _grades(app) == []
-    page.unroute("**/save.json")  # the server is reachable again: the home page delivers them
+    saves.allow()  # the server takes saves again: the home page delivers them
     # Delivered, then forgotten by the page.
     page.wait_for_function(
         "() => !Object.keys(localStorage).some((key) => key.startsWith('ndcg-labeling:'))"
