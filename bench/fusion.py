@@ -140,14 +140,14 @@ def measure(args: argparse.Namespace) -> None:
                 old_run, new_run = made["old"], made["new"]
                 same = run_service.ranked_lists(old_run) == run_service.ranked_lists(new_run)
                 same_bits = _score_bits(old_run.id) == _score_bits(new_run.id)
-                same_sha = old_run.sha256 == new_run.sha256
+                same_sha = (old_run.sha256, old_run.format) == (new_run.sha256, new_run.format)
                 same_report = {**old_run.report, "filename": ""} == {
                     **new_run.report,
                     "filename": "",
                 }
                 print(
                     f"{method:8} same ranked lists: {same}, same score bits: {same_bits}, "
-                    f"same sha256: {same_sha}, same report: {same_report}"
+                    f"same sha256 and format: {same_sha}, same report: {same_report}"
                 )
                 if not (same and same_bits and same_sha and same_report):
                     raise SystemExit("the new fusion stored a different run")

@@ -1,15 +1,15 @@
 """Fused runs: RRF, CombSUM or CombMNZ over two or more runs, stored like any upload.
 
 The input runs' ranked lists are read from their RunQuery rows (already in trec_eval order)
-as arrays, fused for all queries at once by scoring.fusion.fuse_arrays, written out as a TREC
-run in memory (pyarrow string kernels, the same bytes a line-by-line writer gives) and stored
-through the one upload path (upload_run): the same validation, ranking, depth cut, versions
-and cache.
+as arrays, fused for all queries at once by scoring.fusion.fuse_arrays and stored through the
+upload path after its parser (upload.store_parsed_run): the same checks, ranking, depth cut,
+report, versions and cache. The run's sha256 is that of the TREC file a line-by-line writer
+would make of it (built with pyarrow string kernels and hashed, never parsed back).
 """
 
 from __future__ import annotations
 
-import io
+import hashlib
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -22,7 +22,7 @@ from ndcg_labeler.scoring.fusion import METHODS, RRF_K, fuse_arrays
 from ndcg_labeler.services import ServiceError
 from ndcg_labeler.services._progress import Progress, no_progress
 
-from .upload import MAX_DEPTH, upload_run
+from .upload import MAX_DEPTH, store_parsed_run
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -87,6 +87,8 @@ def fuse_runs(
     check_fusion(test_set, runs, method, k)
     if depth is None:
         depth = min(MAX_DEPTH, max(run.depth for run in runs))
+    from ndcg_labeler.formats.runs import ParsedRun  # numpy + pyarrow: not at start-up
+
     per_run = [_run_arrays(run) for run in runs]
     qids = sorted({qid for run_qids, _, _, _ in per_run for qid in run_qids})
     index = {qid: i for i, qid in enumerate(qids)}
@@ -96,12 +98,18 @@ def fuse_runs(
         for run_qids, counts, docids, scores in per_run
     ]
     query, docids, scores = fuse_arrays(inputs, method, k)
-    data = _trec_text(qids, query, docids, scores, progress)
-    if not data:
+    sha256 = _trec_text_sha256(qids, query, docids, scores, progress)
+    if not query.size:
         raise ServiceError("the runs to fuse have no ranked entries")
-    return upload_run(
+    present = np.unique(query)
+    offsets = np.searchsorted(query, np.append(present, len(qids))).astype(np.int64)
+    parsed = ParsedRun(
+        [qids[i] for i in present.tolist()], offsets, docids, scores, "trec", query.size
+    )
+    return store_parsed_run(
         test_set,
-        io.BytesIO(data),
+        parsed,
+        sha256,
         f"fused-{method}.trec",
         name,
         created_by,
@@ -141,15 +149,16 @@ def _run_arrays(run: Run) -> tuple[list[str], np.ndarray, pa.LargeStringArray, n
     return qids, counts, docids, scores
 
 
-def _trec_text(
+def _trec_text_sha256(
     qids: list[str],
     query: np.ndarray,
     docids: pa.LargeStringArray,
     scores: np.ndarray,
     progress: Progress,
-) -> bytes:
-    """`{qid} Q0 {docid} {rank} {score!r} fused` per entry, built _EVERY_QUERIES queries at a
-    time (progress between them: a Cancelled stops before anything is stored)."""
+) -> str:
+    """The sha256 of the run as a TREC file, `{qid} Q0 {docid} {rank} {score!r} fused` per
+    entry: what an upload of that file would record. Built and hashed _EVERY_QUERIES queries
+    at a time (progress between them: a Cancelled stops before anything is stored)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -159,7 +168,7 @@ def _trec_text(
     names = pa.array(qids, pa.large_string())
     starts = np.searchsorted(query, np.arange(len(qids) + 1))
     bounds = starts.tolist()
-    parts = []
+    digest = hashlib.sha256()
     for begin in range(0, len(qids), _EVERY_QUERIES):
         progress("fuse", begin, len(qids), bounds[begin])
         end = min(begin + _EVERY_QUERIES, len(qids))
@@ -178,9 +187,9 @@ def _trec_text(
             text(" "),
         )
         offsets = np.frombuffer(lines.buffers()[1], dtype=np.int64)[: len(lines) + 1]
-        parts.append(memoryview(lines.buffers()[2])[int(offsets[0]) : int(offsets[-1])])
+        digest.update(memoryview(lines.buffers()[2])[int(offsets[0]) : int(offsets[-1])])
     progress("fuse", len(qids), len(qids), bounds[-1])
-    return b"".join(parts)
+    return digest.hexdigest()
 
 
 def _score_text(scores: np.ndarray) -> pa.LargeStringArray:
