@@ -15,7 +15,7 @@ bit-identical scores (each docid's sum is accumulated from 0.0 run by run, in ru
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
@@ -109,9 +109,16 @@ RankedArrays = tuple[np.ndarray, "pa.Array | np.ndarray", np.ndarray]
 query are contiguous and in rank order (best first); queries may come in any order."""
 
 
-def fuse_arrays(
-    runs: Sequence[RankedArrays], method: str = "rrf", k: int = RRF_K
-) -> tuple[np.ndarray, pa.LargeStringArray, np.ndarray]:
+class Fused(NamedTuple):
+    """fuse_arrays' result: per entry, grouped by query index (ascending), best first."""
+
+    query: np.ndarray
+    docids: pa.LargeStringArray
+    scores: np.ndarray
+    hashes: np.ndarray | None  # formats.run_dedup.string_hashes of the docids, when at hand
+
+
+def fuse_arrays(runs: Sequence[RankedArrays], method: str = "rrf", k: int = RRF_K) -> Fused:
     """Fuse every query of `runs` at once; (query index, docid, fused score) per entry.
 
     The result is grouped by query index (ascending), each query's entries in `fuse`'s order,
@@ -132,7 +139,7 @@ def fuse_arrays(
     query = np.concatenate([*queries, np.empty(0, np.int64)])
     parts = [_contributions(q, s, method, k) for q, s in zip(queries, scores, strict=True)]
     values = np.concatenate([*parts, np.empty(0)])
-    slot, fused_query, fused_docids = _pairs(query, column, columns)
+    slot, fused_query, fused_docids, hashes = _pairs(query, column, columns)
     total = np.zeros(fused_query.size, dtype=np.float64)
     np.add.at(total, slot, values)  # entry by entry, so run by run in order, like the dicts
     if method == "combmnz":
@@ -140,7 +147,12 @@ def fuse_arrays(
     bounds = np.flatnonzero(np.diff(fused_query)) + 1
     offsets = np.concatenate(([0], bounds, [fused_query.size])).astype(np.int64)
     order = rank_grouped(offsets[: 1 if fused_query.size == 0 else None], fused_docids, total)
-    return fused_query[order], fused_docids.take(pa.array(order)), total[order]
+    return Fused(
+        fused_query[order],
+        fused_docids.take(pa.array(order)),
+        total[order],
+        None if hashes is None else hashes[order],
+    )
 
 
 def _contributions(query: np.ndarray, score: np.ndarray, method: str, k: int) -> np.ndarray:
@@ -157,9 +169,9 @@ _HASH_BITS = 40  # low bits of a key: the docid's hash; high bits: the query ind
 
 def _pairs(
     query: np.ndarray, column: pa.Array, columns: list[pa.Array]
-) -> tuple[np.ndarray, np.ndarray, pa.Array]:
+) -> tuple[np.ndarray, np.ndarray, pa.Array, np.ndarray | None]:
     """Number the distinct (query, docid) pairs, in query order: each entry's pair, and each
-    pair's query and docid (`column`: the runs' `columns` end to end).
+    pair's query, docid and docid hash (`column`: the runs' `columns` end to end).
 
     Keys join the query index and a hash of the docid, so one integer sort groups the pairs;
     entries that share a key are then compared as strings, and only if two different docids
@@ -171,8 +183,10 @@ def _pairs(
 
     if query.size and query.min() >= 0 and query.max() < 1 << (63 - _HASH_BITS):
         # Hashed run by run: a run of equally long docids takes string_hashes' fast path.
-        hashes = np.concatenate([string_hashes(c) for c in columns]) >> np.uint64(64 - _HASH_BITS)
-        keys = (query.astype(np.uint64) << np.uint64(_HASH_BITS)) | hashes
+        hashes = np.concatenate([string_hashes(c) for c in columns])
+        keys = (query.astype(np.uint64) << np.uint64(_HASH_BITS)) | (
+            hashes >> np.uint64(64 - _HASH_BITS)
+        )
         order = np.argsort(keys)
         ordered = keys[order]
         new = np.concatenate(([True], ordered[1:] != ordered[:-1]))
@@ -183,12 +197,12 @@ def _pairs(
             slot = np.empty(query.size, dtype=np.int64)
             slot[order] = np.cumsum(new) - 1
             firsts = order[new]
-            return slot, query[firsts], column.take(pa.array(firsts))
+            return slot, query[firsts], column.take(pa.array(firsts)), hashes[firsts]
     encoded = column.dictionary_encode()
     codes = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
     n_codes = max(len(encoded.dictionary), 1)
     pairs, slot = np.unique(query * n_codes + codes, return_inverse=True)
-    return slot, pairs // n_codes, encoded.dictionary.take(pa.array(pairs % n_codes))
+    return slot, pairs // n_codes, encoded.dictionary.take(pa.array(pairs % n_codes)), None
 
 
 def _as_large_string(docids: pa.Array | np.ndarray) -> pa.LargeStringArray:

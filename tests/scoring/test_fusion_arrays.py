@@ -8,6 +8,7 @@ import struct
 import numpy as np
 import pytest
 
+from ndcg_labeler.formats.run_dedup import string_hashes
 from ndcg_labeler.scoring.fusion import METHODS, fuse, fuse_arrays
 
 # Prefixes of each other, case, digits vs letters, non-ASCII (2-, 3- and 4-byte UTF-8).
@@ -59,13 +60,16 @@ def _check_case(seed: int, method: str, k: int) -> None:
     rng = np.random.default_rng(seed)
     runs = _random_runs(rng)
     qids = sorted({qid for lists in runs for qid in lists})
-    query, docids, scores = fuse_arrays(_as_arrays(runs, qids, rng), method, k)
+    query, docids, scores, hashes = fuse_arrays(_as_arrays(runs, qids, rng), method, k)
     got = list(zip(query.tolist(), docids.to_pylist(), map(_bits, scores.tolist()), strict=True))
     expected = []
     for i, qid in enumerate(qids):
         fused = fuse([lists.get(qid, []) for lists in runs], method, k)
         expected += [(i, docid, _bits(score)) for docid, score in fused]
     assert got == expected, f"seed {seed}, {method}, k={k}"
+    # The docids' hashes come along for the scoring cache: they must be the parser's.
+    if hashes is not None:
+        assert hashes.tolist() == string_hashes(docids).tolist()
 
 
 @pytest.mark.parametrize("method", METHODS)
@@ -85,7 +89,7 @@ def test_scores_are_summed_from_zero_in_run_order() -> None:
         (np.zeros(len(r), np.int64), np.array([d for d, _ in r], object), [s for _, s in r])
         for r in runs
     ]
-    _, docids, scores = fuse_arrays(arrays, "rrf", 60)
+    _, docids, scores, _ = fuse_arrays(arrays, "rrf", 60)
     assert dict(zip(docids.to_pylist(), scores.tolist(), strict=True))["d"] == in_order
     assert dict(fuse([list(r) for r in runs], "rrf", 60))["d"] == in_order
 
@@ -96,7 +100,7 @@ def test_ties_go_to_the_greater_docid_in_byte_order() -> None:
         (np.zeros(len(r), np.int64), np.array([d for d, _ in r], object), [s for _, s in r])
         for r in lists
     ]
-    _, docids, _ = fuse_arrays(arrays, "combsum")
+    _, docids, _, _ = fuse_arrays(arrays, "combsum")
     # All five normalise to 1.0: "é" (0xC3 0xA9) > "z" > "b" > "ab" > "a" as bytes.
     assert docids.to_pylist() == ["é", "z", "b", "ab", "a"]
 

@@ -97,15 +97,14 @@ def fuse_runs(
         (np.repeat(np.array([index[q] for q in run_qids], dtype=np.int64), counts), docids, scores)
         for run_qids, counts, docids, scores in per_run
     ]
-    query, docids, scores = fuse_arrays(inputs, method, k)
+    query, docids, scores, hashes = fuse_arrays(inputs, method, k)
     sha256 = _trec_text_sha256(qids, query, docids, scores, progress)
     if not query.size:
         raise ServiceError("the runs to fuse have no ranked entries")
     present = np.unique(query)
     offsets = np.searchsorted(query, np.append(present, len(qids))).astype(np.int64)
-    parsed = ParsedRun(
-        [qids[i] for i in present.tolist()], offsets, docids, scores, "trec", query.size
-    )
+    kept = [qids[i] for i in present.tolist()]
+    parsed = ParsedRun(kept, offsets, docids, scores, "trec", query.size, hashes)
     return store_parsed_run(
         test_set,
         parsed,
