@@ -1,25 +1,31 @@
 """Fused runs: RRF, CombSUM or CombMNZ over two or more runs, stored like any upload.
 
-The input runs' ranked lists are read from their RunQuery rows (already in trec_eval order),
-fused per query by scoring.fusion, written out as a TREC run in memory and stored through the
-one upload path (upload_run): the same validation, ranking, depth cut, versions and cache.
+The input runs' ranked lists are read from their RunQuery rows (already in trec_eval order)
+as arrays, fused for all queries at once by scoring.fusion.fuse_arrays and stored through the
+upload path after its parser (upload.store_parsed_run): the same checks, ranking, depth cut,
+report, versions and cache. The run's sha256 is that of the TREC file a line-by-line writer
+would make of it (built with pyarrow string kernels and hashed, never parsed back).
 """
 
 from __future__ import annotations
 
-import io
+import hashlib
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 import sqlalchemy as sa
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Query, Run, RunQuery, TestSet, User
-from ndcg_labeler.scoring.fusion import METHODS, RRF_K, fuse
+from ndcg_labeler.scoring.fusion import METHODS, RRF_K, fuse_arrays
 from ndcg_labeler.services import ServiceError
 from ndcg_labeler.services._progress import Progress, no_progress
 
-from .upload import MAX_DEPTH, upload_run
+from .upload import MAX_DEPTH, store_parsed_run
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 MAX_RRF_K = 1_000_000
 _EVERY_QUERIES = 200
@@ -81,24 +87,28 @@ def fuse_runs(
     check_fusion(test_set, runs, method, k)
     if depth is None:
         depth = min(MAX_DEPTH, max(run.depth for run in runs))
-    per_run = [ranked_lists(run) for run in runs]
-    qids = sorted({qid for lists in per_run for qid in lists})
-    out = io.StringIO()
-    entries = 0
-    for done, qid in enumerate(qids):
-        if done % _EVERY_QUERIES == 0:
-            progress("fuse", done, len(qids), entries)
-        fused = fuse([lists.get(qid, []) for lists in per_run], method, k)
-        for rank, (docid, score) in enumerate(fused, start=1):
-            out.write(f"{qid} Q0 {docid} {rank} {score!r} fused\n")
-        entries += len(fused)
-    progress("fuse", len(qids), len(qids), entries)
-    data = out.getvalue().encode()
-    if not data:
+    from ndcg_labeler.formats.runs import ParsedRun  # numpy + pyarrow: not at start-up
+
+    per_run = [_run_arrays(run) for run in runs]
+    qids = sorted({qid for run_qids, _, _, _ in per_run for qid in run_qids})
+    index = {qid: i for i, qid in enumerate(qids)}
+    progress("fuse", 0, len(qids), 0)
+    inputs = [
+        (np.repeat(np.array([index[q] for q in run_qids], dtype=np.int64), counts), docids, scores)
+        for run_qids, counts, docids, scores in per_run
+    ]
+    query, docids, scores, hashes = fuse_arrays(inputs, method, k)
+    sha256 = _trec_text_sha256(qids, query, docids, scores, progress)
+    if not query.size:
         raise ServiceError("the runs to fuse have no ranked entries")
-    return upload_run(
+    present = np.unique(query)
+    offsets = np.searchsorted(query, np.append(present, len(qids))).astype(np.int64)
+    kept = [qids[i] for i in present.tolist()]
+    parsed = ParsedRun(kept, offsets, docids, scores, "trec", query.size, hashes)
+    return store_parsed_run(
         test_set,
-        io.BytesIO(data),
+        parsed,
+        sha256,
         f"fused-{method}.trec",
         name,
         created_by,
@@ -106,3 +116,92 @@ def fuse_runs(
         notes=describe(runs, method, k),
         progress=progress,
     )
+
+
+def _run_arrays(run: Run) -> tuple[list[str], np.ndarray, pa.LargeStringArray, np.ndarray]:
+    """The run's ranked lists as arrays: qids, entries per qid, docids and scores (rank order).
+
+    Blobs are the RunQuery rows' newline-joined docids (see upload): joined into one buffer,
+    the newlines give the offsets and are dropped, so no Python object is made per docid."""
+    import pyarrow as pa
+
+    rows = db.session.execute(
+        sa.select(Query.qid, RunQuery.docids, RunQuery.scores)
+        .join(Query, Query.id == RunQuery.query_id)
+        .where(RunQuery.run_id == run.id)
+    ).all()
+    qids = [qid for qid, _, _ in rows]
+    score_bytes = [bytes(sc) for _, _, sc in rows]
+    counts = np.array([len(sc) // 8 for sc in score_bytes], dtype=np.int64)
+    scores = np.frombuffer(b"".join(score_bytes), dtype=np.float64)
+    raw = np.frombuffer(b"\n".join(bytes(blob) for _, blob, _ in rows if blob), dtype=np.uint8)
+    newlines = np.flatnonzero(raw == ord("\n"))
+    entries = newlines.size + 1 if raw.size else 0
+    if entries != scores.size:
+        raise ServiceError(f"run '{run.name}' has stored docids and scores that do not match")
+    # Docid i starts after i newlines: at its byte position minus i once they are dropped.
+    starts = newlines + 1 - np.arange(1, newlines.size + 1)
+    offsets = np.concatenate(([0], starts, [raw.size - newlines.size])).astype(np.int64)
+    text = np.delete(raw, newlines)
+    docids = pa.LargeStringArray.from_buffers(entries, pa.py_buffer(offsets), pa.py_buffer(text))
+    docids.validate(full=True)
+    return qids, counts, docids, scores
+
+
+def _trec_text_sha256(
+    qids: list[str],
+    query: np.ndarray,
+    docids: pa.LargeStringArray,
+    scores: np.ndarray,
+    progress: Progress,
+) -> str:
+    """The sha256 of the run as a TREC file, `{qid} Q0 {docid} {rank} {score!r} fused` per
+    entry: what an upload of that file would record. Built and hashed _EVERY_QUERIES queries
+    at a time (progress between them: a Cancelled stops before anything is stored)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    def text(value: str) -> pa.Scalar:
+        return pa.scalar(value, pa.large_string())
+
+    names = pa.array(qids, pa.large_string())
+    starts = np.searchsorted(query, np.arange(len(qids) + 1))
+    bounds = starts.tolist()
+    digest = hashlib.sha256()
+    for begin in range(0, len(qids), _EVERY_QUERIES):
+        progress("fuse", begin, len(qids), bounds[begin])
+        end = min(begin + _EVERY_QUERIES, len(qids))
+        lo, hi = bounds[begin], bounds[end]
+        if lo == hi:
+            continue
+        rows = query[lo:hi]
+        ranks = np.arange(lo, hi, dtype=np.int64) - starts[rows] + 1
+        lines = pc.binary_join_element_wise(
+            names.take(pa.array(rows)),
+            text("Q0"),
+            docids.slice(lo, hi - lo),
+            pc.cast(pa.array(ranks), pa.large_string()),
+            _score_text(scores[lo:hi]),
+            text("fused\n"),
+            text(" "),
+        )
+        offsets = np.frombuffer(lines.buffers()[1], dtype=np.int64)[: len(lines) + 1]
+        digest.update(memoryview(lines.buffers()[2])[int(offsets[0]) : int(offsets[-1])])
+    progress("fuse", len(qids), len(qids), bounds[-1])
+    return digest.hexdigest()
+
+
+def _score_text(scores: np.ndarray) -> pa.LargeStringArray:
+    """repr() of every score. Arrow's float formatting writes the same shortest digits, and in
+    [1e-4, 1e9) the same text too, except for whole numbers ('1' for '1.0'): those and the
+    values outside that range are written by repr, once per distinct value."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    out = pc.cast(pa.array(scores), pa.large_string())
+    odd = ~((scores >= 1e-4) & (scores < 1e9) & (scores != np.floor(scores)))
+    if not odd.any():
+        return out
+    bits, inverse = np.unique(scores[odd].view(np.int64), return_inverse=True)
+    written = pa.array([repr(v) for v in bits.view(np.float64).tolist()], pa.large_string())
+    return pc.replace_with_mask(out, pa.array(odd), written.take(pa.array(inverse)))

@@ -222,13 +222,7 @@ def upload_run(
     Raises FormatError (file:line) for a bad file and ServiceError for a refused upload
     (duplicate name, no known query, bad depth); in both cases nothing is written.
     """
-    name = clean_name(name)
-    depth = _check_depth(depth)
-    notes = (notes or "").strip()
-    if len(notes) > MAX_NOTES:
-        raise ServiceError(f"the notes must have at most {MAX_NOTES} characters")
-    if name_taken(test_set, name):
-        raise ServiceError(f"test set '{test_set.name}' already has a run named '{name}'")
+    name, depth, notes = _check_upload(test_set, name, depth, notes)
     owned = isinstance(stream_or_path, str | os.PathLike)
     if filename is None:
         filename = os.path.basename(os.fspath(stream_or_path)) if owned else "<upload>"
@@ -238,7 +232,40 @@ def upload_run(
     finally:
         if owned:
             raw.close()
+    return store_parsed_run(
+        test_set, parsed, sha256, filename, name, uploaded_by, depth, notes, progress
+    )
 
+
+def _check_upload(
+    test_set: TestSet, name: str, depth: int | None, notes: str
+) -> tuple[str, int, str]:
+    """The cleaned name, depth and notes; refuses a bad or taken name, depth or notes."""
+    name = clean_name(name)
+    depth = _check_depth(depth)
+    notes = (notes or "").strip()
+    if len(notes) > MAX_NOTES:
+        raise ServiceError(f"the notes must have at most {MAX_NOTES} characters")
+    if name_taken(test_set, name):
+        raise ServiceError(f"test set '{test_set.name}' already has a run named '{name}'")
+    return name, depth, notes
+
+
+def store_parsed_run(
+    test_set: TestSet,
+    parsed: ParsedRun,
+    sha256: str,
+    filename: str,
+    name: str,
+    uploaded_by: User | None,
+    depth: int | None = None,
+    notes: str = "",
+    progress: Progress = no_progress,
+) -> Run:
+    """upload_run after parsing: a run already in formats.read_run's form (validated: no
+    docid twice in a query, no whitespace in ids), with the sha256 of its file's bytes, is
+    checked, ranked, cut and stored the same way, in one transaction."""
+    name, depth, notes = _check_upload(test_set, name, depth, notes)
     known = _query_ids(test_set)
     in_file = parsed.qids
     unknown = [qid for qid in in_file if qid not in known]
