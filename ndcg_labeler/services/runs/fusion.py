@@ -115,6 +115,7 @@ def fuse_runs(
         depth=depth,
         notes=describe(runs, method, k),
         progress=progress,
+        in_trec_order=True,  # fuse_arrays orders each query with rank_grouped already
     )
 
 

@@ -261,10 +261,13 @@ def store_parsed_run(
     depth: int | None = None,
     notes: str = "",
     progress: Progress = no_progress,
+    in_trec_order: bool = False,
 ) -> Run:
     """upload_run after parsing: a run already in formats.read_run's form (validated: no
     docid twice in a query, no whitespace in ids), with the sha256 of its file's bytes, is
-    checked, ranked, cut and stored the same way, in one transaction."""
+    checked, ranked, cut and stored the same way, in one transaction. `in_trec_order`: each
+    query's entries are already in trec_eval's order (scoring.rank_grouped's), so ranking them
+    again is skipped (a fused run is made in that order)."""
     name, depth, notes = _check_upload(test_set, name, depth, notes)
     known = _query_ids(test_set)
     in_file = parsed.qids
@@ -276,7 +279,7 @@ def store_parsed_run(
             f"'{test_set.name}' (e.g. {examples})"
         )
     progress("rank", 0, 1, int(parsed.offsets[-1]))
-    ranked = _rank(parsed, known, depth)
+    ranked = _rank(parsed, known, depth, in_trec_order)
     progress("rank", 1, 1, int(parsed.offsets[-1]))
     stored = set(ranked.query_ids)
     missing = [qid for qid, qpk in known.items() if qpk not in stored]
@@ -327,7 +330,7 @@ def _query_ids(test_set: TestSet) -> dict[str, int]:
     return dict(rows.all())
 
 
-def _rank(parsed: ParsedRun, known: dict[str, int], depth: int) -> _Ranked:
+def _rank(parsed: ParsedRun, known: dict[str, int], depth: int, ordered: bool = False) -> _Ranked:
     """trec_eval order per query (scoring.rank_grouped), top `depth` of each known query.
 
     Vectorised in pyarrow: one take puts the docids in rank order, one binary_join makes
@@ -337,7 +340,9 @@ def _rank(parsed: ParsedRun, known: dict[str, int], depth: int) -> _Ranked:
     import pyarrow.compute as pc
 
     qids, offsets, docids, scores = parsed.qids, parsed.offsets, parsed.docid_array, parsed.scores
-    perm = rank_grouped(offsets, docids, scores)
+    perm = (
+        np.arange(len(scores), dtype=np.intp) if ordered else rank_grouped(offsets, docids, scores)
+    )
     qpks = np.fromiter((known.get(q, -1) for q in qids), dtype=np.int64, count=len(qids))
     counts = np.diff(offsets)
     kept = np.where(qpks >= 0, np.minimum(counts, depth), 0)
