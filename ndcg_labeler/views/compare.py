@@ -28,9 +28,7 @@ bp = Blueprint("compare", __name__, url_prefix="/test-sets/<int:test_set_id>/das
 PER_PAGE = 100
 
 
-def _context(
-    test_set_id: int, stats: bool | None = None, background: bool = False
-) -> dict[str, object]:
+def _context(test_set_id: int, stats: bool, background: bool = False) -> dict[str, object]:
     test_set = get_test_set_or_404(test_set_id)
     options = score_options()
     all_runs = run_service.list_runs(test_set)
@@ -89,7 +87,7 @@ def stats_fragment(test_set_id: int) -> tuple[str, int]:
     """Means with bootstrap intervals and the paired tests: computed here up to INLINE_MAX
     compared queries; beyond, the first request starts their computation in the background
     and the fragment (202) asks again every second until they are stored."""
-    context = _context(test_set_id, stats=None, background=True)
+    context = _context(test_set_id, stats=False, background=True)
     result = context["result"]
     if not isinstance(result, dashboard_service.Comparison):
         abort(400, description=str(context["error"] or "choose at least two runs"))

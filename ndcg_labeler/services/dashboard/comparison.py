@@ -139,13 +139,12 @@ def _mean(run: Run, values: np.ndarray, found: MeanInterval | None) -> RunMean:
     return RunMean(run, found.mean, found.low, found.high)
 
 
-def _mode(stats: bool | None, background: bool, compared: int) -> Mode:
+def _mode(stats: bool, background: bool, compared: int) -> Mode:
     if stats:
         return Mode.NOW
-    small = compared <= INLINE_MAX
     if background:
-        return Mode.NOW if small else Mode.BACKGROUND
-    return Mode.NOW if stats is None and small else Mode.STORED
+        return Mode.NOW if compared <= INLINE_MAX else Mode.BACKGROUND
+    return Mode.STORED
 
 
 def _with_evidence(found: RunMean, judged: np.ndarray) -> RunMean:
@@ -156,16 +155,15 @@ def _with_evidence(found: RunMean, judged: np.ndarray) -> RunMean:
 def compare_runs(
     runs: Sequence[Run],
     options: ScoreOptions,
-    stats: bool | None = True,
+    stats: bool = True,
     *,
     background: bool = False,
 ) -> Comparison:
     """Compare the runs on the queries defined in all of them; pairs are each run vs the first.
 
     stats: True computes the bootstrap intervals and p-values (stored by the exact scores);
-    False only takes stored ones; None computes them up to INLINE_MAX queries. `background`
-    (with stats not True): computes them here up to INLINE_MAX queries, and beyond starts one
-    background computation when they are not stored yet.
+    False only takes stored ones, unless `background`: then they are computed here up to
+    INLINE_MAX queries, and beyond one background computation starts when none is stored.
     """
     _check(runs)
     results: list[RunScores] = [score_run(run, options) for run in runs]
