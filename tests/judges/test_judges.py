@@ -361,3 +361,43 @@ def test_dashboards_switch_to_machine_labels(
     assert "labels <strong>machine:gpt</strong>" in machine
     q1 = (3 + 1 / L3 + 2 / L5) / (3 + 2 / L3 + 1 / 2)
     assert f"{q1:.4f}" in machine  # q1's NDCG@10 under the judge's grades
+
+
+def test_machine_label_scores_follow_the_judges_answers(
+    app: Flask,
+    runner: FlaskCliRunner,
+    judged_set: str,
+    llm: FakeLLM,
+    fast_retries: None,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Failures answered again move the scores; a new process reads them from the store."""
+    from ndcg_labeler.models import RunScore
+    from ndcg_labeler.services.live import engine
+
+    port = llm.port
+    llm.stop()
+    _run(runner, "--pairs", "all")  # every answer failed: no machine grade at all
+    machine = live.ScoreOptions(labels="machine:gpt")
+    with app.app_context():
+        run = run_service.require_run(testsets.require_by_name("mj"), "A")
+        assert live.score_run(run, machine).queries_in_mean == 0
+    llm.start(port)
+    llm.slow_seconds = 0.0
+    _run(runner, "--pairs", "all")  # the failures are asked again and replaced
+    with app.app_context():
+        run = run_service.require_run(testsets.require_by_name("mj"), "A")
+        answered = live.score_run(run, machine)
+        app.extensions.pop("ndcg_live_scores")  # as a freshly started process
+        with monkeypatch.context() as patch:
+            patch.setattr(engine, "evaluate_flat", None)  # a full scoring would fail
+            assert live.score_run(run, machine).to_json() == answered.to_json()
+        keys = db.session.scalars(
+            sa.select(RunScore.settings).where(
+                RunScore.run_id == run.id, RunScore.settings.contains("machine:gpt@")
+            )
+        ).all()
+    # q1: d1 3, d2 1, d3 unreadable, d4 2, as ranked; ideal 3, 2, 1. q2: d5 2 first.
+    q1 = (3 + 1 / L3 + 2 / L5) / (3 + 2 / L3 + 1 / 2)
+    assert answered.ndcg.tolist() == pytest.approx([q1, 1.0])
+    assert len(keys) == 1  # the row of the judge's earlier answers is gone

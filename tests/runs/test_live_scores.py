@@ -351,14 +351,32 @@ def test_a_new_process_catches_up_from_the_store_after_a_grade(setup, monkeypatc
     result = score_run(run)
     i = by_qid(result)["q1"]
     assert result.dcg[i] == pytest.approx(2 + 1 / L3 + 3 / 2)
-    stored = db.session.scalar(sa.select(RunScore.labels_version).where(RunScore.run_id == run.id))
-    assert stored == db.session.get_one(TestSet, test_set.id).labels_version
 
 
-def test_an_older_state_never_overwrites_a_newer_one(setup) -> None:
+def test_the_store_is_written_back_once_enough_queries_moved(setup, monkeypatch) -> None:
+    """One grade does not rewrite the stored row (a re-score stays a few ms); a few more do."""
+    test_set, run = setup
+    score_run(run)
+
+    def stored_version() -> int:
+        stmt = sa.select(RunScore.labels_version).where(RunScore.run_id == run.id)
+        return db.session.scalar(stmt)
+
+    before = stored_version()
+    monkeypatch.setattr(engine, "SAVE_AFTER_QUERIES", 2)
+    grade(test_set, "q1", "z", 1, "ann1")
+    assert score_run(run).labels_version > before
+    assert stored_version() == before  # one query ahead: not written yet
+    grade(test_set, "q2", "y", 2, "ann1")
+    newest = score_run(run)
+    assert stored_version() == newest.labels_version  # two queries ahead: written
+
+
+def test_an_older_state_never_overwrites_a_newer_one(setup, monkeypatch) -> None:
     from ndcg_labeler.services.live import store
 
     test_set, run = setup
+    monkeypatch.setattr(engine, "SAVE_AFTER_QUERIES", 1)  # every catch-up is written
     score_run(run)
     settings = db.session.scalar(sa.select(RunScore.settings).where(RunScore.run_id == run.id))
     old = store.load(run.id, settings)

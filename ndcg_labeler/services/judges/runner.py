@@ -146,12 +146,11 @@ def _store(
             "completion_tokens": answer.completion_tokens,
         }
         keys = ["query_id", "chunk_id", "judge_id", "prompt_sha256"]
-        if not insert_if_absent(table, [row], keys):  # a failure asked again: replace it
-            db.session.execute(
-                sa.update(table)
-                .where(*(table.c[k] == row[k] for k in keys))
-                .values(**{k: v for k, v in row.items() if k not in keys})
-            )
+        if not insert_if_absent(table, [row], keys):
+            # A failure asked again: replaced by a new row, since the newest id is what tells
+            # live scoring that the judge's labels moved (an update in place kept old scores).
+            db.session.execute(sa.delete(table).where(*(table.c[k] == row[k] for k in keys)))
+            db.session.execute(sa.insert(table), [row])
     db.session.commit()
     return counts[0], counts[1], counts[2]
 

@@ -47,6 +47,10 @@ EVENT_LOOKBACK = 128
 FULL_RESCORE_QUERIES = 300
 # Score states a process keeps in memory (a few MB each at 7,000 queries).
 MEMORY_STATES = 64
+# A state caught up after grades is written back once it is this many re-scored queries ahead
+# of its stored row. Writing a few MB on every grade tripled a re-score's time; a process
+# that loads the older row catches up the same few queries itself (about 1 ms each).
+SAVE_AFTER_QUERIES = 20
 
 _EVENTS_SINCE = (
     sa.select(JudgmentEvent.__table__.c.id, JudgmentEvent.__table__.c.query_id)
@@ -98,9 +102,17 @@ def _grades_by_query(
 
 
 def _full(
-    run: Run, state: TestSetState, resolved: Resolved, queries: QuerySet, data: RunData | None
+    run: Run,
+    state: TestSetState,
+    resolved: Resolved,
+    queries: QuerySet,
+    data: RunData | None,
+    settings: str,
 ) -> ScoreState:
-    """Score every query of the test set from the run's entries (the only full read)."""
+    """Score every query of the test set from the run's entries (the only full read).
+
+    `settings` is the store's key (live_state's: with machine labels, it names the judge's
+    newest answer too). The new state is written to the store at once."""
     # Events first: a grade saved while we read is then applied again, never missed.
     max_id = int(db.session.scalar(_MAX_EVENT, {"test_set_id": state.id}) or 0)
     seen = frozenset(
@@ -131,7 +143,7 @@ def _full(
     )
     return ScoreState(
         run_id=run.id,
-        settings=store.settings_key(resolved),
+        settings=settings,
         labels_version=state.labels_version,
         max_event_id=max_id,
         queries_key=state.queries_key,
@@ -141,6 +153,7 @@ def _full(
         judged_any=np.array([a.size > 0 for a in judged], dtype=bool),
         missing=missing,
         seen=seen,
+        unsaved=SAVE_AFTER_QUERIES,
     )
 
 
@@ -177,10 +190,11 @@ def _catch_up(
     ).all()
     touched = {qpk for event_id, qpk in rows if event_id not in current.seen}
     if len(touched) > FULL_RESCORE_QUERIES:
-        return _full(run, state, resolved, queries, None)
+        return _full(run, state, resolved, queries, None, current.settings)
     index = {int(q): i for i, q in enumerate(current.query_ids.tolist())}
     for qpk in touched:
         _rescore(current, index, qpk, resolved, state.id)
+    current.unsaved += len(touched)
     current.seen = frozenset(event_id for event_id, _ in rows)
     if rows:
         current.max_event_id = max(current.max_event_id, rows[-1][0])
@@ -217,17 +231,16 @@ def live_state(
         current = memory.states.get(key)
         if current is None or current.queries_key != state.queries_key:
             current = store.load(run.id, settings)
-        changed = False
         if current is None or current.queries_key != state.queries_key:
-            current, changed = _full(run, state, resolved, queries, data), True
+            current = _full(run, state, resolved, queries, data, settings)
         elif current.labels_version != state.labels_version:
-            current, changed = _catch_up(run, current, state, resolved, queries), True
+            current = _catch_up(run, current, state, resolved, queries)
         memory.states[key] = current
         memory.states.move_to_end(key)
         while len(memory.states) > MEMORY_STATES:
             memory.states.popitem(last=False)
-        if changed:
-            store.save(current)
+        if current.unsaved >= SAVE_AFTER_QUERIES and store.save(current):
+            current.unsaved = 0
     return current, state, resolved, queries
 
 

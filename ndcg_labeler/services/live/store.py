@@ -57,9 +57,14 @@ class ScoreState:
     missing: np.ndarray  # the run has no ranking for the query
     seen: frozenset[int] = frozenset()  # recent judgment event ids already applied
     evaluations: int = field(default=0, compare=False)  # one-query re-scorings (for tests)
+    unsaved: int = field(default=0, compare=False)  # queries re-scored since the stored row
 
     def to_bytes(self) -> bytes:
-        """The arrays as one uncompressed .npz blob (loads in milliseconds)."""
+        """The arrays as one uncompressed .npz blob (loads in milliseconds).
+
+        The measures go in as one 2-D array per dtype (a few members, not one per measure:
+        writing ~80 zip members took most of a re-score's time).
+        """
         out = io.BytesIO()
         meta = {
             "meta_query_ids": self.query_ids,
@@ -68,14 +73,24 @@ class ScoreState:
             "meta_missing": self.missing,
             "meta_seen": np.array(sorted(self.seen), dtype=np.int64),
         }
-        np.savez(out, **meta, **{f"m_{name}": values for name, values in self.arrays.items()})
+        groups: dict[str, list[str]] = {}
+        for name, values in self.arrays.items():
+            groups.setdefault(values.dtype.str, []).append(name)
+        for n, names in enumerate(groups.values()):
+            meta[f"names_{n}"] = np.array(names)
+            meta[f"values_{n}"] = np.stack([self.arrays[name] for name in names])
+        np.savez(out, **meta)
         return out.getvalue()
 
     @classmethod
     def from_row(cls, row: RunScore) -> ScoreState:
-        """Rebuild from a stored row."""
+        """Rebuild from a stored row (also the layout of one member per measure, `m_<name>`)."""
         with np.load(io.BytesIO(row.data)) as found:
             arrays = {name[2:]: found[name] for name in found.files if name.startswith("m_")}
+            for member in found.files:
+                if member.startswith("names_"):
+                    values = found[f"values_{member[6:]}"]
+                    arrays.update(zip(found[member].tolist(), values, strict=True))
             meta = {name: found[f"meta_{name}"] for name in _META}
         return cls(
             run_id=row.run_id,
@@ -146,6 +161,7 @@ def save(state: ScoreState) -> bool:
             if is_sqlite:  # wait briefly, not the 10 s a grade would wait
                 raw.execute("PRAGMA busy_timeout=200")
             try:
+                _drop_older_machine_rows(connection, state)
                 connection.execute(stmt)
                 connection.commit()
             finally:
@@ -155,3 +171,19 @@ def save(state: ScoreState) -> bool:
         log.info("score store: skipped saving run %s (%s)", state.run_id, exc.orig)
         return False
     return True
+
+
+def _drop_older_machine_rows(connection: sa.Connection, state: ScoreState) -> None:
+    """With machine labels the key ends in "@<the judge's newest answer id>": the rows of the
+    judge's earlier answers will never be read again."""
+    base, at, version = state.settings.rpartition("@")
+    if not (at and version.isdigit()):
+        return
+    table = RunScore.__table__
+    connection.execute(
+        table.delete().where(
+            table.c.run_id == state.run_id,
+            table.c.settings.startswith(base + "@", autoescape=True),
+            table.c.settings != state.settings,
+        )
+    )

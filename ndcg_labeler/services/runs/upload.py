@@ -315,7 +315,6 @@ def store_parsed_run(
     except IntegrityError:
         # Another upload took the name between our check and our commit.
         raise ServiceError(f"test set '{test_set.name}' already has a run named '{name}'") from None
-    # This process has the ranked lists at hand: seed the scoring cache (no re-read).
     # This process has the ranked lists at hand: score them now and store the figures.
     data = live.uploaded_run_data(run, ranked.query_ids, ranked.blobs, ranked.buffer)
     live.score_new_run(run, data)
