@@ -10,6 +10,7 @@ from flask_login import current_user
 from ndcg_labeler.services import ServiceError, live
 from ndcg_labeler.services import dashboard as dashboard_service
 from ndcg_labeler.services.live import score_run, trec_eval_lines
+from ndcg_labeler.views._responses import still_computing
 from ndcg_labeler.views._scoring import chosen_runs, run_or_404, score_options
 from ndcg_labeler.views.access import get_test_set_or_404, require_grades_visible
 
@@ -102,10 +103,14 @@ def query_json(test_set_id: int, run_id: int, query_id: int) -> Response:
     return _json(_drill_down(test_set_id, run_id, query_id).detail.to_json())
 
 
-def _comparison(test_set_id: int) -> dashboard_service.Comparison:
+def _comparison(test_set_id: int, background: bool = False) -> dashboard_service.Comparison:
+    """The chosen runs compared; with stored intervals and tests only (`background`: computed
+    here up to INLINE_MAX compared queries, beyond that started in the background)."""
     test_set = get_test_set_or_404(test_set_id)
     try:
-        return dashboard_service.compare_runs(chosen_runs(test_set), score_options())
+        return dashboard_service.compare_runs(
+            chosen_runs(test_set), score_options(), stats=False, background=background
+        )
     except ServiceError as exc:
         abort(400, description=str(exc))
 
@@ -118,5 +123,15 @@ def compare_csv(test_set_id: int) -> Response:
 
 @bp.get("/compare.json")
 def compare_json(test_set_id: int) -> Response:
-    """The comparison: exactly `flask run compare --json` (plus every pair for 3+ runs)."""
-    return _json(dashboard_service.compare_json(_comparison(test_set_id)))
+    """The comparison: exactly `flask run compare --json` (plus every pair for 3+ runs).
+
+    Its intervals and paired tests take seconds on a large comparison: until they are stored
+    the answer is 202 with Retry-After (they are computed once, in the background)."""
+    result = _comparison(test_set_id, background=True)
+    if not result.stats_ready:
+        return still_computing(
+            "The bootstrap intervals and paired tests of this comparison are being computed; "
+            "ask again in a few seconds.",
+            retry_after=2,
+        )
+    return _json(dashboard_service.compare_json(result))

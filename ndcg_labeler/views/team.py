@@ -23,6 +23,7 @@ from ndcg_labeler.forms.team import AdjudicationForm, RemoveAdjudicationForm, Th
 from ndcg_labeler.models import Chunk, Query, TestSet
 from ndcg_labeler.scoring.aggregate import POLICIES
 from ndcg_labeler.services import ServiceError, live, paginate, team
+from ndcg_labeler.views._responses import still_computing
 from ndcg_labeler.views._scoring import page_arg
 from ndcg_labeler.views.access import admin_required, get_test_set_or_404
 
@@ -37,6 +38,16 @@ def computing(error: team.Computing) -> tuple[str, int]:
 
 
 PER_PAGE = 50
+
+
+def _not_yet(error: team.Computing) -> Response:
+    """A download asked before a large set's first figures are in (its page would say
+    "computing" and refresh): 202, ask again; they are being computed in the background."""
+    return still_computing(
+        f"{error.judgments:,} judgments are being read in the background for these figures' "
+        "first computation; ask again in a few seconds.",
+        retry_after=3,
+    )
 
 
 def _imports_arg() -> bool:
@@ -70,7 +81,13 @@ def agreement_page(test_set_id: int) -> str:
 def agreement_json(test_set_id: int) -> BaseResponse:
     """The agreement page as JSON: the CLI's object plus per-query figures."""
     test_set = get_test_set_or_404(test_set_id)
-    found = team.cached_agreement_report(test_set, include_imports=_imports_arg()).value
+    try:
+        cached = team.cached_agreement_report(
+            test_set, include_imports=_imports_arg(), background=True
+        )
+    except team.Computing as error:
+        return _not_yet(error)
+    found = cached.value
     body = found.summary.as_dict()
     body["include_imports"] = found.include_imports
     body["annotator_pairs"] = [vars(pair) for pair in found.annotator_pairs]
@@ -111,7 +128,11 @@ def people_page(test_set_id: int) -> str:
 def people_csv(test_set_id: int) -> Response:
     """The People table as CSV (the rows the page shows this user)."""
     test_set = get_test_set_or_404(test_set_id)
-    body = team.people_csv(_people(test_set).value, test_set.scale_max)
+    try:
+        rows = _people(test_set, background=True)
+    except team.Computing as error:
+        return _not_yet(error)
+    body = team.people_csv(rows.value, test_set.scale_max)
     response = Response(body, mimetype="text/csv")
     response.headers["Content-Disposition"] = f'attachment; filename="people-{test_set.id}.csv"'
     return response
@@ -121,7 +142,11 @@ def people_csv(test_set_id: int) -> Response:
 def people_json(test_set_id: int) -> BaseResponse:
     """The People table as JSON (the rows the page shows this user)."""
     test_set = get_test_set_or_404(test_set_id)
-    return jsonify({"people": team.people_records(_people(test_set).value)})
+    try:
+        rows = _people(test_set, background=True)
+    except team.Computing as error:
+        return _not_yet(error)
+    return jsonify({"people": team.people_records(rows.value)})
 
 
 @bp.get("/review")

@@ -245,3 +245,30 @@ def test_the_page_never_waits_for_the_statistics(
     # Without JavaScript, ?stats=1 computes them on the page (stored now: no new computation).
     forced = as_admin.get(dash.url(f"/compare/?{both}&stats=1")).get_data(as_text=True)
     assert "computing…" not in forced and computed == [1]
+
+
+def test_exports_of_a_big_comparison_never_wait_for_its_statistics(
+    as_admin: FlaskClient, runner: FlaskCliRunner, dash: Demo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The CSV holds no statistics and never computes them; the JSON answers 202 with
+    Retry-After while one background computation runs, then the CLI's exact JSON."""
+    monkeypatch.setattr("ndcg_labeler.services.dashboard.comparison.INLINE_MAX", 3)
+    calls = []
+    original = comparison_stats._compute
+    monkeypatch.setattr(
+        comparison_stats, "_compute", lambda *a, **k: calls.append(1) or original(*a, **k)
+    )
+    both = f"run={dash.run_a}&run={dash.run_b}&k=3"
+    csv_export = as_admin.get(dash.url(f"/export/compare.csv?{both}"))
+    assert csv_export.status_code == 200 and calls == []
+    first = as_admin.get(dash.url(f"/export/compare.json?{both}"))
+    assert first.status_code == 202 and first.headers["Retry-After"] == "2"
+    assert first.json["status"] == "computing"
+    deadline = time.monotonic() + 20
+    response = first
+    while response.status_code == 202 and time.monotonic() < deadline:
+        time.sleep(0.05)
+        response = as_admin.get(dash.url(f"/export/compare.json?{both}"))
+    assert response.status_code == 200 and calls == [1]
+    cli = runner.invoke(args=["run", "compare", "dash", "A", "B", "--k", "3", "--json"])
+    assert response.get_data(as_text=True) == cli.output

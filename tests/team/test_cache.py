@@ -139,11 +139,22 @@ def test_a_large_sets_first_figures_are_computed_in_the_background(
     page = _settled(as_admin, url)
     assert page.status_code == 200 and "Percent agreement" in page.text
     assert len(calls) == 1  # however many requests asked meanwhile
-    # The JSON twin never waits on a page: it computes inline when nothing is stored.
+    # The downloads never wait either: 202 with Retry-After (for scripts; no refreshing page
+    # that would download again and again), then the figures.
     with app.app_context():
         db.session.execute(sa.delete(TeamCache))
         db.session.commit()
-    assert as_admin.get(url + ".json").status_code == 200
+    people = f"/test-sets/{built.test_set_id}/people"
+    downloads = (url + ".json", people + ".csv", people + ".json")
+    for download in downloads:
+        asked = as_admin.get(download)
+        assert asked.status_code == 202 and asked.headers["Retry-After"] == "3"
+        assert asked.json["status"] == "computing" and "refresh" not in asked.text
+    for download in downloads:
+        assert _settled(as_admin, download).status_code == 200
+    assert _settled(as_admin, url + ".json").json["percent_agreement"] == 1.0
+    assert "ann" in as_admin.get(people + ".csv").text
+    assert len(calls) == 2  # once for the page, once after the figures were deleted
 
 
 def test_review_pages_are_stored_per_labels_version_and_never_shown_stale(
