@@ -198,7 +198,8 @@ class _Grouper:
         seg_codes = np.array(self._seg_codes, dtype=np.int64)
         row_codes = np.repeat(seg_codes, seg_len)
         hashes = np.concatenate(self._hashes)
-        if has_duplicates(row_codes, hashes, docids):
+        groups = None if self._interleaved else seg_len  # one segment per query
+        if has_duplicates(row_codes, hashes, docids, groups):
             return None
         qids = list(self._first_seen)
         offsets = np.zeros(len(qids) + 1, dtype=np.int64)

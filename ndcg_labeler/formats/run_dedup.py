@@ -65,8 +65,42 @@ def string_hashes(array: pa.Array) -> np.ndarray:
     return hashes
 
 
-def has_duplicates(query_codes: np.ndarray, hashes: np.ndarray, docids: pa.Array) -> bool:
-    """True when some docid occurs twice with the same query code (exact)."""
+_PAD = np.uint64((1 << 64) - 1)
+
+
+def _none_in_groups(lengths: np.ndarray, hashes: np.ndarray) -> bool:
+    """True when no hash repeats within a group (groups: consecutive runs of `lengths`).
+
+    A run file lists each query's entries together, usually about as many per query: sorting
+    each query's row of a padded table is ~4x faster than sorting all the keys at once (each
+    row stays in cache). False also when the padding would cost too much memory or a hash
+    equals the padding value; the caller then takes the exact path.
+    """
+    width = int(lengths.max(initial=0))
+    if width < 2 or lengths.size * width > 2 * hashes.size + 4096 or (hashes == _PAD).any():
+        return width < 2
+    table = np.full((lengths.size, width), _PAD, dtype=np.uint64)
+    table[np.arange(width) < lengths[:, None]] = hashes
+    table.sort(axis=1)
+    repeated = table[:, 1:] == table[:, :-1]
+    repeated &= np.arange(1, width) < lengths[:, None]  # pads sort last; ignore them
+    return not repeated.any()
+
+
+def has_duplicates(
+    query_codes: np.ndarray,
+    hashes: np.ndarray,
+    docids: pa.Array,
+    group_lengths: np.ndarray | None = None,
+) -> bool:
+    """True when some docid occurs twice with the same query code (exact).
+
+    `group_lengths`: when every query's entries are consecutive (one group per query, in
+    order), their lengths allow a faster check first; any repeated hash still takes the exact
+    path below.
+    """
+    if group_lengths is not None and _none_in_groups(group_lengths, hashes):
+        return False
     with np.errstate(over="ignore"):
         keys = hashes ^ (query_codes.astype(np.uint64) * _C2)
         keys = (keys ^ (keys >> np.uint64(31))) * _C1

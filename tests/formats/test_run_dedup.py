@@ -70,3 +70,37 @@ def test_fixed_width_batches_hash_like_mixed_ones(width):
     mixed = string_hashes(pa.array([*names, "x"]))[:60]
     assert fixed.tolist() == mixed.tolist()
     assert string_hashes(pa.array(names).slice(7, 20)).tolist() == fixed[7:27].tolist()
+
+
+def _oracle(lengths: list[int], names: list[str]) -> bool:
+    """A docid twice within one group, by Python sets."""
+    start = 0
+    for n in lengths:
+        group = names[start : start + n]
+        if len(set(group)) != len(group):
+            return True
+        start += n
+    return False
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_the_per_query_check_agrees_with_sets(seed):
+    """Grouped (the usual file, each query's lines together) or not, the same exact answer:
+    ragged lengths (the padded table or its fallback), empty groups, forced collisions and a
+    hash equal to the padding value."""
+    rng = np.random.default_rng(seed)
+    lengths = rng.integers(0, 12 if seed % 3 else 200, size=int(rng.integers(1, 30))).tolist()
+    if seed % 5 == 0:
+        lengths[0] = 400  # far above the others: padding would cost too much
+    vocabulary = int(rng.integers(2, 60))
+    names = [f"d{int(v)}" for v in rng.integers(0, vocabulary, size=sum(lengths))]
+    docids = pa.array(names)
+    hashes = string_hashes(docids)
+    if seed % 4 == 1:
+        hashes = hashes % np.uint64(3)  # most hashes collide: the strings must settle it
+    if seed % 7 == 2 and hashes.size:
+        hashes[0] = np.uint64((1 << 64) - 1)
+    codes = np.repeat(np.arange(len(lengths)), lengths)
+    expected = _oracle(lengths, names)
+    assert has_duplicates(codes, hashes, docids, np.array(lengths, dtype=np.int64)) == expected
+    assert has_duplicates(codes, hashes, docids) == expected
