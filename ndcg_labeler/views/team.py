@@ -90,6 +90,7 @@ def agreement_json(test_set_id: int) -> BaseResponse:
     found = cached.value
     body = found.summary.as_dict()
     body["include_imports"] = found.include_imports
+    body["updating"] = cached.updating  # the last figures, newer ones being computed
     body["annotator_pairs"] = [vars(pair) for pair in found.annotator_pairs]
     body["queries"] = [
         {k: v for k, v in vars(row).items() if k != "query_id"} for row in found.queries
@@ -146,7 +147,7 @@ def people_json(test_set_id: int) -> BaseResponse:
         rows = _people(test_set, background=True)
     except team.Computing as error:
         return _not_yet(error)
-    return jsonify({"people": team.people_records(rows.value)})
+    return jsonify({"people": team.people_records(rows.value), "updating": rows.updating})
 
 
 @bp.get("/review")

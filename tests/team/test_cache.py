@@ -109,6 +109,9 @@ def test_people_page_says_updating_when_figures_are_stale(app: Flask, as_admin) 
     judge(app, built.test_set_id, "q", "b", "ann", grade=1)
     page = client.get(url)
     assert page.status_code == 200 and "updating…" in page.text
+    # The JSON twin serves the same last figures and says they are being updated.
+    data = client.get(url + ".json").get_json()
+    assert data["updating"] is True and [p["annotator"] for p in data["people"]] == ["ann", "bob"]
 
 
 def test_stored_figures_round_trip_exactly() -> None:
