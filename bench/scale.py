@@ -5,18 +5,21 @@
 
 a. labeling: the GET's service work (next_pair + progress) and the grade save, p50/p95 over 200
    requests of 20 annotators, at pools of 10k, 100k and 1M pairs (bench.labeling_scale);
-b. dashboard pages (overview, a run's query table, one query's drill-down, compare and its
-   statistics fragment) over HTTP at 1k and 7k queries with 1, 3 and 6 runs of depth 1,000 (run
-   1 is bench.run_bench's generated run, the others bench.dashboard_pages.derived_run of it with
-   other seeds), uploaded through the upload service;
-c. agreement, people and the disagreement review queue at 10k, 60k and 200k graded judgments
+b. dashboard pages (overview, a run's query table, one query's drill-down, compare, its
+   statistics fragment and its JSON download) over HTTP at 1k and 7k queries with 1, 3 and 6
+   runs of depth 1,000 (run 1 is bench.run_bench's generated run, the others
+   bench.dashboard_pages.derived_run of it with other seeds), uploaded through the upload
+   service;
+c. agreement, people and the disagreement review queue (and the agreement JSON and people CSV
+   downloads) at 10k, 60k and 200k graded judgments
    (bench.labeling_scale.team_set: 5 raters per pair, every pair disputed);
 d. `flask run list` and a first `flask run score` with 5 runs, each its own process;
 e. the peak RSS (VmHWM) of the server's worker after it served every page of a size.
 
 Pages are served by `gunicorn -w 1` on a free port and asked with requests after logging in.
 Cold is the first GET of the page in a freshly started server (one server per page; for the
-team pages, with their stored figures deleted first, so the page computes them; above 50k
+team pages and the comparison's statistics, with their stored figures deleted first, so the
+page computes them; above 50k
 judgments it answers 202 "computing" and computes them in the background, as the comparison's
 statistics fragment does at any size above 2,000 queries: cold is then the time until the page
 shows them, asked again every 0.1 s, with the 202's own time in brackets);
@@ -141,7 +144,20 @@ def _dashboard_urls(ts: int, runs: list[int]) -> Pages:
         chosen = "&".join(f"run={r}" for r in runs)
         pages.append(("compare (all runs)", f"{base}/compare/?{chosen}"))
         pages.append(("compare statistics fragment", f"{base}/compare/_stats?{chosen}"))
+        # The download computes the same statistics (202 until stored, like the fragment).
+        pages.append(("compare JSON download", f"{base}/export/compare.json?{chosen}"))
     return pages
+
+
+def _forget_comparison_stats(ts: int) -> None:
+    """Delete the stored comparison statistics, so that each cold request computes its own."""
+    from ndcg_labeler.extensions import db
+    from ndcg_labeler.models import TeamCache
+
+    stored = db.delete(TeamCache).where(TeamCache.kind == "compare_stats")
+    db.session.execute(stored.where(TeamCache.test_set_id == ts))
+    db.session.commit()
+    db.session.remove()
 
 
 def cli_side(name: str) -> dict[str, float]:
@@ -199,7 +215,9 @@ def dashboards(
                     cli = cli_rows(f"dash-{queries}", f"{_k(queries)} q x 5 runs", env)
             pages = _dashboard_urls(ts, runs)
             db.session.remove()
-            found, master, worker = time_pages(env, tmp / "server.log", pages)
+            found, master, worker = time_pages(
+                env, tmp / "server.log", pages, lambda ts=ts: _forget_comparison_stats(ts)
+            )
             size = f"{_k(queries)} q x {count} run{'s' if count > 1 else ''}"
             log(f"{size}: pages timed")
             target = queries == sizes[-1] and count == counts[-1]
@@ -261,6 +279,8 @@ def team_rows(
             ("agreement page", f"/test-sets/{ts}/agreement"),
             ("people page", f"/test-sets/{ts}/people"),
             ("review queue (disagreements)", f"/test-sets/{ts}/review"),
+            ("agreement JSON download", f"/test-sets/{ts}/agreement.json"),
+            ("people CSV download", f"/test-sets/{ts}/people.csv"),
         ]
         found, master, worker = time_pages(env, tmp / "server.log", pages, forget)
         size = f"{_k(count)} judgments"
