@@ -6,9 +6,12 @@ missing) on a copy of the prepared SQLite test set, and times, each as its own p
 its peak RSS (ru_maxrss read with wait4):
 
 - `flask --app app --help` (start-up; the median of three);
-- `flask run upload` then `flask run score --json` (the first score in a new process), and
-  pytrec_eval's parse + evaluate of the same files, also a whole process, in the same run;
-- `flask run list` with 1, 3, 5 and 6 runs uploaded (the same file under other names).
+- `flask run upload` then `flask run score --json` (the first score in a new process; the
+  two-process ratio uses it), and pytrec_eval's parse + evaluate of the same files, also a
+  whole process, in the same run; then `run score` three more times (the median: every new
+  process does the same work, and one can take half as long again as the next here);
+- `flask run list` with 1, 3, 5 and 6 runs uploaded (the same file under other names), each
+  the median of three processes.
 
 Python's bytecode caches are written once before timing (see `_env`), as an installed app has them.
 
@@ -23,12 +26,20 @@ import argparse
 import json
 import os
 import shutil
-import statistics
 import sys
 from pathlib import Path
 from typing import Any
 
-from bench.run_bench import DATA, MB, _timed, data_paths, generate, machine, run_side
+from bench.run_bench import (
+    DATA,
+    MB,
+    _timed,
+    data_paths,
+    generate,
+    machine,
+    median_timed,
+    run_side,
+)
 
 
 def _env(work: Path) -> dict[str, str]:
@@ -61,16 +72,15 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
     env = _env(work)
     out: dict[str, Any] = {}
     _timed([*FLASK, "run", "--help"], env)  # writes the bytecode caches; not counted
-    helps = [_timed([*FLASK, "--help"], env) for _ in range(3)]
-    out["help"] = statistics.median(h[0] for h in helps)
-    out["help_rss"] = max(h[1] for h in helps)
+    out["help"], out["help_rss"], _ = median_timed([*FLASK, "--help"], env)
     run_file = str(paths["run"])
     out["upload"], out["upload_rss"], _ = _timed(
         [*FLASK, "run", "upload", "bench", run_file, "--name", "run1"], env
     )
-    out["score"], out["score_rss"], text = _timed(
-        [*FLASK, "run", "score", "bench", "run1", "--json"], env
-    )
+    score = [*FLASK, "run", "score", "bench", "run1", "--json"]
+    out["score_first"], out["score_rss"], text = _timed(score, env)
+    # Every later process does the same work (the upload stored the scores): median of three.
+    out["score"] = median_timed(score, env)[0]
     out["mean_ndcg_10"] = json.loads(text)["mean_ndcg"]
     pytrec = [sys.executable, "-m", "bench.run_bench", "--side", "pytrec"]
     sizes = ["--queries", str(args.queries), "--depth", str(args.depth)]
@@ -84,14 +94,14 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         while uploaded < count:
             uploaded += 1
             _timed([*FLASK, "run", "upload", "bench", run_file, "--name", f"run{uploaded}"], env)
-        out["list"][count] = _timed([*FLASK, "run", "list", "bench"], env)[:2]
+        out["list"][count] = median_timed([*FLASK, "run", "list", "bench"], env)[:2]
     work.unlink(missing_ok=True)
     return out
 
 
 def report(out: dict[str, Any]) -> None:
     """The issue's table: was, measured now, target, verdict."""
-    two = out["upload"] + out["score"]
+    two = out["upload"] + out["score_first"]
     ratio = two / out["pytrec"]
     list5, list5_rss = out["list"][5]
     lists = " / ".join(f"{out['list'][c][0]:.2f}" for c in (1, 3, 6))
@@ -100,11 +110,13 @@ def report(out: dict[str, Any]) -> None:
         ("flask --app app --help (start-up)", "1.04 s", f"{out['help']:.2f} s", "<= 0.4 s",
          out["help"] <= 0.4),
         ("  peak RSS", "156 MB", f"{out['help_rss'] / MB:.0f} MB", "", None),
-        ("flask run list TESTSET (5 runs)", "6.6 s", f"{list5:.2f} s", "<= 1 s", list5 <= 1.0),
+        ("flask run list TESTSET (5 runs; median of 3)", "6.6 s", f"{list5:.2f} s", "<= 1 s",
+         list5 <= 1.0),
         ("  peak RSS", "1.34 GB", f"{list5_rss / MB:.0f} MB", "<= 300 MB",
          list5_rss <= 300 * MB),
-        ("first run score in a new process", "2.4 s", f"{out['score']:.2f} s", "<= 1 s",
+        ("run score in a new process (median of 3)", "2.4 s", f"{out['score']:.2f} s", "<= 1 s",
          out["score"] <= 1.0),
+        ("  the first, right after the upload", "", f"{out['score_first']:.2f} s", "", None),
         ("  peak RSS", "664 MB", f"{out['score_rss'] / MB:.0f} MB", "<= 600 MB",
          out["score_rss"] <= 600 * MB),
         ("run upload (process)", "", f"{out['upload']:.2f} s", "", None),
@@ -116,10 +128,10 @@ def report(out: dict[str, Any]) -> None:
         ("run list with 1 / 3 / 6 runs", "3.0 / 5.1 / 8.2 s", f"{lists} s", "<= 1 s each",
          worst_list <= 1.0),
     ]  # fmt: skip
-    print(f"{'what':<42}{'was':>19}{'now':>22}{'target':>13}")
+    print(f"{'what':<48}{'was':>19}{'now':>22}{'target':>13}")
     for what, was, now, target, ok in rows:
         verdict = "" if ok is None else (" met" if ok else " MISSED")
-        print(f"{what:<42}{was:>19}{now:>22}{target:>13}{verdict}")
+        print(f"{what:<48}{was:>19}{now:>22}{target:>13}{verdict}")
     print(
         f"mean NDCG@10: run score {out['mean_ndcg_10']:.6f}, pytrec_eval {out['pytrec_mean']:.6f}"
     )

@@ -291,6 +291,14 @@ def _timed(cmd: list[str], env: dict[str, str]) -> tuple[float, float, str]:
     return wall, usage.ru_maxrss * 1024.0, output.decode()
 
 
+def median_timed(cmd: list[str], env: dict[str, str], runs: int = 3) -> tuple[float, float, str]:
+    """`_timed` `runs` times (each a new process): the median wall seconds (on a shared machine
+    one process can take half as long again as the next), the largest peak RSS, and the first
+    run's stdout."""
+    timed = [_timed(cmd, env) for _ in range(runs)]
+    return statistics.median(t[0] for t in timed), max(t[1] for t in timed), timed[0][2]
+
+
 def cli_side(paths: dict[str, Path]) -> dict[str, Any]:
     """What a user runs: `flask run upload` then `flask run score`, each a new process.
 
