@@ -385,3 +385,21 @@ def test_an_older_state_never_overwrites_a_newer_one(setup, monkeypatch) -> None
     assert store.save(old)  # the write runs, but its WHERE keeps the newer row
     kept = store.load(run.id, settings)
     assert kept.labels_version == new.labels_version > old.labels_version
+
+
+def test_a_process_keeps_a_bounded_number_of_bytes_of_scores(setup, monkeypatch) -> None:
+    """Past MEMORY_BYTES the least recently used states leave memory; the store has them."""
+    from flask import current_app
+
+    _, run = setup
+    linear = score_run(run)
+    states = current_app.extensions["ndcg_live_scores"].states
+    (only,) = states.values()
+    monkeypatch.setattr(engine, "MEMORY_BYTES", only.nbytes)  # room for one state
+    exp = score_run(run, ScoreOptions(gain="exp"))  # another setting: a second state
+    assert len(states) == 1 and next(iter(states.values())).settings.endswith("human")
+    assert "|exp|" in next(iter(states.values())).settings  # the newest stays
+    monkeypatch.setattr(engine, "evaluate_flat", None)  # read back, never recomputed
+    assert score_run(run).to_json() == linear.to_json()
+    assert score_run(run, ScoreOptions(gain="exp")).to_json() == exp.to_json()
+    assert len(states) == 1

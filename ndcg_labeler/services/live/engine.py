@@ -45,8 +45,11 @@ from ndcg_labeler.services.live.store import ScoreState
 EVENT_LOOKBACK = 128
 # Past this many touched queries, one full scoring is cheaper than one query at a time.
 FULL_RESCORE_QUERIES = 300
-# Score states a process keeps in memory (a few MB each at 7,000 queries).
+# Score states a process keeps in memory: at most this many, and at most this many bytes of
+# arrays (a state is ~4 MB at 7,000 queries), so that a worker stays bounded however many
+# runs, settings and queries it serves; the least recently used go first (the store has them).
 MEMORY_STATES = 64
+MEMORY_BYTES = 160 * 1024 * 1024
 # A state caught up after grades is written back once it is this many re-scored queries ahead
 # of its stored row. Writing a few MB on every grade tripled a re-score's time; a process
 # that loads the older row catches up the same few queries itself (about 1 ms each).
@@ -235,13 +238,26 @@ def live_state(
             current = _full(run, state, resolved, queries, data, settings)
         elif current.labels_version != state.labels_version:
             current = _catch_up(run, current, state, resolved, queries)
+        added = key not in memory.states
         memory.states[key] = current
         memory.states.move_to_end(key)
-        while len(memory.states) > MEMORY_STATES:
-            memory.states.popitem(last=False)
+        if added:
+            _evict(memory)
         if current.unsaved >= SAVE_AFTER_QUERIES and store.save(current):
             current.unsaved = 0
     return current, state, resolved, queries
+
+
+def _evict(memory: _Memory) -> None:
+    """Drop the least recently used states past MEMORY_STATES or MEMORY_BYTES (never the
+    newest: it is in use)."""
+    sizes = [state.nbytes for state in memory.states.values()]
+    total = sum(sizes)
+    for size in sizes[:-1]:
+        if len(memory.states) <= MEMORY_STATES and total <= MEMORY_BYTES:
+            break
+        memory.states.popitem(last=False)
+        total -= size
 
 
 def scoring_lock() -> threading.RLock:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import io
 import logging
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 import sqlalchemy as sa
@@ -58,6 +59,12 @@ class ScoreState:
     seen: frozenset[int] = frozenset()  # recent judgment event ids already applied
     evaluations: int = field(default=0, compare=False)  # one-query re-scorings (for tests)
     unsaved: int = field(default=0, compare=False)  # queries re-scored since the stored row
+
+    @cached_property
+    def nbytes(self) -> int:
+        """Memory its arrays take (they change in place, never in size)."""
+        meta = self.query_ids.nbytes + self.has_gain.nbytes + self.judged_any.nbytes
+        return meta + self.missing.nbytes + sum(a.nbytes for a in self.arrays.values())
 
     def to_bytes(self) -> bytes:
         """The arrays as one uncompressed .npz blob (loads in milliseconds).
