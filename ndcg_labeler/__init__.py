@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import os
 import shlex
+import threading
 from pathlib import Path
 from typing import Any
 
+import click
 from flask import Flask, Response, render_template
+from flask.cli import routes_command, shell_command
+from flask.ctx import AppContext, RequestContext
 from werkzeug.exceptions import HTTPException
 from werkzeug.middleware.proxy_fix import ProxyFix
 
-from ndcg_labeler import config, throttle
-from ndcg_labeler.extensions import csrf, db, login_manager
+from ndcg_labeler import config
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -22,12 +25,78 @@ CSP = (
 )
 
 
-def create_app(test_config: dict[str, Any] | None = None) -> Flask:
-    """Build the Flask app: configuration, extensions, blueprints, CLI and error pages."""
+class LabelerApp(Flask):
+    """The Flask app, built in two steps so that a command that needs little imports little.
+
+    `create_app` gives a light app: configuration, security headers and the CLI's stand-ins.
+    `attach_database` adds Flask-SQLAlchemy and the models (SQLAlchemy's import is ~0.3 s of
+    every process's start-up here); `complete` adds the rest a web request needs (login, CSRF,
+    rate limits, blueprints, error pages, template filters). Each happens once, on first need:
+
+    - a request (or a test request context) completes the app before it is matched;
+    - one of our commands attaches the database layer before it runs (`cli.LazyCommand`);
+    - an app context outside a command line (scripts, tests) or in `flask shell` and
+      `flask routes` completes the app.
+
+    `create_app()` completes at once unless asked to defer, as app.py does for the command line.
+    """
+
+    _lock = threading.RLock()
+    _has_database = False
+    _is_complete = False
+
+    def attach_database(self) -> None:
+        """Flask-SQLAlchemy bound to this app, and every model mapped."""
+        with self._lock:
+            if self._has_database:
+                return
+            self._has_database = True
+            from ndcg_labeler import models  # noqa: F401  (register the mappers)
+            from ndcg_labeler.extensions import db
+
+            db.init_app(self)
+
+    def complete(self) -> None:
+        """Everything a web request needs, the database layer included."""
+        with self._lock:
+            if self._is_complete:
+                return
+            self._is_complete = True
+            self.attach_database()
+            from ndcg_labeler import throttle
+            from ndcg_labeler.views import register_blueprints
+            from ndcg_labeler.web_extensions import csrf, login_manager
+
+            csrf.init_app(self)
+            login_manager.init_app(self)
+            throttle.init_app(self)
+            register_blueprints(self)
+            _register_error_pages(self)
+            _register_template_helpers(self)
+
+    def request_context(self, environ: dict[str, Any]) -> RequestContext:
+        """A request's context (every request and test request), on a complete app."""
+        self.complete()
+        return super().request_context(environ)
+
+    def app_context(self) -> AppContext:
+        """An app context; outside a command line (or in `flask shell|routes`), on a complete app.
+
+        Our commands attach what they need themselves, and the context Flask pushes while it
+        looks a command up (for every command `flask --help` lists) needs nothing.
+        """
+        command = click.get_current_context(silent=True)
+        if command is None or command.command in (routes_command, shell_command):
+            self.complete()
+        return super().app_context()
+
+
+def create_app(test_config: dict[str, Any] | None = None, *, defer: bool = False) -> LabelerApp:
+    """Build the app: configuration, CLI, headers; then the rest unless `defer` (see LabelerApp)."""
     instance_path = (test_config or {}).get("INSTANCE_PATH") or os.environ.get(
         "NDCG_INSTANCE_PATH", str(ROOT / "instance")
     )
-    app = Flask(
+    app = LabelerApp(
         __name__,
         instance_path=str(instance_path),
         template_folder=str(ROOT / "templates"),
@@ -39,22 +108,12 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
         app.config.from_mapping(test_config)
     _apply_deployment(app)
 
-    db.init_app(app)
-    csrf.init_app(app)
-    login_manager.init_app(app)
-    throttle.init_app(app)
-
-    from ndcg_labeler import models  # noqa: F401  (register the mappers)
-    from ndcg_labeler.views import register_blueprints
-
-    register_blueprints(app)
-
     from ndcg_labeler.cli import register_cli
 
     register_cli(app)
-    _register_error_pages(app)
     _register_headers(app)
-    _register_template_helpers(app)
+    if not defer:
+        app.complete()
     return app
 
 

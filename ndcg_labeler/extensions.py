@@ -1,4 +1,7 @@
-"""Flask extensions shared by the app: database, migrations, CSRF and login manager."""
+"""The database layer's Flask extensions: Flask-SQLAlchemy and (on first need) Flask-Migrate.
+
+The web-only ones (CSRF, login) are in `web_extensions`: commands do not import them.
+"""
 
 from __future__ import annotations
 
@@ -6,9 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from flask import Flask
-from flask_login import LoginManager
 from flask_sqlalchemy import SQLAlchemy
-from flask_wtf import CSRFProtect
 from sqlalchemy import MetaData, event
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import DeclarativeBase
@@ -41,12 +42,6 @@ def ensure_migrate(app: Flask) -> None:
         from flask_migrate import Migrate
 
         Migrate(app, db, directory=str(MIGRATIONS))
-
-
-csrf = CSRFProtect()
-login_manager = LoginManager()
-login_manager.login_view = "auth.login"
-login_manager.login_message_category = "info"
 
 
 @event.listens_for(Engine, "connect")

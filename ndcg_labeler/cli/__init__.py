@@ -1,31 +1,138 @@
-"""`flask ...` command groups; each calls the same services as the web views."""
+"""`flask ...` command groups; each calls the same services as the web views.
+
+Every command module imports the services, the models and SQLAlchemy (about 0.5 s of start-up
+on a 2-core machine). `flask --help` needs none of that: the app's CLI holds a light stand-in
+per command, carrying the command's one-line help, and the module is imported only when that
+command runs (`tests/test_startup.py` keeps the help lines equal to the real ones).
+"""
 
 from __future__ import annotations
 
 import importlib
+from typing import Any
 
+import click
 from flask import Flask
+from flask.cli import ScriptInfo
 
-# One module per area, each exposing `commands`: a list of click commands/groups.
-CLI_MODULES = ("database", "users", "setup", "testsets", "runs", "judging")
-# Dashboards: `flask run compare` (attached to the run group) and `flask pool`.
-CLI_MODULES += ("dashboard",)
-# Team judging: `flask agreement` and `flask judgments export`.
-CLI_MODULES += ("team",)
-# The evaluation loop: `flask gate` and `flask run fuse`.
-CLI_MODULES += ("evaluation",)
-# Machine judges: `flask judges add|run|agreement`.
-CLI_MODULES += ("judges",)
-# Live retriever endpoints: `flask endpoints add|try|fetch`.
-CLI_MODULES += ("endpoints",)
-# Background jobs: `flask jobs worker`.
-CLI_MODULES += ("jobs",)
-# Backups, restores and the audit trail.
-CLI_MODULES += ("maintenance",)
+# Command name: (module under ndcg_labeler.cli, attribute, the command's first help paragraph).
+COMMANDS: dict[str, tuple[str, str, str]] = {
+    "agreement": (
+        "team",
+        "agreement",
+        "Inter-annotator agreement of test set NAME (graded judgments only).",
+    ),
+    "audit": ("maintenance", "audit_group", "The audit trail of admin actions."),
+    "backup": (
+        "maintenance",
+        "backup",
+        "Copy the SQLite database to FILE while the app runs (PostgreSQL: use pg_dump).",
+    ),
+    "bootstrap": (
+        "setup",
+        "bootstrap",
+        "Create the first admin when there is none, and load the demo set unless NDCG_DEMO=0.",
+    ),
+    "db": (
+        "database",
+        "db_group",
+        "Database migrations (Flask-Migrate, Alembic): `flask db upgrade` and friends.",
+    ),
+    "endpoints": (
+        "endpoints",
+        "endpoints_group",
+        "Live retriever endpoints of a test set: define, try, fetch a run.",
+    ),
+    "gate": (
+        "evaluation",
+        "gate_command",
+        "Fail (exit 1) when CANDIDATE significantly regresses against BASELINE on TESTSET.",
+    ),
+    "jobs": (
+        "jobs",
+        "jobs_group",
+        "Run the job worker (large imports and uploads) and look at jobs.",
+    ),
+    "judge": (
+        "judging",
+        "judge",
+        "Set USER's grade of one query-chunk pair of test set NAME (history is kept).",
+    ),
+    "judges": (
+        "judges",
+        "judges_group",
+        "Machine judges (LLMs behind an OpenAI-compatible endpoint).",
+    ),
+    "judgments": ("team", "judgments_group", "Every annotator's judgments."),
+    "pool": (
+        "dashboard",
+        "pool",
+        "Add the unjudged chunks of the runs' top DEPTH to TESTSET's labeling queue.",
+    ),
+    "qrels": ("judging", "qrels_group", "Relevance judgments in TREC qrels format."),
+    "restore": (
+        "maintenance",
+        "restore",
+        "Replace the SQLite database with the backup FILE (stop the server first).",
+    ),
+    "run": (
+        "runs",
+        "run_group",
+        "Upload and score retriever runs: `flask run upload|score|list|delete ...`.",
+    ),
+    "testset": (
+        "testsets",
+        "testset_group",
+        "Create test sets, import their files and choose their annotators.",
+    ),
+    "user": ("users", "user_group", "Manage user accounts."),
+}
+# Modules that attach subcommands to the `run` group (compare, fuse) are among these.
+CLI_MODULES = tuple(sorted({module for module, _attr, _help in COMMANDS.values()}))
+
+
+class LazyCommand(click.Command):
+    """Stands in for a command until it runs: `--help` lists it without importing its module.
+
+    When the command is invoked, its module is imported, the app gets its database layer
+    (`LabelerApp.attach_database`), and the real command parses the arguments and runs; its
+    own `--help` is the real one.
+    """
+
+    def __init__(self, name: str) -> None:
+        module, attribute, help_text = COMMANDS[name]
+        super().__init__(name, help=help_text, add_help_option=False)
+        self.target = (f"ndcg_labeler.cli.{module}", attribute)
+
+    def load(self) -> click.Command:
+        """The real command."""
+        module, attribute = self.target
+        command: click.Command = getattr(importlib.import_module(module), attribute)
+        return command
+
+    def make_context(
+        self,
+        info_name: str | None,
+        args: list[str],
+        parent: click.Context | None = None,
+        **extra: Any,
+    ) -> click.Context:
+        """The real command's context, on an app whose database layer is attached."""
+        command = self.load()
+        if parent is not None:
+            app = parent.ensure_object(ScriptInfo).load_app()
+            attach = getattr(app, "attach_database", None)
+            if attach is not None:
+                attach()
+        return command.make_context(info_name, args, parent=parent, **extra)
+
+
+# `flask run ...` replaces Flask's own `run` through the `flask.commands` entry point
+# (pyproject.toml); Flask loads those in every `flask` process, so it is a stand-in too.
+run_command = LazyCommand("run")
 
 
 def register_cli(app: Flask) -> None:
-    """Attach every command group to the app's CLI."""
-    for name in CLI_MODULES:
-        for command in importlib.import_module(f"ndcg_labeler.cli.{name}").commands:
-            app.cli.add_command(command)
+    """Attach a stand-in for every command group to the app's CLI."""
+    for name in COMMANDS:
+        app.cli.add_command(LazyCommand(name))

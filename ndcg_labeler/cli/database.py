@@ -8,15 +8,16 @@ from __future__ import annotations
 import click
 from flask.cli import ScriptInfo
 
-from ndcg_labeler.extensions import ensure_migrate
-
 
 class LazyDbGroup(click.Group):
     """Stands in for Flask-Migrate's `db` group until a subcommand is asked for."""
 
     def _real(self, ctx: click.Context) -> click.Group:
-        ensure_migrate(ctx.ensure_object(ScriptInfo).load_app())
         from flask_migrate.cli import db
+
+        from ndcg_labeler.extensions import ensure_migrate
+
+        ensure_migrate(ctx.ensure_object(ScriptInfo).load_app())
 
         return db
 

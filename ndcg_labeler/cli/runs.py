@@ -15,7 +15,7 @@ import json
 import math
 import os
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ClassVar
 
 import click
 from flask.cli import AppGroup
@@ -34,17 +34,19 @@ _SERVE = "ndcg_labeler.serve_args"
 class RunGroup(AppGroup):
     """A command group that falls back to Flask's development server for unknown input."""
 
-    def _load_subcommands(self) -> None:
-        """Import every CLI module: some attach subcommands to this group (e.g. compare)."""
-        from ndcg_labeler.cli import CLI_MODULES
+    # Subcommands defined in other modules, which attach them to this group on import.
+    ATTACHED: ClassVar[dict[str, str]] = {"compare": "dashboard", "fuse": "evaluation"}
 
-        for name in CLI_MODULES:
-            importlib.import_module(f"ndcg_labeler.cli.{name}")
+    def _load_subcommands(self, *names: str) -> None:
+        """Import the modules that define these subcommands (all of them when none are named)."""
+        for name in names or tuple(self.ATTACHED):
+            if name in self.ATTACHED:
+                importlib.import_module(f"ndcg_labeler.cli.{self.ATTACHED[name]}")
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         """Subcommands and --help parse as usual; anything else is the server's arguments."""
-        self._load_subcommands()
-        if args and (args[0] in self.commands or args[0] in ctx.help_option_names):
+        known = (*self.commands, *self.ATTACHED, *ctx.help_option_names)
+        if args and args[0] in known:
             return super().parse_args(ctx, args)
         ctx.meta[_SERVE] = list(args)
         return []
@@ -67,7 +69,7 @@ class RunGroup(AppGroup):
 
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
         """A subcommand by name, including those other modules attach."""
-        self._load_subcommands()
+        self._load_subcommands(name)
         return super().get_command(ctx, name)
 
 

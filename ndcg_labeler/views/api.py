@@ -16,7 +16,6 @@ from flask import Blueprint, abort, g, jsonify, request, url_for
 from werkzeug.wrappers import Response
 
 from ndcg_labeler import throttle
-from ndcg_labeler.extensions import csrf
 from ndcg_labeler.formats import FormatError
 from ndcg_labeler.models import Run, TestSet
 from ndcg_labeler.services import ServiceError, gate, live
@@ -24,6 +23,7 @@ from ndcg_labeler.services import runs as run_service
 from ndcg_labeler.services import testsets as testsets_service
 from ndcg_labeler.services.accounts import can_view, user_for_token
 from ndcg_labeler.services.live import score_run
+from ndcg_labeler.web_extensions import csrf
 
 bp = Blueprint("api", __name__, url_prefix="/api")
 csrf.exempt(bp)

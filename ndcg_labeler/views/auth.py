@@ -9,11 +9,12 @@ from flask_login import current_user, login_required, login_user, logout_user
 from werkzeug.wrappers import Response
 
 from ndcg_labeler import throttle
-from ndcg_labeler.extensions import db, login_manager
+from ndcg_labeler.extensions import db
 from ndcg_labeler.forms.auth import ChangePasswordForm, LoginForm, PreferencesForm
 from ndcg_labeler.models import User
 from ndcg_labeler.services import ServiceError
 from ndcg_labeler.services import accounts as accounts_service
+from ndcg_labeler.web_extensions import login_manager
 
 bp = Blueprint("auth", __name__)
 
