@@ -8,6 +8,7 @@ command runs (`tests/test_startup.py` keeps the help lines equal to the real one
 
 from __future__ import annotations
 
+import gc
 import importlib
 from typing import Any
 
@@ -117,13 +118,25 @@ class LazyCommand(click.Command):
         parent: click.Context | None = None,
         **extra: Any,
     ) -> click.Context:
-        """The real command's context, on an app whose database layer is attached."""
-        command = self.load()
-        if parent is not None:
-            app = parent.ensure_object(ScriptInfo).load_app()
-            attach = getattr(app, "attach_database", None)
-            if attach is not None:
-                attach()
+        """The real command's context, on an app whose database layer is attached.
+
+        The imports run with the cyclic garbage collector paused: they allocate hundreds of
+        thousands of objects, none of them garbage, and the collections that set off took
+        ~0.15 s of a command's start-up here (median of 12 processes: 1.02 -> 0.83 s to import
+        Flask-SQLAlchemy, numpy and the models).
+        """
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            command = self.load()
+            if parent is not None:
+                app = parent.ensure_object(ScriptInfo).load_app()
+                attach = getattr(app, "attach_database", None)
+                if attach is not None:
+                    attach()
+        finally:
+            if collecting:
+                gc.enable()
         return command.make_context(info_name, args, parent=parent, **extra)
 
 

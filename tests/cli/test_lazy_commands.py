@@ -7,6 +7,7 @@ script and `flask routes` see the whole app.
 
 from __future__ import annotations
 
+import gc
 import importlib
 import os
 import subprocess
@@ -123,3 +124,19 @@ def test_a_wsgi_server_gets_the_whole_app_at_import(tmp_path: Path) -> None:
         [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True
     )
     assert done.stdout.strip() == "True", done.stderr
+
+
+def test_a_command_runs_with_the_garbage_collector_on(app: Flask) -> None:
+    # Start-up pauses it while importing; a long command must not run without it.
+    seen: list[bool] = []
+
+    @click.command("probe")
+    def probe() -> None:
+        seen.append(gc.isenabled())
+
+    stand_in = LazyCommand("user")
+    stand_in.load = lambda: probe  # type: ignore[method-assign]
+    app.cli.add_command(stand_in, "probe")
+    result = app.test_cli_runner().invoke(args=["probe"])
+    assert result.exit_code == 0, result.output
+    assert seen == [True]
