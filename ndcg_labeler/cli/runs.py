@@ -206,11 +206,15 @@ def _table(result: RunScores) -> list[str]:
         f"  {'judged@' + str(k):>10}  {'rel':>5}  note"
     )
     lines.append(header)
-    for row in result.rows():
-        note = "missing from run" if row.missing else ("undefined" if row.undefined else "")
+    # Straight from the arrays: the rows' query texts (one read of every text) are not shown.
+    for i in result.by_gap():
+        ndcg, dcg, idcg = float(result.ndcg[i]), float(result.dcg[i]), float(result.idcg[i])
+        undefined = "undefined" if math.isnan(ndcg) else ""
+        note = "missing from run" if result.missing[i] else undefined
         line = (
-            f"{row.qid:<{width}}  {_fmt(row.ndcg, 9)}  {_fmt(row.dcg, 9)}  {_fmt(row.idcg, 9)}"
-            f"  {_fmt(row.gap, 9)}  {_fmt(row.judged_at_k, 10)}  {row.num_rel:>5}  {note}"
+            f"{result.qids[i]:<{width}}  {_fmt(ndcg, 9)}  {_fmt(dcg, 9)}  {_fmt(idcg, 9)}"
+            f"  {_fmt(idcg - dcg, 9)}  {_fmt(float(result.judged_at_k[i]), 10)}"
+            f"  {int(result.num_rel[i]):>5}  {note}"
         )
         lines.append(line.rstrip())
     return lines
