@@ -8,6 +8,7 @@ command runs (`tests/test_startup.py` keeps the help lines equal to the real one
 
 from __future__ import annotations
 
+import atexit
 import gc
 import importlib
 from typing import Any
@@ -137,7 +138,21 @@ class LazyCommand(click.Command):
         finally:
             if collecting:
                 gc.enable()
+        atexit.unregister(_no_collections_at_exit)
+        atexit.register(_no_collections_at_exit)
         return command.make_context(info_name, args, parent=parent, **extra)
+
+
+def _no_collections_at_exit() -> None:
+    """Let the interpreter exit without traversing every object the command made.
+
+    Tearing the modules down set off full collections over the hundreds of thousands of
+    objects SQLAlchemy, numpy and the models create: 0.2-0.4 s of a command's wall time here
+    (`run list`, median of 8: 1.17 -> 0.81 s). Frozen objects are skipped by those
+    collections; the exit handlers and the teardown still run, and the OS takes the memory.
+    """
+    gc.disable()
+    gc.freeze()
 
 
 # `flask run ...` replaces Flask's own `run` through the `flask.commands` entry point
