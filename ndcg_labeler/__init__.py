@@ -44,35 +44,44 @@ class LabelerApp(Flask):
     _lock = threading.RLock()
     _has_database = False
     _is_complete = False
+    _building = False  # one step is under way in this thread: a nested call returns at once
 
     def attach_database(self) -> None:
         """Flask-SQLAlchemy bound to this app, and every model mapped."""
         with self._lock:
-            if self._has_database:
+            if self._has_database or self._building:
                 return
-            self._has_database = True
-            from ndcg_labeler import models  # noqa: F401  (register the mappers)
-            from ndcg_labeler.extensions import db
+            self._building = True
+            try:
+                from ndcg_labeler import models  # noqa: F401  (register the mappers)
+                from ndcg_labeler.extensions import db
 
-            db.init_app(self)
+                db.init_app(self)
+                self._has_database = True
+            finally:
+                self._building = False
 
     def complete(self) -> None:
         """Everything a web request needs, the database layer included."""
+        self.attach_database()
         with self._lock:
-            if self._is_complete:
+            if self._is_complete or self._building:
                 return
-            self._is_complete = True
-            self.attach_database()
-            from ndcg_labeler import throttle
-            from ndcg_labeler.views import register_blueprints
-            from ndcg_labeler.web_extensions import csrf, login_manager
+            self._building = True
+            try:
+                from ndcg_labeler import throttle
+                from ndcg_labeler.views import register_blueprints
+                from ndcg_labeler.web_extensions import csrf, login_manager
 
-            csrf.init_app(self)
-            login_manager.init_app(self)
-            throttle.init_app(self)
-            register_blueprints(self)
-            _register_error_pages(self)
-            _register_template_helpers(self)
+                csrf.init_app(self)
+                login_manager.init_app(self)
+                throttle.init_app(self)
+                register_blueprints(self)
+                _register_error_pages(self)
+                _register_template_helpers(self)
+                self._is_complete = True
+            finally:
+                self._building = False
 
     def request_context(self, environ: dict[str, Any]) -> RequestContext:
         """A request's context (every request and test request), on a complete app."""
