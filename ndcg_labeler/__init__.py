@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shlex
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -42,44 +43,27 @@ class LabelerApp(Flask):
     """
 
     _lock = threading.RLock()
-    _has_database = False
-    _is_complete = False
-    _building = False  # one step is under way in this thread: a nested call returns at once
+    _done: frozenset[str] = frozenset()  # the steps built: "database", "web"
+    _building = False  # a step is under way in this thread: a nested call returns at once
 
     def attach_database(self) -> None:
         """Flask-SQLAlchemy bound to this app, and every model mapped."""
-        with self._lock:
-            if self._has_database or self._building:
-                return
-            self._building = True
-            try:
-                from ndcg_labeler import models  # noqa: F401  (register the mappers)
-                from ndcg_labeler.extensions import db
-
-                db.init_app(self)
-                self._has_database = True
-            finally:
-                self._building = False
+        self._step("database", _attach_database)
 
     def complete(self) -> None:
         """Everything a web request needs, the database layer included."""
         self.attach_database()
+        self._step("web", _attach_web)
+
+    def _step(self, name: str, build: Callable[[LabelerApp], None]) -> None:
+        """Build a step once; one that fails is not marked done."""
         with self._lock:
-            if self._is_complete or self._building:
+            if name in self._done or self._building:
                 return
             self._building = True
             try:
-                from ndcg_labeler import throttle
-                from ndcg_labeler.views import register_blueprints
-                from ndcg_labeler.web_extensions import csrf, login_manager
-
-                csrf.init_app(self)
-                login_manager.init_app(self)
-                throttle.init_app(self)
-                register_blueprints(self)
-                _register_error_pages(self)
-                _register_template_helpers(self)
-                self._is_complete = True
+                build(self)
+                self._done = self._done | {name}
             finally:
                 self._building = False
 
@@ -98,6 +82,26 @@ class LabelerApp(Flask):
         if command is None or command.command in (routes_command, shell_command):
             self.complete()
         return super().app_context()
+
+
+def _attach_database(app: Flask) -> None:
+    from ndcg_labeler import models  # noqa: F401  (register the mappers)
+    from ndcg_labeler.extensions import db
+
+    db.init_app(app)
+
+
+def _attach_web(app: Flask) -> None:
+    from ndcg_labeler import throttle
+    from ndcg_labeler.views import register_blueprints
+    from ndcg_labeler.web_extensions import csrf, login_manager
+
+    csrf.init_app(app)
+    login_manager.init_app(app)
+    throttle.init_app(app)
+    register_blueprints(app)
+    _register_error_pages(app)
+    _register_template_helpers(app)
 
 
 def create_app(test_config: dict[str, Any] | None = None, *, defer: bool = False) -> LabelerApp:
