@@ -3,7 +3,7 @@
 Every command module imports the services, the models and SQLAlchemy (about 0.5 s of start-up
 on a 2-core machine). `flask --help` needs none of that: the app's CLI holds a light stand-in
 per command, carrying the command's one-line help, and the module is imported only when that
-command runs (`tests/test_startup.py` keeps the help lines equal to the real ones).
+command runs (`tests/cli/test_lazy_commands.py` keeps the help lines equal to the real ones).
 """
 
 from __future__ import annotations
@@ -89,7 +89,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     ),
     "user": ("users", "user_group", "Manage user accounts."),
 }
-# Modules that attach subcommands to the `run` group (compare, fuse) are among these.
+# Every command module (the tests hold each one's `commands` list to COMMANDS).
 CLI_MODULES = tuple(sorted({module for module, _attr, _help in COMMANDS.values()}))
 
 

@@ -140,3 +140,19 @@ def test_a_command_runs_with_the_garbage_collector_on(app: Flask) -> None:
     result = app.test_cli_runner().invoke(args=["probe"])
     assert result.exit_code == 0, result.output
     assert seen == [True]
+
+
+def test_the_run_group_knows_the_module_of_each_subcommand_others_attach() -> None:
+    from ndcg_labeler.cli.runs import RunGroup, run_group
+
+    for module in CLI_MODULES:
+        importlib.import_module(f"ndcg_labeler.cli.{module}")
+    attached = {
+        name: str(command.callback.__module__).rsplit(".", 1)[-1]
+        for name, command in run_group.commands.items()
+        if command.callback is not None
+        and command.callback.__module__.startswith("ndcg_labeler.cli.")
+        and command.callback.__module__ != "ndcg_labeler.cli.runs"
+    }
+    # `flask run compare` in a new process imports only the module that defines it.
+    assert attached == RunGroup.ATTACHED
