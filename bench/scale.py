@@ -33,6 +33,7 @@ machine the wall times move with it.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import re
@@ -150,13 +151,14 @@ def _dashboard_urls(ts: int, runs: list[int]) -> Pages:
     return pages
 
 
-def _forget_comparison_stats(ts: int) -> None:
-    """Delete the stored comparison statistics, so that each cold request computes its own."""
+def _forget_stored(ts: int, kind: str | None = None) -> None:
+    """Delete the test set's stored figures (of one kind), so that each cold request computes
+    its own."""
     from ndcg_labeler.extensions import db
     from ndcg_labeler.models import TeamCache
 
-    stored = db.delete(TeamCache).where(TeamCache.kind == "compare_stats")
-    db.session.execute(stored.where(TeamCache.test_set_id == ts))
+    stored = db.delete(TeamCache).where(TeamCache.test_set_id == ts)
+    db.session.execute(stored if kind is None else stored.where(TeamCache.kind == kind))
     db.session.commit()
     db.session.remove()
 
@@ -216,9 +218,8 @@ def dashboards(
                     cli = cli_rows(f"dash-{queries}", f"{_k(queries)} q x 5 runs", env)
             pages = _dashboard_urls(ts, runs)
             db.session.remove()
-            found, master, worker = time_pages(
-                env, tmp / "server.log", pages, lambda ts=ts: _forget_comparison_stats(ts)
-            )
+            forget = functools.partial(_forget_stored, ts, "compare_stats")
+            found, master, worker = time_pages(env, tmp / "server.log", pages, forget)
             size = f"{_k(queries)} q x {count} run{'s' if count > 1 else ''}"
             log(f"{size}: pages timed")
             target = queries == sizes[-1] and count == counts[-1]
@@ -263,18 +264,12 @@ def team_rows(
 ) -> tuple[list[Row], list[Row]]:
     """c: agreement, people and review, cold and warm; and e's memory rows."""
     from ndcg_labeler.extensions import db
-    from ndcg_labeler.models import TeamCache
 
     rows, memory = [], []
     for count in counts:
         ts = team_set(count, users)
         db.session.remove()
         log(f"team set with {count:,} judgments built")
-
-        def forget(ts: int = ts) -> None:
-            db.session.execute(db.delete(TeamCache).where(TeamCache.test_set_id == ts))
-            db.session.commit()
-            db.session.remove()
 
         pages = [
             ("agreement page", f"/test-sets/{ts}/agreement"),
@@ -283,6 +278,7 @@ def team_rows(
             ("agreement JSON download", f"/test-sets/{ts}/agreement.json"),
             ("people CSV download", f"/test-sets/{ts}/people.csv"),
         ]
+        forget = functools.partial(_forget_stored, ts)
         found, master, worker = time_pages(env, tmp / "server.log", pages, forget)
         size = f"{_k(count)} judgments"
         target = count == counts[-1]

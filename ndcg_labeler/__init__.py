@@ -52,11 +52,15 @@ class LabelerApp(Flask):
 
     def complete(self) -> None:
         """Everything a web request needs, the database layer included."""
+        if "web" in self._done:  # every request asks: no lock once built
+            return
         self.attach_database()
         self._step("web", _attach_web)
 
     def _step(self, name: str, build: Callable[[LabelerApp], None]) -> None:
         """Build a step once; one that fails is not marked done."""
+        if name in self._done:
+            return
         with self._lock:
             if name in self._done or self._building:
                 return
@@ -78,9 +82,10 @@ class LabelerApp(Flask):
         Our commands attach what they need themselves, and the context Flask pushes while it
         looks a command up (for every command `flask --help` lists) needs nothing.
         """
-        command = click.get_current_context(silent=True)
-        if command is None or command.command in (routes_command, shell_command):
-            self.complete()
+        if "web" not in self._done:
+            command = click.get_current_context(silent=True)
+            if command is None or command.command in (routes_command, shell_command):
+                self.complete()
         return super().app_context()
 
 
