@@ -13,6 +13,7 @@ from flask_sqlalchemy import SQLAlchemy
 from sqlalchemy import MetaData, event
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import DeclarativeBase
+from sqlalchemy.pool import Pool
 
 NAMING_CONVENTION = {
     "ix": "ix_%(column_0_label)s",
@@ -56,3 +57,15 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor.execute("PRAGMA journal_mode=WAL")
     cursor.execute("PRAGMA synchronous=NORMAL")
     cursor.close()
+
+
+AUTOCHECKPOINT = "wal_autocheckpoint"
+"""Connection-record info key: wal_autocheckpoint to set back (services._db.large_transaction)."""
+
+
+@event.listens_for(Pool, "checkin")
+def _restore_autocheckpoint(dbapi_connection: Any, record: Any) -> None:
+    """A connection returning to the pool gets back the automatic checkpoints it had."""
+    previous = record.info.pop(AUTOCHECKPOINT, None) if record is not None else None
+    if previous is not None and dbapi_connection is not None:
+        dbapi_connection.execute(f"PRAGMA wal_autocheckpoint={int(previous)}")

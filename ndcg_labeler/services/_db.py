@@ -7,6 +7,7 @@ more than the query. They run on the session's own connection, inside its transa
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -14,7 +15,7 @@ from typing import Any
 import sqlalchemy as sa
 from flask_sqlalchemy.pagination import Pagination
 
-from ndcg_labeler.extensions import db
+from ndcg_labeler.extensions import AUTOCHECKPOINT, db
 from ndcg_labeler.models import TestSet
 
 BATCH = 5000
@@ -29,6 +30,56 @@ def transaction() -> Iterator[None]:
     except BaseException:
         db.session.rollback()
         raise
+
+
+class Checkpoint:
+    """SQLite's copy of a large commit from the write-ahead log into the database file, run in
+    a thread of its own once the commit is done (see large_transaction)."""
+
+    def __init__(self) -> None:
+        self._thread: threading.Thread | None = None
+
+    def start(self, engine: sa.Engine) -> None:
+        """Begin the copy (not a daemon thread: a process that ends meanwhile finishes it)."""
+        self._thread = threading.Thread(target=self._run, args=(engine,), name="checkpoint")
+        self._thread.start()
+
+    @staticmethod
+    def _run(engine: sa.Engine) -> None:
+        with engine.connect() as connection:
+            # PASSIVE: copies what it can without waiting for (or blocking) readers and writers.
+            connection.exec_driver_sql("PRAGMA wal_checkpoint(PASSIVE)")
+
+    def wait(self) -> None:
+        """Return once the copy is done (at once when there was none)."""
+        if self._thread is not None:
+            self._thread.join()
+
+
+@contextmanager
+def large_transaction() -> Iterator[Checkpoint]:
+    """transaction() for a write of tens of MB (a run upload). Yields a Checkpoint: call its
+    `wait()` after the block, before the work is reported done.
+
+    On SQLite the commit would itself copy the whole write from the write-ahead log into the
+    database file (its automatic checkpoint), holding the caller about as long again as the
+    write. Here the commit skips it and the copy starts in a thread right after, so that the
+    caller's next work (scoring the run) overlaps it. Other databases: a plain transaction.
+    """
+    connection = db.session.connection()
+    engine = connection.engine
+    sqlite = engine.dialect.name == "sqlite" and engine.url.database not in (None, "", ":memory:")
+    if sqlite:
+        raw = connection.connection.driver_connection
+        previous = int(raw.execute("PRAGMA wal_autocheckpoint").fetchone()[0])
+        raw.execute("PRAGMA wal_autocheckpoint=0")
+        # Set back when the connection returns to the pool (extensions._restore_autocheckpoint).
+        connection.connection.info[AUTOCHECKPOINT] = previous
+    checkpoint = Checkpoint()
+    with transaction():
+        yield checkpoint
+    if sqlite:
+        checkpoint.start(engine)
 
 
 def bump_versions(test_set_id: int, *, labels: bool = False, runs: bool = False) -> None:
