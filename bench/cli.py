@@ -6,10 +6,12 @@ missing) on a copy of the prepared SQLite test set, and times, each as its own p
 its peak RSS (ru_maxrss read with wait4):
 
 - `flask --app app --help` (start-up; the median of three);
-- `flask run upload` then `flask run score --json` (the first score in a new process; the
-  two-process ratio uses it), and pytrec_eval's parse + evaluate of the same files, also a
-  whole process, in the same run; then `run score` three more times (the median: every new
-  process does the same work, and one can take half as long again as the next here);
+- `flask run upload` then `flask run score --json` (the first score in a new process), and
+  pytrec_eval's parse + evaluate of the same files, also a whole process, three rounds of the
+  three on fresh copies of the database (run_bench.upload_score_rounds: the two-process ratio is
+  the median of upload + score over pytrec_eval's median); then `run score` three more times
+  (the median: every new process does the same work, and one can take half as long again as
+  the next here);
 - `flask run list` with 1, 3, 5 and 6 runs uploaded (the same file under other names), each
   the median of three processes.
 
@@ -25,7 +27,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import sys
 from pathlib import Path
 from typing import Any
@@ -35,10 +36,14 @@ from bench.run_bench import (
     MB,
     _timed,
     data_paths,
+    forget_sqlite,
+    fresh_copy,
     generate,
     machine,
     median_timed,
+    pytrec_command,
     run_side,
+    upload_score_rounds,
 )
 
 
@@ -68,26 +73,19 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
     generate(paths, args.queries, args.depth, args.judged)
     run_side("prepare", args)
     work = paths["work"].with_name("cli-bench.sqlite3")
-    shutil.copy(paths["prepared"], work)
+    fresh_copy(paths["prepared"], work)
     env = _env(work)
-    out: dict[str, Any] = {}
     _timed([*FLASK, "run", "--help"], env)  # writes the bytecode caches; not counted
-    out["help"], out["help_rss"], _ = median_timed([*FLASK, "--help"], env)
+    help_timed = median_timed([*FLASK, "--help"], env)
     run_file = str(paths["run"])
-    out["upload"], out["upload_rss"], _ = _timed(
-        [*FLASK, "run", "upload", "bench", run_file, "--name", "run1"], env
-    )
-    score = [*FLASK, "run", "score", "bench", "run1", "--json"]
-    out["score_first"], out["score_rss"], text = _timed(score, env)
+    pytrec = pytrec_command(args.queries, args.depth, args.judged)
+    out = upload_score_rounds(paths["prepared"], work, env, paths["run"], pytrec, "run1")
+    out["help"], out["help_rss"], _ = help_timed
+    out["score_first"] = out["score"]
     # Every later process does the same work (the upload stored the scores): median of three.
-    out["score"] = median_timed(score, env)[0]
-    out["mean_ndcg_10"] = json.loads(text)["mean_ndcg"]
-    pytrec = [sys.executable, "-m", "bench.run_bench", "--side", "pytrec"]
-    sizes = ["--queries", str(args.queries), "--depth", str(args.depth)]
-    out["pytrec"], out["pytrec_rss"], text = _timed(
-        [*pytrec, *sizes, "--judged", str(args.judged)], env
-    )
-    out["pytrec_mean"] = json.loads(text.strip().splitlines()[-1])["mean_ndcg_10"]
+    out["score"] = median_timed([*FLASK, "run", "score", "bench", "run1", "--json"], env)[0]
+    out["mean_ndcg_10"] = json.loads(out["score_text"])["mean_ndcg"]
+    out["pytrec_mean"] = json.loads(out["pytrec_text"].strip().splitlines()[-1])["mean_ndcg_10"]
     out["list"] = {}
     uploaded = 1
     for count in (1, 3, 5, 6):
@@ -95,14 +93,13 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
             uploaded += 1
             _timed([*FLASK, "run", "upload", "bench", run_file, "--name", f"run{uploaded}"], env)
         out["list"][count] = median_timed([*FLASK, "run", "list", "bench"], env)[:2]
-    work.unlink(missing_ok=True)
+    forget_sqlite(work)
     return out
 
 
 def report(out: dict[str, Any]) -> None:
     """The issue's table: was, measured now, target, verdict."""
-    two = out["upload"] + out["score_first"]
-    ratio = two / out["pytrec"]
+    ratio = out["two"] / out["pytrec"]
     list5, list5_rss = out["list"][5]
     lists = " / ".join(f"{out['list'][c][0]:.2f}" for c in (1, 3, 6))
     worst_list = max(out["list"][c][0] for c in (1, 3, 6))
