@@ -20,6 +20,12 @@ from ndcg_labeler import config
 
 ROOT = Path(__file__).resolve().parent.parent
 
+# pyarrow allocates from the C library's heap (shared with numpy and Python, so memory one frees
+# the other reuses) instead of its bundled mimalloc, unless the environment names a pool. Set
+# before pyarrow is first imported (every import of ours goes through this package). A
+# 7,000 x 1,000 `run upload` + `run score`: median 3.60 -> 3.06 s, and far steadier (bench/README).
+os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")
+
 CSP = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
     "object-src 'none'; base-uri 'self'; form-action 'self'; frame-ancestors 'none'"

@@ -143,3 +143,23 @@ def test_first_run_score_answers_from_stored_per_query_results(app: Flask) -> No
     rows = {row["qid"]: row["ndcg"] for row in json.loads(out)["queries"]}
     assert rows.pop("q4") is None
     assert rows == pytest.approx(A10)
+
+
+@pytest.mark.parametrize(("chosen", "expected"), [(None, "system"), ("jemalloc", "jemalloc")])
+def test_the_run_parser_allocates_from_the_c_heap_unless_the_environment_names_a_pool(
+    chosen: str | None, expected: str
+) -> None:
+    """pyarrow's bundled mimalloc made a 7,000 x 1,000 upload ~0.5 s slower and erratic here
+    (bench/README); the setting must be in place before any of our modules loads pyarrow."""
+    env = {k: v for k, v in os.environ.items() if k != "ARROW_DEFAULT_MEMORY_POOL"}
+    if chosen is not None:
+        env["ARROW_DEFAULT_MEMORY_POOL"] = chosen
+    code = (
+        "from ndcg_labeler.formats.runs import read_run\n"
+        "import pyarrow\n"
+        "print(pyarrow.default_memory_pool().backend_name)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True, env=env
+    ).stdout
+    assert out.strip().splitlines()[-1] == expected
