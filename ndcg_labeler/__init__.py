@@ -94,6 +94,11 @@ class LabelerApp(Flask):
                 self.complete()
         return super().app_context()
 
+    def helper_context(self) -> AppContext:
+        """An app context for a helper thread of work under way (no click context there): the
+        steps already built, nothing more, so that a command's light app stays light."""
+        return super().app_context()
+
 
 def _attach_database(app: Flask) -> None:
     from ndcg_labeler import models  # noqa: F401  (register the mappers)

@@ -5,6 +5,7 @@ and API alike). Grades by aggregation policy, per-query detail, trec_eval's `-q`
 ranked lists pooling needs (`top_lists`) are read through this package only.
 """
 
+from .ahead import GradesAhead
 from .detail import QueryDetail, RankRow, query_detail
 from .engine import forget_run, grades_by_query, score_new_run, score_run
 from .entries import RankedBuffer, RunData, query_docids, top_lists, uploaded_run_data
@@ -28,6 +29,7 @@ __all__ = [
     "K_CHOICES",
     "MAX_K",
     "STANDARD_CUTOFFS",
+    "GradesAhead",
     "Qrels",
     "QueryDetail",
     "QueryScore",

@@ -104,19 +104,24 @@ def _grades_by_query(
     return {ids[qid]: docs for qid, docs in qrels.items() if qid in ids}
 
 
-def _full(
-    run: Run,
-    state: TestSetState,
-    resolved: Resolved,
-    queries: QuerySet,
-    data: RunData | None,
-    settings: str,
-) -> ScoreState:
-    """Score every query of the test set from the run's entries (the only full read).
+@dataclass(frozen=True)
+class Grades:
+    """What a full scoring reads besides the run: the test set's grades as of a judgment event.
 
-    `settings` is the store's key (live_state's: with machine labels, it names the judge's
-    newest answer too). The new state is written to the store at once."""
-    # Events first: a grade saved while we read is then applied again, never missed.
+    The events are read first, so a grade saved while the grades are read is applied again by
+    the next catch-up, never missed; `state` is the snapshot they were read under.
+    """
+
+    state: TestSetState
+    resolved: Resolved
+    queries: QuerySet
+    max_event_id: int
+    seen: frozenset[int]
+    by_query: dict[int, dict]
+
+
+def read_grades(state: TestSetState, resolved: Resolved, queries: QuerySet) -> Grades:
+    """The test set's grades under `resolved` (policy, label source) for a full scoring."""
     max_id = int(db.session.scalar(_MAX_EVENT, {"test_set_id": state.id}) or 0)
     seen = frozenset(
         db.session.scalars(
@@ -125,7 +130,16 @@ def _full(
             )
         )
     )
-    grades = _grades_by_query(state, resolved.policy, queries, resolved.labels)
+    by_query = _grades_by_query(state, resolved.policy, queries, resolved.labels)
+    return Grades(state, resolved, queries, max_id, seen, by_query)
+
+
+def _full(run: Run, read: Grades, data: RunData | None, settings: str) -> ScoreState:
+    """Score every query of the test set from the run's entries (the only full read).
+
+    `settings` is the store's key (live_state's: with machine labels, it names the judge's
+    newest answer too). The new state is written to the store at once."""
+    state, resolved, queries, grades = read.state, read.resolved, read.queries, read.by_query
     data = data or load_run_data(run)
     rows = np.array([data.row_of.get(int(q), -1) for q in queries.ids], dtype=np.int64)
     missing = rows < 0
@@ -148,14 +162,14 @@ def _full(
         run_id=run.id,
         settings=settings,
         labels_version=state.labels_version,
-        max_event_id=max_id,
+        max_event_id=read.max_event_id,
         queries_key=state.queries_key,
         query_ids=queries.ids.copy(),
         arrays=_as_arrays(evaluation),
         has_gain=np.array([(a > 0).any() for a in judged], dtype=bool),
         judged_any=np.array([a.size > 0 for a in judged], dtype=bool),
         missing=missing,
-        seen=seen,
+        seen=read.seen,
         unsaved=SAVE_AFTER_QUERIES,
     )
 
@@ -193,7 +207,7 @@ def _catch_up(
     ).all()
     touched = {qpk for event_id, qpk in rows if event_id not in current.seen}
     if len(touched) > FULL_RESCORE_QUERIES:
-        return _full(run, state, resolved, queries, None, current.settings)
+        return _full(run, read_grades(state, resolved, queries), None, current.settings)
     index = {int(q): i for i, q in enumerate(current.query_ids.tolist())}
     for qpk in touched:
         _rescore(current, index, qpk, resolved, state.id)
@@ -214,12 +228,13 @@ def _machine_version(test_set_id: int, labels: str) -> int:
 
 
 def live_state(
-    run: Run, options: ScoreOptions, data: RunData | None = None
+    run: Run, options: ScoreOptions, data: RunData | None = None, ahead: Grades | None = None
 ) -> tuple[ScoreState, TestSetState, Resolved, QuerySet]:
     """The run's scores under `options`, loaded or brought up to date (stored when they moved).
 
     From memory when current; else from the score store, catching up with the grades; else
-    computed from the run's entries (`data`, when the caller has them at hand, saves the read).
+    computed from the run's entries (`data`, when the caller has them at hand, saves the read;
+    `ahead`, grades read earlier under the same setting and queries, saves that read).
     """
     state = test_set_state(run.test_set_id)
     resolved = resolve_options(options, state.aggregation, state.threshold)
@@ -235,7 +250,10 @@ def live_state(
         if current is None or current.queries_key != state.queries_key:
             current = store.load(run.id, settings)
         if current is None or current.queries_key != state.queries_key:
-            current = _full(run, state, resolved, queries, data, settings)
+            fits = ahead is not None and ahead.resolved == resolved
+            if ahead is None or not fits or ahead.state.queries_key != state.queries_key:
+                ahead = read_grades(state, resolved, queries)
+            current = _full(run, ahead, data, settings)
         elif current.labels_version != state.labels_version:
             current = _catch_up(run, current, state, resolved, queries)
         added = key not in memory.states
@@ -304,13 +322,23 @@ def _run_scores(
     )
 
 
-def score_new_run(run: Run, data: RunData) -> None:
+def score_new_run(run: Run, data: RunData, ahead: Grades | None = None) -> None:
     """Score a run just uploaded by this process under the default setting and store it.
 
     The upload has the ranked lists at hand, so the first score page (in any process) reads
-    the stored figures instead of the run's entries.
+    the stored figures instead of the run's entries. `ahead`: default_grades, read earlier.
     """
-    live_state(run, ScoreOptions(), data)
+    live_state(run, ScoreOptions(), data, ahead)
+
+
+def default_grades(test_set_id: int) -> Grades:
+    """The grades score_new_run scores against, for reading them ahead (see GradesAhead)."""
+    state = test_set_state(test_set_id)
+    resolved = resolve_options(ScoreOptions(), state.aggregation, state.threshold)
+    memory = _memory()
+    with memory.lock:
+        queries = _query_set(memory, state)
+    return read_grades(state, resolved, queries)
 
 
 def forget_run(run_id: int) -> None:

@@ -278,6 +278,8 @@ def store_parsed_run(
             f"{filename}: none of the run's {len(in_file)} queries is in test set "
             f"'{test_set.name}' (e.g. {examples})"
         )
+    # Scoring the run reads every grade of the test set: read them while it is ranked and written.
+    ahead = live.GradesAhead(test_set.id)
     progress("rank", 0, 1, int(parsed.offsets[-1]))
     ranked = _rank(parsed, known, depth, in_trec_order)
     progress("rank", 1, 1, int(parsed.offsets[-1]))
@@ -320,7 +322,7 @@ def store_parsed_run(
     try:
         blobs = [] if ranked.buffer else [bytes(blob) for blob in ranked.blobs]
         data = live.uploaded_run_data(run, ranked.query_ids, blobs, ranked.buffer)
-        live.score_new_run(run, data)
+        live.score_new_run(run, data, ahead.result())
     finally:
         checkpoint.wait()
     return run
