@@ -235,12 +235,48 @@ _ROW_MIX = np.uint64(0xC4CEB9FE1A85EC53)
 _PREFILTER_BITS = 24
 
 
+_BLOCK = 1 << 20  # entries per step of the blockwise passes below (8 MB of uint64)
+
+
+def _fold(keys: np.ndarray) -> np.ndarray:
+    """keys ^= keys >> 32, in place, a block at a time (no temporary as large as `keys`)."""
+    scratch = np.empty(min(keys.size, _BLOCK), dtype=np.uint64)
+    for start in range(0, keys.size, _BLOCK):
+        block = keys[start : start + _BLOCK]
+        shifted = scratch[: block.size]
+        np.right_shift(block, np.uint64(32), out=shifted)
+        block ^= shifted
+    return keys
+
+
 def _row_keys(hashes: np.ndarray, rows: np.ndarray) -> np.ndarray:
     """One uint64 key per (row, docid hash)."""
     with np.errstate(over="ignore"):
-        keys = hashes ^ (rows.astype(np.uint64) * _ROW_MIX)
-        keys ^= keys >> np.uint64(32)
-    return keys
+        # Row numbers are never negative: their int64 bits read as uint64 are the same number.
+        keys = rows.astype(np.int64, copy=False).view(np.uint64) * _ROW_MIX
+    keys ^= hashes
+    return _fold(keys)
+
+
+def _entry_keys(data: RunData) -> np.ndarray:
+    """_row_keys of every ranked entry: each row's mixed number repeated over its entries."""
+    with np.errstate(over="ignore"):
+        mixed = np.arange(data.row_off.size - 1, dtype=np.uint64) * _ROW_MIX
+    keys = np.repeat(mixed, np.diff(data.row_off))
+    keys ^= data.hashes
+    return _fold(keys)
+
+
+def _maybe_judged(entry_keys: np.ndarray, bitmap: np.ndarray, mask: np.uint64) -> np.ndarray:
+    """bitmap[entry_keys & mask] per entry, a block at a time."""
+    hit = np.empty(entry_keys.size, dtype=bool)
+    scratch = np.empty(min(entry_keys.size, _BLOCK), dtype=np.uint64)
+    for start in range(0, entry_keys.size, _BLOCK):
+        block = entry_keys[start : start + _BLOCK]
+        low = scratch[: block.size]
+        np.bitwise_and(block, mask, out=low)
+        np.take(bitmap, low.view(np.int64), out=hit[start : start + block.size])  # < 2**24
+    return hit
 
 
 def _join_by_hash(
@@ -260,12 +296,11 @@ def _join_by_hash(
     judged_keys = judged_keys[order]
     if (judged_keys[1:] == judged_keys[:-1]).any():
         return False  # two judged docids of one query share a key: the string join decides
-    entry_rows = np.repeat(np.arange(data.row_off.size - 1, dtype=np.int64), np.diff(data.row_off))
-    entry_keys = _row_keys(data.hashes, entry_rows)
+    entry_keys = _entry_keys(data)
     mask = np.uint64((1 << _PREFILTER_BITS) - 1)
     bitmap = np.zeros(1 << _PREFILTER_BITS, dtype=bool)
-    bitmap[(judged_keys & mask).astype(np.intp)] = True
-    candidates = np.flatnonzero(bitmap[(entry_keys & mask).astype(np.intp)])
+    bitmap[(judged_keys & mask).view(np.int64)] = True  # < 2**24: the same numbers as int64
+    candidates = np.flatnonzero(_maybe_judged(entry_keys, bitmap, mask))
     pos = np.minimum(np.searchsorted(judged_keys, entry_keys[candidates]), judged_keys.size - 1)
     found = judged_keys[pos] == entry_keys[candidates]
     hits, pos = candidates[found], pos[found]
