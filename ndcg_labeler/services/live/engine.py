@@ -149,14 +149,18 @@ def _full(run: Run, read: Grades, data: RunData | None, settings: str) -> ScoreS
     lengths = np.where(missing, 0, data.row_off[present + 1] - starts)
     offsets = np.zeros(lengths.size + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
-    # Ragged gather: entry j of test-set query i sits at starts[i] + j in the run's arrays.
-    take = np.repeat(starts - offsets[:-1], lengths) + np.arange(offsets[-1])
+    if offsets[-1] != ranked.size or (starts != offsets[:-1]).any():
+        # Ragged gather: entry j of test-set query i sits at starts[i] + j in the run's arrays.
+        take = np.repeat(starts - offsets[:-1], lengths)
+        take += np.arange(offsets[-1])
+        ranked = ranked[take]
+    # else the run lists every query of the test set, in its order: the entries are in place.
     judged = [np.fromiter(grades.get(int(q), {}).values(), dtype=np.float64) for q in queries.ids]
     joffsets = np.zeros(len(judged) + 1, dtype=np.int64)
     np.cumsum([a.size for a in judged], out=joffsets[1:])
     flat_judged = np.concatenate(judged) if judged else np.empty(0)
     evaluation = evaluate_flat(
-        ranked[take], offsets, flat_judged, joffsets, resolved.cutoffs, resolved.scoring
+        ranked, offsets, flat_judged, joffsets, resolved.cutoffs, resolved.scoring
     )
     return ScoreState(
         run_id=run.id,

@@ -378,7 +378,9 @@ def _rank(parsed: ParsedRun, known: dict[str, int], depth: int, ordered: bool = 
     if (kept[stored] > 0).all():
         # RunData's layout: token i is data[tok_off[i]:tok_off[i+1]], newline included.
         token_off = np.frombuffer(ranked.buffers()[1], dtype=np.int64)[: len(ranked) + 1]
-        tok_off = token_off - token_off[0] + np.arange(len(ranked) + 1, dtype=np.int64)
+        tok_off = np.arange(len(ranked) + 1, dtype=np.int64)  # one newline more per token
+        tok_off += token_off
+        tok_off -= token_off[0]
         buffer = (data, tok_off, row_off, parsed.docid_hashes[perm])
     return _Ranked(qpks[stored].tolist(), blobs, score_bytes, int(row_off[-1]), buffer)
 
