@@ -86,14 +86,18 @@ def _oracle(lengths: list[int], names: list[str]) -> bool:
 @pytest.mark.parametrize("seed", range(60))
 def test_the_per_query_check_agrees_with_sets(seed):
     """Grouped (the usual file, each query's lines together) or not, the same exact answer:
-    ragged lengths (the padded table or its fallback), empty groups, forced collisions and a
-    hash equal to the padding value."""
+    ragged or equal lengths (the padded table, its fallback, or no padding), empty groups,
+    forced collisions and a hash equal to the padding value."""
     rng = np.random.default_rng(seed)
     lengths = rng.integers(0, 12 if seed % 3 else 200, size=int(rng.integers(1, 30))).tolist()
     if seed % 5 == 0:
         lengths[0] = 400  # far above the others: padding would cost too much
+    elif seed % 5 == 3:
+        lengths = [max(lengths[0], 2)] * len(lengths)  # every query as long: no padding at all
     vocabulary = int(rng.integers(2, 60))
     names = [f"d{int(v)}" for v in rng.integers(0, vocabulary, size=sum(lengths))]
+    if seed % 10 == 8:  # no docid twice in a query (its names drawn without repeats)
+        names = [f"d{int(v)}" for n in lengths for v in rng.permutation(vocabulary + n)[:n]]
     docids = pa.array(names)
     hashes = string_hashes(docids)
     if seed % 4 == 1:
