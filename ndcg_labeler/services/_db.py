@@ -49,13 +49,6 @@ class Checkpoint:
         with engine.connect() as connection:
             # PASSIVE: copies what it can without waiting for (or blocking) readers and writers.
             connection.exec_driver_sql("PRAGMA wal_checkpoint(PASSIVE)")
-            # Then empty the log file when nobody is using it (no waiting: busy_timeout 0), so
-            # that the next process to open the database need not scan ~150 MB of log.
-            connection.exec_driver_sql("PRAGMA busy_timeout=0")
-            try:
-                connection.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
-            finally:
-                connection.exec_driver_sql("PRAGMA busy_timeout=10000")
 
     def wait(self) -> None:
         """Return once the copy is done (at once when there was none)."""
