@@ -254,8 +254,11 @@ def live_state(
         if current is None or current.queries_key != state.queries_key:
             current = store.load(run.id, settings)
         if current is None or current.queries_key != state.queries_key:
-            fits = ahead is not None and ahead.resolved == resolved
-            if ahead is None or not fits or ahead.state.queries_key != state.queries_key:
+            if (
+                ahead is None
+                or ahead.resolved != resolved
+                or ahead.state.queries_key != state.queries_key
+            ):
                 ahead = read_grades(state, resolved, queries)
             current = _full(run, ahead, data, settings)
         elif current.labels_version != state.labels_version:

@@ -7,7 +7,7 @@ run needs all of them; re-scoring a changed query reads that query's row alone.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
@@ -249,22 +249,25 @@ def _fold(keys: np.ndarray) -> np.ndarray:
     return keys
 
 
+def _keys(mixed_rows: np.ndarray, hashes: np.ndarray) -> np.ndarray:
+    """One uint64 key per (row, docid hash), from each entry's row number times _ROW_MIX
+    (taken over, not copied)."""
+    mixed_rows ^= hashes
+    return _fold(mixed_rows)
+
+
 def _row_keys(hashes: np.ndarray, rows: np.ndarray) -> np.ndarray:
     """One uint64 key per (row, docid hash)."""
     with np.errstate(over="ignore"):
         # Row numbers are never negative: their int64 bits read as uint64 are the same number.
-        keys = rows.astype(np.int64, copy=False).view(np.uint64) * _ROW_MIX
-    keys ^= hashes
-    return _fold(keys)
+        return _keys(rows.astype(np.int64, copy=False).view(np.uint64) * _ROW_MIX, hashes)
 
 
 def _entry_keys(data: RunData) -> np.ndarray:
     """_row_keys of every ranked entry: each row's mixed number repeated over its entries."""
     with np.errstate(over="ignore"):
         mixed = np.arange(data.row_off.size - 1, dtype=np.uint64) * _ROW_MIX
-    keys = np.repeat(mixed, np.diff(data.row_off))
-    keys ^= data.hashes
-    return _fold(keys)
+    return _keys(np.repeat(mixed, np.diff(data.row_off)), data.hashes)
 
 
 def _maybe_judged(entry_keys: np.ndarray, bitmap: np.ndarray, mask: np.uint64) -> np.ndarray:
@@ -354,7 +357,10 @@ def top_lists(run: Run, depth: int) -> dict[int, list[str]]:
 
 
 def uploaded_run_data(
-    run: Run, query_ids: list[int], blobs: list[bytes], buffer: RankedBuffer | None = None
+    run: Run,
+    query_ids: list[int],
+    blobs: Sequence[bytes | memoryview],
+    buffer: RankedBuffer | None = None,
 ) -> RunData:
     """The ranked lists an upload has at hand, as RunData (no read back from the database).
 
@@ -362,5 +368,5 @@ def uploaded_run_data(
     out the way RunData keeps it, which saves joining and scanning them again.
     """
     if buffer is None:
-        return RunData(run_key(run), query_ids, blobs, run.name)
+        return RunData(run_key(run), query_ids, [bytes(blob) for blob in blobs], run.name)
     return RunData.from_buffer(run_key(run), query_ids, run.name, *buffer)

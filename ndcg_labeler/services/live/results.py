@@ -173,7 +173,7 @@ class RunScores:
         return [
             {
                 "qid": self.qids[i],
-                "ndcg": None if math.isnan(ndcg[i]) else ndcg[i],
+                "ndcg": _none(ndcg[i]),
                 "dcg": dcg[i],
                 "idcg": idcg[i],
                 "gap": gap[i],

@@ -320,8 +320,7 @@ def store_parsed_run(
     # This process has the ranked lists at hand: score them now and store the figures (while
     # SQLite copies the write into the database file).
     try:
-        blobs = [] if ranked.buffer else [bytes(blob) for blob in ranked.blobs]
-        data = live.uploaded_run_data(run, ranked.query_ids, blobs, ranked.buffer)
+        data = live.uploaded_run_data(run, ranked.query_ids, ranked.blobs, ranked.buffer)
         live.score_new_run(run, data, ahead.result())
     finally:
         checkpoint.wait()
