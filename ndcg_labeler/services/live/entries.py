@@ -24,7 +24,7 @@ from ndcg_labeler.services._db import select_rows
 
 NAN = float("nan")
 
-RankedBuffer = tuple[bytes, np.ndarray, np.ndarray, np.ndarray]
+RankedBuffer = tuple[bytes | memoryview, np.ndarray, np.ndarray, np.ndarray]
 """(data, tok_off, row_off, hashes): every ranked docid "\n"-terminated in one buffer, its
 offsets, and each docid's formats.run_dedup.string_hashes (without the newline)."""
 
@@ -119,7 +119,7 @@ class RunData:
         key: tuple[object, ...],
         query_ids: Iterable[int],
         name: str,
-        data: bytes,
+        data: bytes | memoryview,
         tok_off: np.ndarray,
         row_off: np.ndarray,
         hashes: np.ndarray,
@@ -134,7 +134,7 @@ class RunData:
         key: tuple[object, ...],
         query_ids: Iterable[int],
         name: str,
-        data: bytes,
+        data: bytes | memoryview,
         tok_off: np.ndarray,
         row_off: np.ndarray,
         hashes: np.ndarray | None,
@@ -165,7 +165,7 @@ class RunData:
         """The ranked docids of one row (query), best first."""
         start = int(self.tok_off[self.row_off[row]])
         end = int(self.tok_off[self.row_off[row + 1]])
-        return self.data[start : end - 1].decode("utf-8").split("\n") if end > start else []
+        return str(self.data[start : end - 1], "utf-8").split("\n") if end > start else []
 
     def ranked_grades(self, row: int, grades: dict[str, int]) -> np.ndarray:
         """Grades of one row's docids in rank order (NaN = unjudged)."""

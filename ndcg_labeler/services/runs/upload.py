@@ -37,6 +37,7 @@ MAX_NOTES = 5000
 MAX_DEPTH = 100_000
 EXAMPLES = 10
 _BATCH = 2000
+_END = 1 << 62  # past the end of any string: binary_replace_slice appends there
 
 
 class _HashingReader(io.RawIOBase):
@@ -338,8 +339,8 @@ def _query_ids(test_set: TestSet) -> dict[str, int]:
 def _rank(parsed: ParsedRun, known: dict[str, int], depth: int, ordered: bool = False) -> _Ranked:
     """trec_eval order per query (scoring.rank_grouped), top `depth` of each known query.
 
-    Vectorised in pyarrow: one take puts the docids in rank order, one binary_join makes
-    every query's blob and the cache's buffer falls out of the same bytes.
+    Vectorised in pyarrow: one take puts the docids in rank order, one replace ends each with
+    a newline; every query's blob and the cache's buffer are views of the same bytes.
     """
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -359,28 +360,22 @@ def _rank(parsed: ParsedRun, known: dict[str, int], depth: int, ordered: bool = 
     np.cumsum(kept[stored], out=row_off[1:])
     ranked = docids.take(pa.array(perm))
     ranked_scores = np.ascontiguousarray(scores[perm], dtype=np.float64)
-    # Ids never hold whitespace (the parsers refuse it), so newline-joined is lossless.
-    lists = pa.LargeListArray.from_arrays(pa.array(row_off), ranked)
-    joined = pc.binary_join(lists, pa.scalar("\n", pa.large_string()))
-    ended = pc.binary_join_element_wise(
-        joined, pa.scalar("", pa.large_string()), pa.scalar("\n", pa.large_string())
-    )
-    blob_off = np.frombuffer(ended.buffers()[1], dtype=np.int64)[: len(ended) + 1]
-    data = ended.buffers()[2].to_pybytes()[int(blob_off[0]) : int(blob_off[-1])]
-    bounds = (blob_off - blob_off[0]).tolist()
+    # Every docid "\n"-terminated, in one buffer (a replace at the end of each string is twice
+    # as fast as an element-wise join). Ids never hold whitespace (the parsers refuse it), so
+    # the newlines are the token boundaries and each query's row is its slice minus the last.
+    ended = pc.binary_replace_slice(ranked, start=_END, stop=_END, replacement="\n")
+    ends = np.frombuffer(ended.buffers()[1], dtype=np.int64)[: len(ended) + 1]
+    tok_off = ends - ends[0] if ends[0] else ends
+    text = memoryview(ended.buffers()[2])[int(ends[0]) : int(ends[-1])]
+    bounds = tok_off[row_off].tolist()
     # Rows are written from views of the two buffers: no copy of every list (~20 bytes an entry).
-    text, numbers = memoryview(data), memoryview(ranked_scores.view(np.uint8))
-    blobs = [text[bounds[i] : bounds[i + 1] - 1] for i in range(len(bounds) - 1)]
+    numbers = memoryview(ranked_scores.view(np.uint8))
+    blobs = [text[bounds[i] : max(bounds[i + 1] - 1, bounds[i])] for i in range(len(bounds) - 1)]
     rows = (row_off * ranked_scores.itemsize).tolist()
     score_bytes = [numbers[rows[i] : rows[i + 1]] for i in range(len(rows) - 1)]
     buffer = None
     if (kept[stored] > 0).all():
-        # RunData's layout: token i is data[tok_off[i]:tok_off[i+1]], newline included.
-        token_off = np.frombuffer(ranked.buffers()[1], dtype=np.int64)[: len(ranked) + 1]
-        tok_off = np.arange(len(ranked) + 1, dtype=np.int64)  # one newline more per token
-        tok_off += token_off
-        tok_off -= token_off[0]
-        buffer = (data, tok_off, row_off, parsed.docid_hashes[perm])
+        buffer = (text, tok_off, row_off, parsed.docid_hashes[perm])
     return _Ranked(qpks[stored].tolist(), blobs, score_bytes, int(row_off[-1]), buffer)
 
 
