@@ -68,42 +68,50 @@ def string_hashes(array: pa.Array) -> np.ndarray:
 _PAD = np.uint64((1 << 64) - 1)
 
 
-def _none_in_groups(lengths: np.ndarray, hashes: np.ndarray) -> bool:
+_BLOCK = 1 << 18  # hashes sorted per step of none_in_groups (2 MB: no table as large as the run)
+
+
+def none_in_groups(lengths: np.ndarray, hashes: np.ndarray) -> bool:
     """True when no hash repeats within a group (groups: consecutive runs of `lengths`).
 
     A run file lists each query's entries together, usually about as many per query: sorting
     each query's row of a padded table is ~4x faster than sorting all the keys at once (each
-    row stays in cache). False also when the padding would cost too much memory or a hash
-    equals the padding value; the caller then takes the exact path.
+    row stays in cache), and a few rows at a time need no copy of every hash. False also when
+    the padding would cost too much or a hash equals the padding value; the caller then takes
+    the exact path (has_duplicates).
     """
     width = int(lengths.max(initial=0))
-    if width >= 2 and lengths.size * width == hashes.size:  # every query as long: no padding
-        table = np.sort(hashes.reshape(lengths.size, width), axis=1)
-        return not (table[:, 1:] == table[:, :-1]).any()
-    if width < 2 or lengths.size * width > 2 * hashes.size + 4096 or (hashes == _PAD).any():
-        return width < 2
-    table = np.full((lengths.size, width), _PAD, dtype=np.uint64)
-    table[np.arange(width) < lengths[:, None]] = hashes
-    table.sort(axis=1)
-    repeated = table[:, 1:] == table[:, :-1]
-    repeated &= np.arange(1, width) < lengths[:, None]  # pads sort last; ignore them
-    return not repeated.any()
+    if width < 2:
+        return True
+    full = lengths.size * width == hashes.size  # every query as long: no padding
+    if not full and (lengths.size * width > 2 * hashes.size + 4096 or (hashes == _PAD).any()):
+        return False
+    ends = np.cumsum(lengths)
+    step = max(1, _BLOCK // width)
+    columns = np.arange(1, width)
+    for r0 in range(0, lengths.size, step):
+        r1 = min(r0 + step, lengths.size)
+        flat = hashes[int(ends[r0 - 1]) if r0 else 0 : int(ends[r1 - 1])]
+        if full:
+            table = np.sort(flat.reshape(r1 - r0, width), axis=1)
+        else:
+            table = np.full((r1 - r0, width), _PAD, dtype=np.uint64)
+            table[np.arange(width) < lengths[r0:r1, None]] = flat
+            table.sort(axis=1)
+        repeated = table[:, 1:] == table[:, :-1]
+        if not full:
+            repeated &= columns < lengths[r0:r1, None]  # pads sort last; ignore them
+        if repeated.any():
+            return False
+    return True
 
 
-def has_duplicates(
-    query_codes: np.ndarray,
-    hashes: np.ndarray,
-    docids: pa.Array,
-    group_lengths: np.ndarray | None = None,
-) -> bool:
+def has_duplicates(query_codes: np.ndarray, hashes: np.ndarray, docids: pa.Array) -> bool:
     """True when some docid occurs twice with the same query code (exact).
 
-    `group_lengths`: when every query's entries are consecutive (one group per query, in
-    order), their lengths allow a faster check first; any repeated hash still takes the exact
-    path below.
+    When every query's entries are consecutive (one group per query, in order), ask
+    none_in_groups first: it is faster, and needs no code per entry.
     """
-    if group_lengths is not None and _none_in_groups(group_lengths, hashes):
-        return False
     with np.errstate(over="ignore"):
         keys = hashes ^ (query_codes.astype(np.uint64) * _C2)
         keys = (keys ^ (keys >> np.uint64(31))) * _C1
