@@ -2,9 +2,10 @@
 
 import numpy as np
 import pyarrow as pa
+import pytest
 
 from ndcg_labeler.formats.run_dedup import string_hashes
-from ndcg_labeler.services.live import RunData
+from ndcg_labeler.services.live import RunData, entries
 
 ROWS = [["d3", "d1", "é2", "x"], ["d1", "d9"], ["zz", "d3"]]
 QUERY_IDS = [11, 12, 13]
@@ -13,17 +14,17 @@ GRADES = {11: {"d1": 2, "é2": 3, "d7": 1}, 12: {"d9": 0}, 13: {"d3": 1}}
 EXPECTED = [np.nan, 2, 3, np.nan, np.nan, 0, np.nan, 1]
 
 
-def run_data(hashes=None):
+def run_data(hashes=None, rows=ROWS, query_ids=QUERY_IDS):
     """RunData as an upload hands it over (buffer + hashes) or, without hashes, as read back."""
-    flat = [d for row in ROWS for d in row]
+    flat = [d for row in rows for d in row]
     data = "".join(d + "\n" for d in flat).encode()
     lengths = [len(d.encode()) + 1 for d in flat]
     tok_off = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
-    row_off = np.concatenate(([0], np.cumsum([len(r) for r in ROWS]))).astype(np.int64)
+    row_off = np.concatenate(([0], np.cumsum([len(r) for r in rows]))).astype(np.int64)
     if hashes is None:
         hashes = string_hashes(pa.array(flat, type=pa.large_string()))
     key = (1, "sha", "now", 10, len(flat))
-    return RunData.from_buffer(key, QUERY_IDS, "r", data, tok_off, row_off, hashes)
+    return RunData.from_buffer(key, query_ids, "r", data, tok_off, row_off, hashes)
 
 
 def blobs_data():
@@ -62,3 +63,15 @@ def test_judged_docids_sharing_a_key_fall_back_to_the_string_join(monkeypatch):
         lambda array: np.zeros(len(array), dtype=np.uint64),
     )
     np.testing.assert_array_equal(run_data().all_ranked_grades(GRADES), EXPECTED)
+
+
+@pytest.mark.parametrize("block", [1, 3, 5])
+def test_the_hashed_join_a_few_entries_at_a_time_with_an_empty_row(monkeypatch, block):
+    """Blocks that cut rows anywhere, and a query without entries (judged d1, nothing
+    retrieved): the same grades as by hand."""
+    refuse_string_join(monkeypatch)
+    monkeypatch.setattr(entries, "_BLOCK", block)
+    rows = [ROWS[0], [], *ROWS[1:]]
+    grades = {**GRADES, 14: {"d1": 1}}
+    data = run_data(rows=rows, query_ids=[11, 14, 12, 13])
+    np.testing.assert_array_equal(data.all_ranked_grades(grades), EXPECTED)

@@ -263,23 +263,32 @@ def _row_keys(hashes: np.ndarray, rows: np.ndarray) -> np.ndarray:
         return _keys(rows.astype(np.int64, copy=False).view(np.uint64) * _ROW_MIX, hashes)
 
 
-def _entry_keys(data: RunData) -> np.ndarray:
-    """_row_keys of every ranked entry: each row's mixed number repeated over its entries."""
+def _candidates(
+    data: RunData, bitmap: np.ndarray, mask: np.uint64
+) -> tuple[np.ndarray, np.ndarray]:
+    """The entries whose _row_keys key may be judged (bitmap[key & mask]), and their keys.
+
+    A block of entries at a time: each row's mixed number repeated over the block's part of
+    the row, xor the docid hashes, folded; no key array as large as the run (every fresh
+    page costs a fault), only the candidates' keys are kept.
+    """
+    row_off, n = data.row_off, data.entries
     with np.errstate(over="ignore"):
-        mixed = np.arange(data.row_off.size - 1, dtype=np.uint64) * _ROW_MIX
-    return _keys(np.repeat(mixed, np.diff(data.row_off)), data.hashes)
-
-
-def _maybe_judged(entry_keys: np.ndarray, bitmap: np.ndarray, mask: np.uint64) -> np.ndarray:
-    """bitmap[entry_keys & mask] per entry, a block at a time."""
-    hit = np.empty(entry_keys.size, dtype=bool)
-    scratch = np.empty(min(entry_keys.size, _BLOCK), dtype=np.uint64)
-    for start in range(0, entry_keys.size, _BLOCK):
-        block = entry_keys[start : start + _BLOCK]
-        low = scratch[: block.size]
-        np.bitwise_and(block, mask, out=low)
-        np.take(bitmap, low.view(np.int64), out=hit[start : start + block.size])  # < 2**24
-    return hit
+        mixed = np.arange(row_off.size - 1, dtype=np.uint64) * _ROW_MIX
+    low = np.empty(min(n, _BLOCK), dtype=np.uint64)
+    found: list[np.ndarray] = [np.empty(0, dtype=np.int64)]
+    keys_found: list[np.ndarray] = [np.empty(0, dtype=np.uint64)]
+    for start in range(0, n, _BLOCK):
+        stop = min(start + _BLOCK, n)
+        r0 = int(np.searchsorted(row_off, start, side="right")) - 1
+        r1 = int(np.searchsorted(row_off, stop, side="left"))
+        spans = np.diff(np.clip(row_off[r0 : r1 + 1], start, stop))
+        keys = _keys(np.repeat(mixed[r0:r1], spans), data.hashes[start:stop])
+        np.bitwise_and(keys, mask, out=low[: keys.size])
+        hit = np.flatnonzero(bitmap[low[: keys.size].view(np.int64)])  # < 2**24
+        found.append(hit + start)
+        keys_found.append(keys[hit])
+    return np.concatenate(found), np.concatenate(keys_found)
 
 
 def _join_by_hash(
@@ -299,13 +308,12 @@ def _join_by_hash(
     judged_keys = judged_keys[order]
     if (judged_keys[1:] == judged_keys[:-1]).any():
         return False  # two judged docids of one query share a key: the string join decides
-    entry_keys = _entry_keys(data)
     mask = np.uint64((1 << _PREFILTER_BITS) - 1)
     bitmap = np.zeros(1 << _PREFILTER_BITS, dtype=bool)
     bitmap[(judged_keys & mask).view(np.int64)] = True  # < 2**24: the same numbers as int64
-    candidates = np.flatnonzero(_maybe_judged(entry_keys, bitmap, mask))
-    pos = np.minimum(np.searchsorted(judged_keys, entry_keys[candidates]), judged_keys.size - 1)
-    found = judged_keys[pos] == entry_keys[candidates]
+    candidates, candidate_keys = _candidates(data, bitmap, mask)
+    pos = np.minimum(np.searchsorted(judged_keys, candidate_keys), judged_keys.size - 1)
+    found = judged_keys[pos] == candidate_keys
     hits, pos = candidates[found], pos[found]
     names = pc.binary_join_element_wise(judged.take(pa.array(order[pos])), *_separators())
     same = pc.equal(data.tokens.take(pa.array(hits)), names).to_numpy(zero_copy_only=False)
