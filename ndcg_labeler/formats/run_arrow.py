@@ -8,6 +8,7 @@ as whitespace but pyarrow does not split on send the file to the line parser.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 
@@ -17,7 +18,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 from .errors import FormatError
-from .run_dedup import has_duplicates, string_hashes
+from .run_dedup import has_duplicates, none_in_groups, string_hashes
 from .run_lines import Grouped
 from .textio import Opened
 
@@ -25,13 +26,14 @@ _BLOCK = 8 * 1024 * 1024  # bytes handed to one read_csv call; the next one pars
 _ARROW_BLOCK = 2 * 1024 * 1024  # pyarrow's own chunking inside a call (its threads)
 _MAX_TAIL = 1024 * 1024  # a line longer than this sends the file to the line parser
 _RANK_PATTERN = r"^[0-9]+$"
+_BUFFERS = 3  # blocks read into buffers taken in turn (see _blocks)
 
 
 class _Unclean(Exception):
     """The file holds something the fast path would not read exactly like the line parser."""
 
 
-def _blocks(opened: Opened, delimiter: str) -> Iterator[tuple[bytes, bool]]:
+def _blocks(opened: Opened, delimiter: str) -> Iterator[tuple[memoryview, bool]]:
     """Yield the decompressed file in whole-line blocks, each with "has padding spaces".
 
     pyarrow splits on one delimiter byte and ends lines at a bare CR; trec_eval splits on any
@@ -39,25 +41,35 @@ def _blocks(opened: Opened, delimiter: str) -> Iterator[tuple[bytes, bool]]:
     differ (or a NUL, which the line parser rejects) raises _Unclean. Spaces in a TAB-separated
     file are allowed here (pyarrow trims them around numbers, as trec_eval would skip them) and
     the string columns of such a block are then checked for spaces.
+
+    Blocks are read into _BUFFERS buffers taken in turn (a new 8 MB object per block costs
+    its pages' faults again): the caller must be done parsing a block before it takes the
+    block _BUFFERS after it (read_fast has at most two on the way).
     """
     odd = tuple({b"\t", b"\v", b"\f", b"\x00"} - {delimiter.encode()})
-    read, readline = opened.stream.read, opened.stream.readline
-    while True:
-        data = read(_BLOCK)
-        if not data:
+    readinto, readline = opened.stream.readinto, opened.stream.readline
+    buffers = [bytearray(_BLOCK + _MAX_TAIL) for _ in range(_BUFFERS)]
+    for turn in itertools.count():
+        data = buffers[turn % _BUFFERS]
+        view = memoryview(data)
+        n = 0
+        while n < _BLOCK and (got := readinto(view[n:_BLOCK])):
+            n += got
+        if not n:
             return
-        if not data.endswith(b"\n"):
+        if data[n - 1] != 10:  # the block ends inside a line: read the rest of it
             tail = readline(_MAX_TAIL)
             if len(tail) == _MAX_TAIL and not tail.endswith(b"\n"):
                 raise _Unclean
-            data += tail
-        if any(b in data for b in odd):
+            view[n : n + len(tail)] = tail
+            n += len(tail)
+        if any(data.find(b, 0, n) >= 0 for b in odd):
             raise _Unclean
-        if b"\r" in data and data.count(b"\r") != data.count(b"\r\n"):
+        if data.find(b"\r", 0, n) >= 0 and data.count(b"\r", 0, n) != data.count(b"\r\n", 0, n):
             raise _Unclean
         # The short head settles almost every block without copying all of it.
-        if data[:64].strip(b"\r\n") or data.strip(b"\r\n"):
-            yield data, delimiter == "\t" and b" " in data
+        if bytes(view[: min(n, 64)]).strip(b"\r\n") or bytes(view[:n]).strip(b"\r\n"):
+            yield view[:n], delimiter == "\t" and data.find(b" ", 0, n) >= 0
 
 
 def read_fast(opened: Opened, fmt: str, delimiter: str) -> tuple[Grouped, np.ndarray] | None:
@@ -87,7 +99,7 @@ def read_fast(opened: Opened, fmt: str, delimiter: str) -> tuple[Grouped, np.nda
         ),
     }
 
-    def parse(data: bytes, padded: bool) -> tuple[pa.Table, bool]:
+    def parse(data: memoryview, padded: bool) -> tuple[pa.Table, bool]:
         return pacsv.read_csv(pa.py_buffer(data), **options), padded
 
     grouper = _Grouper()
@@ -112,8 +124,8 @@ def read_fast(opened: Opened, fmt: str, delimiter: str) -> tuple[Grouped, np.nda
 
 def _submit(
     pool: ThreadPoolExecutor,
-    parse: Callable[[bytes, bool], tuple[pa.Table, bool]],
-    blocks: Iterator[tuple[bytes, bool]],
+    parse: Callable[[memoryview, bool], tuple[pa.Table, bool]],
+    blocks: Iterator[tuple[memoryview, bool]],
 ) -> Future[tuple[pa.Table, bool]] | None:
     block = next(blocks, None)
     return None if block is None else pool.submit(parse, *block)
@@ -196,16 +208,17 @@ class _Grouper:
         scores = np.concatenate(self._scores).astype(np.float64, copy=False)
         seg_len = np.diff(np.array([*self._seg_starts, self.rows], dtype=np.int64))
         seg_codes = np.array(self._seg_codes, dtype=np.int64)
-        row_codes = np.repeat(seg_codes, seg_len)
         hashes = np.concatenate(self._hashes)
-        groups = None if self._interleaved else seg_len  # one segment per query
-        if has_duplicates(row_codes, hashes, docids, groups):
-            return None
+        row_codes = None  # a query code per entry: only when the quick check cannot settle it
+        if self._interleaved or not none_in_groups(seg_len, hashes):  # one segment per query?
+            row_codes = np.repeat(seg_codes, seg_len)
+            if has_duplicates(row_codes, hashes, docids):
+                return None
         qids = list(self._first_seen)
         offsets = np.zeros(len(qids) + 1, dtype=np.int64)
         counts = np.bincount(seg_codes, weights=seg_len, minlength=len(qids)).astype(np.int64)
         np.cumsum(counts, out=offsets[1:])
-        if self._interleaved:
+        if row_codes is not None and self._interleaved:
             order = np.argsort(row_codes, kind="stable")
             docids, scores = docids.take(pa.array(order)), scores[order]
             hashes = hashes[order]

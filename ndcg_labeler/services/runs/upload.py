@@ -9,12 +9,9 @@ reported (count and examples) and left out; docids the corpus lacks are kept (un
 
 from __future__ import annotations
 
-import hashlib
-import io
 import os
-import threading
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 import numpy as np
 import sqlalchemy as sa
@@ -31,6 +28,7 @@ from ndcg_labeler.services import ServiceError, live
 from ndcg_labeler.services._db import bump_versions, large_transaction
 from ndcg_labeler.services._progress import Progress, ReadProgress, no_progress, size_of
 from ndcg_labeler.services.live import RankedBuffer
+from ndcg_labeler.services.runs.digest import read_hashed
 
 MAX_NAME = 200
 MAX_NOTES = 5000
@@ -40,118 +38,18 @@ _BATCH = 2000
 _END = 1 << 62  # past the end of any string: binary_replace_slice appends there
 
 
-class _HashingReader(io.RawIOBase):
-    """Passes a binary stream through, hashing every byte once even if the parser rewinds."""
-
-    def __init__(self, inner: BinaryIO) -> None:
-        self._inner = inner
-        self._start = inner.tell() if inner.seekable() else 0
-        self._pos = self._start
-        self._hashed_to = self._start
-        self.sha256 = hashlib.sha256()
-
-    def readable(self) -> bool:
-        return True
-
-    def seekable(self) -> bool:
-        return bool(self._inner.seekable())
-
-    def tell(self) -> int:
-        return self._pos
-
-    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
-        self._pos = self._inner.seek(offset, whence)
-        return self._pos
-
-    def readinto(self, buffer: Any) -> int:
-        data = self._inner.read(len(buffer))
-        n = len(data)
-        buffer[:n] = data
-        # Only bytes past the furthest point hashed so far are new (the parser may re-read).
-        if self._pos + n > self._hashed_to and self._pos <= self._hashed_to:
-            self.sha256.update(memoryview(data)[self._hashed_to - self._pos :])
-            self._hashed_to = self._pos + n
-        self._pos += n
-        return n
-
-    def hexdigest(self) -> str:
-        """sha256 of the whole stream (reads whatever the parser left unread)."""
-        if self._pos < self._hashed_to:
-            self.seek(self._hashed_to)
-        while self.read(1 << 20):
-            pass
-        return self.sha256.hexdigest()
-
-
-class _BackgroundDigest:
-    """sha256 of a file from `start` to its end, hashed in a thread while the parser reads.
-
-    os.pread leaves the file offset alone, and hashlib releases the GIL on large buffers, so
-    hashing overlaps parsing instead of adding to it.
-    """
-
-    def __init__(self, fd: int, start: int) -> None:
-        self._digest: str | None = None
-        self._error: OSError | None = None
-        self._cancelled = False
-        self._thread = threading.Thread(target=self._run, args=(fd, start), daemon=True)
-        self._thread.start()
-
-    def _run(self, fd: int, offset: int) -> None:
-        digest = hashlib.sha256()
-        try:
-            while not self._cancelled:
-                chunk = os.pread(fd, 1 << 22, offset)
-                if not chunk:
-                    self._digest = digest.hexdigest()
-                    return
-                digest.update(chunk)
-                offset += len(chunk)
-        except OSError as exc:
-            self._error = exc
-
-    def hexdigest(self) -> str:
-        """The digest (waits for the thread)."""
-        self._thread.join()
-        if self._error is not None:
-            raise self._error
-        assert self._digest is not None
-        return self._digest
-
-    def stop(self) -> None:
-        """Stop early (the upload failed) and wait, so the file can be closed safely."""
-        self._cancelled = True
-        self._thread.join()
-
-
-def _background_digest(raw: BinaryIO) -> _BackgroundDigest | None:
-    """A background digest for a real file (paths, spooled uploads); None for memory streams."""
-    try:
-        fd = raw.fileno()
-        start = raw.tell()
-    except (AttributeError, OSError, ValueError):  # io.UnsupportedOperation is an OSError
-        return None
-    return _BackgroundDigest(fd, start)
-
-
 def _parse(raw: BinaryIO, filename: str, progress: Progress) -> tuple[ParsedRun, str]:
     """Parse the whole run and hash the bytes as uploaded (gzip included)."""
     from ndcg_labeler.formats.runs import read_run  # numpy + pyarrow: not at start-up
 
     max_bytes = int(current_app.config.get("NDCG_MAX_DECOMPRESSED_BYTES", 2 * 1024**3))
-    background = _background_digest(raw)
-    if progress is not no_progress:
-        raw = ReadProgress(raw, progress, size_of(raw))  # type: ignore[assignment]
-    if background is None:
-        reader = _HashingReader(raw)
-        parsed = read_run(reader, filename, max_bytes=max_bytes)  # type: ignore[arg-type]
-        return parsed, reader.hexdigest()
-    try:
-        parsed = read_run(raw, filename, max_bytes=max_bytes)
-    except BaseException:
-        background.stop()
-        raise
-    return parsed, background.hexdigest()
+
+    def read(stream: BinaryIO) -> ParsedRun:
+        if progress is not no_progress:
+            stream = ReadProgress(stream, progress, size_of(stream))  # type: ignore[assignment]
+        return read_run(stream, filename, max_bytes=max_bytes)
+
+    return read_hashed(raw, read)
 
 
 @dataclass(frozen=True)
@@ -358,12 +256,14 @@ def _rank(parsed: ParsedRun, known: dict[str, int], depth: int, ordered: bool = 
     stored = qpks >= 0
     row_off = np.zeros(int(stored.sum()) + 1, dtype=np.int64)
     np.cumsum(kept[stored], out=row_off[1:])
-    ranked = docids.take(pa.array(perm))
-    ranked_scores = np.ascontiguousarray(scores[perm], dtype=np.float64)
     # Every docid "\n"-terminated, in one buffer (a replace at the end of each string is twice
     # as fast as an element-wise join). Ids never hold whitespace (the parsers refuse it), so
     # the newlines are the token boundaries and each query's row is its slice minus the last.
-    ended = pc.binary_replace_slice(ranked, start=_END, stop=_END, replacement="\n")
+    # (The ranked docids are freed at once: what comes next reuses their memory.)
+    ended = pc.binary_replace_slice(
+        docids.take(pa.array(perm)), start=_END, stop=_END, replacement="\n"
+    )
+    ranked_scores = np.ascontiguousarray(scores[perm], dtype=np.float64)
     ends = np.frombuffer(ended.buffers()[1], dtype=np.int64)[: len(ended) + 1]
     tok_off = ends - ends[0] if ends[0] else ends
     text = memoryview(ended.buffers()[2])[int(ends[0]) : int(ends[-1])]
