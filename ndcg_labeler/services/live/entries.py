@@ -238,22 +238,12 @@ _PREFILTER_BITS = 24
 _BLOCK = 1 << 20  # entries per step of the blockwise passes below (8 MB of uint64)
 
 
-def _fold(keys: np.ndarray) -> np.ndarray:
-    """keys ^= keys >> 32, in place, a block at a time (no temporary as large as `keys`)."""
-    scratch = np.empty(min(keys.size, _BLOCK), dtype=np.uint64)
-    for start in range(0, keys.size, _BLOCK):
-        block = keys[start : start + _BLOCK]
-        shifted = scratch[: block.size]
-        np.right_shift(block, np.uint64(32), out=shifted)
-        block ^= shifted
-    return keys
-
-
 def _keys(mixed_rows: np.ndarray, hashes: np.ndarray) -> np.ndarray:
     """One uint64 key per (row, docid hash), from each entry's row number times _ROW_MIX
-    (taken over, not copied)."""
+    (taken over, not copied). The hashes' low bits are already mixed (run_dedup ends with
+    h ^= h >> 29), so the key's low bits serve the bitmap below as they are."""
     mixed_rows ^= hashes
-    return _fold(mixed_rows)
+    return mixed_rows
 
 
 def _row_keys(hashes: np.ndarray, rows: np.ndarray) -> np.ndarray:
