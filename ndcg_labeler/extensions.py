@@ -5,6 +5,8 @@ The web-only ones (CSRF, login) are in `web_extensions`: commands do not import 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +47,20 @@ def ensure_migrate(app: Flask) -> None:
         Migrate(app, db, directory=str(MIGRATIONS))
 
 
+BUSY_TIMEOUT_MS = 10_000
+"""How long an SQLite statement waits for another connection's lock before it fails."""
+
+
+@contextmanager
+def busy_timeout(raw: Any, milliseconds: int) -> Iterator[None]:
+    """Inside the block, an SQLite DB-API connection waits at most this long for a lock."""
+    raw.execute(f"PRAGMA busy_timeout={int(milliseconds)}")
+    try:
+        yield
+    finally:
+        raw.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+
+
 @event.listens_for(Engine, "connect")
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     """Turn on WAL, a busy timeout and foreign keys for every SQLite connection."""
@@ -53,7 +69,7 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
         return
     cursor = dbapi_connection.cursor()
     cursor.execute("PRAGMA foreign_keys=ON")
-    cursor.execute("PRAGMA busy_timeout=10000")
+    cursor.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
     cursor.execute("PRAGMA journal_mode=WAL")
     cursor.execute("PRAGMA synchronous=NORMAL")
     cursor.close()

@@ -15,7 +15,7 @@ from typing import Any
 import sqlalchemy as sa
 from flask_sqlalchemy.pagination import Pagination
 
-from ndcg_labeler.extensions import AUTOCHECKPOINT, db
+from ndcg_labeler.extensions import AUTOCHECKPOINT, busy_timeout, db
 from ndcg_labeler.models import TestSet
 
 BATCH = 5000
@@ -38,9 +38,11 @@ class Checkpoint:
 
     def __init__(self) -> None:
         self._thread: threading.Thread | None = None
+        self._engine: sa.Engine | None = None
 
     def start(self, engine: sa.Engine) -> None:
         """Begin the copy (not a daemon thread: a process that ends meanwhile finishes it)."""
+        self._engine = engine
         self._thread = threading.Thread(target=self._run, args=(engine,), name="checkpoint")
         self._thread.start()
 
@@ -51,9 +53,20 @@ class Checkpoint:
             connection.exec_driver_sql("PRAGMA wal_checkpoint(PASSIVE)")
 
     def wait(self) -> None:
-        """Return once the copy is done (at once when there was none)."""
-        if self._thread is not None:
-            self._thread.join()
+        """Return once the copy is done (at once when there was none), the log emptied.
+
+        Left at its size (hundreds of MB after a run), the log would be read whole by the
+        first connection of every later process (SQLite rebuilds its index from it) and copied
+        again by the next write's checkpoint. Emptying it (TRUNCATE) waits for no one: with a
+        reader or writer in the way it is skipped, and a later checkpoint does it.
+        """
+        if self._thread is None or self._engine is None:
+            return
+        self._thread.join()
+        with self._engine.connect() as connection:
+            raw = connection.connection.driver_connection
+            with busy_timeout(raw, 0):
+                raw.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
 
 @contextmanager

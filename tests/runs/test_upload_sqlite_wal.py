@@ -3,7 +3,8 @@
 The upload's commit skips SQLite's automatic checkpoint and copies the write into the
 database file in a thread of its own while the run is scored (services._db.large_transaction).
 These are the promises that must survive that: when the upload returns, the run is in the
-database file itself (not only in the write-ahead log), and every connection the app keeps
+database file itself (not only in the write-ahead log), the log is emptied unless another
+connection is in the way (the upload does not wait for it), and every connection the app keeps
 still checkpoints on its own, so the log cannot grow without bound.
 """
 
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import shutil
 import sqlite3
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,7 +20,7 @@ import pytest
 import sqlalchemy as sa
 from flask import Flask
 
-from ndcg_labeler.extensions import db
+from ndcg_labeler.extensions import BUSY_TIMEOUT_MS, db
 from ndcg_labeler.models import Run, TestSet
 from ndcg_labeler.services import runs as run_service
 from ndcg_labeler.services._db import large_transaction
@@ -72,8 +74,33 @@ def test_an_uploaded_run_is_in_the_database_file_when_the_upload_returns(
         run_service.upload_run(test_set, str(run_file), None, "bm25", None)
     assert _file_only(path, "SELECT name, num_entries FROM run") == [("bm25", 14)]
     assert _file_only(path, "SELECT count(*) FROM run_query") == [(2,)]
+    # Emptied: the next process's first connection has no log to read back.
+    assert path.with_name(path.name + "-wal").stat().st_size == 0
     settings = _pooled_autocheckpoints(app)
     assert settings and set(settings) == {SQLITE_DEFAULT_AUTOCHECKPOINT}
+
+
+def test_a_reader_in_the_way_keeps_the_log_and_does_not_hold_the_upload(
+    sqlite_app: tuple[Flask, Path], tmp_path: Path
+) -> None:
+    app, path = sqlite_app
+    run_file = tmp_path / "bm25.trec"
+    run_file.write_text(TREC)
+    reader = sqlite3.connect(path, timeout=0)
+    reader.execute("BEGIN")
+    reader.execute("SELECT count(*) FROM run").fetchall()  # a snapshot from before the upload
+    try:
+        with app.app_context():
+            test_set = db.session.scalar(sa.select(TestSet))
+            started = time.monotonic()
+            run_service.upload_run(test_set, str(run_file), None, "bm25", None)
+            waited = time.monotonic() - started
+        assert path.with_name(path.name + "-wal").stat().st_size > 0
+        assert waited < BUSY_TIMEOUT_MS / 1000 / 2  # not the 10 s a busy statement waits
+    finally:
+        reader.close()
+    with app.app_context():
+        assert db.session.scalar(sa.select(Run.name)) == "bm25"
 
 
 def test_a_large_write_that_fails_leaves_automatic_checkpoints_on(

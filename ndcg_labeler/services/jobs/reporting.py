@@ -14,7 +14,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.exc import OperationalError
 
-from ndcg_labeler.extensions import db
+from ndcg_labeler.extensions import BUSY_TIMEOUT_MS, db
 from ndcg_labeler.models import Job
 from ndcg_labeler.models._common import utcnow
 from ndcg_labeler.services._progress import Cancelled
@@ -57,7 +57,7 @@ class JobProgress:
         """Return the connection (restoring SQLite's usual busy timeout)."""
         if self._conn is not None:
             if self._conn.dialect.name == "sqlite":
-                self._conn.exec_driver_sql("PRAGMA busy_timeout=10000")
+                self._conn.exec_driver_sql(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
                 self._conn.commit()
             self._conn.close()
             self._conn = None

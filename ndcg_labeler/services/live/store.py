@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import io
 import logging
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -21,7 +22,7 @@ import numpy as np
 import sqlalchemy as sa
 from sqlalchemy.exc import IntegrityError, OperationalError
 
-from ndcg_labeler.extensions import db
+from ndcg_labeler.extensions import busy_timeout, db
 from ndcg_labeler.models import RunScore
 from ndcg_labeler.models._common import utcnow
 from ndcg_labeler.services.live.options import Resolved
@@ -165,15 +166,11 @@ def save(state: ScoreState) -> bool:
     try:
         with engine.connect() as connection:
             raw = connection.connection.driver_connection
-            if is_sqlite:  # wait briefly, not the 10 s a grade would wait
-                raw.execute("PRAGMA busy_timeout=200")
-            try:
+            # On SQLite, wait briefly, not the 10 s a grade would wait.
+            with busy_timeout(raw, 200) if is_sqlite else nullcontext():
                 _drop_older_machine_rows(connection, state)
                 connection.execute(stmt)
                 connection.commit()
-            finally:
-                if is_sqlite:
-                    raw.execute("PRAGMA busy_timeout=10000")
     except (OperationalError, IntegrityError) as exc:  # locked, or the run was just deleted
         log.info("score store: skipped saving run %s (%s)", state.run_id, exc.orig)
         return False
