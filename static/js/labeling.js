@@ -160,8 +160,8 @@
   window.addEventListener("storage", (event) => {
     if (event.storageArea !== window.localStorage) return;
     if (event.key !== null && !event.key.startsWith(scope)) return;
+    report(); // even while sending: a pass that is failing would otherwise show the old count
     if (sending) return;
-    report();
     if (failures === 0 && event.newValue !== null) {
       clearTimeout(adoptTimer);
       adoptTimer = setTimeout(flush, 2000);
