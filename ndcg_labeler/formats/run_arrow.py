@@ -204,7 +204,8 @@ class _Grouper:
 
         None if a docid repeats within a query.
         """
-        docids = pa.concat_arrays([d.cast(pa.large_string()) for d in self._docids])
+        # One copy of the batches' docids, then wider offsets (the cast keeps the bytes).
+        docids = pa.concat_arrays(self._docids).cast(pa.large_string())
         scores = np.concatenate(self._scores).astype(np.float64, copy=False)
         seg_len = np.diff(np.array([*self._seg_starts, self.rows], dtype=np.int64))
         seg_codes = np.array(self._seg_codes, dtype=np.int64)
