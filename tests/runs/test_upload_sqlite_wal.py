@@ -63,15 +63,22 @@ def _pooled_autocheckpoints(app: Flask) -> list[int]:
                 connection.close()
 
 
-def test_an_uploaded_run_is_in_the_database_file_when_the_upload_returns(
-    sqlite_app: tuple[Flask, Path], tmp_path: Path
-) -> None:
-    app, path = sqlite_app
+def _upload_bm25(app: Flask, tmp_path: Path) -> float:
+    """Upload TREC as run 'bm25' of the test set; the seconds the upload took."""
     run_file = tmp_path / "bm25.trec"
     run_file.write_text(TREC)
     with app.app_context():
         test_set = db.session.scalar(sa.select(TestSet))
+        started = time.monotonic()
         run_service.upload_run(test_set, str(run_file), None, "bm25", None)
+        return time.monotonic() - started
+
+
+def test_an_uploaded_run_is_in_the_database_file_when_the_upload_returns(
+    sqlite_app: tuple[Flask, Path], tmp_path: Path
+) -> None:
+    app, path = sqlite_app
+    _upload_bm25(app, tmp_path)
     assert _file_only(path, "SELECT name, num_entries FROM run") == [("bm25", 14)]
     assert _file_only(path, "SELECT count(*) FROM run_query") == [(2,)]
     # Emptied: the next process's first connection has no log to read back.
@@ -84,17 +91,11 @@ def test_a_reader_in_the_way_keeps_the_log_and_does_not_hold_the_upload(
     sqlite_app: tuple[Flask, Path], tmp_path: Path
 ) -> None:
     app, path = sqlite_app
-    run_file = tmp_path / "bm25.trec"
-    run_file.write_text(TREC)
     reader = sqlite3.connect(path, timeout=0)
     reader.execute("BEGIN")
     reader.execute("SELECT count(*) FROM run").fetchall()  # a snapshot from before the upload
     try:
-        with app.app_context():
-            test_set = db.session.scalar(sa.select(TestSet))
-            started = time.monotonic()
-            run_service.upload_run(test_set, str(run_file), None, "bm25", None)
-            waited = time.monotonic() - started
+        waited = _upload_bm25(app, tmp_path)
         assert path.with_name(path.name + "-wal").stat().st_size > 0
         assert waited < BUSY_TIMEOUT_MS / 1000 / 2  # not the 10 s a busy statement waits
     finally:
