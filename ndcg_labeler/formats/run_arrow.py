@@ -27,6 +27,18 @@ _ARROW_BLOCK = 2 * 1024 * 1024  # pyarrow's own chunking inside a call (its thre
 _MAX_TAIL = 1024 * 1024  # a line longer than this sends the file to the line parser
 _RANK_PATTERN = r"^[0-9]+$"
 _BUFFERS = 3  # blocks read into buffers taken in turn (see _blocks)
+_END = 1 << 62  # past the end of any string: binary_replace_slice appends there
+
+
+def newline_ended(docids: pa.Array) -> pa.Array:
+    """Each docid followed by a newline, the form in which a run's ranked lists are stored."""
+    return pc.binary_replace_slice(docids, start=_END, stop=_END, replacement="\n")
+
+
+def without_newlines(ended: pa.Array) -> pa.LargeStringArray:
+    """The docids of a `newline_ended` array (a copy without the last byte of each)."""
+    plain = pc.binary_slice(ended.cast(pa.large_binary()), 0, -1)
+    return plain.cast(pa.large_string())
 
 
 class _Unclean(Exception):
@@ -75,7 +87,8 @@ def _blocks(opened: Opened, delimiter: str) -> Iterator[tuple[memoryview, bool]]
 def read_fast(opened: Opened, fmt: str, delimiter: str) -> tuple[Grouped, np.ndarray] | None:
     """Parse a clean TREC or MS MARCO run; None when the line parser must have a look.
 
-    Returns the grouped run and the docids' hashes (run_dedup.string_hashes, same order).
+    Returns the grouped run, its docids `newline_ended`, and the docids' hashes
+    (run_dedup.string_hashes of the docids themselves, same order).
 
     A worker thread parses block k+1 (pyarrow releases the GIL and uses its own threads) while
     this thread groups block k and hashes its docids, so the two overlap.
@@ -193,14 +206,16 @@ class _Grouper:
                 self._seg_codes.append(code)
                 self._seg_starts.append(self.rows + start)
         docids = batch.column(docid_col)
-        self._docids.append(docids)
         self._hashes.append(string_hashes(docids))
+        # Kept newline-ended (the form the upload stores): ranking then copies them once.
+        self._docids.append(newline_ended(docids))
         self._scores.append(scores)
         self.rows += n
         return True
 
     def result(self) -> tuple[Grouped, np.ndarray] | None:
-        """The grouped run (docids as one LargeStringArray) and the docids' hashes.
+        """The grouped run and the docids' hashes. Its docids are one LargeStringArray of
+        `newline_ended` values (compared whole, they are equal when the docids are).
 
         None if a docid repeats within a query.
         """

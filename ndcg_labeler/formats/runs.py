@@ -13,7 +13,7 @@ import pyarrow as pa
 
 from .errors import FormatError
 from .fields import QRELS_NOT_RUN, looks_like_qrels, split_ws
-from .run_arrow import read_fast
+from .run_arrow import newline_ended, read_fast, without_newlines
 from .run_dedup import string_hashes
 from .run_lines import Grouped, collect, collect_whitespace, delimited_entries, jsonl_entries
 from .tabular import header_names
@@ -29,8 +29,9 @@ class ParsedRun:
     Entries of query `qids[i]` are `docids[offsets[i]:offsets[i+1]]` with their `scores`, in
     file order (NOT sorted); rank them by score descending, then docid descending (trec_eval).
     The docids come as `ids`, whichever form the parser made: a pyarrow LargeStringArray (the
-    fast path, no Python object per docid) or an object array of `str`; `docid_array` and
-    `docids` give either form (converted once, on first use). Rank-only formats get
+    fast path, no Python object per docid; `ended`: each value followed by a newline, the form
+    a ranked list is stored in) or an object array of `str`; `docid_array`, `docids` and
+    `newline_ended` give each form (converted once, on first use). Rank-only formats get
     `score = -rank`. Only a JSONL ranking can list a query with no documents: it gets zero
     entries.
     """
@@ -42,6 +43,7 @@ class ParsedRun:
     format: str
     lines: int
     hashes: np.ndarray | None = None  # run_dedup.string_hashes of the docids, when at hand
+    ended: bool = False  # ids are newline_ended (an Arrow array)
 
     @cached_property
     def docid_hashes(self) -> np.ndarray:
@@ -55,14 +57,19 @@ class ParsedRun:
         """The docids as an object array of Python `str`."""
         if isinstance(self.ids, np.ndarray):
             return self.ids
-        return self.ids.to_numpy(zero_copy_only=False)
+        return self.docid_array.to_numpy(zero_copy_only=False)
 
     @cached_property
     def docid_array(self) -> pa.LargeStringArray:
         """The docids as a pyarrow LargeStringArray."""
         if isinstance(self.ids, np.ndarray):
             return pa.array(self.ids, type=pa.large_string())
-        return self.ids
+        return without_newlines(self.ids) if self.ended else self.ids
+
+    @cached_property
+    def newline_ended(self) -> pa.LargeStringArray:
+        """The docids as a LargeStringArray of `run_arrow.newline_ended` values."""
+        return self.ids if self.ended else newline_ended(self.docid_array)
 
     def __len__(self) -> int:
         return len(self.qids)
@@ -132,13 +139,14 @@ def read_run(
     start = _tell(source)
     grouped: Grouped | None = None
     hashes: np.ndarray | None = None
+    ended = False  # the fast path hands its docids over newline-ended
     with open_source(source, filename, max_bytes=max_bytes) as opened:
         name = _resolve(opened, fmt)
         if fast and name in ("trec", "msmarco") and start is not None:
             delimiter = "\t" if "\t" in (first_line(opened.head, skip_hash=True) or "") else " "
             fast_run = read_fast(opened, name, delimiter)
             if fast_run is not None:
-                grouped, hashes = fast_run
+                (grouped, hashes), ended = fast_run, True
         else:
             grouped, name = _read_lines(opened, name)
     if grouped is None:  # the fast path declined: re-read line by line for the exact verdict
@@ -149,10 +157,11 @@ def read_run(
     qids, offsets, docids, scores, lines = grouped
     if depth is not None and (np.diff(offsets) > depth).any():
         if not isinstance(docids, np.ndarray):
-            docids = docids.to_numpy(zero_copy_only=False)
+            plain = without_newlines(docids) if ended else docids
+            docids = plain.to_numpy(zero_copy_only=False)
         offsets, docids, scores = cut_depth(offsets, docids, scores, depth)
-        hashes = None
-    return ParsedRun(qids, offsets, docids, scores, name, lines, hashes)
+        hashes, ended = None, False
+    return ParsedRun(qids, offsets, docids, scores, name, lines, hashes, ended)
 
 
 def _tell(source: Source) -> int | None:

@@ -36,8 +36,9 @@ def rank_grouped(
     """Permutation sorting each group [offsets[i]:offsets[i+1]] like trec_eval, vectorised.
 
     `docids` are strings (str or bytes; str order is code-point order, which equals UTF-8
-    byte order), a pyarrow string array (only the tied few become Python objects) or integer
-    keys from `docid_keys`. Returned indices are global: the slice
+    byte order), a pyarrow string array (only the tied few become Python objects; a newline
+    ending each value, as in formats.run_arrow.newline_ended, is ignored) or integer keys
+    from `docid_keys`. Returned indices are global: the slice
     [offsets[i]:offsets[i+1]] of the result lists group i's documents best first.
     """
     scores = np.asarray(scores, dtype=np.float64)
@@ -91,8 +92,11 @@ def _order_ties(local: np.ndarray, tied: np.ndarray, keys: np.ndarray | pa.Array
     members = local[positions]
     if _is_arrow(keys):
         import pyarrow as pa
+        import pyarrow.compute as pc
 
-        sub = keys.take(pa.array(members)).to_numpy(zero_copy_only=False)
+        # A newline after each id (the stored form) is not part of it: ids hold no whitespace.
+        taken = pc.utf8_rtrim(keys.take(pa.array(members)), characters="\n")
+        sub = taken.to_numpy(zero_copy_only=False)
     else:
         sub = keys[members]
     if sub.dtype.kind == "O":

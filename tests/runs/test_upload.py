@@ -79,6 +79,15 @@ def test_every_format_stores_trec_eval_order(test_set: TestSet, fmt: str) -> Non
     assert test_set.runs_version == version + 1
 
 
+def test_ties_follow_the_docids_bytes_below_the_newline_too(test_set: TestSet) -> None:
+    # The parser hands the docids over newline-ended; a control byte below "\n" (0x0A) in an
+    # id must still order ties as trec_eval's strcmp does, descending: "b" > "a\x05" (0x05 >
+    # 0x01) > "a\x01b" (longer, same prefix) > "a".
+    ids = ["a", "a\x01b", "b", "a\x05"]
+    run = upload(test_set, "".join(f"q1 Q0 {d} {i} 1.0 sys\n" for i, d in enumerate(ids)))
+    assert stored(run) == {"q1": ["b", "a\x05", "a\x01b", "a"]}
+
+
 def test_gzip_and_scores_as_float64(test_set: TestSet) -> None:
     data = gzip.compress(TREC.encode())
     run = upload(test_set, data)

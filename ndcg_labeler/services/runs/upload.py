@@ -35,7 +35,6 @@ MAX_NOTES = 5000
 MAX_DEPTH = 100_000
 EXAMPLES = 10
 _BATCH = 2000
-_END = 1 << 62  # past the end of any string: binary_replace_slice appends there
 
 
 def _parse(raw: BinaryIO, filename: str, progress: Progress) -> tuple[ParsedRun, str]:
@@ -237,13 +236,12 @@ def _query_ids(test_set: TestSet) -> dict[str, int]:
 def _rank(parsed: ParsedRun, known: dict[str, int], depth: int, ordered: bool = False) -> _Ranked:
     """trec_eval order per query (scoring.rank_grouped), top `depth` of each known query.
 
-    Vectorised in pyarrow: one take puts the docids in rank order, one replace ends each with
-    a newline; every query's blob and the cache's buffer are views of the same bytes.
+    Vectorised in pyarrow: one take puts the newline-ended docids (ParsedRun.newline_ended) in
+    rank order; every query's blob and the cache's buffer are views of the same bytes.
     """
     import pyarrow as pa
-    import pyarrow.compute as pc
 
-    qids, offsets, docids, scores = parsed.qids, parsed.offsets, parsed.docid_array, parsed.scores
+    qids, offsets, docids, scores = parsed.qids, parsed.offsets, parsed.newline_ended, parsed.scores
     perm = (
         np.arange(len(scores), dtype=np.intp) if ordered else rank_grouped(offsets, docids, scores)
     )
@@ -256,13 +254,10 @@ def _rank(parsed: ParsedRun, known: dict[str, int], depth: int, ordered: bool = 
     stored = qpks >= 0
     row_off = np.zeros(int(stored.sum()) + 1, dtype=np.int64)
     np.cumsum(kept[stored], out=row_off[1:])
-    # Every docid "\n"-terminated, in one buffer (a replace at the end of each string is twice
-    # as fast as an element-wise join). Ids never hold whitespace (the parsers refuse it), so
-    # the newlines are the token boundaries and each query's row is its slice minus the last.
-    # (The ranked docids are freed at once: what comes next reuses their memory.)
-    ended = pc.binary_replace_slice(
-        docids.take(pa.array(perm)), start=_END, stop=_END, replacement="\n"
-    )
+    # Every docid "\n"-terminated, in one buffer: one take of the parser's newline-ended ids.
+    # Ids never hold whitespace (the parsers refuse it), so the newlines are the token
+    # boundaries and each query's row is its slice minus the last byte.
+    ended = docids.take(pa.array(perm))
     ranked_scores = np.ascontiguousarray(scores[perm], dtype=np.float64)
     ends = np.frombuffer(ended.buffers()[1], dtype=np.int64)[: len(ended) + 1]
     tok_off = ends - ends[0] if ends[0] else ends
