@@ -112,8 +112,12 @@ def read_fast(opened: Opened, fmt: str, delimiter: str) -> tuple[Grouped, np.nda
         ),
     }
 
-    def parse(data: memoryview, padded: bool) -> tuple[pa.Table, bool]:
-        return pacsv.read_csv(pa.py_buffer(data), **options), padded
+    docid_col = 2 if trec else 1
+
+    def parse(data: memoryview, padded: bool) -> _Parsed:
+        """One block's table and its docids newline_ended (here, off the main thread)."""
+        table = pacsv.read_csv(pa.py_buffer(data), **options)
+        return table, newline_ended(table.column(docid_col)).combine_chunks(), padded
 
     grouper = _Grouper()
     blocks = _blocks(opened, delimiter)
@@ -122,11 +126,15 @@ def read_fast(opened: Opened, fmt: str, delimiter: str) -> tuple[Grouped, np.nda
             pending = _submit(pool, parse, blocks)
             while pending is not None:
                 following = _submit(pool, parse, blocks)
-                table, padded = pending.result()
+                table, ended, padded = pending.result()
+                start = 0
                 for batch in table.to_batches():
                     scores = _checked_scores(batch, trec, padded)
-                    if scores is None or not grouper.add(batch, scores, 2 if trec else 1):
+                    if scores is None:
                         return None
+                    ids = ended.slice(start, batch.num_rows)
+                    grouper.add(batch.column(0), batch.column(docid_col), ids, scores)
+                    start += batch.num_rows
                 pending = following
         except FormatError:  # size guard or broken gzip: final, not a fallback case
             raise
@@ -135,11 +143,14 @@ def read_fast(opened: Opened, fmt: str, delimiter: str) -> tuple[Grouped, np.nda
     return grouper.result() if grouper.rows else None
 
 
+_Parsed = tuple[pa.Table, pa.Array, bool]  # a block's table, its ended docids, "padded"
+
+
 def _submit(
     pool: ThreadPoolExecutor,
-    parse: Callable[[memoryview, bool], tuple[pa.Table, bool]],
+    parse: Callable[[memoryview, bool], _Parsed],
     blocks: Iterator[tuple[memoryview, bool]],
-) -> Future[tuple[pa.Table, bool]] | None:
+) -> Future[_Parsed] | None:
     block = next(blocks, None)
     return None if block is None else pool.submit(parse, *block)
 
@@ -184,12 +195,11 @@ class _Grouper:
         self._current: str | None = None
         self._interleaved = False  # a qid came back after another: regroup at the end
 
-    def add(self, batch: pa.RecordBatch, scores: np.ndarray, docid_col: int) -> bool:
-        """Take one batch (True: the caller may go on)."""
-        n = batch.num_rows
+    def add(self, qids: pa.Array, docids: pa.Array, ended: pa.Array, scores: np.ndarray) -> None:
+        """Take one batch: its qids, docids, the same docids newline_ended, and scores."""
+        n = len(qids)
         if n == 0:
-            return True
-        qids = batch.column(0)
+            return
         starts = [0]
         if n > 1:
             changed = pc.not_equal(qids.slice(1), qids.slice(0, n - 1)).to_numpy(
@@ -205,13 +215,11 @@ class _Grouper:
                 self._current = qid
                 self._seg_codes.append(code)
                 self._seg_starts.append(self.rows + start)
-        docids = batch.column(docid_col)
         self._hashes.append(string_hashes(docids))
         # Kept newline-ended (the form the upload stores): ranking then copies them once.
-        self._docids.append(newline_ended(docids))
+        self._docids.append(ended)
         self._scores.append(scores)
         self.rows += n
-        return True
 
     def result(self) -> tuple[Grouped, np.ndarray] | None:
         """The grouped run and the docids' hashes. Its docids are one LargeStringArray of
