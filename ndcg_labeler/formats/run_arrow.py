@@ -18,6 +18,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 from .errors import FormatError
+from .filled import Filled, FilledStrings
 from .run_dedup import has_duplicates, none_in_groups, string_hashes
 from .run_lines import Grouped
 from .textio import Opened
@@ -84,8 +85,13 @@ def _blocks(opened: Opened, delimiter: str) -> Iterator[tuple[memoryview, bool]]
             yield view[:n], delimiter == "\t" and data.find(b" ", 0, n) >= 0
 
 
-def read_fast(opened: Opened, fmt: str, delimiter: str) -> tuple[Grouped, np.ndarray] | None:
+def read_fast(
+    opened: Opened, fmt: str, delimiter: str, size: int = 0
+) -> tuple[Grouped, np.ndarray] | None:
     """Parse a clean TREC or MS MARCO run; None when the line parser must have a look.
+
+    `size`: the file's size in bytes when known (0 if not), which bounds how many entries and
+    docid bytes it can hold: the arrays are reserved that large up front (see formats.filled).
 
     Returns the grouped run, its docids `newline_ended`, and the docids' hashes
     (run_dedup.string_hashes of the docids themselves, same order).
@@ -119,7 +125,7 @@ def read_fast(opened: Opened, fmt: str, delimiter: str) -> tuple[Grouped, np.nda
         table = pacsv.read_csv(pa.py_buffer(data), **options)
         return table, newline_ended(table.column(docid_col)).combine_chunks(), padded
 
-    grouper = _Grouper()
+    grouper = _Grouper(size * 4 if opened.gzipped else size)
     blocks = _blocks(opened, delimiter)
     with ThreadPoolExecutor(max_workers=1) as pool:
         try:
@@ -178,17 +184,21 @@ def _checked_scores(batch: pa.RecordBatch, trec: bool, padded: bool) -> np.ndarr
 
 
 class _Grouper:
-    """Collects batches as runs of equal qids ("segments"); docids stay in Arrow buffers.
+    """Collects batches as runs of equal qids ("segments"); docids (newline-ended), their
+    hashes and the scores go straight into arrays of the whole run (formats.filled).
 
     Duplicates are found once at the end (run_dedup: hashes of the docid bytes, computed per
     batch while the worker thread parses the next block), interleaved queries included.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, size: int) -> None:
+        # A line holds at least its docid, a newline and 4 more bytes ("q\td\t1\n"): a file of
+        # `size` bytes has at most size // 6 entries, and its docids fewer bytes than it.
+        rows, docid_bytes = (size // 6 + 1, size + 1) if size > 0 else (1 << 20, 1 << 24)
         self.rows = 0
-        self._docids: list[pa.Array] = []
-        self._hashes: list[np.ndarray] = []
-        self._scores: list[np.ndarray] = []
+        self._docids = FilledStrings(docid_bytes, rows)  # newline_ended
+        self._hashes = Filled(np.uint64, rows)
+        self._scores = Filled(np.float64, rows)
         self._first_seen: dict[str, int] = {}
         self._seg_codes: list[int] = []
         self._seg_starts: list[int] = []
@@ -215,10 +225,10 @@ class _Grouper:
                 self._current = qid
                 self._seg_codes.append(code)
                 self._seg_starts.append(self.rows + start)
-        self._hashes.append(string_hashes(docids))
+        self._hashes.extend(string_hashes(docids))
         # Kept newline-ended (the form the upload stores): ranking then copies them once.
-        self._docids.append(ended)
-        self._scores.append(scores)
+        self._docids.extend(ended)
+        self._scores.extend(scores)
         self.rows += n
 
     def result(self) -> tuple[Grouped, np.ndarray] | None:
@@ -227,12 +237,10 @@ class _Grouper:
 
         None if a docid repeats within a query.
         """
-        # One copy of the batches' docids, then wider offsets (the cast keeps the bytes).
-        docids = pa.concat_arrays(self._docids).cast(pa.large_string())
-        scores = np.concatenate(self._scores).astype(np.float64, copy=False)
+        docids, scores = self._docids.array(), self._scores.array()
         seg_len = np.diff(np.array([*self._seg_starts, self.rows], dtype=np.int64))
         seg_codes = np.array(self._seg_codes, dtype=np.int64)
-        hashes = np.concatenate(self._hashes)
+        hashes = self._hashes.array()
         row_codes = None  # a query code per entry: only when the quick check cannot settle it
         if self._interleaved or not none_in_groups(seg_len, hashes):  # one segment per query?
             row_codes = np.repeat(seg_codes, seg_len)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import os
 from collections.abc import Iterator
 from contextlib import suppress
@@ -144,7 +145,7 @@ def read_run(
         name = _resolve(opened, fmt)
         if fast and name in ("trec", "msmarco") and start is not None:
             delimiter = "\t" if "\t" in (first_line(opened.head, skip_hash=True) or "") else " "
-            fast_run = read_fast(opened, name, delimiter)
+            fast_run = read_fast(opened, name, delimiter, _size(source, start))
             if fast_run is not None:
                 (grouped, hashes), ended = fast_run, True
         else:
@@ -172,6 +173,18 @@ def _tell(source: Source) -> int | None:
         if source.seekable():
             return source.tell()
     return None
+
+
+def _size(source: Source, start: int) -> int:
+    """Bytes from `start` to the end of a path or a file-backed or in-memory stream (0 when
+    that cannot be told)."""
+    if isinstance(source, str | os.PathLike):
+        return os.path.getsize(source)
+    with suppress(AttributeError, OSError, ValueError, io.UnsupportedOperation):
+        return max(os.fstat(source.fileno()).st_size - start, 0)
+    with suppress(AttributeError, ValueError):
+        return max(source.getbuffer().nbytes - start, 0)  # type: ignore[attr-defined]
+    return 0
 
 
 def _resolve(opened: Opened, fmt: str | None) -> str:
