@@ -151,15 +151,28 @@ def test_the_run_parser_allocates_from_the_c_heap_unless_the_environment_names_a
 ) -> None:
     """pyarrow's bundled mimalloc made a 7,000 x 1,000 upload ~0.5 s slower and erratic here
     (bench/README); the setting must be in place before any of our modules loads pyarrow."""
-    env = {k: v for k, v in os.environ.items() if k != "ARROW_DEFAULT_MEMORY_POOL"}
+    code = "import pyarrow\nprint(pyarrow.default_memory_pool().backend_name)"
+    assert _after_our_import("ARROW_DEFAULT_MEMORY_POOL", chosen, code) == expected
+
+
+@pytest.mark.parametrize(("chosen", "expected"), [(None, "False"), ("1", "True")])
+def test_numpy_asks_for_no_huge_pages_unless_the_environment_says_so(
+    chosen: str | None, expected: str
+) -> None:
+    """Huge pages made the parser's reserved arrays slower to fill here (bench/README); numpy
+    reads the setting when it is first imported, so the package sets it before that."""
+    code = "from numpy._core import multiarray\nprint(multiarray._get_madvise_hugepage())"
+    assert _after_our_import("NUMPY_MADVISE_HUGEPAGE", chosen, code) == expected
+
+
+def _after_our_import(variable: str, chosen: str | None, code: str) -> str:
+    """The last line `code` prints in a new process, run after importing the run parser, with
+    `variable` set to `chosen` (or unset when None)."""
+    env = {k: v for k, v in os.environ.items() if k != variable}
     if chosen is not None:
-        env["ARROW_DEFAULT_MEMORY_POOL"] = chosen
-    code = (
-        "from ndcg_labeler.formats.runs import read_run\n"
-        "import pyarrow\n"
-        "print(pyarrow.default_memory_pool().backend_name)"
-    )
+        env[variable] = chosen
+    code = "from ndcg_labeler.formats.runs import read_run\n" + code
     out = subprocess.run(
         [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True, env=env
     ).stdout
-    assert out.strip().splitlines()[-1] == expected
+    return out.strip().splitlines()[-1]
