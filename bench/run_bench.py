@@ -31,8 +31,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 DATA = Path(__file__).resolve().parent / "data"
 SEED = 20240613
 GB = 1024**3
@@ -56,6 +54,8 @@ def generate(paths: dict[str, Path], queries: int, depth: int, judged: int) -> N
     """Write the run, qrels and queries (seeded; skipped when they exist)."""
     if all(paths[k].exists() for k in ("run", "qrels", "queries")):
         return
+    import numpy as np  # here, not at the top: see side_ours
+
     DATA.mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(SEED)
     space = 1 << 23  # docids doc0000000..doc8388607, shared across queries
@@ -137,7 +137,11 @@ def side_prepare(paths: dict[str, Path]) -> dict[str, Any]:
 
 
 def side_ours(paths: dict[str, Path], changes: int) -> dict[str, Any]:
-    """Upload, first scoring, cold scoring, and re-scoring after single grade changes."""
+    """Upload, first scoring, cold scoring, and re-scoring after single grade changes.
+
+    numpy is first imported through our package here, as in the app: the package's process
+    settings (numpy's huge pages, pyarrow's pool) are read when numpy and pyarrow load.
+    """
     import sqlalchemy as sa
 
     from ndcg_labeler.extensions import db
@@ -173,6 +177,8 @@ def side_ours(paths: dict[str, Path], changes: int) -> dict[str, Any]:
         out["cold_scoring"] = time.perf_counter() - t4
         tops = live.top_lists(run, 10)
         annotator = db.session.scalar(sa.select(User).where(User.username == "bench"))
+        import numpy as np  # loaded by our package by now (see the docstring)
+
         rng = np.random.default_rng(SEED + 1)
         queries = list(db.session.scalars(sa.select(Query).where(Query.test_set_id == test_set.id)))
         times = []

@@ -90,8 +90,8 @@ def read_fast(
 ) -> tuple[Grouped, np.ndarray] | None:
     """Parse a clean TREC or MS MARCO run; None when the line parser must have a look.
 
-    `size`: the file's size in bytes when known (0 if not), which bounds how many entries and
-    docid bytes it can hold: the arrays are reserved that large up front (see formats.filled).
+    `size`: the file's size in bytes when known (0 if not). The run's arrays are reserved
+    from it and the first block (see formats.filled and _Grouper).
 
     Returns the grouped run, its docids `newline_ended`, and the docids' hashes
     (run_dedup.string_hashes of the docids themselves, same order).
@@ -123,7 +123,7 @@ def read_fast(
     def parse(data: memoryview, padded: bool) -> _Parsed:
         """One block's table and its docids newline_ended (here, off the main thread)."""
         table = pacsv.read_csv(pa.py_buffer(data), **options)
-        return table, newline_ended(table.column(docid_col)).combine_chunks(), padded
+        return table, newline_ended(table.column(docid_col)).combine_chunks(), padded, len(data)
 
     grouper = _Grouper(size * 4 if opened.gzipped else size)
     blocks = _blocks(opened, delimiter)
@@ -132,7 +132,8 @@ def read_fast(
             pending = _submit(pool, parse, blocks)
             while pending is not None:
                 following = _submit(pool, parse, blocks)
-                table, ended, padded = pending.result()
+                table, ended, padded, block_size = pending.result()
+                grouper.reserve(block_size, len(ended), ended.nbytes)
                 start = 0
                 for batch in table.to_batches():
                     scores = _checked_scores(batch, trec, padded)
@@ -149,7 +150,7 @@ def read_fast(
     return grouper.result() if grouper.rows else None
 
 
-_Parsed = tuple[pa.Table, pa.Array, bool]  # a block's table, its ended docids, "padded"
+_Parsed = tuple[pa.Table, pa.Array, bool, int]  # table, ended docids, "padded", bytes read
 
 
 def _submit(
@@ -192,18 +193,28 @@ class _Grouper:
     """
 
     def __init__(self, size: int) -> None:
-        # A line holds at least its docid, a newline and 4 more bytes ("q\td\t1\n"): a file of
-        # `size` bytes has at most size // 6 entries, and its docids fewer bytes than it.
-        rows, docid_bytes = (size // 6 + 1, size + 1) if size > 0 else (1 << 20, 1 << 24)
         self.rows = 0
-        self._docids = FilledStrings(docid_bytes, rows)  # newline_ended
-        self._hashes = Filled(np.uint64, rows)
-        self._scores = Filled(np.float64, rows)
+        self._size = size  # the file's bytes, 0 when unknown
+        self._docids = FilledStrings(0, 0)  # newline_ended; all three reserved by `reserve`
+        self._hashes = Filled(np.uint64, 0)
+        self._scores = Filled(np.float64, 0)
         self._first_seen: dict[str, int] = {}
         self._seg_codes: list[int] = []
         self._seg_starts: list[int] = []
         self._current: str | None = None
         self._interleaved = False  # a qid came back after another: regroup at the end
+
+    def reserve(self, block_size: int, entries: int, docid_bytes: int) -> None:
+        """Before the first block is added: reserve room for the whole file, scaled from what
+        that block of `block_size` bytes holds, a tenth more (they grow if it was too little)."""
+        if self.rows or self._hashes.array().size:
+            return
+        total = self._size if self._size > 0 else 8 * block_size  # a guess when unknown
+        scale = 1.1 * max(total, block_size) / max(block_size, 1)
+        rows = int(entries * scale) + 1
+        self._docids = FilledStrings(int(docid_bytes * scale) + 1, rows)
+        self._hashes = Filled(np.uint64, rows)
+        self._scores = Filled(np.float64, rows)
 
     def add(self, qids: pa.Array, docids: pa.Array, ended: pa.Array, scores: np.ndarray) -> None:
         """Take one batch: its qids, docids, the same docids newline_ended, and scores."""

@@ -176,6 +176,23 @@ def test_clean_interleaved_run_stays_on_the_fast_path(no_line_parser, block_size
     assert run.offsets.tolist() == [0, 3, 5, 6]
 
 
+@pytest.mark.parametrize("gz", [False, True])
+@pytest.mark.parametrize("longer", [True, False], ids=["ids-grow", "lines-shrink"])
+def test_the_fast_path_grows_its_arrays_past_the_first_blocks_estimate(
+    no_line_parser, gz: bool, longer: bool, monkeypatch
+) -> None:
+    # The arrays are reserved from the first block: later docids longer than its (more bytes)
+    # or later lines shorter (more entries) than its make them grow.
+    monkeypatch.setattr(run_arrow, "_BLOCK", 64)
+    ids = ["d" * (1 + i if longer else 120 - i) for i in range(120)]
+    text = "".join(f"q{i // 9} Q0 {d} {i} {i % 3} t\n" for i, d in enumerate(ids))
+    run = read_run(upload(text, gz=gz), "x")
+    assert run.docids.tolist() == ids
+    assert run.scores.tolist() == [float(i % 3) for i in range(120)]
+    assert run.offsets.tolist() == [*range(0, 120, 9), 120]
+    assert run.newline_ended.to_pylist() == [d + "\n" for d in ids]
+
+
 def test_non_seekable_stream_uses_the_line_parser():
     data = upload("1 Q0 a 1 3 t\n1 Q0 b 2 2 t\n", gz=True).getvalue()
     assert read_run(OneWay(data), "x").docids.tolist() == ["a", "b"]
