@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import socket
+import sqlite3
 import subprocess
 import sys
 import time
@@ -58,6 +59,28 @@ def test_run_subcommands_work_from_the_shell(env: dict[str, str], tmp_path: Path
     bad = flask(env, "run", "score", DEMO, "nope")
     assert bad.returncode == 1
     assert bad.stderr.strip() == f"Error: test set '{DEMO}' has no run named 'nope'"
+
+
+def test_a_finished_command_leaves_everything_in_the_database_file(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    # SQLite copies its write-ahead log into the database file when the last connection
+    # closes: a copy of the file alone, made once the commands are done, is a whole backup.
+    created = subprocess.run(
+        [FLASK, "--app", "app", "user", "create", "carol", "--role", "annotator"],
+        cwd=ROOT, env=env, input="carol-secret-123\n", capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert created.returncode == 0, created.stderr
+    log = tmp_path / "db.sqlite3-wal"
+    assert not log.exists() or log.stat().st_size == 0
+    alone = sqlite3.connect(f"file:{tmp_path / 'db.sqlite3'}?immutable=1", uri=True)
+    try:
+        users = alone.execute("SELECT username, role FROM user WHERE role != 'import'").fetchall()
+        runs = alone.execute("SELECT count(*) FROM run").fetchone()
+    finally:
+        alone.close()
+    assert sorted(users) == [("admin", "admin"), ("carol", "annotator")]
+    assert runs == (2,)  # the demo's
 
 
 def _free_port() -> int:
