@@ -207,7 +207,7 @@ class _Grouper:
     def reserve(self, block_size: int, entries: int, docid_bytes: int) -> None:
         """Before the first block is added: reserve room for the whole file, scaled from what
         that block of `block_size` bytes holds, a tenth more (they grow if it was too little)."""
-        if self.rows or self._hashes.array().size:
+        if self.rows:
             return
         total = self._size if self._size > 0 else 8 * block_size  # a guess when unknown
         scale = 1.1 * max(total, block_size) / max(block_size, 1)
