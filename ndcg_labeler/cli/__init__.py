@@ -132,7 +132,7 @@ class LazyCommand(click.Command):
         """
         collecting = gc.isenabled()
         gc.disable()
-        app = None
+        attached = None  # the app, once its database layer is attached
         try:
             command = self.load()
             if parent is not None:
@@ -140,16 +140,15 @@ class LazyCommand(click.Command):
                 attach = getattr(app, "attach_database", None)
                 if attach is not None:
                     attach()
-                else:
-                    app = None
+                    attached = app
         finally:
             gc.freeze()
             if collecting:
                 gc.enable()
         atexit.unregister(_no_collections_at_exit)
         atexit.register(_no_collections_at_exit)
-        if app is not None:
-            atexit.register(_close_connections, app)
+        if attached is not None:
+            atexit.register(_close_connections, attached)
         return command.make_context(info_name, args, parent=parent, **extra)
 
 

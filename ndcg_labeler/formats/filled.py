@@ -35,6 +35,15 @@ class Filled:
         return self._data[: self.size]
 
 
+def string_offsets(strings: pa.Array) -> tuple[np.ndarray, pa.Buffer | None]:
+    """A (large) string array's len + 1 offsets into its data buffer (int32 or int64, as
+    stored; a slice's start past 0), and that buffer."""
+    _, off_buf, data_buf = strings.buffers()
+    wide = pa.types.is_large_string(strings.type) or pa.types.is_large_binary(strings.type)
+    offsets = np.frombuffer(off_buf, dtype=np.int64 if wide else np.int32)
+    return offsets[strings.offset : strings.offset + len(strings) + 1], data_buf
+
+
 class FilledStrings:
     """A LargeStringArray built from string arrays appended in place: their bytes into one
     buffer, their offsets (rebased) into another."""
@@ -46,13 +55,9 @@ class FilledStrings:
 
     def extend(self, strings: pa.Array) -> None:
         """Append a (large) string array, a slice of one included. Nulls are not kept."""
-        n = len(strings)
-        if n == 0:
+        if len(strings) == 0:
             return
-        _, off_buf, data_buf = strings.buffers()
-        wide = pa.types.is_large_string(strings.type) or pa.types.is_large_binary(strings.type)
-        offsets = np.frombuffer(off_buf, dtype=np.int64 if wide else np.int32)
-        offsets = offsets[strings.offset : strings.offset + n + 1]
+        offsets, data_buf = string_offsets(strings)
         begin, end = int(offsets[0]), int(offsets[-1])
         self._offsets.extend(offsets[1:].astype(np.int64) + (self._bytes.size - begin))
         if end > begin:

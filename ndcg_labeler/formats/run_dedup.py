@@ -10,6 +10,8 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
+from .filled import string_offsets
+
 _C1 = np.uint64(0x9E3779B97F4A7C15)
 _C2 = np.uint64(0xC4CEB9FE1A85EC53)
 _C3 = np.uint64(0xFF51AFD7ED558CCD)
@@ -22,10 +24,8 @@ def string_hashes(array: pa.Array) -> np.ndarray:
     n = len(array)
     if n == 0:
         return np.empty(0, dtype=np.uint64)
-    _, off_buf, data_buf = array.buffers()
-    wide = pa.types.is_large_string(array.type) or pa.types.is_large_binary(array.type)
-    offsets = np.frombuffer(off_buf, dtype=np.int64 if wide else np.int32)
-    offsets = offsets[array.offset : array.offset + n + 1].astype(np.int64)
+    offsets, data_buf = string_offsets(array)
+    offsets = offsets.astype(np.int64)
     begin, end = int(offsets[0]), int(offsets[-1])
     # Eight zero bytes of padding let every 8-byte window be read without bounds checks.
     data = np.zeros(end - begin + 8, dtype=np.uint8)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import os
 from collections.abc import Iterator
 from contextlib import suppress
@@ -18,7 +17,7 @@ from .run_arrow import newline_ended, read_fast, without_newlines
 from .run_dedup import string_hashes
 from .run_lines import Grouped, collect, collect_whitespace, delimited_entries, jsonl_entries
 from .tabular import header_names
-from .textio import DEFAULT_MAX_BYTES, Opened, Source, first_line, open_source
+from .textio import DEFAULT_MAX_BYTES, Opened, Source, first_line, open_source, size_of
 
 RUN_FORMATS = ("trec", "msmarco", "csv", "tsv", "jsonl")
 
@@ -178,13 +177,11 @@ def _tell(source: Source) -> int | None:
 def _size(source: Source, start: int) -> int:
     """Bytes from `start` to the end of a path or a file-backed or in-memory stream (0 when
     that cannot be told)."""
-    if isinstance(source, str | os.PathLike):
-        return os.path.getsize(source)
-    with suppress(AttributeError, OSError, ValueError, io.UnsupportedOperation):
-        return max(os.fstat(source.fileno()).st_size - start, 0)
-    with suppress(AttributeError, ValueError):
-        return max(source.getbuffer().nbytes - start, 0)  # type: ignore[attr-defined]
-    return 0
+    size = size_of(source)
+    if not size:
+        with suppress(AttributeError, ValueError):
+            size = source.getbuffer().nbytes  # type: ignore[union-attr]
+    return max(size - start, 0)
 
 
 def _resolve(opened: Opened, fmt: str | None) -> str:

@@ -44,6 +44,16 @@ def display_name(source: Source, filename: str | None) -> str:
     return name if isinstance(name, str) and name else "<input>"
 
 
+def size_of(source: object) -> int:
+    """Size in bytes of a path or a file-backed stream (0 when unknown)."""
+    if isinstance(source, str | os.PathLike):
+        return os.path.getsize(source)
+    try:
+        return os.fstat(source.fileno()).st_size  # type: ignore[attr-defined]
+    except (AttributeError, OSError, ValueError):
+        return 0
+
+
 def _human(n: int) -> str:
     for unit, size in (("GiB", 1024**3), ("MiB", 1024**2), ("KiB", 1024)):
         if n >= size and n % size == 0:

@@ -13,6 +13,8 @@ import io
 from collections.abc import Callable
 from typing import Any, BinaryIO
 
+from ndcg_labeler.formats.textio import size_of as size_of  # re-exported for the services
+
 Progress = Callable[[str, int, int, int], None]
 """progress(phase, done, total, rows); may raise Cancelled."""
 
@@ -34,18 +36,6 @@ def position(source: Any) -> int:
     """Bytes consumed so far of a file object (0 for paths and streams without tell)."""
     try:
         return int(source.tell())
-    except (AttributeError, OSError, ValueError):
-        return 0
-
-
-def size_of(source: Any) -> int:
-    """Size in bytes of a path or a seekable stream (0 when unknown)."""
-    import os
-
-    if isinstance(source, str | os.PathLike):
-        return os.path.getsize(source)
-    try:
-        return os.fstat(source.fileno()).st_size
     except (AttributeError, OSError, ValueError):
         return 0
 
