@@ -30,6 +30,10 @@ os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")
 # whole (formats.filled) and fills them a batch at a time: with huge pages that made the upload
 # slower, not faster (bench/README, "Seventh session"). Unless the environment says otherwise.
 os.environ.setdefault("NUMPY_MADVISE_HUGEPAGE", "0")
+# OpenBLAS (under numpy and scipy) starts a thread per core when it loads, and they spin for a
+# while: ~0.1 s of CPU taken from every process that imports numpy, the other core's share of a
+# run upload included. Nothing here multiplies matrices large enough to gain from them.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 CSP = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "

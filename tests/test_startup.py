@@ -165,6 +165,20 @@ def test_numpy_asks_for_no_huge_pages_unless_the_environment_says_so(
     assert _after_our_import("NUMPY_MADVISE_HUGEPAGE", chosen, code) == expected
 
 
+@pytest.mark.parametrize(("chosen", "expected"), [(None, "1"), ("2", "2")])
+def test_numpy_starts_no_blas_threads_unless_the_environment_asks(
+    chosen: str | None, expected: str
+) -> None:
+    """OpenBLAS's threads spin on the other core for ~0.1 s after numpy loads (bench/README);
+    the count is read when the library loads, so the package sets it before that."""
+    code = (
+        "import threadpoolctl\n"
+        "print([i['num_threads'] for i in threadpoolctl.threadpool_info()"
+        " if i['internal_api'] == 'openblas'][0])"
+    )
+    assert _after_our_import("OPENBLAS_NUM_THREADS", chosen, code) == expected
+
+
 def _after_our_import(variable: str, chosen: str | None, code: str) -> str:
     """The last line `code` prints in a new process, run after importing the run parser, with
     `variable` set to `chosen` (or unset when None)."""
