@@ -130,6 +130,12 @@ CASES = [
     "1\tQ0\ta\t1\t3 4\tt\n",
     "1\tQ0\ta\t1\t3\t\tt\n",
     "1\ta\t 1\n",
+    # Invalid UTF-8 is refused in any column, even those trec_eval never reads as text.
+    b"1 Q0 a 1 3 t\xff\n1 Q0 b 2 2 t\n",
+    b"1 \xe9 a 1 3 t\n",
+    b"1 Q0 a 9\xc3 3 t\n",
+    b"1 Q0 a\xff 1 3 t\n",
+    b"1\ta\xff\t1\n",
 ]
 
 
