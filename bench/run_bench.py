@@ -24,10 +24,12 @@ import json
 import os
 import platform
 import shutil
+import sqlite3
 import statistics
 import subprocess
 import sys
 import time
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -105,17 +107,23 @@ def _app(db_path: Path):  # type: ignore[no-untyped-def]
     return app
 
 
+def sqlite_page_size(path: Path) -> int:
+    """A SQLite file's page size (a copy prepared before the app's changed is made again)."""
+    with closing(sqlite3.connect(path)) as conn:
+        return int(conn.execute("PRAGMA page_size").fetchone()[0])
+
+
 def side_prepare(paths: dict[str, Path]) -> dict[str, Any]:
     """Build the SQLite test set with queries and qrels as judgments (not timed)."""
     from flask_migrate import upgrade
 
-    from ndcg_labeler.extensions import db
+    from ndcg_labeler.extensions import SQLITE_PAGE_SIZE, db
     from ndcg_labeler.models import User
     from ndcg_labeler.services import testsets
     from ndcg_labeler.services.testsets import ImportFile, import_files
 
     target = paths["prepared"]
-    if target.exists():
+    if target.exists() and sqlite_page_size(target) == SQLITE_PAGE_SIZE:
         return {"prepared": str(target)}
     tmp = target.with_suffix(".tmp")
     tmp.unlink(missing_ok=True)

@@ -35,7 +35,7 @@ import urllib.parse
 import urllib.request
 from pathlib import Path
 
-from bench.run_bench import MB, ROOT, data_paths, generate, machine, run_side
+from bench.run_bench import MB, ROOT, data_paths, generate, machine, run_side, sqlite_page_size
 
 PASSWORD = "bench-admin-pw-1"
 FLASK = [sys.executable, "-m", "flask", "--app", "app"]
@@ -143,6 +143,8 @@ def main() -> None:
     work = tmp / "workers.sqlite3"
     # The set-up (ten uploads and the admin) is kept beside the data for the next run.
     ready = paths["prepared"].with_name(f"workers-{args.queries}-{args.runs}.sqlite3")
+    if ready.exists() and sqlite_page_size(ready) != sqlite_page_size(paths["prepared"]):
+        ready.unlink()  # set up before the app's page size changed: set up again
     shutil.copy(ready if ready.exists() else paths["prepared"], work)
     env = {
         **{k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"},

@@ -61,15 +61,25 @@ def busy_timeout(raw: Any, milliseconds: int) -> Iterator[None]:
         raw.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
 
 
+SQLITE_PAGE_SIZE = 16384
+"""Page size of a new SQLite database (SQLite's default is 4096). A run is stored as one
+large blob per query: with 16 KB pages a 7,000 x 1,000 run is written in a quarter of the
+pages, so its commit and the copy from the write-ahead log take about 0.1 s less (bench/README).
+A database created with other pages keeps them (SQLite changes them only on VACUUM)."""
+
+
 @event.listens_for(Engine, "connect")
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
-    """Turn on WAL, a busy timeout and foreign keys for every SQLite connection."""
+    """Turn on WAL, a busy timeout and foreign keys for every SQLite connection (and choose the
+    page size of a database not yet created)."""
     module = type(dbapi_connection).__module__
     if not module.startswith("sqlite3"):
         return
     cursor = dbapi_connection.cursor()
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+    # Before WAL: once a database is in WAL mode (or holds a table) its page size is fixed.
+    cursor.execute(f"PRAGMA page_size={SQLITE_PAGE_SIZE}")
     cursor.execute("PRAGMA journal_mode=WAL")
     cursor.execute("PRAGMA synchronous=NORMAL")
     cursor.close()

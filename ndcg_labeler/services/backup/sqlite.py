@@ -98,6 +98,24 @@ def is_empty() -> bool:
     return True
 
 
+def _page_size(conn: sqlite3.Connection) -> int:
+    return int(conn.execute("PRAGMA page_size").fetchone()[0])
+
+
+def _leave_wal(live: sqlite3.Connection, path: Path) -> None:
+    """Take the database out of WAL mode, where SQLite refuses a copy whose page size differs
+    from the database's (a backup of a database created before extensions.SQLITE_PAGE_SIZE
+    changed); out of it, the copy takes the backup's page size. Needs every other connection
+    closed."""
+    live.execute("PRAGMA busy_timeout=2000")
+    try:
+        live.execute("PRAGMA journal_mode=DELETE")
+    except sqlite3.OperationalError as exc:
+        raise ServiceError(
+            f"{path} is in use ({exc}): stop the server and the job worker, then restore again"
+        ) from None
+
+
 def restore(source: Path, *, force: bool = False) -> str:
     """Replace the database with the backup `source`; returns the backup's schema revision.
 
@@ -115,7 +133,11 @@ def restore(source: Path, *, force: bool = False) -> str:
         closing(sqlite3.connect(uri, uri=True)) as saved,
         closing(sqlite3.connect(target_path)) as live,
     ):
+        pages = _page_size(saved)
+        if pages != _page_size(live):
+            _leave_wal(live, target_path)
         saved.backup(live)
+        live.execute("PRAGMA journal_mode=WAL")
     audit.record(None, "database.restore", "database", None, file=str(source), revision=revision)
     db.session.commit()
     return revision
