@@ -1,10 +1,11 @@
-"""An upload reads the test set's grades in a thread while it ranks and writes the run
-(live.GradesAhead): the first scores must still be right when a grade arrives meanwhile, and
-when that read fails."""
+"""An upload reads the test set's grades in a thread while it ranks the run, and scores the
+run in another while it writes it (live.GradesAhead): the first scores must still be right when
+a grade arrives meanwhile, and when either step fails."""
 
 from __future__ import annotations
 
 import math
+import threading
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,7 @@ from ndcg_labeler.models import Chunk, Query, TestSet, User
 from ndcg_labeler.services import labeling, live
 from ndcg_labeler.services import runs as run_service
 from ndcg_labeler.services.live import ahead as ahead_module
+from ndcg_labeler.services.live import engine
 from tests.factory import build_test_set, make_user
 
 SET_NAME = "Ahead"
@@ -79,3 +81,33 @@ def test_the_run_is_scored_when_reading_the_grades_ahead_fails(
 
     monkeypatch.setattr(ahead_module, "default_grades", broken)
     assert _upload_and_score(app, run_file) == pytest.approx(ONLY_D1, abs=1e-12)
+
+
+def test_the_run_is_scored_when_scoring_it_ahead_fails(
+    uploaded: tuple[Flask, Path, int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    app, run_file, _ = uploaded
+
+    def broken(run_id: int, read, data):  # type: ignore[no-untyped-def]
+        raise MemoryError("no room for the run's arrays")
+
+    monkeypatch.setattr(ahead_module, "new_run_state", broken)
+    assert _upload_and_score(app, run_file) == pytest.approx(ONLY_D1, abs=1e-12)
+
+
+def test_the_upload_scores_its_run_once_while_writing_it(
+    uploaded: tuple[Flask, Path, int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The figures scored on the writing thread's side are the ones stored: the run's entries
+    are not joined with the grades a second time once the run is committed."""
+    app, run_file, _ = uploaded
+    full = engine._full
+    threads: list[str] = []
+
+    def counted(*args, **kwargs):  # type: ignore[no-untyped-def]
+        threads.append(threading.current_thread().name)
+        return full(*args, **kwargs)
+
+    monkeypatch.setattr(engine, "_full", counted)
+    assert _upload_and_score(app, run_file) == pytest.approx(ONLY_D1, abs=1e-12)
+    assert threads == ["scores-ahead"]

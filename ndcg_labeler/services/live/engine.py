@@ -134,13 +134,13 @@ def read_grades(state: TestSetState, resolved: Resolved, queries: QuerySet) -> G
     return Grades(state, resolved, queries, max_id, seen, by_query)
 
 
-def _full(run: Run, read: Grades, data: RunData | None, settings: str) -> ScoreState:
+def _full(run_id: int, read: Grades, data: RunData, settings: str) -> ScoreState:
     """Score every query of the test set from the run's entries (the only full read).
 
     `settings` is the store's key (live_state's: with machine labels, it names the judge's
-    newest answer too). The new state is written to the store at once."""
+    newest answer too). The new state is written to the store at once. Reads nothing from the
+    database (new_run_state runs it on a thread of its own)."""
     state, resolved, queries, grades = read.state, read.resolved, read.queries, read.by_query
-    data = data or load_run_data(run)
     rows = np.array([data.row_of.get(int(q), -1) for q in queries.ids], dtype=np.int64)
     missing = rows < 0
     ranked = data.all_ranked_grades(grades)
@@ -163,7 +163,7 @@ def _full(run: Run, read: Grades, data: RunData | None, settings: str) -> ScoreS
         ranked, offsets, flat_judged, joffsets, resolved.cutoffs, resolved.scoring
     )
     return ScoreState(
-        run_id=run.id,
+        run_id=run_id,
         settings=settings,
         labels_version=state.labels_version,
         max_event_id=read.max_event_id,
@@ -232,13 +232,18 @@ def _machine_version(test_set_id: int, labels: str) -> int:
 
 
 def live_state(
-    run: Run, options: ScoreOptions, data: RunData | None = None, ahead: Grades | None = None
+    run: Run,
+    options: ScoreOptions,
+    data: RunData | None = None,
+    ahead: Grades | None = None,
+    computed: ScoreState | None = None,
 ) -> tuple[ScoreState, TestSetState, Resolved, QuerySet]:
     """The run's scores under `options`, loaded or brought up to date (stored when they moved).
 
     From memory when current; else from the score store, catching up with the grades; else
     computed from the run's entries (`data`, when the caller has them at hand, saves the read;
-    `ahead`, grades read earlier under the same setting and queries, saves that read).
+    `ahead`, grades read earlier under the same setting and queries, saves that read;
+    `computed`, new_run_state's result for this setting and queries, saves the scoring).
     """
     state = test_set_state(run.test_set_id)
     resolved = resolve_options(options, state.aggregation, state.threshold)
@@ -254,13 +259,15 @@ def live_state(
         if current is None or current.queries_key != state.queries_key:
             current = store.load(run.id, settings)
         if current is None or current.queries_key != state.queries_key:
+            current = _fitting(computed, settings, state)
+        if current is None:
             if (
                 ahead is None
                 or ahead.resolved != resolved
                 or ahead.state.queries_key != state.queries_key
             ):
                 ahead = read_grades(state, resolved, queries)
-            current = _full(run, ahead, data, settings)
+            current = _full(run.id, ahead, data or load_run_data(run), settings)
         elif current.labels_version != state.labels_version:
             current = _catch_up(run, current, state, resolved, queries)
         added = key not in memory.states
@@ -271,6 +278,14 @@ def live_state(
         if current.unsaved >= SAVE_AFTER_QUERIES and store.save(current):
             current.unsaved = 0
     return current, state, resolved, queries
+
+
+def _fitting(computed: ScoreState | None, settings: str, state: TestSetState) -> ScoreState | None:
+    """`computed` when it was scored under this setting and these queries, else None. Grades
+    given since it was read are caught up like those since any stored state."""
+    if computed is None or computed.settings != settings:
+        return None
+    return computed if computed.queries_key == state.queries_key else None
 
 
 def _evict(memory: _Memory) -> None:
@@ -329,13 +344,25 @@ def _run_scores(
     )
 
 
-def score_new_run(run: Run, data: RunData, ahead: Grades | None = None) -> None:
+def score_new_run(
+    run: Run, data: RunData, ahead: Grades | None = None, computed: ScoreState | None = None
+) -> None:
     """Score a run just uploaded by this process under the default setting and store it.
 
     The upload has the ranked lists at hand, so the first score page (in any process) reads
-    the stored figures instead of the run's entries. `ahead`: default_grades, read earlier.
+    the stored figures instead of the run's entries. `ahead`: default_grades, read earlier;
+    `computed`: new_run_state of the run on them, scored while the run was written.
     """
-    live_state(run, ScoreOptions(), data, ahead)
+    live_state(run, ScoreOptions(), data, ahead, computed)
+
+
+def new_run_state(run_id: int, read: Grades, data: RunData) -> ScoreState | None:
+    """The full scoring score_new_run stores, computed from grades `read` by default_grades
+    and the run's entries alone (no database, no app: any thread may run it), or None when
+    `read` is not for human labels."""
+    if read.resolved.labels != "human":
+        return None
+    return _full(run_id, read, data, store.settings_key(read.resolved))
 
 
 def default_grades(test_set_id: int) -> Grades:

@@ -210,16 +210,17 @@ def store_parsed_run(
         with large_transaction() as checkpoint:
             db.session.add(run)
             db.session.flush()
+            # This process has the ranked lists at hand: they are scored while they are written.
+            data = live.uploaded_run_data(run, ranked.query_ids, ranked.blobs, ranked.buffer)
+            ahead.score(run.id, data)
             _insert_queries(run.id, ranked, progress)
             bump_versions(test_set.id, runs=True)
     except IntegrityError:
         # Another upload took the name between our check and our commit.
         raise ServiceError(f"test set '{test_set.name}' already has a run named '{name}'") from None
-    # This process has the ranked lists at hand: score them now and store the figures (while
-    # SQLite copies the write into the database file).
+    # Store the figures (while SQLite copies the write into the database file).
     try:
-        data = live.uploaded_run_data(run, ranked.query_ids, ranked.blobs, ranked.buffer)
-        live.score_new_run(run, data, ahead.result())
+        live.score_new_run(run, data, ahead.result(), ahead.scored())
     finally:
         checkpoint.wait()
     return run
