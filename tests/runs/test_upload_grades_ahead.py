@@ -71,27 +71,26 @@ def test_a_grade_given_while_the_run_uploads_is_in_its_first_scores(
     assert _upload_and_score(app, run_file) == pytest.approx(WITH_D2, abs=1e-12)
 
 
-def test_the_run_is_scored_when_reading_the_grades_ahead_fails(
-    uploaded: tuple[Flask, Path, int], monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize(
+    ("step", "error"),
+    [
+        ("default_grades", RuntimeError("the database went away")),
+        ("new_run_state", MemoryError("no room for the run's arrays")),
+    ],
+    ids=["reading-the-grades", "scoring-the-run"],
+)
+def test_the_run_is_scored_when_a_step_ahead_fails(
+    uploaded: tuple[Flask, Path, int],
+    monkeypatch: pytest.MonkeyPatch,
+    step: str,
+    error: Exception,
 ) -> None:
     app, run_file, _ = uploaded
 
-    def broken(test_set_id: int):  # type: ignore[no-untyped-def]
-        raise RuntimeError("the database went away")
+    def broken(*args):  # type: ignore[no-untyped-def]
+        raise error
 
-    monkeypatch.setattr(ahead_module, "default_grades", broken)
-    assert _upload_and_score(app, run_file) == pytest.approx(ONLY_D1, abs=1e-12)
-
-
-def test_the_run_is_scored_when_scoring_it_ahead_fails(
-    uploaded: tuple[Flask, Path, int], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    app, run_file, _ = uploaded
-
-    def broken(run_id: int, read, data):  # type: ignore[no-untyped-def]
-        raise MemoryError("no room for the run's arrays")
-
-    monkeypatch.setattr(ahead_module, "new_run_state", broken)
+    monkeypatch.setattr(ahead_module, step, broken)
     assert _upload_and_score(app, run_file) == pytest.approx(ONLY_D1, abs=1e-12)
 
 

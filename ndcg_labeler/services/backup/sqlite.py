@@ -133,8 +133,7 @@ def restore(source: Path, *, force: bool = False) -> str:
         closing(sqlite3.connect(uri, uri=True)) as saved,
         closing(sqlite3.connect(target_path)) as live,
     ):
-        pages = _page_size(saved)
-        if pages != _page_size(live):
+        if _page_size(saved) != _page_size(live):
             _leave_wal(live, target_path)
         saved.backup(live)
         live.execute("PRAGMA journal_mode=WAL")
