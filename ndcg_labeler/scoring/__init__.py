@@ -4,7 +4,7 @@ from .aggregate import POLICIES, aggregate, resolve
 from .evaluate import evaluate, evaluate_flat, evaluate_one
 from .evaluation import DEFAULT_CUTOFFS, Evaluation
 from .inputs import RunInputs, run_inputs
-from .ranking import docid_keys, rank_grouped, rank_order
+from .ranking import docid_keys, rank_grouped, rank_order, tie_moves
 from .simple import dcg, ndcg_at_k
 from .trec_average import mean_defined, trec_all
 from .types import Options, Qrel, ScoredDoc
@@ -29,5 +29,6 @@ __all__ = [
     "rank_order",
     "resolve",
     "run_inputs",
+    "tie_moves",
     "trec_all",
 ]

@@ -41,6 +41,39 @@ def rank_grouped(
     from `docid_keys`. Returned indices are global: the slice
     [offsets[i]:offsets[i+1]] of the result lists group i's documents best first.
     """
+    scores, keys, off = _checked(offsets, docids, scores)
+    moves = _tie_moves(off, keys, scores)
+    if moves is not None:
+        perm = np.arange(scores.size, dtype=np.intp)
+        perm[moves[0]] = moves[1]
+        return perm
+    lengths = np.diff(off)
+    perm = np.empty(scores.size, dtype=np.intp)
+    for r0, r1 in row_blocks(lengths):
+        start, stop = int(off[r0]), int(off[r1])
+        perm[start:stop] = start + _rank_block(-scores[start:stop], lengths[r0:r1], keys[start:])
+    return perm
+
+
+def tie_moves(
+    offsets: np.ndarray | Sequence[int],
+    docids: np.ndarray | Sequence[str] | pa.Array,
+    scores: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """rank_grouped's permutation, when it moves few entries, as what it moves: None unless
+    every group lists its scores best first already (as most run files do); then the positions
+    whose entry trec_eval's tie order (docid descending) changes and the entries they take, so
+    that rank_grouped(...) is the identity but for perm[positions] = sources."""
+    scores, keys, off = _checked(offsets, docids, scores)
+    return _tie_moves(off, keys, scores)
+
+
+def _checked(
+    offsets: np.ndarray | Sequence[int],
+    docids: np.ndarray | Sequence[str] | pa.Array,
+    scores: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray | pa.Array, np.ndarray]:
+    """Scores as float64, docids as keys and offsets as int64, after checking them."""
     scores = np.asarray(scores, dtype=np.float64)
     if scores.ndim != 1:
         raise ValueError("scores must be 1-D")
@@ -49,13 +82,33 @@ def rank_grouped(
         raise ValueError("docids and scores must have the same length")
     if np.isnan(scores).any():
         raise ValueError("scores must not be NaN")
-    off = check_offsets(offsets, scores.size)
-    lengths = np.diff(off)
-    perm = np.empty(scores.size, dtype=np.intp)
-    for r0, r1 in row_blocks(lengths):
-        start, stop = int(off[r0]), int(off[r1])
-        perm[start:stop] = start + _rank_block(-scores[start:stop], lengths[r0:r1], keys[start:])
-    return perm
+    return scores, keys, check_offsets(offsets, scores.size)
+
+
+def _tie_moves(
+    off: np.ndarray, keys: np.ndarray | pa.Array, scores: np.ndarray
+) -> tuple[np.ndarray, np.ndarray] | None:
+    if not _scores_descending(off, scores):
+        return None
+    tied = scores[1:] == scores[:-1]  # -0.0 == 0.0 ties too, as in trec_eval
+    inner = off[1:-1]
+    tied[inner[(inner > 0) & (inner < scores.size)] - 1] = False
+    if not tied.any():
+        return np.empty(0, dtype=np.intp), np.empty(0, dtype=np.intp)
+    positions, run_id = _tie_runs(tied)
+    sources = positions[_tie_order(positions, run_id, keys)]
+    changed = sources != positions
+    return positions[changed], sources[changed]
+
+
+def _scores_descending(off: np.ndarray, scores: np.ndarray) -> bool:
+    """True when every group's scores never increase (ties allowed), in file order."""
+    if scores.size < 2:
+        return True
+    rising = scores[1:] > scores[:-1]
+    inner = off[1:-1]
+    rising[inner[(inner > 0) & (inner < scores.size)] - 1] = False  # across groups: any order
+    return not rising.any()
 
 
 def _is_arrow(values: object) -> bool:
@@ -82,14 +135,25 @@ def _rank_block(neg: np.ndarray, lengths: np.ndarray, keys: np.ndarray | pa.Arra
 
 def _order_ties(local: np.ndarray, tied: np.ndarray, keys: np.ndarray | pa.Array) -> None:
     """Reorder, in place, each run of equal scores by docid descending."""
-    in_run = np.zeros(local.size, dtype=bool)
+    positions, run_id = _tie_runs(tied)
+    members = local[positions]
+    local[positions] = members[_tie_order(members, run_id, keys)]
+
+
+def _tie_runs(tied: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The positions in a run of equal scores (tied[i]: i and i + 1 are equal), and the
+    number of each one's run."""
+    in_run = np.zeros(tied.size + 1, dtype=bool)
     in_run[1:] |= tied
     in_run[:-1] |= tied
     positions = np.flatnonzero(in_run)
     starts = np.ones(positions.size, dtype=bool)
     starts[1:] = ~tied[positions[1:] - 1]
-    run_id = np.cumsum(starts)
-    members = local[positions]
+    return positions, np.cumsum(starts)
+
+
+def _tie_order(members: np.ndarray, run_id: np.ndarray, keys: np.ndarray | pa.Array) -> np.ndarray:
+    """The order that sorts `members` (indices into keys) by run, then docid descending."""
     if _is_arrow(keys):
         import pyarrow as pa
         import pyarrow.compute as pc
@@ -109,10 +173,8 @@ def _order_ties(local: np.ndarray, tied: np.ndarray, keys: np.ndarray | pa.Array
     span = int(rank.max()) + 1
     if int(run_id[-1]) < (1 << 62) // span:
         # One int64 argsort of (run, docid descending) beats a two-key lexsort.
-        order = np.argsort(run_id * span + (span - 1 - rank))
-    else:
-        order = np.lexsort((-rank, run_id))
-    local[positions] = members[order]
+        return np.argsort(run_id * span + (span - 1 - rank))
+    return np.lexsort((-rank, run_id))
 
 
 def _as_docid_array(docids: np.ndarray | Sequence[str]) -> np.ndarray:

@@ -6,6 +6,7 @@ import gzip
 import hashlib
 import io
 import json
+import math
 import tempfile
 
 import numpy as np
@@ -15,7 +16,7 @@ import sqlalchemy as sa
 from ndcg_labeler.extensions import db
 from ndcg_labeler.formats import FormatError
 from ndcg_labeler.models import Run, RunQuery, TestSet
-from ndcg_labeler.services import ServiceError
+from ndcg_labeler.services import ServiceError, live
 from ndcg_labeler.services import runs as run_service
 from tests.factory import build_test_set
 from tests.runs.helpers import counts, stored
@@ -251,3 +252,32 @@ def test_an_empty_name_is_the_file_name(test_set: TestSet) -> None:
     assert run_service.clean_name("mine", "bm25.trec") == "mine"
     with pytest.raises(ServiceError, match="the run needs a name"):
         run_service.clean_name("", "")
+
+
+def test_a_run_listed_best_first_keeps_trec_eval_order_and_scores_right(ctx) -> None:
+    """The usual file lists each query best first, its ties in any docid order: trec_eval's
+    order is then put in place by moving the tied entries alone (ids of different lengths, one
+    that stays between two that swap). Stored lists, scores and the first NDCG must be right."""
+    test_set = build_test_set(
+        "best first",
+        {"q1": "one", "q2": "two"},
+        [("q1", "ccc", 3), ("q1", "a", 1), ("q2", "m1", 2)],
+    )
+    text = (
+        "q1 Q0 x 1 5.0 s\nq1 Q0 a 2 2.0 s\nq1 Q0 bb 3 2.0 s\nq1 Q0 ccc 4 2.0 s\n"
+        "q1 Q0 d 5 1.0 s\nq2 Q0 m1 1 1.0 s\nq2 Q0 m22 2 1.0 s\nq2 Q0 z 3 0.5 s\n"
+    )
+    run = upload(test_set, text)
+    assert stored(run) == {"q1": ["x", "ccc", "bb", "a", "d"], "q2": ["m22", "m1", "z"]}
+    rows = db.session.scalars(
+        sa.select(RunQuery.scores).where(RunQuery.run_id == run.id).order_by(RunQuery.id)
+    ).all()
+    assert [np.frombuffer(r, dtype=np.float64).tolist() for r in rows] == [
+        [5.0, 2.0, 2.0, 2.0, 1.0],
+        [1.0, 1.0, 0.5],
+    ]
+    # trec_eval's ndcg_cut_10 by hand: gain = grade, discount log2(rank + 1).
+    q1 = (3 / math.log2(3) + 1 / math.log2(5)) / (3 + 1 / math.log2(3))
+    q2 = (2 / math.log2(3)) / 2
+    result = live.score_run(run, live.ScoreOptions(k=10))
+    assert result.mean_ndcg == pytest.approx((q1 + q2) / 2, abs=1e-12)

@@ -145,3 +145,29 @@ def test_rank_grouped_takes_an_arrow_string_array_with_byte_order_ties() -> None
     assert rank_grouped(offsets, arrow, scores).tolist() == expected.tolist()
     by_bytes = sorted(d.encode() for d in set(docids))
     assert by_bytes == sorted(d.encode() for d in sorted(set(docids)))
+
+
+@pytest.mark.parametrize("arrow", [False, True], ids=["numpy", "arrow"])
+def test_a_run_listed_best_first_ranks_as_trec_eval_ties_included(arrow: bool) -> None:
+    """Most run files list each query best first; the ties within may be in any docid order
+    (and -0.0 ties with 0.0). The ranking is trec_eval's all the same."""
+    rng = np.random.default_rng(5)
+    lengths = rng.integers(0, 50, size=400)
+    offsets = np.concatenate(([0], np.cumsum(lengths)))
+    docids, scores = [], []
+    for length in lengths.tolist():
+        values = rng.choice([3.0, 2.5, 1.0, 0.0, -0.0, -1.0], size=length)
+        values = -np.sort(-values)  # never increasing within the query, ties in any order
+        scores += values.tolist()
+        docids += [f"d{v}" for v in rng.choice(10_000, size=length, replace=False).tolist()]
+    keys = np.array(docids)
+    if arrow:
+        import pyarrow as pa
+
+        keys = pa.array(docids, type=pa.large_string())
+    perm = rank_grouped(offsets, keys, np.array(scores))
+    for i in range(lengths.size):
+        start, stop = int(offsets[i]), int(offsets[i + 1])
+        want = sorted(zip(scores[start:stop], docids[start:stop], strict=True), reverse=True)
+        got = [(scores[j], docids[j]) for j in perm[start:stop].tolist()]
+        assert [d for _, d in got] == [d for _, d in want]

@@ -1,9 +1,9 @@
-"""Scoring ahead: an upload scores its run in threads while it ranks and writes the run.
+"""Scoring ahead: an upload scores its run in threads while it parses and writes the run.
 
 Scoring a new run reads every grade of the test set (hundreds of thousands of rows at a
-team's size), then joins them with millions of entries. Ranking and writing the run are mostly
-numpy, pyarrow and SQLite work that releases the GIL, so one thread reads the grades while the
-run is ranked, and another scores the ranked run in memory while it is written; the caller
+team's size), then joins them with millions of entries. Parsing and writing the run are mostly
+pyarrow, numpy and SQLite work that releases the GIL, so one thread reads the grades while the
+run is parsed, and another scores the ranked run in memory while it is written; the caller
 only stores the figures once its transaction is committed.
 """
 

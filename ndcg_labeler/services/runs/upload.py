@@ -21,9 +21,11 @@ from sqlalchemy.exc import IntegrityError
 from ndcg_labeler.extensions import db
 
 if TYPE_CHECKING:
+    import pyarrow as pa
+
     from ndcg_labeler.formats.runs import ParsedRun
 from ndcg_labeler.models import Query, Run, RunQuery, TestSet, User
-from ndcg_labeler.scoring import rank_grouped
+from ndcg_labeler.scoring import rank_grouped, tie_moves
 from ndcg_labeler.services import ServiceError, live
 from ndcg_labeler.services._db import bump_versions, large_transaction
 from ndcg_labeler.services._progress import Progress, ReadProgress, no_progress, size_of
@@ -125,13 +127,15 @@ def upload_run(
     if filename is None:
         filename = os.path.basename(os.fspath(stream_or_path)) if owned else "<upload>"
     raw: BinaryIO = open(stream_or_path, "rb") if owned else stream_or_path  # noqa: SIM115
+    # Scoring the run reads every grade of the test set: they are read while it is parsed.
+    ahead = live.GradesAhead(test_set.id)
     try:
         parsed, sha256 = _parse(raw, filename, progress)
     finally:
         if owned:
             raw.close()
     return store_parsed_run(
-        test_set, parsed, sha256, filename, name, uploaded_by, depth, notes, progress
+        test_set, parsed, sha256, filename, name, uploaded_by, depth, notes, progress, ahead=ahead
     )
 
 
@@ -160,12 +164,15 @@ def store_parsed_run(
     notes: str = "",
     progress: Progress = no_progress,
     in_trec_order: bool = False,
+    ahead: live.GradesAhead | None = None,
 ) -> Run:
     """upload_run after parsing: a run already in formats.read_run's form (validated: no
     docid twice in a query, no whitespace in ids), with the sha256 of its file's bytes, is
     checked, ranked, cut and stored the same way, in one transaction. `in_trec_order`: each
     query's entries are already in trec_eval's order (scoring.rank_grouped's), so ranking them
-    again is skipped (a fused run is made in that order)."""
+    again is skipped (a fused run is made in that order). `parsed` is spent: ranking may put
+    its arrays in rank order in place. `ahead`: the test set's grades, read since before the
+    parse (else read from here on, while the run is ranked and written)."""
     name, depth, notes = _check_upload(test_set, name, depth, notes)
     known = _query_ids(test_set)
     in_file = parsed.qids
@@ -176,8 +183,7 @@ def store_parsed_run(
             f"{filename}: none of the run's {len(in_file)} queries is in test set "
             f"'{test_set.name}' (e.g. {examples})"
         )
-    # Scoring the run reads every grade of the test set: read them while it is ranked and written.
-    ahead = live.GradesAhead(test_set.id)
+    ahead = ahead or live.GradesAhead(test_set.id)
     progress("rank", 0, 1, int(parsed.offsets[-1]))
     ranked = _rank(parsed, known, depth, in_trec_order)
     progress("rank", 1, 1, int(parsed.offsets[-1]))
@@ -215,6 +221,9 @@ def store_parsed_run(
             ahead.score(run.id, data)
             _insert_queries(run.id, ranked, progress)
             bump_versions(test_set.id, runs=True)
+            # The grades' read ends first: on SQLite a reader that began before this commit
+            # holds back the copy of the run out of the write-ahead log (large_transaction).
+            ahead.result()
     except IntegrityError:
         # Another upload took the name between our check and our commit.
         raise ServiceError(f"test set '{test_set.name}' already has a run named '{name}'") from None
@@ -237,29 +246,38 @@ def _query_ids(test_set: TestSet) -> dict[str, int]:
 def _rank(parsed: ParsedRun, known: dict[str, int], depth: int, ordered: bool = False) -> _Ranked:
     """trec_eval order per query (scoring.rank_grouped), top `depth` of each known query.
 
-    Vectorised in pyarrow: one take puts the newline-ended docids (ParsedRun.newline_ended) in
-    rank order; every query's blob and the cache's buffer are views of the same bytes.
+    Vectorised in pyarrow: the newline-ended docids (ParsedRun.newline_ended) are put in rank
+    order, in place when that moves few (_in_place) or else by one take; every query's blob and
+    the cache's buffer are views of the same bytes.
     """
     import pyarrow as pa
 
     qids, offsets, docids, scores = parsed.qids, parsed.offsets, parsed.newline_ended, parsed.scores
-    perm = (
-        np.arange(len(scores), dtype=np.intp) if ordered else rank_grouped(offsets, docids, scores)
-    )
+    none = np.empty(0, dtype=np.intp)
+    moves = (none, none) if ordered else tie_moves(offsets, docids, scores)
     qpks = np.fromiter((known.get(q, -1) for q in qids), dtype=np.int64, count=len(qids))
     counts = np.diff(offsets)
     kept = np.where(qpks >= 0, np.minimum(counts, depth), 0)
-    if (kept != counts).any():
-        rank_in_query = np.arange(perm.size) - np.repeat(offsets[:-1], counts)
-        perm = perm[rank_in_query < np.repeat(kept, counts)]
+    whole = bool((kept == counts).all())
+    reordered = _in_place(parsed, *moves) if whole and moves is not None else None
+    if reordered is None:
+        if moves is None:
+            perm = rank_grouped(offsets, docids, scores)
+        else:
+            perm = np.arange(len(scores), dtype=np.intp)
+            perm[moves[0]] = moves[1]
+        if not whole:
+            rank_in_query = np.arange(perm.size) - np.repeat(offsets[:-1], counts)
+            perm = perm[rank_in_query < np.repeat(kept, counts)]
+        # Ids never hold whitespace (the parsers refuse it), so the newlines are the token
+        # boundaries and each query's row is its slice minus the last byte.
+        ended = docids.take(pa.array(perm))
+        ranked_scores = np.ascontiguousarray(scores[perm], dtype=np.float64)
+    else:
+        ended, ranked_scores, hashes = reordered
     stored = qpks >= 0
     row_off = np.zeros(int(stored.sum()) + 1, dtype=np.int64)
     np.cumsum(kept[stored], out=row_off[1:])
-    # Every docid "\n"-terminated, in one buffer: one take of the parser's newline-ended ids.
-    # Ids never hold whitespace (the parsers refuse it), so the newlines are the token
-    # boundaries and each query's row is its slice minus the last byte.
-    ended = docids.take(pa.array(perm))
-    ranked_scores = np.ascontiguousarray(scores[perm], dtype=np.float64)
     ends = np.frombuffer(ended.buffers()[1], dtype=np.int64)[: len(ended) + 1]
     tok_off = ends - ends[0] if ends[0] else ends
     text = memoryview(ended.buffers()[2])[int(ends[0]) : int(ends[-1])]
@@ -271,8 +289,31 @@ def _rank(parsed: ParsedRun, known: dict[str, int], depth: int, ordered: bool = 
     score_bytes = [numbers[rows[i] : rows[i + 1]] for i in range(len(rows) - 1)]
     buffer = None
     if (kept[stored] > 0).all():
-        buffer = (text, tok_off, row_off, parsed.docid_hashes[perm])
+        ranked_hashes = parsed.docid_hashes[perm] if reordered is None else hashes
+        buffer = (text, tok_off, row_off, ranked_hashes)
     return _Ranked(qpks[stored].tolist(), blobs, score_bytes, int(row_off[-1]), buffer)
+
+
+def _in_place(
+    parsed: ParsedRun, moved: np.ndarray, sources: np.ndarray
+) -> tuple[pa.Array, np.ndarray, np.ndarray] | None:
+    """The parser's newline-ended docids, scores and hashes put in rank order in place (the
+    entries at `moved` take those at `sources`: scoring.tie_moves), when that moves few and the
+    arrays allow it; else None, nothing changed. Saves copying the whole run."""
+    from ndcg_labeler.formats.permute import permute_strings, permute_values
+
+    scores, hashes = parsed.scores, parsed.hashes
+    if hashes is None or not (scores.flags.writeable and hashes.flags.writeable):
+        return None
+    if scores.dtype != np.float64 or not scores.flags.c_contiguous:
+        return None
+    # Past an eighth of a large run, one take of everything is as cheap.
+    limit = max(len(scores) // 8, 1 << 16)
+    if not permute_strings(parsed.newline_ended, moved, sources, limit=limit):
+        return None
+    permute_values(scores, moved, sources)
+    permute_values(hashes, moved, sources)
+    return parsed.newline_ended, scores, hashes
 
 
 def _insert_queries(run_id: int, ranked: _Ranked, progress: Progress) -> None:
