@@ -88,11 +88,10 @@ def _checked(
 def _tie_moves(
     off: np.ndarray, keys: np.ndarray | pa.Array, scores: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray] | None:
+    """tie_moves after the checks."""
     if not _scores_descending(off, scores):
         return None
-    tied = scores[1:] == scores[:-1]  # -0.0 == 0.0 ties too, as in trec_eval
-    inner = off[1:-1]
-    tied[inner[(inner > 0) & (inner < scores.size)] - 1] = False
+    tied = _within_groups(scores[1:] == scores[:-1], off)  # -0.0 == 0.0 ties, as in trec_eval
     if not tied.any():
         return np.empty(0, dtype=np.intp), np.empty(0, dtype=np.intp)
     positions, run_id = _tie_runs(tied)
@@ -105,10 +104,14 @@ def _scores_descending(off: np.ndarray, scores: np.ndarray) -> bool:
     """True when every group's scores never increase (ties allowed), in file order."""
     if scores.size < 2:
         return True
-    rising = scores[1:] > scores[:-1]
+    return not _within_groups(scores[1:] > scores[:-1], off).any()
+
+
+def _within_groups(pairs: np.ndarray, off: np.ndarray) -> np.ndarray:
+    """`pairs` (pairs[i]: of entries i and i + 1) with the pairs across two groups cleared."""
     inner = off[1:-1]
-    rising[inner[(inner > 0) & (inner < scores.size)] - 1] = False  # across groups: any order
-    return not rising.any()
+    pairs[inner[(inner > 0) & (inner <= pairs.size)] - 1] = False
+    return pairs
 
 
 def _is_arrow(values: object) -> bool:
@@ -126,8 +129,7 @@ def _rank_block(neg: np.ndarray, lengths: np.ndarray, keys: np.ndarray | pa.Arra
     local = (order + row_start[:, None])[valid]
     ranked = np.take_along_axis(matrix, order, axis=1)[valid]
     tied = ranked[1:] == ranked[:-1]  # -0.0 == 0.0 ties too, as in trec_eval's comparison
-    boundaries = np.cumsum(lengths)[:-1]
-    tied[boundaries[(boundaries > 0) & (boundaries < local.size)] - 1] = False
+    tied = _within_groups(tied, np.concatenate(([0], np.cumsum(lengths))))
     if tied.any():
         _order_ties(local, tied, keys)
     return local

@@ -258,20 +258,20 @@ def _rank(parsed: ParsedRun, known: dict[str, int], depth: int, ordered: bool = 
     whole = bool((kept == counts).all())
     reordered = _in_place(parsed, *moves) if whole and moves is not None else None
     if reordered is None:
-        if moves is None:
-            perm = rank_grouped(offsets, docids, scores)
-        else:
-            perm = np.arange(len(scores), dtype=np.intp)
-            perm[moves[0]] = moves[1]
+        perm = (
+            np.arange(len(scores), dtype=np.intp)
+            if ordered
+            else rank_grouped(offsets, docids, scores)
+        )
         if not whole:
             rank_in_query = np.arange(perm.size) - np.repeat(offsets[:-1], counts)
             perm = perm[rank_in_query < np.repeat(kept, counts)]
-        # Ids never hold whitespace (the parsers refuse it), so the newlines are the token
-        # boundaries and each query's row is its slice minus the last byte.
         ended = docids.take(pa.array(perm))
         ranked_scores = np.ascontiguousarray(scores[perm], dtype=np.float64)
     else:
         ended, ranked_scores, hashes = reordered
+    # Ids never hold whitespace (the parsers refuse it), so the newlines are the token
+    # boundaries and each query's row is its slice minus the last byte.
     stored = qpks >= 0
     row_off = np.zeros(int(stored.sum()) + 1, dtype=np.int64)
     np.cumsum(kept[stored], out=row_off[1:])
