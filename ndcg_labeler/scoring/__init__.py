@@ -4,7 +4,7 @@ from .aggregate import POLICIES, aggregate, resolve
 from .evaluate import evaluate, evaluate_flat, evaluate_one
 from .evaluation import DEFAULT_CUTOFFS, Evaluation
 from .inputs import RunInputs, run_inputs
-from .ranking import docid_keys, rank_grouped, rank_order, tie_moves
+from .ranking import docid_keys, permutation, rank_grouped, rank_order, tie_moves
 from .simple import dcg, ndcg_at_k
 from .trec_average import mean_defined, trec_all
 from .types import Options, Qrel, ScoredDoc
@@ -25,6 +25,7 @@ __all__ = [
     "evaluate_one",
     "mean_defined",
     "ndcg_at_k",
+    "permutation",
     "rank_grouped",
     "rank_order",
     "resolve",

@@ -44,9 +44,7 @@ def rank_grouped(
     scores, keys, off = _checked(offsets, docids, scores)
     moves = _tie_moves(off, keys, scores)
     if moves is not None:
-        perm = np.arange(scores.size, dtype=np.intp)
-        perm[moves[0]] = moves[1]
-        return perm
+        return permutation(scores.size, *moves)
     lengths = np.diff(off)
     perm = np.empty(scores.size, dtype=np.intp)
     for r0, r1 in row_blocks(lengths):
@@ -66,6 +64,13 @@ def tie_moves(
     that rank_grouped(...) is the identity but for perm[positions] = sources."""
     scores, keys, off = _checked(offsets, docids, scores)
     return _tie_moves(off, keys, scores)
+
+
+def permutation(size: int, moved: np.ndarray, sources: np.ndarray) -> np.ndarray:
+    """The permutation of range(size) that tie_moves describes (perm[moved] = sources)."""
+    perm = np.arange(size, dtype=np.intp)
+    perm[moved] = sources
+    return perm
 
 
 def _checked(

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
     from ndcg_labeler.formats.runs import ParsedRun
 from ndcg_labeler.models import Query, Run, RunQuery, TestSet, User
-from ndcg_labeler.scoring import rank_grouped, tie_moves
+from ndcg_labeler.scoring import permutation, rank_grouped, tie_moves
 from ndcg_labeler.services import ServiceError, live
 from ndcg_labeler.services._db import bump_versions, large_transaction
 from ndcg_labeler.services._progress import Progress, ReadProgress, no_progress, size_of
@@ -258,10 +258,11 @@ def _rank(parsed: ParsedRun, known: dict[str, int], depth: int, ordered: bool = 
     whole = bool((kept == counts).all())
     reordered = _in_place(parsed, *moves) if whole and moves is not None else None
     if reordered is None:
+        # tie_moves' answer when it has one (rank_grouped would work it out again).
         perm = (
-            np.arange(len(scores), dtype=np.intp)
-            if ordered
-            else rank_grouped(offsets, docids, scores)
+            rank_grouped(offsets, docids, scores)
+            if moves is None
+            else permutation(len(scores), *moves)
         )
         if not whole:
             rank_in_query = np.arange(perm.size) - np.repeat(offsets[:-1], counts)
