@@ -11,7 +11,8 @@
 //    lose each other's answers (no read-modify-write of a shared list).
 //  - One tab sends at a time (Web Locks, `navigator.locks`, where the browser has them) and reads
 //    the store afresh before every answer, so an answer one tab had acknowledged is never sent
-//    again by another. Without Web Locks two tabs may both send the same answer once; that is
+//    again by another. The keys acknowledged are noted in IndexedDB too, which every tab reads
+//    as committed (localStorage may show one tab another's removal a moment late). Without Web Locks two tabs may both send the same answer once; that is
 //    harmless: saving the verdict already stored never conflicts (services/labeling/judging.py).
 //  - Answers kept by an older version in the tab's sessionStorage move here on load.
 // A labeling page sends its own test set's answers (and brings back a pair the server refuses for
@@ -103,6 +104,87 @@ window.ndcgAnswers = (() => {
       // storage off: nothing was there
     }
   };
+  // Keys of the answers the server acknowledged, in IndexedDB. A tab that takes the send lock
+  // reads there what the tab before it sent: localStorage alone cannot tell it for sure, since a
+  // browser may bring one tab's removals to another a moment late (Chromium keeps a copy per tab
+  // process), and an answer still listed would go twice. A key is kept for a day; without
+  // IndexedDB (or when it does not answer within 2 s) the store works as before.
+  const ledger = (() => {
+    const DAY = 24 * 60 * 60 * 1000;
+    let opened = null;
+    const within = (promise, fallback) =>
+      Promise.race([promise, new Promise((resolve) => setTimeout(resolve, 2000, fallback))]);
+    // One transaction on the "sent" store; resolves to `request`'s result once it is committed
+    // (then every tab sees it), or to `fallback` on any failure.
+    const run = (database, mode, act, fallback) =>
+      new Promise((resolve) => {
+        try {
+          const transaction = database.transaction("sent", mode);
+          const request = act(transaction.objectStore("sent"));
+          transaction.oncomplete = () => resolve(request ? request.result : true);
+          transaction.onerror = transaction.onabort = () => resolve(fallback);
+        } catch {
+          resolve(fallback);
+        }
+      });
+    const prune = (database) =>
+      run(database, "readwrite", (sent) => {
+        const old = IDBKeyRange.upperBound(Date.now() - DAY);
+        const cursor = sent.index("at").openCursor(old);
+        cursor.onsuccess = () => {
+          if (!cursor.result) return;
+          cursor.result.delete();
+          cursor.result.continue();
+        };
+        return null;
+      }, false);
+    const open = () => {
+      opened =
+        opened ||
+        within(
+          new Promise((resolve) => {
+            try {
+              const request = window.indexedDB.open(`${PREFIX}sent`, 1);
+              request.onupgradeneeded = () =>
+                request.result.createObjectStore("sent").createIndex("at", "at");
+              request.onsuccess = () => {
+                prune(request.result);
+                resolve(request.result);
+              };
+              request.onerror = request.onblocked = () => resolve(null);
+            } catch {
+              resolve(null);
+            }
+          }),
+          null,
+        );
+      return opened;
+    };
+    const use = async (mode, act, fallback) => {
+      const database = await open();
+      return database ? within(run(database, mode, act, fallback), fallback) : fallback;
+    };
+    return {
+      // Whether this key was acknowledged (by any tab of this browser).
+      has: async (key) => (await use("readonly", (sent) => sent.count(key), 0)) > 0,
+      // Note the key as acknowledged; resolves once every tab can read it.
+      add: (key) => use("readwrite", (sent) => sent.put({ at: Date.now() }, key), false),
+    };
+  })();
+  // The server took this answer (or refused it for good): note that for the other tabs, then
+  // forget it here.
+  const done = async (key) => {
+    if (!memory.has(key)) await ledger.add(key);
+    remove(key);
+  };
+  // Whether an answer is still to be sent: kept here and not acknowledged by another tab
+  // (one found acknowledged is forgotten).
+  const waiting = async (key) => {
+    if (!has(key)) return false;
+    if (memory.has(key) || !(await ledger.has(key))) return true;
+    remove(key);
+    return false;
+  };
   // Run `task` while no other tab of this user is sending (Web Locks; else just run it).
   const exclusive = async (user, task) => {
     if (navigator.locks && typeof navigator.locks.request === "function") {
@@ -166,7 +248,7 @@ window.ndcgAnswers = (() => {
     }
   };
   migrate();
-  return { prefix, list, has, add, remove, exclusive, post };
+  return { prefix, list, has, add, remove, done, waiting, exclusive, post };
 })();
 
 // Deliver the signed-in user's unsent answers in the background, retrying with backoff while the
@@ -189,9 +271,9 @@ window.ndcgAnswers = (() => {
   // One pass over what is waiting; false when the server could not be reached.
   const pass = async (waiting = pending) => {
     for (const entry of waiting()) {
-      if (!store.has(entry.key)) continue; // acknowledged meanwhile by another tab
+      if (!(await store.waiting(entry.key))) continue; // acknowledged meanwhile by another tab
       const response = await store.post(entry, meta ? meta.content : "").catch(() => null);
-      if (response && response.ok) store.remove(entry.key);
+      if (response && response.ok) await store.done(entry.key);
       else if (!response || (response.status !== 409 && response.status !== 400)) return false;
     }
     return true;

@@ -116,14 +116,15 @@
   const pass = async () => {
     for (let item = pending()[0]; item; item = pending()[0]) {
       report();
+      if (!(await store.waiting(item.key))) continue; // another tab sent it
       const response = await store.post(item, token()).catch(() => null);
       const body = await jsonOf(response);
       if (body && body.saved) {
-        store.remove(item.key);
+        await store.done(item.key);
         failures = 0;
         if (progressBox && body.progress) progressBox.innerHTML = body.progress;
       } else if (response && (response.status === 409 || response.status === 400)) {
-        store.remove(item.key);
+        await store.done(item.key);
         failures = 0;
         comingBack = comingBack || item;
         say("failed", "An answer was not saved; its pair comes back…");
