@@ -105,7 +105,7 @@ def query_json(test_set_id: int, run_id: int, query_id: int) -> Response:
 
 def _comparison(test_set_id: int, background: bool = False) -> dashboard_service.Comparison:
     """The chosen runs compared; with stored intervals and tests only (`background`: computed
-    here up to INLINE_MAX compared queries, beyond that started in the background)."""
+    here up to INLINE_MAX_VALUES, compared queries × runs; beyond, started in the background)."""
     test_set = get_test_set_or_404(test_set_id)
     try:
         return dashboard_service.compare_runs(

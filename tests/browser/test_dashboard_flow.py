@@ -123,11 +123,12 @@ def test_upload_then_table_then_grade_in_the_drill_down(
 def test_a_big_comparisons_statistics_arrive_without_a_reload(
     live_server: LiveServer, browser_page, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Above INLINE_MAX queries the page shows means and deltas at once; the intervals and
-    tests are computed in the background and swapped in by the fragment's polling."""
+    """Above INLINE_MAX_VALUES values (queries × runs) the page shows means and deltas at once;
+    the intervals and tests are computed in the background and swapped in by the fragment's
+    polling."""
     page, base, app = browser_page, live_server.url, live_server.app
     demo = build_dashboard(app)
-    monkeypatch.setattr(comparison, "INLINE_MAX", 0)  # every comparison counts as big
+    monkeypatch.setattr(comparison, "INLINE_MAX_VALUES", 0)  # every comparison counts as big
     original = comparison_stats._compute
 
     def slow(*args, **kwargs):

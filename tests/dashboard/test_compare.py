@@ -8,6 +8,7 @@ import time
 
 import numpy as np
 import pytest
+import sqlalchemy as sa
 from flask import Flask
 from flask.testing import FlaskClient, FlaskCliRunner
 from scipy import stats
@@ -182,8 +183,8 @@ def test_big_comparisons_compute_their_statistics_in_the_background(
     app: Flask, as_admin: FlaskClient, dash: Demo, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(
-        "ndcg_labeler.services.dashboard.comparison.INLINE_MAX", 3
-    )  # our 4 compared queries count as "big"
+        "ndcg_labeler.services.dashboard.comparison.INLINE_MAX_VALUES", 3
+    )  # our 4 compared queries × 2 runs count as "big"
     calls = []
     original = comparison_stats._compute
 
@@ -226,6 +227,25 @@ def test_big_comparisons_compute_their_statistics_in_the_background(
     assert as_admin.get(dash.url(f"/compare/_stats?run={dash.run_a}")).status_code == 400
 
 
+def test_more_runs_leave_their_statistics_to_the_background_sooner(
+    app: Flask, as_admin: FlaskClient, dash: Demo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The work grows with the runs (an interval and a pair of tests each): the limit counts
+    compared queries × runs. Our 4 compared queries over 2 runs (8 values) are computed in the
+    fragment's own request; over 3 runs (12 values), in the background."""
+    monkeypatch.setattr("ndcg_labeler.services.dashboard.comparison.INLINE_MAX_VALUES", 8)
+    with app.app_context():
+        run_service.upload_run(the_test_set(dash), io.BytesIO(trec(RUN_A)), "c.trec", "C", None)
+        c = db.session.execute(sa.select(Run.id).where(Run.name == "C")).scalar_one()
+        db.session.remove()
+    two = f"run={dash.run_a}&run={dash.run_b}&k=3"
+    assert as_admin.get(dash.url(f"/compare/_stats?{two}")).status_code == 200
+    three = f"{two}&run={c}"
+    first = as_admin.get(dash.url(f"/compare/_stats?{three}"))
+    assert first.status_code == 202 and "computing…" in first.text
+    assert 'id="tests-table"' in _stats_settled(as_admin, dash.url(f"/compare/_stats?{three}"))
+
+
 def test_the_page_never_waits_for_the_statistics(
     as_admin: FlaskClient, dash: Demo, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -252,7 +272,7 @@ def test_exports_of_a_big_comparison_never_wait_for_its_statistics(
 ) -> None:
     """The CSV holds no statistics and never computes them; the JSON answers 202 with
     Retry-After while one background computation runs, then the CLI's exact JSON."""
-    monkeypatch.setattr("ndcg_labeler.services.dashboard.comparison.INLINE_MAX", 3)
+    monkeypatch.setattr("ndcg_labeler.services.dashboard.comparison.INLINE_MAX_VALUES", 3)
     calls = []
     original = comparison_stats._compute
     monkeypatch.setattr(

@@ -14,7 +14,7 @@ from .bands import (
     mean_band,
 )
 from .comparison import (
-    INLINE_MAX,
+    INLINE_MAX_VALUES,
     UNDEFINED_POLICY,
     Comparison,
     PairResult,
@@ -69,7 +69,7 @@ __all__ = [
     "BAND_BOUNDS",
     "BAND_FILTERS",
     "DEFAULT_SORT",
-    "INLINE_MAX",
+    "INLINE_MAX_VALUES",
     "MAX_DEPTH",
     "MAX_SOURCE",
     "MIN_INTERVAL_QUERIES",
