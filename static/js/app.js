@@ -12,8 +12,9 @@
 //  - One tab sends at a time (Web Locks, `navigator.locks`, where the browser has them) and reads
 //    the store afresh before every answer, so an answer one tab had acknowledged is never sent
 //    again by another. The keys acknowledged are noted in IndexedDB too, which every tab reads
-//    as committed (localStorage may show one tab another's removal a moment late). Without Web Locks two tabs may both send the same answer once; that is
-//    harmless: saving the verdict already stored never conflicts (services/labeling/judging.py).
+//    as committed (localStorage may show one tab another's removal a moment late). Without Web
+//    Locks two tabs may both send the same answer once; that is harmless: saving the verdict
+//    already stored never conflicts (services/labeling/judging.py).
 //  - Answers kept by an older version in the tab's sessionStorage move here on load.
 // A labeling page sends its own test set's answers (and brings back a pair the server refuses for
 // good); this file delivers the rest in the background. One refused here (409: changed in another
