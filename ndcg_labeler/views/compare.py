@@ -86,8 +86,8 @@ def fragment(test_set_id: int) -> str:
 def stats_fragment(test_set_id: int) -> tuple[str, int]:
     """Means with bootstrap intervals and the paired tests: computed here up to
     INLINE_MAX_VALUES (compared queries × runs); beyond, the first request starts their
-    computation in the background
-    and the fragment (202) asks again every second until they are stored."""
+    computation in the background and the fragment (202) asks again every second until they
+    are stored."""
     context = _context(test_set_id, stats=False, background=True)
     result = context["result"]
     if not isinstance(result, dashboard_service.Comparison):

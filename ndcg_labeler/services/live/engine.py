@@ -138,8 +138,8 @@ def _full(run_id: int, read: Grades, data: RunData, settings: str) -> ScoreState
     """Score every query of the test set from the run's entries (the only full read).
 
     `settings` is the store's key (live_state's: with machine labels, it names the judge's
-    newest answer too). The new state is written to the store at once. Reads nothing from the
-    database (new_run_state runs it on a thread of its own)."""
+    newest answer too). The new state is marked unsaved, so live_state stores it at once.
+    Reads nothing from the database (new_run_state runs it on a thread of its own)."""
     state, resolved, queries, grades = read.state, read.resolved, read.queries, read.by_query
     rows = np.array([data.row_of.get(int(q), -1) for q in queries.ids], dtype=np.int64)
     missing = rows < 0
