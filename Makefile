@@ -6,7 +6,7 @@ PORT ?= 5000
 WORKERS ?= 4
 export FLASK_APP := app
 
-.PHONY: run serve test lint format bench bench-scale setup setup-dev browser clean
+.PHONY: run serve test docs lint format bench bench-scale setup setup-dev browser clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -37,7 +37,7 @@ run: setup
 	trap 'kill $$worker 2>/dev/null; wait $$worker 2>/dev/null' EXIT INT TERM; \
 	NDCG_SECURE_COOKIES=$${NDCG_SECURE_COOKIES:-0} $(BIN)/flask run --host 127.0.0.1 --port $(PORT)
 
-## make serve: production: gunicorn with $(WORKERS) workers plus the job worker (see README).
+## make serve: production: gunicorn with $(WORKERS) workers plus the job worker (docs/operator-guide).
 serve: setup
 	$(BIN)/flask db upgrade
 	$(BIN)/flask bootstrap
@@ -56,11 +56,17 @@ browser:
 	  fi; \
 	fi
 
-## make test: install (with test tools), then the whole suite
+## make test: install (with test tools), then lint, the manual's strict build and the whole suite
 test: setup-dev browser
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
 	$(BIN)/pytest
+
+## make docs: serve the manual (mkdocs.yml, docs/) on http://127.0.0.1:8000, rebuilt on each edit.
+## NO_MKDOCS_2_WARNING hides Material's end-of-life banner (May 2027), printed on every build.
+docs: setup-dev
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve
 
 lint: setup-dev
 	$(BIN)/ruff check .
@@ -84,4 +90,4 @@ bench-scale: setup-dev
 	$(if $(DATABASE),,$(BIN)/python -m bench.pooling $(if $(QUICK),--queries 1000))
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache
+	rm -rf $(VENV) .pytest_cache .ruff_cache site

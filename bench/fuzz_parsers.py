@@ -6,7 +6,7 @@ recombined from the tokens real files are made of, with BOMs, CR line ends and g
 bytes) to every reader in `ndcg_labeler.formats`, runs through both the fast and the line
 parser. A reader may refuse its input only with FormatError naming the file; any other
 exception is a crash, printed with its input. Prints the inputs tried, the seconds and the
-crashes (the README quotes the figure).
+crashes (the manual quotes the figure: docs/operator-guide/security.md).
 
 atheris (libFuzzer, coverage-guided) was tried first: atheris 2.3.0 installs on CPython 3.11,
 but with the readers instrumented, the second input already fails inside textio's block

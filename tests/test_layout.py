@@ -1,4 +1,4 @@
-"""The house rules of the code layout (README "Where things are"), checked on every run.
+"""The house rules of the code layout (docs/architecture/where-things-are.md), checked on every run.
 
 Each rule failed at least once before it was written down: a flat services/ folder of 34 files,
 private helpers called across modules, pure packages that imported Flask.
