@@ -50,8 +50,7 @@ def _pool(name: str, pairs: int, users: list[int], answered: float) -> int:
     """A test set of `pairs` pairs (100 per query) with a share answered once; returns its id."""
     from ndcg_labeler.extensions import db
     from ndcg_labeler.formats.fields import natural_key
-    from ndcg_labeler.models import Chunk, Judgment, Pair, Query, TestSet, TestSetMember
-    from ndcg_labeler.models._common import utcnow
+    from ndcg_labeler.models import Chunk, Judgment, Pair, Query, TestSet, TestSetMember, utcnow
     from ndcg_labeler.services import testsets
     from ndcg_labeler.services._db import insert_many
 
@@ -159,8 +158,7 @@ def labeling(sizes: list[int], users: list[int]) -> list[dict[str, float]]:
 def team_set(count: int, users: list[int]) -> int:
     """A test set with `count` graded judgments, RATERS per pair (some disagree); its id."""
     from ndcg_labeler.extensions import db
-    from ndcg_labeler.models import Judgment, Pair
-    from ndcg_labeler.models._common import utcnow
+    from ndcg_labeler.models import Judgment, Pair, utcnow
     from ndcg_labeler.services import testsets
     from ndcg_labeler.services._db import insert_many
 

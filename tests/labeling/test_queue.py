@@ -10,8 +10,7 @@ import sqlalchemy as sa
 from flask import Flask
 
 from ndcg_labeler.extensions import db
-from ndcg_labeler.models import Assignment, Pair, TestSet, User
-from ndcg_labeler.models._common import utcnow
+from ndcg_labeler.models import Assignment, Pair, TestSet, User, utcnow
 from ndcg_labeler.services import accounts, labeling
 from tests.factory import build, make_user
 

@@ -16,8 +16,7 @@ import sqlalchemy as sa
 from flask import Flask
 
 from ndcg_labeler.extensions import db
-from ndcg_labeler.models import Judgment, TestSet
-from ndcg_labeler.models._common import utcnow
+from ndcg_labeler.models import Judgment, TestSet, utcnow
 from ndcg_labeler.services import team as team_service
 from tests.factory import build, build_team, judge, make_user
 

@@ -17,8 +17,7 @@ import numpy as np
 import sqlalchemy as sa
 
 from ndcg_labeler.extensions import db
-from ndcg_labeler.models import Pair, Run, TestSet
-from ndcg_labeler.models._common import utcnow
+from ndcg_labeler.models import Pair, Run, TestSet, utcnow
 from ndcg_labeler.services import ServiceError, live, testsets
 from ndcg_labeler.services._db import insert_if_absent, raw_rows, transaction
 from ndcg_labeler.services._progress import Progress, no_progress

@@ -20,8 +20,7 @@ import sqlalchemy as sa
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.formats.hits import Hit
-from ndcg_labeler.models import Chunk, Query, RetrieverEndpoint, Run, TestSet, User
-from ndcg_labeler.models._common import utcnow
+from ndcg_labeler.models import Chunk, Query, RetrieverEndpoint, Run, TestSet, User, utcnow
 from ndcg_labeler.services import ServiceError, runs, testsets
 from ndcg_labeler.services.endpoints.catalog import mapping_of, snapshot
 from ndcg_labeler.services.endpoints.client import ask, build_request

@@ -17,8 +17,8 @@ from ndcg_labeler.models import (
     Query,
     TestSet,
     User,
+    utcnow,
 )
-from ndcg_labeler.models._common import utcnow
 from ndcg_labeler.models.judgments import STATUSES
 from ndcg_labeler.services import ServiceError, accounts, testsets
 from ndcg_labeler.services._db import bump_versions, insert_if_absent, transaction

@@ -20,8 +20,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from ndcg_labeler.extensions import db
-from ndcg_labeler.models import Assignment, Judgment, Pair, TestSet, User
-from ndcg_labeler.models._common import utcnow
+from ndcg_labeler.models import Assignment, Judgment, Pair, TestSet, User, utcnow
 from ndcg_labeler.models.users import IMPORT_ROLE
 from ndcg_labeler.services import testsets
 from ndcg_labeler.services._db import transaction
