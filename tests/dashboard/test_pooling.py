@@ -13,6 +13,7 @@ from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Chunk, Pair, Query, Run
 from ndcg_labeler.services import ServiceError, dashboard
 from ndcg_labeler.services import runs as run_service
+from ndcg_labeler.services.dashboard.pooling import MAX_SOURCE, source_label
 from ndcg_labeler.services.live import ScoreOptions, score_run
 from tests.factory import Demo, grade, grant, the_test_set, trec
 
@@ -88,7 +89,7 @@ def test_refusals(ctx: Flask, dash: Demo) -> None:
             dashboard.plan_pool(test_set, [a], depth)
     with pytest.raises(ServiceError, match="at least one run"):
         dashboard.plan_pool(test_set, [], 3)
-    assert len(dashboard.source_label([a] * 100, 10)) == dashboard.MAX_SOURCE
+    assert len(source_label([a] * 100, 10)) == MAX_SOURCE
 
 
 def test_cli_pool(app: Flask, runner: FlaskCliRunner, dash: Demo) -> None:

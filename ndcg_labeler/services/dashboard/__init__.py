@@ -1,100 +1,43 @@
 """Dashboards: overview, query table, drill-down, comparison, pooling and exports."""
 
 from .bands import (
-    BAND_BOUNDS,
     BAND_FILTERS,
-    BANDS,
     MIN_INTERVAL_QUERIES,
     MIN_JUDGED,
     MIN_QUERIES,
     NOT_ENOUGH,
-    UNDEFINED,
     band,
-    bands_of,
     mean_band,
 )
-from .comparison import (
-    INLINE_MAX_VALUES,
-    UNDEFINED_POLICY,
-    Comparison,
-    PairResult,
-    QueryDelta,
-    RunMean,
-    compare_runs,
-)
-from .drilldown import (
-    DrillDown,
-    drill_down,
-    get_query,
-    grade_chunk,
-)
-from .exports import (
-    compare_csv,
-    compare_json,
-    drill_down_csv,
-    overview_csv,
-    run_csv,
-    to_csv,
-)
+from .comparison import UNDEFINED_POLICY, Comparison, compare_runs
+from .drilldown import DrillDown, drill_down, get_query, grade_chunk
+from .exports import compare_csv, compare_json, drill_down_csv, overview_csv, run_csv
 from .overview import (
-    DEFAULT_SORT,
-    PER_PAGE,
-    SORT_COLUMNS,
     Overview,
-    QueryRow,
     QueryTable,
-    RunSummary,
-    TableQuery,
     means_over_k,
     overview,
     parse_table_query,
     query_table,
-    undefined_reason,
     version_token,
     versions,
 )
-from .pooling import (
-    MAX_DEPTH,
-    MAX_SOURCE,
-    Coverage,
-    PoolPlan,
-    add_pool,
-    check_depth,
-    plan_pool,
-    source_label,
-)
+from .pooling import MAX_DEPTH, add_pool, check_depth, plan_pool
 
 __all__ = [
-    "BANDS",
-    "BAND_BOUNDS",
     "BAND_FILTERS",
-    "DEFAULT_SORT",
-    "INLINE_MAX_VALUES",
     "MAX_DEPTH",
-    "MAX_SOURCE",
     "MIN_INTERVAL_QUERIES",
     "MIN_JUDGED",
     "MIN_QUERIES",
     "NOT_ENOUGH",
-    "PER_PAGE",
-    "SORT_COLUMNS",
-    "UNDEFINED",
     "UNDEFINED_POLICY",
     "Comparison",
-    "Coverage",
     "DrillDown",
     "Overview",
-    "PairResult",
-    "PoolPlan",
-    "QueryDelta",
-    "QueryRow",
     "QueryTable",
-    "RunMean",
-    "RunSummary",
-    "TableQuery",
     "add_pool",
     "band",
-    "bands_of",
     "check_depth",
     "compare_csv",
     "compare_json",
@@ -111,9 +54,6 @@ __all__ = [
     "plan_pool",
     "query_table",
     "run_csv",
-    "source_label",
-    "to_csv",
-    "undefined_reason",
     "version_token",
     "versions",
 ]

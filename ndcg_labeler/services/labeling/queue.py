@@ -15,7 +15,6 @@ database's single write lock (BEGIN IMMEDIATE semantics) before anything is coun
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from typing import Any
 
 import sqlalchemy as sa
 
@@ -35,22 +34,6 @@ MAX_TRIES = 50
 def import_source_ids() -> sa.Select[tuple[int]]:
     """Ids of import pseudo-users: imported qrels are prior evidence, not a human pass."""
     return sa.select(User.id).where(User.role == IMPORT_ROLE)
-
-
-def counted_for(pair: Any = Pair) -> sa.ScalarSelect[int]:
-    """Count of people's answers to `pair` that count toward its target (correlated when the
-    argument is the Pair class, for one pair when it is a Pair row)."""
-    return (
-        sa.select(sa.func.count())
-        .select_from(Judgment)
-        .where(
-            Judgment.query_id == pair.query_id,
-            Judgment.chunk_id == pair.chunk_id,
-            Judgment.status.in_(COUNTED),
-            Judgment.annotator_id.not_in(import_source_ids()),
-        )
-        .scalar_subquery()
-    )
 
 
 def _cutoff() -> datetime:

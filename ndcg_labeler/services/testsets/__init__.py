@@ -1,19 +1,14 @@
 """Test sets: creation, settings, members, summary, listings, imports and the demo."""
 
 from .catalog import (
-    DEFAULT_GRADES,
     MAX_DEFINITION,
     MAX_GRADE_NAME,
     MAX_NAME,
-    SCALES,
     Settings,
-    Summary,
     aggregation_policies,
     all_test_sets,
     annotator_candidates,
     create_test_set,
-    default_grade_labels,
-    get_by_name,
     get_by_ref,
     grant,
     member_ids,
@@ -25,38 +20,11 @@ from .catalog import (
     summary,
     update_settings,
 )
-from .demo import (
-    DEMO_CHUNKS,
-    DEMO_NAME,
-    DEMO_POOL,
-    DEMO_QUERIES,
-    DEMO_RUNS,
-    GUIDELINES,
-    REFERENCE_LABELS,
-    REFERENCE_SOURCE,
-    demo_files,
-    demo_test_set,
-    load_demo,
-)
-from .demo_runs import (
-    demo_run_file,
-    load_demo_runs,
-)
-from .imports import (
-    MAX_DOCID,
-    MAX_QID,
-    MAX_SOURCE,
-    ImportFile,
-    ImportReport,
-    import_files,
-)
+from .demo import demo_test_set, load_demo
+from .demo_runs import load_demo_runs
+from .imports import ImportFile, import_files
 from .listing import CHUNK_STATES, QUERY_STATES, chunks_page, queries_page
 from .tally import (
-    BATCH,
-    COUNTED_STATUSES,
-    TOP,
-    AnnotatorCounts,
-    PoolCounts,
     annotator_counts,
     count_judgment_change,
     lock_pool_counts,
@@ -65,33 +33,13 @@ from .tally import (
 )
 
 __all__ = [
-    "BATCH",
     "CHUNK_STATES",
-    "COUNTED_STATUSES",
-    "DEFAULT_GRADES",
-    "DEMO_CHUNKS",
-    "DEMO_NAME",
-    "DEMO_POOL",
-    "DEMO_QUERIES",
-    "DEMO_RUNS",
-    "GUIDELINES",
     "MAX_DEFINITION",
-    "MAX_DOCID",
     "MAX_GRADE_NAME",
     "MAX_NAME",
-    "MAX_QID",
-    "MAX_SOURCE",
     "QUERY_STATES",
-    "REFERENCE_LABELS",
-    "REFERENCE_SOURCE",
-    "SCALES",
-    "TOP",
-    "AnnotatorCounts",
     "ImportFile",
-    "ImportReport",
-    "PoolCounts",
     "Settings",
-    "Summary",
     "aggregation_policies",
     "all_test_sets",
     "annotator_candidates",
@@ -99,11 +47,7 @@ __all__ = [
     "chunks_page",
     "count_judgment_change",
     "create_test_set",
-    "default_grade_labels",
-    "demo_files",
-    "demo_run_file",
     "demo_test_set",
-    "get_by_name",
     "get_by_ref",
     "grant",
     "import_files",
