@@ -32,8 +32,8 @@ def _build(queries: int, depth: int, runs: int) -> tuple[int, list[int]]:
     from ndcg_labeler.extensions import db
     from ndcg_labeler.formats.fields import natural_key
     from ndcg_labeler.models import Chunk, Query
+    from ndcg_labeler.services import imports, testsets
     from ndcg_labeler.services import runs as run_service
-    from ndcg_labeler.services import testsets
     from ndcg_labeler.services._db import insert_many
 
     test_set = testsets.create_test_set(f"pool-{runs}", 3)
@@ -55,8 +55,8 @@ def _build(queries: int, depth: int, runs: int) -> tuple[int, list[int]]:
     )
     db.session.commit()
     qrels = "".join(f"q{i} 0 d{i}_0 2\n" for i in range(queries)).encode()
-    testsets.import_files(
-        test_set, qrels=testsets.ImportFile(io.BytesIO(qrels), "qrels.txt"), source="bench"
+    imports.import_files(
+        test_set, qrels=imports.ImportFile(io.BytesIO(qrels), "qrels.txt"), source="bench"
     )
     ids = []
     for k in range(runs):

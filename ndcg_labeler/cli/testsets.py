@@ -14,7 +14,7 @@ from ndcg_labeler.cli._progress import terminal_progress
 from ndcg_labeler.services import ServiceError
 from ndcg_labeler.services import accounts as accounts_service
 from ndcg_labeler.services import testsets as testsets_service
-from ndcg_labeler.services.testsets import ImportFile, import_files
+from ndcg_labeler.services.imports import ImportFile, import_files
 
 if TYPE_CHECKING:
     from ndcg_labeler.models import User

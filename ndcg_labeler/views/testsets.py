@@ -24,7 +24,7 @@ from ndcg_labeler.services import ServiceError
 from ndcg_labeler.services import jobs as job_service
 from ndcg_labeler.services import labeling as labeling_service
 from ndcg_labeler.services import testsets as testsets_service
-from ndcg_labeler.services.testsets import ImportFile, import_files
+from ndcg_labeler.services.imports import ImportFile, import_files
 from ndcg_labeler.views._scoring import page_arg
 from ndcg_labeler.views.access import admin_required, get_test_set_or_404
 

@@ -12,7 +12,7 @@ from flask.testing import FlaskCliRunner
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Chunk, Judgment, Query, TestSet, User
 from ndcg_labeler.scoring import dcg
-from ndcg_labeler.services.testsets.demo import (
+from ndcg_labeler.services.demo.testset import (
     DEMO_NAME,
     DEMO_POOL,
     DEMO_QUERIES,

@@ -10,9 +10,9 @@ from flask import Flask
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Chunk, Judgment, Query, TestSet, User
-from ndcg_labeler.services import ServiceError
+from ndcg_labeler.services import ServiceError, tallies
 from ndcg_labeler.services import testsets as testsets_service
-from ndcg_labeler.services.testsets import import_files
+from ndcg_labeler.services.imports import import_files
 from ndcg_labeler.services.testsets.catalog import default_grade_labels
 from tests.factory import make_test_set, make_user
 from tests.testsets.helpers import mem, path
@@ -152,7 +152,7 @@ def test_summary_counts(app: Flask, annotator_id: int) -> None:
             ]
         )
         # Written through the models, past the judging service: count them as bulk writers do.
-        testsets_service.recount_pool(ts)
+        tallies.recount_pool(ts)
         db.session.commit()
         s = testsets_service.summary(test_set)
         # run.trec names 5 pairs over 4 chunks, p9 without text; c1/p1 is judged twice.

@@ -18,7 +18,7 @@ import sqlalchemy as sa
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Pair, Run, TestSet, utcnow
-from ndcg_labeler.services import ServiceError, live, testsets
+from ndcg_labeler.services import ServiceError, live, tallies
 from ndcg_labeler.services._db import insert_if_absent, raw_rows, transaction
 from ndcg_labeler.services._progress import Progress, no_progress
 
@@ -231,7 +231,7 @@ def add_pool(
     new_ids: list[int] = []
     total = len(plan.new_pairs)
     with transaction():
-        testsets.lock_pool_counts(test_set.id)  # counter lock first, as every counter writer
+        tallies.lock_pool_counts(test_set.id)  # counter lock first, as every counter writer
         for start in range(0, total, _BATCH):
             progress("pool", start, total, start)
             rows = [
@@ -251,5 +251,5 @@ def add_pool(
         # New pairs may already have judgments (graded before they were pooled): count them.
         if new_ids:
             progress("pool", total, total, total)
-            testsets.recount_pool(test_set.id, new_ids)
+            tallies.recount_pool(test_set.id, new_ids)
     return added, plan

@@ -9,12 +9,11 @@ from typing import Any, BinaryIO
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Job, Run, TestSet, User
-from ndcg_labeler.services import ServiceError
+from ndcg_labeler.services import ServiceError, imports
 from ndcg_labeler.services import dashboard as dashboard_service
 from ndcg_labeler.services import endpoints as endpoints_service
 from ndcg_labeler.services import judges as judges_service
 from ndcg_labeler.services import runs as run_service
-from ndcg_labeler.services import testsets as testsets_service
 from ndcg_labeler.services._progress import Progress
 from ndcg_labeler.services.jobs import queue, records, spool
 
@@ -86,8 +85,8 @@ def _run_import(job: Job, progress: Progress) -> dict[str, Any]:
             if found is not None:
                 path, filename = found
                 stream = stack.enter_context(open(path, "rb"))
-                files[field] = testsets_service.ImportFile(stream, filename)
-        report = testsets_service.import_files(
+                files[field] = imports.ImportFile(stream, filename)
+        report = imports.import_files(
             test_set,
             **files,
             source=params.get("source"),

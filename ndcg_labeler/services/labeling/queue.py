@@ -21,7 +21,7 @@ import sqlalchemy as sa
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Assignment, Judgment, Pair, TestSet, User, utcnow
 from ndcg_labeler.models.users import IMPORT_ROLE
-from ndcg_labeler.services import testsets
+from ndcg_labeler.services import tallies
 from ndcg_labeler.services._db import transaction
 
 LEASE_MINUTES = 30
@@ -193,7 +193,7 @@ def _current_query_id(test_set: TestSet, user: User) -> int | None:
 
 def _has_skips(test_set: TestSet, user: User) -> bool:
     """Whether the user skipped any pool pair of this test set (a stored counter)."""
-    return testsets.annotator_counts(test_set.id, user.id).skipped > 0
+    return tallies.annotator_counts(test_set.id, user.id).skipped > 0
 
 
 def _pick(
