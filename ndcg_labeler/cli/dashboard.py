@@ -10,11 +10,10 @@ from flask.cli import with_appcontext
 from ndcg_labeler.cli._common import cli_errors
 from ndcg_labeler.cli._progress import terminal_progress
 from ndcg_labeler.cli.runs import run_group, scoring_options
-from ndcg_labeler.services import ServiceError, dashboard
-from ndcg_labeler.services import dashboard as dashboard_service
+from ndcg_labeler.services import ServiceError, comparison, pooling
 from ndcg_labeler.services import runs as run_service
 from ndcg_labeler.services import testsets as testsets_service
-from ndcg_labeler.services.dashboard import Comparison
+from ndcg_labeler.services.comparison import Comparison
 from ndcg_labeler.services.live import ScoreOptions
 
 # How many per-query rows the readable table shows (the JSON has them all).
@@ -65,7 +64,7 @@ def compare(testset: str, run_a: str, run_b: str, options: ScoreOptions, as_json
     test_set = testsets_service.require_by_name(testset)
     a = run_service.require_run(test_set, run_a)
     b = run_service.require_run(test_set, run_b)
-    result = dashboard_service.compare_runs([a, b], options)
+    result = comparison.compare_runs([a, b], options)
     if as_json:
         click.echo(json.dumps(result.to_json(), ensure_ascii=False))
         return
@@ -98,7 +97,7 @@ def pool(testset: str, depth: str, run_names: tuple[str, ...], judge: str | None
         if not runs:
             raise ServiceError(f"test set '{test_set.name}' has no runs to pool from")
     with terminal_progress() as progress:  # a bar on stderr when it is a terminal
-        added, plan = dashboard.add_pool(test_set, runs, cut, judge, progress=progress)
+        added, plan = pooling.add_pool(test_set, runs, cut, judge, progress=progress)
     click.echo(
         f"Added {added} pairs to the labeling queue of '{test_set.name}' from the top {plan.depth}"
         f" of {', '.join(run.name for run in plan.runs)} ({plan.already_queued} already queued,"

@@ -15,7 +15,7 @@ from flask import (
 from flask_login import current_user
 from werkzeug.wrappers import Response
 
-from ndcg_labeler.services import ServiceError, live, paginate
+from ndcg_labeler.services import ServiceError, comparison, live, paginate
 from ndcg_labeler.services import dashboard as dashboard_service
 from ndcg_labeler.services import jobs as job_service
 from ndcg_labeler.services import runs as run_service
@@ -39,7 +39,7 @@ def _context(test_set_id: int, stats: bool, background: bool = False) -> dict[st
     error = None
     if len(runs) >= 2:
         try:
-            result = dashboard_service.compare_runs(runs, options, stats, background=background)
+            result = comparison.compare_runs(runs, options, stats, background=background)
         except ServiceError as exc:
             abort(400, description=str(exc))
     elif all_runs:
@@ -55,7 +55,7 @@ def _context(test_set_id: int, stats: bool, background: bool = False) -> dict[st
         "result": result,
         "scatter": figures.scatter(result) if result else None,
         "error": error,
-        "policy_text": dashboard_service.UNDEFINED_POLICY,
+        "policy_text": comparison.UNDEFINED_POLICY,
         "deltas": deltas,
         "version": dashboard_service.version_token(test_set.id),
         "k_choices": live.k_choices(options.k),
@@ -90,7 +90,7 @@ def stats_fragment(test_set_id: int) -> tuple[str, int]:
     are stored."""
     context = _context(test_set_id, stats=False, background=True)
     result = context["result"]
-    if not isinstance(result, dashboard_service.Comparison):
+    if not isinstance(result, comparison.Comparison):
         abort(400, description=str(context["error"] or "choose at least two runs"))
     status = 200 if result.stats_ready else 202  # 202: computing, asked again in a second
     return render_template("dashboard/_compare_stats.html", poll=True, **context), status

@@ -7,7 +7,7 @@ import json
 from flask import Blueprint, Response, abort
 from flask_login import current_user
 
-from ndcg_labeler.services import ServiceError, live
+from ndcg_labeler.services import ServiceError, comparison, live
 from ndcg_labeler.services import dashboard as dashboard_service
 from ndcg_labeler.services.live import score_run, trec_eval_lines
 from ndcg_labeler.views._responses import still_computing
@@ -103,12 +103,12 @@ def query_json(test_set_id: int, run_id: int, query_id: int) -> Response:
     return _json(_drill_down(test_set_id, run_id, query_id).detail.to_json())
 
 
-def _comparison(test_set_id: int, background: bool = False) -> dashboard_service.Comparison:
+def _comparison(test_set_id: int, background: bool = False) -> comparison.Comparison:
     """The chosen runs compared; with stored intervals and tests only (`background`: computed
     here up to INLINE_MAX_VALUES, compared queries × runs; beyond, started in the background)."""
     test_set = get_test_set_or_404(test_set_id)
     try:
-        return dashboard_service.compare_runs(
+        return comparison.compare_runs(
             chosen_runs(test_set), score_options(), stats=False, background=background
         )
     except ServiceError as exc:
@@ -118,7 +118,7 @@ def _comparison(test_set_id: int, background: bool = False) -> dashboard_service
 @bp.get("/compare.csv")
 def compare_csv(test_set_id: int) -> Response:
     """Per-query NDCG@k of runs A and B and their difference as CSV."""
-    return _csv(dashboard_service.compare_csv(_comparison(test_set_id)), "compare.csv")
+    return _csv(comparison.compare_csv(_comparison(test_set_id)), "compare.csv")
 
 
 @bp.get("/compare.json")
@@ -134,4 +134,4 @@ def compare_json(test_set_id: int) -> Response:
             "ask again in a few seconds.",
             retry_after=2,
         )
-    return _json(dashboard_service.compare_json(result))
+    return _json(comparison.compare_json(result))

@@ -9,8 +9,7 @@ from flask_login import current_user
 from werkzeug.wrappers import Response
 
 from ndcg_labeler.models import Run
-from ndcg_labeler.services import ServiceError
-from ndcg_labeler.services import dashboard as dashboard_service
+from ndcg_labeler.services import ServiceError, pooling
 from ndcg_labeler.services import jobs as job_service
 from ndcg_labeler.services import runs as run_service
 from ndcg_labeler.views._scoring import chosen_runs
@@ -49,7 +48,7 @@ def page(test_set_id: int) -> str | tuple[str, int]:
     plan, error = None, None
     if all_runs:
         try:
-            plan = dashboard_service.plan_pool(test_set, runs, depth)
+            plan = pooling.plan_pool(test_set, runs, depth)
         except ServiceError as exc:
             error = str(exc)
     page_html = render_template(
@@ -60,7 +59,7 @@ def page(test_set_id: int) -> str | tuple[str, int]:
         depth=request.args.get("depth", DEFAULT_DEPTH),
         plan=plan,
         error=error,
-        max_depth=dashboard_service.MAX_DEPTH,
+        max_depth=pooling.MAX_DEPTH,
         as_job=plan is not None and _as_job(plan.runs, plan.depth),
     )
     return (page_html, 400) if error else page_html
@@ -86,7 +85,7 @@ def add(test_set_id: int) -> Response:
             return redirect(url_for("jobs.show", job_id=job.id))
         return redirect(url_for("pooling.page", test_set_id=test_set.id, run=[r.id for r in runs]))
     try:
-        added, plan = dashboard_service.add_pool(test_set, runs, depth)
+        added, plan = pooling.add_pool(test_set, runs, depth)
     except ServiceError as exc:
         flash(f"Nothing added: {exc}", "error")
     else:

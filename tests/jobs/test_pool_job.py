@@ -9,7 +9,7 @@ from flask import Flask
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Chunk, Pair, Query, Run, TestSet
-from ndcg_labeler.services import dashboard, tallies
+from ndcg_labeler.services import pooling, tallies
 from ndcg_labeler.services._progress import Cancelled
 from tests.factory import build_dashboard
 from tests.jobs.test_import_jobs import job_id_of, wait_for
@@ -70,7 +70,7 @@ def test_a_cancelled_pooling_adds_nothing(app: Flask) -> None:
 
         with pytest.raises(Cancelled):
             run_a = db.session.get_one(Run, demo.run_a)
-            dashboard.add_pool(test_set, [run_a], 3, progress=cancel_once_written)
+            pooling.add_pool(test_set, [run_a], 3, progress=cancel_once_written)
         db.session.rollback()
         assert tallies.pool_counts(test_set.id) == before
     assert _pooled(app) == []

@@ -1,4 +1,4 @@
-"""Dashboards: overview, query table, drill-down, comparison, pooling and exports."""
+"""Dashboards: the overview, the query table, a query's drill-down, bands and CSV exports."""
 
 from .bands import (
     BAND_FILTERS,
@@ -9,9 +9,8 @@ from .bands import (
     band,
     mean_band,
 )
-from .comparison import UNDEFINED_POLICY, Comparison, compare_runs
 from .drilldown import DrillDown, drill_down, get_query, grade_chunk
-from .exports import compare_csv, compare_json, drill_down_csv, overview_csv, run_csv
+from .exports import drill_down_csv, overview_csv, run_csv, to_csv
 from .overview import (
     Overview,
     QueryTable,
@@ -22,26 +21,17 @@ from .overview import (
     version_token,
     versions,
 )
-from .pooling import MAX_DEPTH, add_pool, check_depth, plan_pool
 
 __all__ = [
     "BAND_FILTERS",
-    "MAX_DEPTH",
     "MIN_INTERVAL_QUERIES",
     "MIN_JUDGED",
     "MIN_QUERIES",
     "NOT_ENOUGH",
-    "UNDEFINED_POLICY",
-    "Comparison",
     "DrillDown",
     "Overview",
     "QueryTable",
-    "add_pool",
     "band",
-    "check_depth",
-    "compare_csv",
-    "compare_json",
-    "compare_runs",
     "drill_down",
     "drill_down_csv",
     "get_query",
@@ -51,9 +41,9 @@ __all__ = [
     "overview",
     "overview_csv",
     "parse_table_query",
-    "plan_pool",
     "query_table",
     "run_csv",
+    "to_csv",
     "version_token",
     "versions",
 ]

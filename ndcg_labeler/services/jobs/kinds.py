@@ -9,8 +9,7 @@ from typing import Any, BinaryIO
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Job, Run, TestSet, User
-from ndcg_labeler.services import ServiceError, imports
-from ndcg_labeler.services import dashboard as dashboard_service
+from ndcg_labeler.services import ServiceError, imports, pooling
 from ndcg_labeler.services import endpoints as endpoints_service
 from ndcg_labeler.services import judges as judges_service
 from ndcg_labeler.services import runs as run_service
@@ -185,7 +184,7 @@ def enqueue_pool(
     test_set: TestSet, runs: list[Run], depth: int, judge: str | None, user: User | None
 ) -> Job:
     """A background pooling of the runs' top `depth` into the labeling queue."""
-    dashboard_service.check_depth(depth)  # refuse a bad depth now, not in the worker
+    pooling.check_depth(depth)  # refuse a bad depth now, not in the worker
     if not runs:
         raise ServiceError("choose at least one run to pool from")
     params = {
@@ -201,7 +200,7 @@ def _run_pool(job: Job, progress: Progress) -> dict[str, Any]:
     """Pool in one transaction: a cancel or a crash adds nothing."""
     test_set = _test_set(job)
     params = job.params or {}
-    added, plan = dashboard_service.add_pool(
+    added, plan = pooling.add_pool(
         test_set,
         _runs_of(job, test_set),
         int(params.get("depth") or 0),

@@ -113,7 +113,7 @@ def _chunk_ids(test_set_id: int, docids: Any, codes: np.ndarray) -> np.ndarray:
 
 def _queued(test_set_id: int, width: int) -> np.ndarray:
     """pair_keys of every pair already in the test set's queue whose chunk id is < width."""
-    from ndcg_labeler.services.dashboard.pool_arrays import pair_keys
+    from ndcg_labeler.services.pooling.arrays import pair_keys
 
     rows = raw_rows(
         "SELECT query_id, chunk_id FROM pair WHERE test_set_id = ? AND chunk_id < ?",
@@ -135,7 +135,7 @@ def plan_pool(
     # pyarrow (~50 ms to import) only when pooling: start-up stays light.
     import pyarrow as pa
 
-    from ndcg_labeler.services.dashboard.pool_arrays import Entries, member, pair_keys
+    from ndcg_labeler.services.pooling.arrays import Entries, member, pair_keys
 
     depth = check_depth(depth)
     if not runs:
