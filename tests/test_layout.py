@@ -16,6 +16,8 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "ndcg_labeler"
 SERVICES = PACKAGE / "services"
 MAX_LINES = 500
+# Where service packages are called from the outside: one way to import them.
+CALLERS = ("views", "cli", "forms")
 # What the pure packages may never import (no web framework, no database, nothing above them).
 IMPURE = ("flask", "flask_sqlalchemy", "flask_login", "flask_wtf", "sqlalchemy", "werkzeug")
 ABOVE_PURE = ("ndcg_labeler.services", "ndcg_labeler.views", "ndcg_labeler.cli")
@@ -129,6 +131,29 @@ def test_callers_import_area_packages_not_their_modules() -> None:
             if area is not None and area != mine and module.count(".") > 2:
                 found.append(f"{path.relative_to(ROOT)}:{line} imports {module}")
     assert found == [], "import the package (from ndcg_labeler.services import X) instead"
+
+
+def _areas() -> list[Path]:
+    return sorted(p for p in SERVICES.iterdir() if (p / "__init__.py").exists())
+
+
+def test_views_and_cli_import_service_packages_one_way() -> None:
+    """`from ndcg_labeler.services import testsets`, then `testsets.create_test_set(...)`."""
+    areas = {p.name for p in _areas()}
+    found = []
+    for caller in CALLERS:
+        for path in sorted((PACKAGE / caller).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text(), str(path))):
+                where = f"{path.relative_to(ROOT)}:{getattr(node, 'lineno', 0)}"
+                if isinstance(node, ast.ImportFrom) and _area(node.module or "") is not None:
+                    found.append(f"{where} imports from {node.module}")
+                elif isinstance(node, ast.ImportFrom) and node.module == "ndcg_labeler.services":
+                    renamed = [a.name for a in node.names if a.name in areas and a.asname]
+                    if renamed:
+                        found.append(f"{where} renames {renamed}")
+                elif isinstance(node, ast.Import):
+                    found += [f"{where} imports {a.name}" for a in node.names if _area(a.name)]
+    assert found == []
 
 
 def test_model_helpers_come_through_the_models_door() -> None:

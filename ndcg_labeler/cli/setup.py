@@ -7,8 +7,7 @@ from flask import current_app
 from flask.cli import with_appcontext
 
 from ndcg_labeler.cli._common import cli_errors
-from ndcg_labeler.services import accounts as accounts_service
-from ndcg_labeler.services import demo
+from ndcg_labeler.services import accounts, demo
 
 
 @click.command("bootstrap")
@@ -16,7 +15,7 @@ from ndcg_labeler.services import demo
 @cli_errors
 def bootstrap() -> None:
     """Create the first admin when there is none, and load the demo set unless NDCG_DEMO=0."""
-    user, generated = accounts_service.ensure_first_admin(current_app.config["NDCG_ADMIN_PASSWORD"])
+    user, generated = accounts.ensure_first_admin(current_app.config["NDCG_ADMIN_PASSWORD"])
     if generated:
         click.echo("=" * 64)
         click.echo(f"First admin created. Username: {user.username}  Password: {generated}")

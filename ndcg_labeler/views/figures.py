@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from ndcg_labeler.models import Run
 from ndcg_labeler.services import comparison, dashboard, live
-from ndcg_labeler.services.live import ScoreOptions
 from ndcg_labeler.views import charts
 
 
@@ -18,7 +17,7 @@ def over_k(overview: dashboard.Overview) -> charts.Chart | None:
     return charts.line_over_k(live.K_CHOICES, overview.means_by_k)
 
 
-def run_over_k(run: Run, options: ScoreOptions) -> charts.Chart:
+def run_over_k(run: Run, options: live.ScoreOptions) -> charts.Chart:
     """One run's mean NDCG@k as k grows."""
     means = dashboard.means_over_k(run, options)
     return charts.line_over_k(live.K_CHOICES, [(run.name, means)])
