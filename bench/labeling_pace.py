@@ -55,7 +55,7 @@ def _build(app, pairs: int) -> int:  # type: ignore[no-untyped-def]
 
     from ndcg_labeler.extensions import db
     from ndcg_labeler.models import Chunk, Pair, Query
-    from ndcg_labeler.services import accounts, testsets
+    from ndcg_labeler.services import accounts, tallies, testsets
 
     with app.app_context():
         upgrade()
@@ -75,7 +75,7 @@ def _build(app, pairs: int) -> int:  # type: ignore[no-untyped-def]
                     Pair(test_set_id=test_set.id, query_id=query.id, chunk_id=chunk.id, priority=j)
                 )
         db.session.flush()
-        testsets.recount_pool(test_set.id)
+        tallies.recount_pool(test_set.id)
         db.session.commit()
         return test_set.id
 

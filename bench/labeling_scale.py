@@ -50,9 +50,8 @@ def _pool(name: str, pairs: int, users: list[int], answered: float) -> int:
     """A test set of `pairs` pairs (100 per query) with a share answered once; returns its id."""
     from ndcg_labeler.extensions import db
     from ndcg_labeler.formats.fields import natural_key
-    from ndcg_labeler.models import Chunk, Judgment, Pair, Query, TestSet, TestSetMember
-    from ndcg_labeler.models._common import utcnow
-    from ndcg_labeler.services import testsets
+    from ndcg_labeler.models import Chunk, Judgment, Pair, Query, TestSet, TestSetMember, utcnow
+    from ndcg_labeler.services import tallies, testsets
     from ndcg_labeler.services._db import insert_many
 
     test_set = testsets.create_test_set(name, 3)
@@ -93,7 +92,7 @@ def _pool(name: str, pairs: int, users: list[int], answered: float) -> int:
             for k, r in enumerate(done)
         ],
     )
-    testsets.recount_pool(ts)
+    tallies.recount_pool(ts)
     db.session.commit()
     db.session.get(TestSet, ts)
     return ts
@@ -159,9 +158,8 @@ def labeling(sizes: list[int], users: list[int]) -> list[dict[str, float]]:
 def team_set(count: int, users: list[int]) -> int:
     """A test set with `count` graded judgments, RATERS per pair (some disagree); its id."""
     from ndcg_labeler.extensions import db
-    from ndcg_labeler.models import Judgment, Pair
-    from ndcg_labeler.models._common import utcnow
-    from ndcg_labeler.services import testsets
+    from ndcg_labeler.models import Judgment, Pair, utcnow
+    from ndcg_labeler.services import tallies
     from ndcg_labeler.services._db import insert_many
 
     ts = _pool(f"team {count}", count // RATERS, users, 0.0)
@@ -189,7 +187,7 @@ def team_set(count: int, users: list[int]) -> int:
             for r in range(RATERS)
         ],
     )
-    testsets.recount_pool(ts)
+    tallies.recount_pool(ts)
     db.session.commit()
     return ts
 

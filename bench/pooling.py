@@ -32,8 +32,8 @@ def _build(queries: int, depth: int, runs: int) -> tuple[int, list[int]]:
     from ndcg_labeler.extensions import db
     from ndcg_labeler.formats.fields import natural_key
     from ndcg_labeler.models import Chunk, Query
+    from ndcg_labeler.services import imports, testsets
     from ndcg_labeler.services import runs as run_service
-    from ndcg_labeler.services import testsets
     from ndcg_labeler.services._db import insert_many
 
     test_set = testsets.create_test_set(f"pool-{runs}", 3)
@@ -55,8 +55,8 @@ def _build(queries: int, depth: int, runs: int) -> tuple[int, list[int]]:
     )
     db.session.commit()
     qrels = "".join(f"q{i} 0 d{i}_0 2\n" for i in range(queries)).encode()
-    testsets.import_files(
-        test_set, qrels=testsets.ImportFile(io.BytesIO(qrels), "qrels.txt"), source="bench"
+    imports.import_files(
+        test_set, qrels=imports.ImportFile(io.BytesIO(qrels), "qrels.txt"), source="bench"
     )
     ids = []
     for k in range(runs):
@@ -82,7 +82,7 @@ def measure(queries: int, depth: int, runs: int, url: str | None) -> dict[str, f
 
     from ndcg_labeler.extensions import db, ensure_migrate
     from ndcg_labeler.models import Run, TestSet
-    from ndcg_labeler.services import accounts, dashboard
+    from ndcg_labeler.services import accounts, pooling
 
     with app.app_context():
         ensure_migrate(app)
@@ -92,13 +92,13 @@ def measure(queries: int, depth: int, runs: int, url: str | None) -> dict[str, f
         test_set = db.session.get_one(TestSet, ts)
         chosen = [db.session.get_one(Run, i) for i in ids]
         t0 = time.perf_counter()
-        plan = dashboard.plan_pool(test_set, chosen, depth)
+        plan = pooling.plan_pool(test_set, chosen, depth)
         preview = time.perf_counter() - t0
         t0 = time.perf_counter()
-        added, _ = dashboard.add_pool(test_set, chosen, depth)
+        added, _ = pooling.add_pool(test_set, chosen, depth)
         add = time.perf_counter() - t0
         t0 = time.perf_counter()
-        dashboard.plan_pool(test_set, chosen, depth)
+        pooling.plan_pool(test_set, chosen, depth)
         again = time.perf_counter() - t0
         db.session.remove()
     client = app.test_client()

@@ -120,7 +120,7 @@ def side_prepare(paths: dict[str, Path]) -> dict[str, Any]:
     from ndcg_labeler.extensions import SQLITE_PAGE_SIZE, db
     from ndcg_labeler.models import User
     from ndcg_labeler.services import testsets
-    from ndcg_labeler.services.testsets import ImportFile, import_files
+    from ndcg_labeler.services.imports import ImportFile, import_files
 
     target = paths["prepared"]
     if target.exists() and sqlite_page_size(target) == SQLITE_PAGE_SIZE:

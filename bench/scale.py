@@ -98,7 +98,7 @@ def _k(count: int) -> str:
 def _test_set_with_qrels(queries: int) -> tuple[int, dict[str, Path]]:
     """A test set `dash-N` with bench.run_bench's N queries and their qrels as judgments."""
     from ndcg_labeler.services import testsets
-    from ndcg_labeler.services.testsets import ImportFile, import_files
+    from ndcg_labeler.services.imports import ImportFile, import_files
 
     paths = data_paths(queries, 1000, 40)
     generate(paths, queries, 1000, 40)

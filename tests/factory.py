@@ -28,9 +28,9 @@ from flask.testing import FlaskClient
 from ndcg_labeler import create_app
 from ndcg_labeler.extensions import db, ensure_migrate
 from ndcg_labeler.models import Chunk, Pair, Query, TestSet, TestSetMember, User
-from ndcg_labeler.services import labeling, testsets
+from ndcg_labeler.services import labeling, tallies, testsets
 from ndcg_labeler.services import runs as run_service
-from ndcg_labeler.services.testsets import ImportFile, import_files
+from ndcg_labeler.services.imports import ImportFile, import_files
 
 PASSWORD = "correct-horse-9"
 
@@ -163,7 +163,7 @@ def build(
                 db.session.flush()
                 built.pairs.append(pair.id)
         # Pairs written through the models: count them as the bulk writers do.
-        testsets.recount_pool(ts.id)
+        tallies.recount_pool(ts.id)
         db.session.commit()
     return built
 

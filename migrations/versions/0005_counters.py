@@ -20,7 +20,7 @@ depends_on = None
 _COUNTED = "j.status IN ('graded', 'cant_tell') AND u.role <> 'import'"
 _LEVEL = "CASE WHEN p.answers > 5 THEN 5 ELSE p.answers END"
 
-# The same definitions as services/testsets/tally.py, written out in SQL so that the migration
+# The same definitions as services/tallies/counters.py, written out in SQL so that the migration
 # does not depend on application code that may change later.
 BACKFILL = [
     f"""UPDATE pair SET

@@ -10,12 +10,7 @@ from flask.cli import with_appcontext
 from ndcg_labeler.cli._common import cli_errors
 from ndcg_labeler.cli._progress import terminal_progress
 from ndcg_labeler.cli.runs import run_group, scoring_options
-from ndcg_labeler.services import ServiceError, dashboard
-from ndcg_labeler.services import dashboard as dashboard_service
-from ndcg_labeler.services import runs as run_service
-from ndcg_labeler.services import testsets as testsets_service
-from ndcg_labeler.services.dashboard import Comparison
-from ndcg_labeler.services.live import ScoreOptions
+from ndcg_labeler.services import ServiceError, comparison, live, pooling, runs, testsets
 
 # How many per-query rows the readable table shows (the JSON has them all).
 TABLE_QUERIES = 20
@@ -25,7 +20,7 @@ def _p(value: float | None) -> str:
     return "—" if value is None else f"{value:.4f}"
 
 
-def _table(result: Comparison, name_a: str, name_b: str) -> list[str]:
+def _table(result: comparison.Comparison, name_a: str, name_b: str) -> list[str]:
     """The comparison as a readable table."""
     o, pair = result.options, result.first_pair
     lines = [
@@ -60,12 +55,14 @@ def _table(result: Comparison, name_a: str, name_b: str) -> list[str]:
 @scoring_options
 @click.option("--json", "as_json", is_flag=True, help="One JSON object.")
 @cli_errors
-def compare(testset: str, run_a: str, run_b: str, options: ScoreOptions, as_json: bool) -> None:
+def compare(
+    testset: str, run_a: str, run_b: str, options: live.ScoreOptions, as_json: bool
+) -> None:
     """Compare RUN_B with RUN_A: means with 95% bootstrap intervals, paired tests, deltas."""
-    test_set = testsets_service.require_by_name(testset)
-    a = run_service.require_run(test_set, run_a)
-    b = run_service.require_run(test_set, run_b)
-    result = dashboard_service.compare_runs([a, b], options)
+    test_set = testsets.require_by_name(testset)
+    a = runs.require_run(test_set, run_a)
+    b = runs.require_run(test_set, run_b)
+    result = comparison.compare_runs([a, b], options)
     if as_json:
         click.echo(json.dumps(result.to_json(), ensure_ascii=False))
         return
@@ -90,15 +87,15 @@ def pool(testset: str, depth: str, run_names: tuple[str, ...], judge: str | None
         cut = int(depth)
     except ValueError:
         raise ServiceError(f"--depth must be a whole number, not '{depth}'") from None
-    test_set = testsets_service.require_by_name(testset)
+    test_set = testsets.require_by_name(testset)
     if run_names:
-        runs = [run_service.require_run(test_set, name) for name in run_names]
+        pooled = [runs.require_run(test_set, name) for name in run_names]
     else:
-        runs = run_service.list_runs(test_set)
-        if not runs:
+        pooled = runs.list_runs(test_set)
+        if not pooled:
             raise ServiceError(f"test set '{test_set.name}' has no runs to pool from")
     with terminal_progress() as progress:  # a bar on stderr when it is a terminal
-        added, plan = dashboard.add_pool(test_set, runs, cut, judge, progress=progress)
+        added, plan = pooling.add_pool(test_set, pooled, cut, judge, progress=progress)
     click.echo(
         f"Added {added} pairs to the labeling queue of '{test_set.name}' from the top {plan.depth}"
         f" of {', '.join(run.name for run in plan.runs)} ({plan.already_queued} already queued,"

@@ -12,9 +12,7 @@ from ndcg_labeler.cli._common import cli_errors
 from ndcg_labeler.cli._progress import terminal_progress
 from ndcg_labeler.cli.runs import run_group
 from ndcg_labeler.formats.errors import FormatError
-from ndcg_labeler.services import ServiceError, gate
-from ndcg_labeler.services import runs as run_service
-from ndcg_labeler.services import testsets as testsets_service
+from ndcg_labeler.services import ServiceError, gate, runs, testsets
 
 BAD_INPUT = 2
 
@@ -73,12 +71,12 @@ def gate_command(
     Exit 0 when no measure regresses, 1 when one does, 2 on bad input.
     """
     try:
-        test_set = testsets_service.get_by_ref(testset)
+        test_set = testsets.get_by_ref(testset)
         if test_set is None:
             raise ServiceError(f"unknown test set '{testset}'")
         found = []
         for ref in (baseline, candidate):
-            run = run_service.get_run_by_ref(test_set, ref)
+            run = runs.get_run_by_ref(test_set, ref)
             if run is None:
                 raise ServiceError(f"test set '{test_set.name}' has no run '{ref}'")
             found.append(run)
@@ -107,20 +105,20 @@ def gate_command(
 
 @run_group.command("fuse")
 @click.argument("testset")
-@click.argument("runs", nargs=-1, required=True)
+@click.argument("refs", nargs=-1, required=True, metavar="RUNS...")
 @click.option("--method", default="rrf", show_default=True, help="rrf, combsum or combmnz.")
 @click.option("--name", required=True, help="Name of the fused run.")
 @click.option("--k", "k", default="60", show_default=True, help="RRF's constant k.")
 @click.option("--depth", default=None, help="Keep the top N per query (default: the inputs').")
 @cli_errors
 def fuse(
-    testset: str, runs: tuple[str, ...], method: str, name: str, k: str, depth: str | None
+    testset: str, refs: tuple[str, ...], method: str, name: str, k: str, depth: str | None
 ) -> None:
     """Create run NAME of TESTSET by fusing two or more RUNS (names or ids)."""
-    test_set = testsets_service.require_by_name(testset)
+    test_set = testsets.require_by_name(testset)
     found = []
-    for ref in runs:
-        run = run_service.get_run_by_ref(test_set, ref)
+    for ref in refs:
+        run = runs.get_run_by_ref(test_set, ref)
         if run is None:
             raise ServiceError(f"test set '{test_set.name}' has no run '{ref}'")
         found.append(run)
@@ -130,7 +128,7 @@ def fuse(
     except ValueError:
         raise ServiceError("--k and --depth must be whole numbers") from None
     with terminal_progress() as progress:  # a bar on stderr when it is a terminal
-        fused = run_service.fuse_runs(
+        fused = runs.fuse_runs(
             test_set, found, name, None, method=method, k=constant, depth=cut, progress=progress
         )
     click.echo(

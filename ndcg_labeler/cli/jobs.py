@@ -22,18 +22,18 @@ def jobs_group() -> None:
 )
 def worker(threads: int | None) -> None:
     """Run the job worker in the foreground until Ctrl-C (SIGINT/SIGTERM stop it)."""
-    from ndcg_labeler.services import jobs as job_service
+    from ndcg_labeler.services import jobs
 
     app = current_app._get_current_object()  # type: ignore[attr-defined]
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
-    recovered = job_service.recover()
+    recovered = jobs.recover()
     if recovered:
         click.echo(f"Marked {len(recovered)} interrupted job(s) as failed: {recovered}", err=True)
-    url = job_service.storage_url(app)
+    url = jobs.storage_url(app)
     where = "Redis" if url else "SQLite in the instance folder"
     click.echo(f"Job worker: queue '{app.config['NDCG_JOBS_QUEUE']}' in {where}.", err=True)
     count = threads or int(app.config.get("NDCG_JOB_THREADS", 2))
-    job_service.worker(app, count).run()
+    jobs.worker(app, count).run()
 
 
 @jobs_group.command("list")
@@ -52,9 +52,9 @@ def list_command() -> None:
 @cli_errors
 def recover() -> None:
     """Mark failed the running jobs whose worker died (the worker does this when it starts)."""
-    from ndcg_labeler.services import jobs as job_service
+    from ndcg_labeler.services import jobs
 
-    ids = job_service.recover()
+    ids = jobs.recover()
     click.echo(f"Marked {len(ids)} interrupted job(s) as failed." if ids else "Nothing to recover.")
 
 

@@ -8,8 +8,7 @@ import click
 from flask.cli import AppGroup, with_appcontext
 
 from ndcg_labeler.cli._common import cli_errors
-from ndcg_labeler.services import audit
-from ndcg_labeler.services import backup as backup_service
+from ndcg_labeler.services import audit, backups
 
 
 @click.command("backup")
@@ -19,7 +18,7 @@ from ndcg_labeler.services import backup as backup_service
 @cli_errors
 def backup(file: Path, force: bool) -> None:
     """Copy the SQLite database to FILE while the app runs (PostgreSQL: use pg_dump)."""
-    size = backup_service.backup(file, force=force)
+    size = backups.backup(file, force=force)
     click.echo(f"Backed up to {file} ({size} bytes).")
 
 
@@ -30,7 +29,7 @@ def backup(file: Path, force: bool) -> None:
 @cli_errors
 def restore(file: Path, force: bool) -> None:
     """Replace the SQLite database with the backup FILE (stop the server first)."""
-    revision = backup_service.restore(file, force=force)
+    revision = backups.restore(file, force=force)
     click.echo(f"Restored {file} (schema revision {revision}).")
     click.echo("Run `flask --app app db upgrade` if the backup is older than this version.")
 

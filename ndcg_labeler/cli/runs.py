@@ -23,10 +23,7 @@ from flask.cli import run_command as flask_run_command
 
 from ndcg_labeler.cli._common import cli_errors, one_line_errors
 from ndcg_labeler.cli._progress import terminal_progress
-from ndcg_labeler.services import ServiceError, live
-from ndcg_labeler.services import runs as run_service
-from ndcg_labeler.services import testsets as testsets_service
-from ndcg_labeler.services.live import RunScores, ScoreOptions, score_run, trec_eval_lines
+from ndcg_labeler.services import ServiceError, live, runs, testsets
 
 _SERVE = "ndcg_labeler.serve_args"
 
@@ -143,7 +140,7 @@ def upload(testset: str, file: str, name: str, depth: str | None, notes: str) ->
 
     Runs in this process (no job worker); a progress bar goes to stderr when it is a terminal.
     """
-    test_set = testsets_service.require_by_name(testset)
+    test_set = testsets.require_by_name(testset)
     cut = None
     if depth is not None:
         try:
@@ -151,11 +148,11 @@ def upload(testset: str, file: str, name: str, depth: str | None, notes: str) ->
         except ValueError:
             raise ServiceError(f"--depth must be a whole number, not '{depth}'") from None
     with open(file, "rb") as stream, terminal_progress() as progress:
-        run = run_service.upload_run(
+        run = runs.upload_run(
             test_set,
             stream,
             os.path.basename(file),
-            run_service.clean_name(name, file),
+            runs.clean_name(name, file),
             None,
             depth=cut,
             notes=notes,
@@ -187,7 +184,7 @@ def _fmt(value: float | None, width: int) -> str:
     return f"{value:.4f}".rjust(width)
 
 
-def _table(result: RunScores) -> list[str]:
+def _table(result: live.RunScores) -> list[str]:
     """A readable table: the settings, the mean and what it covers, then the queries."""
     o, k = result.options, result.k
     mean = "—" if result.mean_ndcg is None else f"{result.mean_ndcg:.4f}"
@@ -227,16 +224,16 @@ def _table(result: RunScores) -> list[str]:
 @click.option("--json", "as_json", is_flag=True, help="One JSON object.")
 @click.option("--trec", "as_trec", is_flag=True, help="trec_eval's -q layout.")
 @cli_errors
-def score(testset: str, run: str, options: ScoreOptions, as_json: bool, as_trec: bool) -> None:
+def score(testset: str, run: str, options: live.ScoreOptions, as_json: bool, as_trec: bool) -> None:
     """Score RUN of TESTSET with the current grades: NDCG@k per query and the mean."""
     if as_json and as_trec:
         raise ServiceError("choose one of --json and --trec")
-    test_set = testsets_service.require_by_name(testset)
-    found = run_service.require_run(test_set, run)
+    test_set = testsets.require_by_name(testset)
+    found = runs.require_run(test_set, run)
     if as_trec:
-        click.echo("\n".join(trec_eval_lines(found, options)))
+        click.echo("\n".join(live.trec_eval_lines(found, options)))
         return
-    result = score_run(found, options)
+    result = live.score_run(found, options)
     if as_json:
         click.echo(json.dumps(result.to_json(), ensure_ascii=False))
         return
@@ -248,9 +245,9 @@ def score(testset: str, run: str, options: ScoreOptions, as_json: bool, as_trec:
 @cli_errors
 def list_runs(testset: str) -> None:
     """List the runs of TESTSET with their mean NDCG@10."""
-    test_set = testsets_service.require_by_name(testset)
-    for found in run_service.list_runs(test_set):
-        result = score_run(found)
+    test_set = testsets.require_by_name(testset)
+    for found in runs.list_runs(test_set):
+        result = live.score_run(found)
         mean = "—" if result.mean_ndcg is None else f"{result.mean_ndcg:.4f}"
         click.echo(
             f"{found.name}\t{found.num_queries} queries\t{found.num_entries} entries\t"
@@ -264,9 +261,9 @@ def list_runs(testset: str) -> None:
 @cli_errors
 def delete(testset: str, run: str) -> None:
     """Delete RUN of TESTSET."""
-    test_set = testsets_service.require_by_name(testset)
-    found = run_service.require_run(test_set, run)
-    run_service.delete_run(found)
+    test_set = testsets.require_by_name(testset)
+    found = runs.require_run(test_set, run)
+    runs.delete_run(found)
     click.echo(f"Deleted run '{run}' of test set '{test_set.name}'.")
 
 

@@ -9,7 +9,6 @@ from flask.cli import AppGroup, with_appcontext
 
 from ndcg_labeler.cli._common import cli_errors
 from ndcg_labeler.services import team, testsets
-from ndcg_labeler.services import team as team_service
 
 
 def _fmt(value: float | None, percent: bool = False) -> str:
@@ -32,7 +31,7 @@ def _fmt(value: float | None, percent: bool = False) -> str:
 def agreement(name: str, as_json: bool, include_imports: bool) -> None:
     """Inter-annotator agreement of test set NAME (graded judgments only)."""
     test_set = testsets.require_by_name(name)
-    found = team_service.agreement_of(test_set, include_imports=include_imports)
+    found = team.agreement_of(test_set, include_imports=include_imports)
     if as_json:
         click.echo(json.dumps(found.as_dict(), ensure_ascii=False))
         return

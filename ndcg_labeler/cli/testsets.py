@@ -11,10 +11,7 @@ from flask.cli import AppGroup
 
 from ndcg_labeler.cli._common import cli_errors
 from ndcg_labeler.cli._progress import terminal_progress
-from ndcg_labeler.services import ServiceError
-from ndcg_labeler.services import accounts as accounts_service
-from ndcg_labeler.services import testsets as testsets_service
-from ndcg_labeler.services.testsets import ImportFile, import_files
+from ndcg_labeler.services import ServiceError, accounts, imports, testsets
 
 if TYPE_CHECKING:
     from ndcg_labeler.models import User
@@ -39,17 +36,17 @@ def _scale(value: str) -> int:
 @cli_errors
 def create(name: str, scale: str) -> None:
     """Create an empty test set NAME."""
-    test_set = testsets_service.create_test_set(name, _scale(scale))
+    test_set = testsets.create_test_set(name, _scale(scale))
     click.echo(f"Created test set '{test_set.name}' (grades 0–{test_set.scale_max}).")
 
 
-def _file(path: str | None, stack: ExitStack) -> ImportFile | None:
+def _file(path: str | None, stack: ExitStack) -> imports.ImportFile | None:
     """The file at `path`, opened (so that progress can follow the bytes read)."""
     if path is None:
         return None
     if not os.path.isfile(path):
         raise ServiceError(f"{path}: no such file")
-    return ImportFile(stack.enter_context(open(path, "rb")), path)
+    return imports.ImportFile(stack.enter_context(open(path, "rb")), path)
 
 
 @testset_group.command("import")
@@ -72,9 +69,9 @@ def import_command(
 
     Runs in this process (no job worker); a progress bar goes to stderr when it is a terminal.
     """
-    test_set = testsets_service.require_by_name(name)
+    test_set = testsets.require_by_name(name)
     with ExitStack() as stack, terminal_progress() as progress:
-        report = import_files(
+        report = imports.import_files(
             test_set,
             queries=_file(queries, stack),
             corpus=_file(corpus, stack),
@@ -91,8 +88,8 @@ def import_command(
 @cli_errors
 def list_command() -> None:
     """Print every test set with its size and progress."""
-    for test_set in testsets_service.all_test_sets():
-        s = testsets_service.summary(test_set)
+    for test_set in testsets.all_test_sets():
+        s = testsets.summary(test_set)
         click.echo(
             f"{test_set.name}\tgrades 0–{test_set.scale_max}\t{s.queries} queries\t"
             f"{s.chunks} chunks\t{s.judged_pairs}/{s.pairs} pairs judged"
@@ -100,7 +97,7 @@ def list_command() -> None:
 
 
 def _person(username: str) -> User:
-    user = accounts_service.get_by_username(username)
+    user = accounts.get_by_username(username)
     if user is None or user.is_import_source:
         raise ServiceError(f"unknown user '{username}'")
     return user
@@ -112,9 +109,9 @@ def _person(username: str) -> User:
 @cli_errors
 def grant(name: str, username: str) -> None:
     """Let USERNAME label test set NAME."""
-    test_set = testsets_service.require_by_name(name)
+    test_set = testsets.require_by_name(name)
     user = _person(username)
-    changed = testsets_service.grant(test_set, user)
+    changed = testsets.grant(test_set, user)
     click.echo(f"{username} {'may now' if changed else 'could already'} label '{test_set.name}'.")
 
 
@@ -124,9 +121,9 @@ def grant(name: str, username: str) -> None:
 @cli_errors
 def revoke(name: str, username: str) -> None:
     """Take test set NAME away from USERNAME (their grades stay)."""
-    test_set = testsets_service.require_by_name(name)
+    test_set = testsets.require_by_name(name)
     user = _person(username)
-    changed = testsets_service.revoke(test_set, user)
+    changed = testsets.revoke(test_set, user)
     click.echo(
         f"{username} {'no longer labels' if changed else 'did not label'} '{test_set.name}'."
     )

@@ -6,7 +6,7 @@ import click
 from flask.cli import AppGroup
 
 from ndcg_labeler.cli._common import cli_errors, read_password
-from ndcg_labeler.services import accounts as accounts_service
+from ndcg_labeler.services import accounts
 
 
 @click.group("user", cls=AppGroup)
@@ -21,7 +21,7 @@ def user_group() -> None:
 def create(name: str, role: str) -> None:
     """Create a user; the password comes from a prompt or standard input."""
     password = read_password()
-    user = accounts_service.create_user(name, password, role)
+    user = accounts.create_user(name, password, role)
     click.echo(f"Created {user.role} {user.username}.")
 
 

@@ -6,7 +6,7 @@ from flask_wtf import FlaskForm
 from wtforms import HiddenField, IntegerField, StringField, TextAreaField
 from wtforms.validators import AnyOf, Length, NumberRange, Optional
 
-from ndcg_labeler.services.labeling import MAX_NOTE
+from ndcg_labeler.services import labeling
 
 ACTIONS = ("cant_tell", "skip")
 
@@ -21,7 +21,7 @@ class LabelForm(FlaskForm):
 
     grade = IntegerField("Grade", validators=[Optional(), NumberRange(min=0, max=4)])
     action = StringField("Action", validators=[Optional(), AnyOf(ACTIONS)])
-    note = TextAreaField("Note", validators=[Optional(), Length(max=MAX_NOTE)])
+    note = TextAreaField("Note", validators=[Optional(), Length(max=labeling.MAX_NOTE)])
     # Milliseconds the tab was visible since the pair was shown (0 without JavaScript). Not
     # validated here: a garbled timer must never cost the grade (the view reads it leniently
     # and the service clamps it).

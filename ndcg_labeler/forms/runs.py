@@ -7,7 +7,7 @@ from flask_wtf.file import FileField, FileRequired
 from wtforms import IntegerField, StringField, SubmitField, TextAreaField
 from wtforms.validators import Length, NumberRange, Optional
 
-from ndcg_labeler.services.runs import MAX_DEPTH, MAX_NAME, MAX_NOTES
+from ndcg_labeler.services import runs
 
 
 class RunUploadForm(FlaskForm):
@@ -19,14 +19,14 @@ class RunUploadForm(FlaskForm):
     )
     name = StringField(
         "Run name",
-        validators=[Optional(), Length(max=MAX_NAME)],
+        validators=[Optional(), Length(max=runs.MAX_NAME)],
         description="Left empty, the file's name is used (bm25.trec.gz names the run bm25).",
     )
     depth = IntegerField(
         "Depth (ranked chunks kept per query)",
-        validators=[Optional(), NumberRange(min=1, max=MAX_DEPTH)],
+        validators=[Optional(), NumberRange(min=1, max=runs.MAX_DEPTH)],
     )
-    notes = TextAreaField("Notes", validators=[Optional(), Length(max=MAX_NOTES)])
+    notes = TextAreaField("Notes", validators=[Optional(), Length(max=runs.MAX_NOTES)])
     submit = SubmitField("Upload run")
 
 

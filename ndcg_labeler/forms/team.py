@@ -6,7 +6,7 @@ from flask_wtf import FlaskForm
 from wtforms import IntegerField, RadioField, SubmitField, TextAreaField
 from wtforms.validators import InputRequired, Length, NumberRange, Optional
 
-from ndcg_labeler.services.labeling import MAX_NOTE
+from ndcg_labeler.services import labeling
 
 
 class ThresholdForm(FlaskForm):
@@ -24,7 +24,7 @@ class AdjudicationForm(FlaskForm):
 
     grade = RadioField("Final grade", coerce=int, validators=[InputRequired()])
     note = TextAreaField(
-        "Reason (kept in the history)", validators=[Optional(), Length(max=MAX_NOTE)]
+        "Reason (kept in the history)", validators=[Optional(), Length(max=labeling.MAX_NOTE)]
     )
     submit = SubmitField("Save final grade")
 

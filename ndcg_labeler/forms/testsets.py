@@ -20,7 +20,7 @@ from wtforms.fields.choices import SelectChoice
 from wtforms.validators import DataRequired, InputRequired, Length, NumberRange, Optional
 from wtforms.widgets import CheckboxInput, ListWidget
 
-from ndcg_labeler.services.testsets import MAX_DEFINITION, MAX_GRADE_NAME, MAX_NAME
+from ndcg_labeler.services import testsets
 
 SCALE_CHOICES = [
     SelectChoice("3", "0–3 (four grades)"),
@@ -33,7 +33,7 @@ class TestSetCreateForm(FlaskForm):
 
     __test__ = False  # not a pytest class
 
-    name = StringField("Name", validators=[DataRequired(), Length(max=MAX_NAME)])
+    name = StringField("Name", validators=[DataRequired(), Length(max=testsets.MAX_NAME)])
     scale = SelectField("Grade scale", choices=SCALE_CHOICES, default="3")
     submit = SubmitField("Create test set")
 
@@ -41,14 +41,16 @@ class TestSetCreateForm(FlaskForm):
 class GradeForm(Form):
     """Name and one-line definition of one grade (a sub-form: the outer form carries CSRF)."""
 
-    name = StringField("Name", validators=[DataRequired(), Length(max=MAX_GRADE_NAME)])
-    definition = StringField("Definition", validators=[Optional(), Length(max=MAX_DEFINITION)])
+    name = StringField("Name", validators=[DataRequired(), Length(max=testsets.MAX_GRADE_NAME)])
+    definition = StringField(
+        "Definition", validators=[Optional(), Length(max=testsets.MAX_DEFINITION)]
+    )
 
 
 class SettingsForm(FlaskForm):
     """Editable settings; the view sets the grade-dependent choices."""
 
-    name = StringField("Name", validators=[DataRequired(), Length(max=MAX_NAME)])
+    name = StringField("Name", validators=[DataRequired(), Length(max=testsets.MAX_NAME)])
     grades = FieldList(FormField(GradeForm), min_entries=4, max_entries=5)
     guidelines = TextAreaField("Guidelines (Markdown)", validators=[Length(max=100_000)])
     aggregation = SelectField("Aggregation of several annotators' grades")

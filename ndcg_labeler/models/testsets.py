@@ -159,7 +159,7 @@ class Pair(db.Model):
     source: Mapped[str] = mapped_column(sa.String(200), default="")
     priority: Mapped[int] = mapped_column(default=0)
     created_at: Mapped[datetime] = mapped_column(sa.DateTime(timezone=True), default=utcnow)
-    # Stored counters (services/testsets/tally.py keeps them in the grade's own transaction):
+    # Stored counters (services/tallies/counters.py keeps them in the grade's own transaction):
     # people's answers that count toward the target (graded or can't tell, imports excluded),
     # and graded judgments of anyone (imports included).
     answers: Mapped[int] = mapped_column(default=0, server_default="0")

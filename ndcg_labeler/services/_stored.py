@@ -29,10 +29,9 @@ import sqlalchemy as sa
 from flask import current_app
 
 from ndcg_labeler.extensions import db
-from ndcg_labeler.models import TeamCache, TestSet
-from ndcg_labeler.models._common import utcnow
+from ndcg_labeler.models import TeamCache, TestSet, utcnow
 from ndcg_labeler.scoring.agreement import AgreementSummary, CohenPair, ConsensusAgreement
-from ndcg_labeler.services import testsets
+from ndcg_labeler.services import tallies
 from ndcg_labeler.services._db import insert_if_absent, transaction
 
 T = TypeVar("T")
@@ -242,7 +241,7 @@ def cached(
     if large is None:
         limit = current_app.config.get("TEAM_CACHE_INLINE_MAX", INLINE_MAX)
         # Inline pages never show stale figures, so they need not count the judgments.
-        judgments = 0 if inline else testsets.pool_counts(test_set.id).graded_judgments
+        judgments = 0 if inline else tallies.pool_counts(test_set.id).graded_judgments
         large = judgments > limit
     large = large and not inline
     first = row is None or row.version == FIRST

@@ -5,12 +5,10 @@ from __future__ import annotations
 from flask import abort, request
 
 from ndcg_labeler.models import Run, TestSet
-from ndcg_labeler.services import ServiceError, live
-from ndcg_labeler.services import runs as run_service
-from ndcg_labeler.services.live import ScoreOptions
+from ndcg_labeler.services import ServiceError, live, runs
 
 
-def score_options() -> ScoreOptions:
+def score_options() -> live.ScoreOptions:
     """Scoring options from the query string; 400 with the reason when malformed."""
     try:
         return live.parse_options(request.args)
@@ -20,21 +18,21 @@ def score_options() -> ScoreOptions:
 
 def run_or_404(test_set: TestSet, run_id: int) -> Run:
     """The run of the test set with this id, or 404."""
-    return run_service.get_run(test_set, run_id) or abort(404)
+    return runs.get_run(test_set, run_id) or abort(404)
 
 
 def chosen_runs(test_set: TestSet, field: str = "run") -> list[Run]:
     """Runs named by repeated ?run=ID arguments (unknown ids: 404), in the order given."""
-    runs = []
+    chosen = []
     for value in request.values.getlist(field):
         try:
             run_id = int(value)
         except ValueError:
             abort(400, description=f"run must be a run id, not '{value}'")
         run = run_or_404(test_set, run_id)
-        if run not in runs:
-            runs.append(run)
-    return runs
+        if run not in chosen:
+            chosen.append(run)
+    return chosen
 
 
 def is_htmx() -> bool:

@@ -11,7 +11,7 @@ from flask_login import current_user
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import TestSet
-from ndcg_labeler.services.accounts import can_view, grades_visible
+from ndcg_labeler.services import accounts
 
 F = TypeVar("F", bound=Callable[..., Any])
 ADMINS_ONLY = "This page is for admins: it changes or shows what only admins manage."
@@ -21,7 +21,7 @@ def get_test_set_or_404(test_set_id: int) -> TestSet:
     """The test set, or 404 when it does not exist or the current user may not see it."""
     test_set = db.session.get(TestSet, test_set_id)
     # 404 rather than 403 so that ids of hidden test sets are not confirmed.
-    if test_set is None or not can_view(current_user, test_set):
+    if test_set is None or not accounts.can_view(current_user, test_set):
         abort(404)
     return test_set
 
@@ -42,7 +42,7 @@ def admin_required(view: F) -> F:
 
 def require_grades_visible(test_set: TestSet) -> None:
     """403 with the reason when the current user may not see per-pair grades."""
-    if not grades_visible(current_user, test_set):
+    if not accounts.grades_visible(current_user, test_set):
         abort(
             403,
             description=(
@@ -54,7 +54,7 @@ def require_grades_visible(test_set: TestSet) -> None:
 
 def may_see_grades(test_set: TestSet) -> bool:
     """For templates: link to per-pair grades (drill-downs, qrels) only for those who may."""
-    return grades_visible(current_user, test_set)
+    return accounts.grades_visible(current_user, test_set)
 
 
 def ways_on() -> list[tuple[str, str]]:
@@ -66,7 +66,7 @@ def ways_on() -> list[tuple[str, str]]:
     test_set_id = (request.view_args or {}).get("test_set_id")
     if isinstance(test_set_id, int) and current_user.is_authenticated:
         test_set = db.session.get(TestSet, test_set_id)
-        if test_set is not None and can_view(current_user, test_set):
+        if test_set is not None and accounts.can_view(current_user, test_set):
             ids = {"test_set_id": test_set.id}
             links.append((f"{test_set.name}: overview", url_for("testsets.show", **ids)))
             links.append((f"{test_set.name}: label pairs", url_for("labeling.next", **ids)))

@@ -18,11 +18,7 @@ from werkzeug.wrappers import Response
 from ndcg_labeler import throttle
 from ndcg_labeler.formats import FormatError
 from ndcg_labeler.models import Run, TestSet
-from ndcg_labeler.services import ServiceError, gate, live
-from ndcg_labeler.services import runs as run_service
-from ndcg_labeler.services import testsets as testsets_service
-from ndcg_labeler.services.accounts import can_view, user_for_token
-from ndcg_labeler.services.live import score_run
+from ndcg_labeler.services import ServiceError, accounts, gate, live, runs, testsets
 from ndcg_labeler.web_extensions import csrf
 
 bp = Blueprint("api", __name__, url_prefix="/api")
@@ -61,7 +57,7 @@ def authenticate() -> Response | None:
             )
             response.headers["Retry-After"] = str(refusal.retry_after)
             return response
-    user = user_for_token(token.strip()) if presented else None
+    user = accounts.user_for_token(token.strip()) if presented else None
     if user is None:
         if presented:  # a wrong, revoked or foreign-looking token: a guess, counted
             throttle.failed(throttle.API_TOKEN, keys)
@@ -74,15 +70,15 @@ def authenticate() -> Response | None:
 
 def _test_set(ref: str) -> TestSet:
     """The test set (id or name) if the token's owner may see it; else 404 (hidden stays hidden)."""
-    test_set = testsets_service.get_by_ref(ref)
-    if test_set is None or not can_view(g.api_user, test_set):
+    test_set = testsets.get_by_ref(ref)
+    if test_set is None or not accounts.can_view(g.api_user, test_set):
         abort(_error(404, "no such test set"))
     return test_set
 
 
 def _run(test_set: TestSet, ref: str) -> Run:
     """The test set's run (id or name); else 404."""
-    run = run_service.get_run_by_ref(test_set, ref)
+    run = runs.get_run_by_ref(test_set, ref)
     if run is None:
         abort(_error(404, f"test set '{test_set.name}' has no run '{ref}'"))
     return run
@@ -110,7 +106,7 @@ def _run_json(run: Run) -> dict[str, Any]:
 def list_runs(test_set: str) -> Response:
     """The test set's runs."""
     found = _test_set(test_set)
-    return jsonify(runs=[_run_json(run) for run in run_service.list_runs(found)])
+    return jsonify(runs=[_run_json(run) for run in runs.list_runs(found)])
 
 
 @bp.post("/testsets/<test_set>/runs")
@@ -132,10 +128,10 @@ def _upload(test_set: TestSet) -> tuple[Response, int] | Response:
     except ValueError:
         return _error(400, f"depth must be a whole number, not '{depth_text}'")
     try:
-        name = run_service.clean_name(request.form.get("name", ""), storage.filename or "")
-        if run_service.name_taken(test_set, name):
+        name = runs.clean_name(request.form.get("name", ""), storage.filename or "")
+        if runs.name_taken(test_set, name):
             return _error(409, f"this test set already has a run named '{name}'")
-        run = run_service.upload_run(
+        run = runs.upload_run(
             test_set,
             storage.stream,
             os.path.basename(storage.filename or "") or "upload",
@@ -159,7 +155,7 @@ def scores(test_set: str, run: str) -> Response:
         options = live.parse_options(request.args)
     except ServiceError as exc:
         return _error(400, str(exc))
-    return jsonify(score_run(found, options).to_json())
+    return jsonify(live.score_run(found, options).to_json())
 
 
 def _gate_params() -> dict[str, Any]:

@@ -12,8 +12,7 @@ from ndcg_labeler import throttle
 from ndcg_labeler.extensions import db
 from ndcg_labeler.forms.auth import ChangePasswordForm, LoginForm, PreferencesForm
 from ndcg_labeler.models import User
-from ndcg_labeler.services import ServiceError
-from ndcg_labeler.services import accounts as accounts_service
+from ndcg_labeler.services import ServiceError, accounts
 from ndcg_labeler.web_extensions import login_manager
 
 bp = Blueprint("auth", __name__)
@@ -44,7 +43,7 @@ def login() -> str | Response:
         refusal = throttle.refused(throttle.LOGIN, keys)
         if refusal is not None:
             return _too_many(refusal)
-        user = accounts_service.authenticate(form.username.data or "", form.password.data or "")
+        user = accounts.authenticate(form.username.data or "", form.password.data or "")
         if user is None:
             throttle.failed(throttle.LOGIN, keys)
             flash("Unknown username or wrong password.", "error")
@@ -78,7 +77,7 @@ def account() -> str | Response:
     prefs_form = PreferencesForm(prefix="prefs", obj=current_user)
     if password_form.submit.data and password_form.validate_on_submit():
         try:
-            accounts_service.change_own_password(
+            accounts.change_own_password(
                 current_user, password_form.current.data or "", password_form.new.data or ""
             )
         except ServiceError as exc:
@@ -87,7 +86,7 @@ def account() -> str | Response:
             flash("Your password was changed.", "success")
             return redirect(url_for("auth.account"))
     elif prefs_form.submit.data and prefs_form.validate_on_submit():
-        accounts_service.set_preferences(
+        accounts.set_preferences(
             current_user, shortcuts_enabled=bool(prefs_form.shortcuts_enabled.data)
         )
         flash("Preferences saved.", "success")
@@ -96,5 +95,5 @@ def account() -> str | Response:
         "auth/account.html",
         password_form=password_form,
         prefs_form=prefs_form,
-        example=accounts_service.api_example(current_user),
+        example=accounts.api_example(current_user),
     )

@@ -12,7 +12,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from ndcg_labeler.services.dashboard import band
+from ndcg_labeler.services import dashboard
 
 WIDTH = 640
 HEIGHT = 320
@@ -207,7 +207,7 @@ def histogram(values: Sequence[float], k: int, undefined: int, bins: int = 10) -
                 y=y,
                 width=end - x,
                 height=frame.bottom - y,
-                class_=f"bar fill-{band(low + 1e-9)}",
+                class_=f"bar fill-{dashboard.band(low + 1e-9)}",
             )
         )
     return chart

@@ -15,10 +15,7 @@ from flask import (
 from flask_login import current_user
 from werkzeug.wrappers import Response
 
-from ndcg_labeler.services import ServiceError, live, paginate
-from ndcg_labeler.services import dashboard as dashboard_service
-from ndcg_labeler.services import jobs as job_service
-from ndcg_labeler.services import runs as run_service
+from ndcg_labeler.services import ServiceError, comparison, dashboard, jobs, live, paginate, runs
 from ndcg_labeler.views import figures
 from ndcg_labeler.views._scoring import chosen_runs, page_arg, score_options
 from ndcg_labeler.views.access import admin_required, get_test_set_or_404
@@ -31,15 +28,15 @@ PER_PAGE = 100
 def _context(test_set_id: int, stats: bool, background: bool = False) -> dict[str, object]:
     test_set = get_test_set_or_404(test_set_id)
     options = score_options()
-    all_runs = run_service.list_runs(test_set)
-    runs = chosen_runs(test_set)
-    if not runs and "run" not in request.args:
-        runs = all_runs[:2]  # a first visit compares the two oldest runs
+    all_runs = runs.list_runs(test_set)
+    chosen = chosen_runs(test_set)
+    if not chosen and "run" not in request.args:
+        chosen = all_runs[:2]  # a first visit compares the two oldest runs
     result = None
     error = None
-    if len(runs) >= 2:
+    if len(chosen) >= 2:
         try:
-            result = dashboard_service.compare_runs(runs, options, stats, background=background)
+            result = comparison.compare_runs(chosen, options, stats, background=background)
         except ServiceError as exc:
             abort(400, description=str(exc))
     elif all_runs:
@@ -48,16 +45,16 @@ def _context(test_set_id: int, stats: bool, background: bool = False) -> dict[st
     return {
         "test_set": test_set,
         "all_runs": all_runs,
-        "runs": runs,
-        "run_args": {"run": [run.id for run in runs]},
+        "runs": chosen,
+        "run_args": {"run": [run.id for run in chosen]},
         "raw_options": options,
         "option_args": live.option_args(options),
         "result": result,
         "scatter": figures.scatter(result) if result else None,
         "error": error,
-        "policy_text": dashboard_service.UNDEFINED_POLICY,
+        "policy_text": comparison.UNDEFINED_POLICY,
         "deltas": deltas,
-        "version": dashboard_service.version_token(test_set.id),
+        "version": dashboard.version_token(test_set.id),
         "k_choices": live.k_choices(options.k),
         "policies": live.policies(),
     }
@@ -90,7 +87,7 @@ def stats_fragment(test_set_id: int) -> tuple[str, int]:
     are stored."""
     context = _context(test_set_id, stats=False, background=True)
     result = context["result"]
-    if not isinstance(result, dashboard_service.Comparison):
+    if not isinstance(result, comparison.Comparison):
         abort(400, description=str(context["error"] or "choose at least two runs"))
     status = 200 if result.stats_ready else 202  # 202: computing, asked again in a second
     return render_template("dashboard/_compare_stats.html", poll=True, **context), status
@@ -101,30 +98,30 @@ def stats_fragment(test_set_id: int) -> tuple[str, int]:
 def fuse(test_set_id: int) -> Response:
     """Create a fused run (RRF, CombSUM or CombMNZ) from the runs being compared (admins)."""
     test_set = get_test_set_or_404(test_set_id)
-    runs = []
+    chosen = []
     for ref in request.form.getlist("run"):
-        run = run_service.get_run(test_set, int(ref)) if ref.isdigit() else None
+        run = runs.get_run(test_set, int(ref)) if ref.isdigit() else None
         if run is None:
             abort(400, description=f"no run {ref} in this test set")
-        runs.append(run)
+        chosen.append(run)
     k_text = request.form.get("k", "60").strip() or "60"
     try:
         if not k_text.isdigit():
             raise ServiceError(f"k must be a whole number, not '{k_text}'")
-        if sum(run.num_entries for run in runs) > current_app.config["NDCG_FUSE_JOB_ENTRIES"]:
+        if sum(run.num_entries for run in chosen) > current_app.config["NDCG_FUSE_JOB_ENTRIES"]:
             # Large: seconds to minutes of work; the job worker does it, with its progress page.
-            job = job_service.enqueue_fuse(
+            job = jobs.enqueue_fuse(
                 test_set,
-                runs,
+                chosen,
                 request.form.get("name", ""),
                 request.form.get("method", "rrf"),
                 int(k_text),
                 current_user,
             )
             return redirect(url_for("jobs.show", job_id=job.id))
-        fused = run_service.fuse_runs(
+        fused = runs.fuse_runs(
             test_set,
-            runs,
+            chosen,
             request.form.get("name", ""),
             current_user,
             method=request.form.get("method", "rrf"),
@@ -132,7 +129,9 @@ def fuse(test_set_id: int) -> Response:
         )
     except ServiceError as exc:
         flash(f"Could not fuse the runs: {exc}", "error")
-        return redirect(url_for("compare.page", test_set_id=test_set.id, run=[r.id for r in runs]))
+        return redirect(
+            url_for("compare.page", test_set_id=test_set.id, run=[r.id for r in chosen])
+        )
     flash(f"Run {fused.name} created: {fused.notes}.", "success")
-    ids = [r.id for r in runs] + [fused.id]
+    ids = [r.id for r in chosen] + [fused.id]
     return redirect(url_for("compare.page", test_set_id=test_set.id, run=ids))

@@ -8,8 +8,7 @@ from flask import Blueprint, abort, jsonify, render_template, request
 from flask_login import current_user
 from werkzeug.wrappers import Response
 
-from ndcg_labeler.services import ServiceError, judges, live
-from ndcg_labeler.services import dashboard as dashboard_service
+from ndcg_labeler.services import ServiceError, dashboard, judges, live
 from ndcg_labeler.views import figures
 from ndcg_labeler.views._scoring import run_or_404, score_options
 from ndcg_labeler.views.access import get_test_set_or_404
@@ -42,37 +41,35 @@ def label_sources() -> list[tuple[str, str]]:
 @bp.app_template_global()
 def run_band(scores: live.RunScores) -> str:
     """Band of a run's mean NDCG@k, or "not enough labels" on thin evidence (bands.py)."""
-    return dashboard_service.mean_band(
-        scores.mean_ndcg, scores.queries_in_mean, scores.mean_judged_at_k
-    )
+    return dashboard.mean_band(scores.mean_ndcg, scores.queries_in_mean, scores.mean_judged_at_k)
 
 
 @bp.app_context_processor
 def evidence_limits() -> dict[str, int]:
     """The compare page shows no interval from fewer queries than this."""
-    return {"min_interval_queries": dashboard_service.MIN_INTERVAL_QUERIES}
+    return {"min_interval_queries": dashboard.MIN_INTERVAL_QUERIES}
 
 
 @bp.app_template_global()
 def evidence_rule() -> str:
     """The rule a run's mean must meet to get a band, for legends."""
     return (
-        f"a band is given to a mean over at least {dashboard_service.MIN_QUERIES} queries with "
-        f"a mean judged@k of at least {dashboard_service.MIN_JUDGED:.0%}; otherwise "
-        f"“{dashboard_service.NOT_ENOUGH}”"
+        f"a band is given to a mean over at least {dashboard.MIN_QUERIES} queries with "
+        f"a mean judged@k of at least {dashboard.MIN_JUDGED:.0%}; otherwise "
+        f"“{dashboard.NOT_ENOUGH}”"
     )
 
 
 @bp.app_template_global()
 def ndcg_band(value: float | None) -> str:
     """Band name of an NDCG value (excellent, good, fair, poor) or "undefined"."""
-    return dashboard_service.band(value)
+    return dashboard.band(value)
 
 
 def _overview_context(test_set_id: int) -> dict[str, object]:
     test_set = get_test_set_or_404(test_set_id)
     options = score_options()
-    overview = dashboard_service.overview(test_set, current_user, options)
+    overview = dashboard.overview(test_set, current_user, options)
     return {
         "test_set": test_set,
         "raw_options": options,
@@ -100,7 +97,7 @@ def overview_fragment(test_set_id: int) -> str:
 def live_check(test_set_id: int) -> Response:
     """labels_version and runs_version (one SELECT); an htmx event when `since` is stale."""
     get_test_set_or_404(test_set_id)
-    found = dashboard_service.versions(test_set_id) or abort(404)
+    found = dashboard.versions(test_set_id) or abort(404)
     token = f"{found[0]}.{found[1]}"
     since = request.args.get("since")
     changed = since is not None and since != token
@@ -116,10 +113,10 @@ def _table_context(test_set_id: int, run_id: int) -> dict[str, object]:
     run = run_or_404(test_set, run_id)
     options = score_options()
     try:
-        query = dashboard_service.parse_table_query(request.args)
+        query = dashboard.parse_table_query(request.args)
     except ServiceError as exc:
         abort(400, description=str(exc))
-    table = dashboard_service.query_table(run, options, query)
+    table = dashboard.query_table(run, options, query)
     return {
         "test_set": test_set,
         "run": run,
@@ -128,10 +125,10 @@ def _table_context(test_set_id: int, run_id: int) -> dict[str, object]:
         "table": table,
         "k_chart": figures.run_over_k(run, options),
         "histogram": figures.histogram(table),
-        "version": dashboard_service.version_token(test_set.id),
+        "version": dashboard.version_token(test_set.id),
         "k_choices": live.k_choices(options.k),
         "policies": live.policies(),
-        "band_filters": dashboard_service.BAND_FILTERS,
+        "band_filters": dashboard.BAND_FILTERS,
     }
 
 

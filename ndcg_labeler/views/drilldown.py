@@ -6,8 +6,7 @@ from flask import Blueprint, abort, flash, redirect, render_template, request, u
 from flask_login import current_user
 from werkzeug.wrappers import Response
 
-from ndcg_labeler.services import ServiceError, labeling, live
-from ndcg_labeler.services import dashboard as dashboard_service
+from ndcg_labeler.services import ServiceError, dashboard, labeling, live
 from ndcg_labeler.views._scoring import is_htmx, run_or_404, score_options
 from ndcg_labeler.views.access import get_test_set_or_404, require_grades_visible
 
@@ -22,7 +21,7 @@ def _context(test_set_id: int, run_id: int, query_id: int) -> dict[str, object]:
     test_set = get_test_set_or_404(test_set_id)
     require_grades_visible(test_set)
     run = run_or_404(test_set, run_id)
-    query = dashboard_service.get_query(test_set, query_id) or abort(404)
+    query = dashboard.get_query(test_set, query_id) or abort(404)
     options = score_options()
     return {
         "test_set": test_set,
@@ -30,9 +29,9 @@ def _context(test_set_id: int, run_id: int, query_id: int) -> dict[str, object]:
         "query": query,
         "raw_options": options,
         "option_args": live.option_args(options),
-        "view": dashboard_service.drill_down(test_set, run, query, options),
+        "view": dashboard.drill_down(test_set, run, query, options),
         "my_versions": labeling.my_versions(query, current_user),
-        "version": dashboard_service.version_token(test_set.id),
+        "version": dashboard.version_token(test_set.id),
         "k_choices": live.k_choices(options.k),
         "policies": live.policies(),
     }
@@ -56,13 +55,13 @@ def grade(test_set_id: int, run_id: int, query_id: int) -> str | Response | tupl
     test_set = get_test_set_or_404(test_set_id)
     require_grades_visible(test_set)
     run_or_404(test_set, run_id)
-    query = dashboard_service.get_query(test_set, query_id) or abort(404)
+    query = dashboard.get_query(test_set, query_id) or abort(404)
     options = score_options()
     error, conflict = None, None
     chunk_id = request.form.get("chunk_id", -1, type=int)
     tried = request.form.get("grade", None, type=int)
     try:
-        dashboard_service.grade_chunk(
+        dashboard.grade_chunk(
             test_set,
             query,
             chunk_id,

@@ -7,9 +7,7 @@ import json
 from flask import Blueprint, Response, abort
 from flask_login import current_user
 
-from ndcg_labeler.services import ServiceError, live
-from ndcg_labeler.services import dashboard as dashboard_service
-from ndcg_labeler.services.live import score_run, trec_eval_lines
+from ndcg_labeler.services import ServiceError, comparison, dashboard, live
 from ndcg_labeler.views._responses import still_computing
 from ndcg_labeler.views._scoring import chosen_runs, run_or_404, score_options
 from ndcg_labeler.views.access import get_test_set_or_404, require_grades_visible
@@ -37,15 +35,15 @@ def _csv(body: str, filename: str) -> Response:
 def overview_csv(test_set_id: int) -> Response:
     """The overview's runs table as CSV."""
     test_set = get_test_set_or_404(test_set_id)
-    overview = dashboard_service.overview(test_set, current_user, score_options())
-    return _csv(dashboard_service.overview_csv(overview), f"test-set-{test_set.id}-runs.csv")
+    overview = dashboard.overview(test_set, current_user, score_options())
+    return _csv(dashboard.overview_csv(overview), f"test-set-{test_set.id}-runs.csv")
 
 
 @bp.get("/overview.json")
 def overview_json(test_set_id: int) -> Response:
     """The overview's runs table as JSON."""
     test_set = get_test_set_or_404(test_set_id)
-    return _json(dashboard_service.overview(test_set, current_user, score_options()).to_json())
+    return _json(dashboard.overview(test_set, current_user, score_options()).to_json())
 
 
 @bp.get("/qrels.txt")
@@ -63,7 +61,7 @@ def run_csv(test_set_id: int, run_id: int) -> Response:
     """A run's per-query scores as CSV (the order and numbers of `flask run score --json`)."""
     run = run_or_404(get_test_set_or_404(test_set_id), run_id)
     return _csv(
-        dashboard_service.run_csv(score_run(run, score_options())), f"run-{run.id}-queries.csv"
+        dashboard.run_csv(live.score_run(run, score_options())), f"run-{run.id}-queries.csv"
     )
 
 
@@ -71,30 +69,30 @@ def run_csv(test_set_id: int, run_id: int) -> Response:
 def run_json(test_set_id: int, run_id: int) -> Response:
     """A run's per-query scores: exactly `flask run score --json`."""
     run = run_or_404(get_test_set_or_404(test_set_id), run_id)
-    return _json(score_run(run, score_options()).to_json())
+    return _json(live.score_run(run, score_options()).to_json())
 
 
 @bp.get("/runs/<int:run_id>/trec_eval.txt")
 def run_trec(test_set_id: int, run_id: int) -> Response:
     """A run's per-query scores in trec_eval's -q layout (`flask run score --trec`)."""
     run = run_or_404(get_test_set_or_404(test_set_id), run_id)
-    body = "\n".join(trec_eval_lines(run, score_options())) + "\n"
+    body = "\n".join(live.trec_eval_lines(run, score_options())) + "\n"
     return _download(body, f"run-{run.id}.trec_eval.txt", "text/plain")
 
 
-def _drill_down(test_set_id: int, run_id: int, query_id: int) -> dashboard_service.DrillDown:
+def _drill_down(test_set_id: int, run_id: int, query_id: int) -> dashboard.DrillDown:
     test_set = get_test_set_or_404(test_set_id)
     require_grades_visible(test_set)
     run = run_or_404(test_set, run_id)
-    query = dashboard_service.get_query(test_set, query_id) or abort(404)
-    return dashboard_service.drill_down(test_set, run, query, score_options())
+    query = dashboard.get_query(test_set, query_id) or abort(404)
+    return dashboard.drill_down(test_set, run, query, score_options())
 
 
 @bp.get("/runs/<int:run_id>/queries/<int:query_id>.csv")
 def query_csv(test_set_id: int, run_id: int, query_id: int) -> Response:
     """A query's run top k and ideal top k as CSV."""
     view = _drill_down(test_set_id, run_id, query_id)
-    return _csv(dashboard_service.drill_down_csv(view), f"run-{run_id}-query-{query_id}.csv")
+    return _csv(dashboard.drill_down_csv(view), f"run-{run_id}-query-{query_id}.csv")
 
 
 @bp.get("/runs/<int:run_id>/queries/<int:query_id>.json")
@@ -103,12 +101,12 @@ def query_json(test_set_id: int, run_id: int, query_id: int) -> Response:
     return _json(_drill_down(test_set_id, run_id, query_id).detail.to_json())
 
 
-def _comparison(test_set_id: int, background: bool = False) -> dashboard_service.Comparison:
+def _comparison(test_set_id: int, background: bool = False) -> comparison.Comparison:
     """The chosen runs compared; with stored intervals and tests only (`background`: computed
     here up to INLINE_MAX_VALUES, compared queries × runs; beyond, started in the background)."""
     test_set = get_test_set_or_404(test_set_id)
     try:
-        return dashboard_service.compare_runs(
+        return comparison.compare_runs(
             chosen_runs(test_set), score_options(), stats=False, background=background
         )
     except ServiceError as exc:
@@ -118,7 +116,7 @@ def _comparison(test_set_id: int, background: bool = False) -> dashboard_service
 @bp.get("/compare.csv")
 def compare_csv(test_set_id: int) -> Response:
     """Per-query NDCG@k of runs A and B and their difference as CSV."""
-    return _csv(dashboard_service.compare_csv(_comparison(test_set_id)), "compare.csv")
+    return _csv(comparison.compare_csv(_comparison(test_set_id)), "compare.csv")
 
 
 @bp.get("/compare.json")
@@ -134,4 +132,4 @@ def compare_json(test_set_id: int) -> Response:
             "ask again in a few seconds.",
             retry_after=2,
         )
-    return _json(dashboard_service.compare_json(result))
+    return _json(comparison.compare_json(result))

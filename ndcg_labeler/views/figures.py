@@ -6,8 +6,7 @@ Services compute; this module only decides how their numbers are drawn (views/ch
 from __future__ import annotations
 
 from ndcg_labeler.models import Run
-from ndcg_labeler.services import dashboard, live
-from ndcg_labeler.services.live import ScoreOptions
+from ndcg_labeler.services import comparison, dashboard, live
 from ndcg_labeler.views import charts
 
 
@@ -18,7 +17,7 @@ def over_k(overview: dashboard.Overview) -> charts.Chart | None:
     return charts.line_over_k(live.K_CHOICES, overview.means_by_k)
 
 
-def run_over_k(run: Run, options: ScoreOptions) -> charts.Chart:
+def run_over_k(run: Run, options: live.ScoreOptions) -> charts.Chart:
     """One run's mean NDCG@k as k grows."""
     means = dashboard.means_over_k(run, options)
     return charts.line_over_k(live.K_CHOICES, [(run.name, means)])
@@ -29,7 +28,7 @@ def histogram(table: dashboard.QueryTable) -> charts.Chart:
     return charts.histogram(table.defined, table.scores.k, table.scores.num_undefined)
 
 
-def scatter(result: dashboard.Comparison) -> charts.Chart | None:
+def scatter(result: comparison.Comparison) -> charts.Chart | None:
     """Per-query NDCG@k of the first two compared runs, one dot per query."""
     if not result.deltas:
         return None

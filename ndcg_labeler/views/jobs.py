@@ -7,7 +7,7 @@ from flask_login import current_user
 from werkzeug.wrappers import Response
 
 from ndcg_labeler.models import Job
-from ndcg_labeler.services import jobs as job_service
+from ndcg_labeler.services import jobs
 from ndcg_labeler.views._scoring import page_arg
 
 bp = Blueprint("jobs", __name__, url_prefix="/jobs")
@@ -15,8 +15,8 @@ bp = Blueprint("jobs", __name__, url_prefix="/jobs")
 
 def _job_or_404(job_id: int) -> Job:
     """The job, or 404 when it does not exist or is someone else's (admins see every job)."""
-    job = job_service.get_job(job_id)
-    if job is None or not job_service.can_see(current_user, job):
+    job = jobs.get_job(job_id)
+    if job is None or not jobs.can_see(current_user, job):
         abort(404)
     return job
 
@@ -24,19 +24,19 @@ def _job_or_404(job_id: int) -> Job:
 def _context(job: Job) -> dict[str, object]:
     return {
         "job": job,
-        "figures": job_service.figures(job),
-        "finished": job_service.is_finished(job),
-        "title": job_service.TITLES.get(job.kind, job.kind),
-        "phases": job_service.PHASES,
+        "figures": jobs.figures(job),
+        "finished": jobs.is_finished(job),
+        "title": jobs.TITLES.get(job.kind, job.kind),
+        "phases": jobs.PHASES,
     }
 
 
 @bp.get("/")
 def index() -> str:
     """Jobs, newest first: all of them for admins, one's own for everyone else."""
-    job_service.recover()
-    page = job_service.list_jobs(current_user, page_arg())
-    return render_template("jobs/index.html", page=page, titles=job_service.TITLES)
+    jobs.recover()
+    page = jobs.list_jobs(current_user, page_arg())
+    return render_template("jobs/index.html", page=page, titles=jobs.TITLES)
 
 
 @bp.get("/<int:job_id>")
@@ -44,7 +44,7 @@ def show(job_id: int) -> str:
     """A job: state, progress bar, speed, ETA, and its report or error once it ended."""
     job = _job_or_404(job_id)
     if job.state == "running":
-        job_service.recover()
+        jobs.recover()
     return render_template("jobs/show.html", **_context(job))
 
 
@@ -59,7 +59,7 @@ def status(job_id: int) -> str:
 def cancel(job_id: int) -> Response:
     """Cancel a queued job, or stop a running one (nothing of it is written)."""
     job = _job_or_404(job_id)
-    if job_service.cancel(job):
+    if jobs.cancel(job):
         flash("Job cancelled: nothing of it is written.", "success")
     else:
         flash("The job had already ended.", "info")

@@ -6,7 +6,7 @@ from flask import Blueprint, current_app, render_template
 from flask.typing import ResponseReturnValue
 from flask_login import current_user
 
-from ndcg_labeler.services.accounts import visible_test_sets
+from ndcg_labeler.services import accounts
 
 bp = Blueprint("main", __name__)
 
@@ -14,7 +14,7 @@ bp = Blueprint("main", __name__)
 @bp.get("/")
 def index() -> str:
     """List the visible test sets."""
-    return render_template("main/index.html", test_sets=visible_test_sets(current_user))
+    return render_template("main/index.html", test_sets=accounts.visible_test_sets(current_user))
 
 
 @bp.get("/favicon.ico")

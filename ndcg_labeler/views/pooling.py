@@ -9,10 +9,7 @@ from flask_login import current_user
 from werkzeug.wrappers import Response
 
 from ndcg_labeler.models import Run
-from ndcg_labeler.services import ServiceError
-from ndcg_labeler.services import dashboard as dashboard_service
-from ndcg_labeler.services import jobs as job_service
-from ndcg_labeler.services import runs as run_service
+from ndcg_labeler.services import ServiceError, jobs, pooling, runs
 from ndcg_labeler.views._scoring import chosen_runs
 from ndcg_labeler.views.access import admin_required, get_test_set_or_404
 
@@ -32,9 +29,9 @@ def _depth() -> int | None:
         return None
 
 
-def _as_job(runs: Sequence[Run], depth: int) -> bool:
+def _as_job(chosen: Sequence[Run], depth: int) -> bool:
     """Whether the runs could offer more than NDCG_POOL_JOB_PAIRS pairs (queries × depth)."""
-    offered = sum(run.num_queries for run in runs) * depth
+    offered = sum(run.num_queries for run in chosen) * depth
     return offered > current_app.config["NDCG_POOL_JOB_PAIRS"]
 
 
@@ -43,24 +40,24 @@ def _as_job(runs: Sequence[Run], depth: int) -> bool:
 def page(test_set_id: int) -> str | tuple[str, int]:
     """Choose runs and a depth; preview the pairs to add and the judged@depth each run reaches."""
     test_set = get_test_set_or_404(test_set_id)
-    all_runs = run_service.list_runs(test_set)
-    runs = chosen_runs(test_set) if "run" in request.args else all_runs
+    all_runs = runs.list_runs(test_set)
+    chosen = chosen_runs(test_set) if "run" in request.args else all_runs
     depth = _depth()
     plan, error = None, None
     if all_runs:
         try:
-            plan = dashboard_service.plan_pool(test_set, runs, depth)
+            plan = pooling.plan_pool(test_set, chosen, depth)
         except ServiceError as exc:
             error = str(exc)
     page_html = render_template(
         "dashboard/pool.html",
         test_set=test_set,
         all_runs=all_runs,
-        runs=runs,
+        runs=chosen,
         depth=request.args.get("depth", DEFAULT_DEPTH),
         plan=plan,
         error=error,
-        max_depth=dashboard_service.MAX_DEPTH,
+        max_depth=pooling.MAX_DEPTH,
         as_job=plan is not None and _as_job(plan.runs, plan.depth),
     )
     return (page_html, 400) if error else page_html
@@ -75,18 +72,20 @@ def add(test_set_id: int) -> Response:
     adds them and the browser goes to the job's progress page.
     """
     test_set = get_test_set_or_404(test_set_id)
-    runs = chosen_runs(test_set)
+    chosen = chosen_runs(test_set)
     depth = _depth()
-    if _as_job(runs, depth or 0):
+    if _as_job(chosen, depth or 0):
         try:
-            job = job_service.enqueue_pool(test_set, runs, depth or 0, None, current_user)
+            job = jobs.enqueue_pool(test_set, chosen, depth or 0, None, current_user)
         except ServiceError as exc:
             flash(f"Nothing added: {exc}", "error")
         else:
             return redirect(url_for("jobs.show", job_id=job.id))
-        return redirect(url_for("pooling.page", test_set_id=test_set.id, run=[r.id for r in runs]))
+        return redirect(
+            url_for("pooling.page", test_set_id=test_set.id, run=[r.id for r in chosen])
+        )
     try:
-        added, plan = dashboard_service.add_pool(test_set, runs, depth)
+        added, plan = pooling.add_pool(test_set, chosen, depth)
     except ServiceError as exc:
         flash(f"Nothing added: {exc}", "error")
     else:
@@ -100,6 +99,6 @@ def add(test_set_id: int) -> Response:
             "pooling.page",
             test_set_id=test_set.id,
             depth=request.form.get("depth", DEFAULT_DEPTH),
-            run=[run.id for run in runs],
+            run=[run.id for run in chosen],
         )
     )

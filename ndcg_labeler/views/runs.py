@@ -10,10 +10,7 @@ from werkzeug.wrappers import Response
 
 from ndcg_labeler.formats import FormatError
 from ndcg_labeler.forms.runs import RunUploadForm
-from ndcg_labeler.services import ServiceError, live
-from ndcg_labeler.services import jobs as job_service
-from ndcg_labeler.services import runs as run_service
-from ndcg_labeler.services.live import ScoreOptions, score_run
+from ndcg_labeler.services import ServiceError, jobs, live, runs
 from ndcg_labeler.views.access import admin_required, get_test_set_or_404
 
 bp = Blueprint("runs", __name__, url_prefix="/test-sets/<int:test_set_id>/runs")
@@ -21,10 +18,10 @@ bp = Blueprint("runs", __name__, url_prefix="/test-sets/<int:test_set_id>/runs")
 TOP_QUERIES = 20
 
 
-def _options() -> ScoreOptions:
+def _options() -> live.ScoreOptions:
     """Scoring options from the query string (k, gain, ideal); 400 when malformed."""
     k = request.args.get("k", 10, type=int)
-    options = ScoreOptions(
+    options = live.ScoreOptions(
         k=k if k is not None else 0,
         gain=request.args.get("gain", "linear"),
         ideal=request.args.get("ideal", "judged"),
@@ -39,13 +36,13 @@ def _options() -> ScoreOptions:
 def index(test_set_id: int) -> str:
     """Every run of the test set with its mean NDCG@10 and the queries the mean covers."""
     test_set = get_test_set_or_404(test_set_id)
-    runs = run_service.list_runs(test_set)
+    listed = runs.list_runs(test_set)
     return render_template(
         "runs/index.html",
         test_set=test_set,
-        runs=runs,
-        scores={run.id: score_run(run) for run in runs},
-        uploaders=run_service.uploaders(runs),
+        runs=listed,
+        scores={run.id: live.score_run(run) for run in listed},
+        uploaders=runs.uploaders(listed),
     )
 
 
@@ -68,16 +65,16 @@ def upload(test_set_id: int) -> str | Response | tuple[object, int]:
         storage = form.file.data
         filename = os.path.basename(storage.filename or "") or "upload"
         try:
-            name = run_service.clean_name(form.name.data or "", filename)
-            if run_service.name_taken(test_set, name):
+            name = runs.clean_name(form.name.data or "", filename)
+            if runs.name_taken(test_set, name):
                 raise ServiceError(f"this test set already has a run named '{name}'")
         except ServiceError as exc:
             form.name.errors.append(str(exc))
         else:
             try:
-                if job_service.stream_size(storage.stream) > job_service.threshold_bytes():
+                if jobs.stream_size(storage.stream) > jobs.threshold_bytes():
                     # Large: the worker stores it; this request only saves the file.
-                    job = job_service.enqueue_upload(
+                    job = jobs.enqueue_upload(
                         test_set,
                         storage.stream,
                         filename,
@@ -88,7 +85,7 @@ def upload(test_set_id: int) -> str | Response | tuple[object, int]:
                     )
                     target = url_for("jobs.show", job_id=job.id)
                     return jsonify(ok=True, redirect=target) if _xhr() else redirect(target)
-                run = run_service.upload_run(
+                run = runs.upload_run(
                     test_set,
                     storage.stream,
                     filename,
@@ -117,15 +114,15 @@ def upload(test_set_id: int) -> str | Response | tuple[object, int]:
 def show(test_set_id: int, run_id: int) -> str:
     """A run: what was uploaded, what validation reported, and its scores at k."""
     test_set = get_test_set_or_404(test_set_id)
-    run = run_service.get_run(test_set, run_id) or abort(404)
-    result = score_run(run, _options())
+    run = runs.get_run(test_set, run_id) or abort(404)
+    result = live.score_run(run, _options())
     return render_template(
         "runs/show.html",
         test_set=test_set,
         run=run,
         result=result,
         top=[result.row(i) for i in result.by_gap()[:TOP_QUERIES]],
-        uploader=run_service.uploaders([run]).get(run.id),
+        uploader=runs.uploaders([run]).get(run.id),
         k_choices=live.K_CHOICES,
     )
 
@@ -135,8 +132,8 @@ def show(test_set_id: int, run_id: int) -> str:
 def delete(test_set_id: int, run_id: int) -> Response:
     """Delete a run (admins)."""
     test_set = get_test_set_or_404(test_set_id)
-    run = run_service.get_run(test_set, run_id) or abort(404)
+    run = runs.get_run(test_set, run_id) or abort(404)
     name = run.name
-    run_service.delete_run(run, current_user)
+    runs.delete_run(run, current_user)
     flash(f"Run {name} deleted.", "success")
     return redirect(url_for("runs.index", test_set_id=test_set.id))

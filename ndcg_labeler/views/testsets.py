@@ -20,11 +20,7 @@ from ndcg_labeler.forms.testsets import (
     TestSetCreateForm,
 )
 from ndcg_labeler.models import TestSet
-from ndcg_labeler.services import ServiceError
-from ndcg_labeler.services import jobs as job_service
-from ndcg_labeler.services import labeling as labeling_service
-from ndcg_labeler.services import testsets as testsets_service
-from ndcg_labeler.services.testsets import ImportFile, import_files
+from ndcg_labeler.services import ServiceError, imports, jobs, labeling, testsets
 from ndcg_labeler.views._scoring import page_arg
 from ndcg_labeler.views.access import admin_required, get_test_set_or_404
 
@@ -40,9 +36,7 @@ def new() -> str | Response:
     form = TestSetCreateForm()
     if form.validate_on_submit():
         try:
-            test_set = testsets_service.create_test_set(
-                form.name.data or "", int(form.scale.data or 3)
-            )
+            test_set = testsets.create_test_set(form.name.data or "", int(form.scale.data or 3))
         except ServiceError as exc:
             form.name.errors.append(str(exc))
         else:
@@ -58,10 +52,10 @@ def show(test_set_id: int) -> str:
     return render_template(
         "testsets/show.html",
         test_set=test_set,
-        summary=testsets_service.summary(test_set),
-        progress=labeling_service.progress(test_set, current_user),
+        summary=testsets.summary(test_set),
+        progress=labeling.progress(test_set, current_user),
         labeling_url=url_for("labeling.next", test_set_id=test_set.id),
-        members=testsets_service.members(test_set) if current_user.is_admin else [],
+        members=testsets.members(test_set) if current_user.is_admin else [],
     )
 
 
@@ -87,9 +81,9 @@ def queries(test_set_id: int) -> str | tuple[str, int]:
     return _listing(
         get_test_set_or_404(test_set_id),
         "testsets/queries.html",
-        testsets_service.queries_page,
+        testsets.queries_page,
         request.args.get("state", ""),
-        query_states=testsets_service.QUERY_STATES,
+        query_states=testsets.QUERY_STATES,
     )
 
 
@@ -100,9 +94,9 @@ def chunks(test_set_id: int) -> str | tuple[str, int]:
     return _listing(
         get_test_set_or_404(test_set_id),
         "testsets/chunks.html",
-        testsets_service.chunks_page,
+        testsets.chunks_page,
         "missing" if missing else request.args.get("state", ""),
-        chunk_states=testsets_service.CHUNK_STATES,
+        chunk_states=testsets.CHUNK_STATES,
     )
 
 
@@ -110,7 +104,7 @@ def _settings_form(test_set: TestSet) -> SettingsForm:
     """The settings form, prefilled on GET, with choices that depend on the scale."""
     form = SettingsForm()
     if request.method == "GET":
-        current = testsets_service.settings_of(test_set)
+        current = testsets.settings_of(test_set)
         form.name.data = current.name
         form.guidelines.data = current.guidelines
         form.aggregation.data = current.aggregation
@@ -122,7 +116,7 @@ def _settings_form(test_set: TestSet) -> SettingsForm:
             form.grades.pop_entry()
         for label in current.grade_labels:
             form.grades.append_entry(label)
-    form.aggregation.choices = [SelectChoice(p, p) for p in testsets_service.aggregation_policies()]
+    form.aggregation.choices = [SelectChoice(p, p) for p in testsets.aggregation_policies()]
     labels = test_set.grade_labels
     form.relevance_threshold.choices = [
         SelectChoice(str(g), f"{g} ({labels[g]['name']})" if g < len(labels) else str(g))
@@ -138,7 +132,7 @@ def settings(test_set_id: int) -> str | Response:
     test_set = get_test_set_or_404(test_set_id)
     form = _settings_form(test_set)
     if form.validate_on_submit():
-        new = testsets_service.Settings(
+        new = testsets.Settings(
             name=form.name.data or "",
             grade_labels=[dict(entry.data) for entry in form.grades],
             guidelines=form.guidelines.data or "",
@@ -149,7 +143,7 @@ def settings(test_set_id: int) -> str | Response:
             show_machine_suggestions=bool(form.show_machine_suggestions.data),
         )
         try:
-            testsets_service.update_settings(test_set, new, current_user)
+            testsets.update_settings(test_set, new, current_user)
         except ServiceError as exc:
             form.name.errors.append(str(exc))
         else:
@@ -164,13 +158,13 @@ def annotators(test_set_id: int) -> str | Response:
     """Choose which annotators may label the test set."""
     test_set = get_test_set_or_404(test_set_id)
     form = AnnotatorsForm()
-    candidates = testsets_service.annotator_candidates()
+    candidates = testsets.annotator_candidates()
     form.annotators.choices = [SelectChoice(str(u.id), u.username) for u in candidates]
     if request.method == "GET":
-        form.annotators.data = sorted(testsets_service.member_ids(test_set))
+        form.annotators.data = sorted(testsets.member_ids(test_set))
     if form.validate_on_submit():
         try:
-            granted, revoked = testsets_service.set_members(
+            granted, revoked = testsets.set_members(
                 test_set, form.annotators.data or [], current_user
             )
         except ServiceError as exc:
@@ -183,18 +177,20 @@ def annotators(test_set_id: int) -> str | Response:
     )
 
 
-def _upload(storage: FileStorage | None) -> ImportFile | None:
+def _upload(storage: FileStorage | None) -> imports.ImportFile | None:
     """The uploaded file of one input, or None when that input was left empty."""
     if storage is None or not storage.filename:
         return None
     # Browsers send a base name; strip any path a client may add anyway.
     name = os.path.basename(storage.filename.replace("\\", "/")) or "upload"
-    return ImportFile(storage.stream, name)
+    return imports.ImportFile(storage.stream, name)
 
 
-def _import_later(test_set: TestSet, form: ImportForm, files: dict[str, ImportFile]) -> Response:
+def _import_later(
+    test_set: TestSet, form: ImportForm, files: dict[str, imports.ImportFile]
+) -> Response:
     """Spool the files and queue the import; the browser goes to the job's page."""
-    job = job_service.enqueue_import(
+    job = jobs.enqueue_import(
         test_set,
         {name: (f.filename, f.source) for name, f in files.items()},  # type: ignore[misc]
         form.source.data or None,
@@ -217,11 +213,11 @@ def import_page(test_set_id: int) -> str | Response | tuple[str, int]:
     if form.validate_on_submit():
         files = {name: _upload(getattr(form, name).data) for name in IMPORT_FIELDS}
         given = {name: f for name, f in files.items() if f is not None}
-        size = sum(job_service.stream_size(f.source) for f in given.values())  # type: ignore[arg-type]
+        size = sum(jobs.stream_size(f.source) for f in given.values())  # type: ignore[arg-type]
         try:
-            if given and size > job_service.threshold_bytes():
+            if given and size > jobs.threshold_bytes():
                 return _import_later(test_set, form, given)
-            report = import_files(
+            report = imports.import_files(
                 test_set, **files, source=form.source.data or None, actor_id=current_user.id
             )
         except FormatError as exc:
@@ -237,7 +233,7 @@ def import_page(test_set_id: int) -> str | Response | tuple[str, int]:
         test_set=test_set,
         form=form,
         report=report,
-        summary=testsets_service.summary(test_set),
+        summary=testsets.summary(test_set),
     )
     # A refused import answers 422, as a refused run upload does.
     return (page, 422) if request.method == "POST" and report is None else page

@@ -7,7 +7,7 @@ from flask_login import current_user, login_required
 from werkzeug.wrappers import Response
 
 from ndcg_labeler.forms.runs import RevokeTokenForm, TokenForm
-from ndcg_labeler.services import accounts as accounts_service
+from ndcg_labeler.services import accounts
 
 bp = Blueprint("tokens", __name__, url_prefix="/account/api-token")
 
@@ -20,8 +20,8 @@ def create() -> Response:
     if not form.validate_on_submit():
         flash("The form expired; please try again.", "error")
         return redirect(url_for("auth.account"))
-    token = accounts_service.create_token(current_user)
-    example = accounts_service.api_example(current_user)
+    token = accounts.create_token(current_user)
+    example = accounts.api_example(current_user)
     page = render_template("tokens/created.html", token=token, example=example)
     response = make_response(page)
     # The token must not linger in caches or the browser's history.
@@ -35,6 +35,6 @@ def revoke() -> Response:
     """Remove the logged-in person's token."""
     form = RevokeTokenForm()
     if form.validate_on_submit():
-        accounts_service.revoke_token(current_user)
+        accounts.revoke_token(current_user)
         flash("Your API token was removed; requests with it are refused from now on.", "success")
     return redirect(url_for("auth.account"))

@@ -9,8 +9,7 @@ from werkzeug.wrappers import Response
 from ndcg_labeler.extensions import db
 from ndcg_labeler.forms.auth import UserCreateForm, UserEditForm
 from ndcg_labeler.models import User
-from ndcg_labeler.services import ServiceError
-from ndcg_labeler.services import accounts as accounts_service
+from ndcg_labeler.services import ServiceError, accounts
 from ndcg_labeler.views.access import admin_required
 
 bp = Blueprint("users", __name__, url_prefix="/users")
@@ -23,7 +22,7 @@ def index() -> str | Response:
     form = UserCreateForm()
     if form.validate_on_submit():
         try:
-            user = accounts_service.create_user(
+            user = accounts.create_user(
                 form.username.data or "",
                 form.password.data or "",
                 form.role.data or "annotator",
@@ -34,7 +33,7 @@ def index() -> str | Response:
         else:
             flash(f"User {user.username} created.", "success")
             return redirect(url_for("users.index"))
-    return render_template("users/index.html", users=accounts_service.list_people(), form=form)
+    return render_template("users/index.html", users=accounts.list_people(), form=form)
 
 
 @bp.route("/<int:user_id>", methods=["GET", "POST"])
@@ -47,7 +46,7 @@ def edit(user_id: int) -> str | Response:
     form = UserEditForm(obj=user)
     if form.validate_on_submit():
         try:
-            accounts_service.update_user(
+            accounts.update_user(
                 current_user,
                 user,
                 role=form.role.data or user.role,

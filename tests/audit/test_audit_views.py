@@ -12,6 +12,7 @@ from flask.testing import FlaskClient, FlaskCliRunner
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import User
 from ndcg_labeler.services import audit
+from ndcg_labeler.services.audit.listing import PER_PAGE
 
 
 def _seed(app: Flask, admin_id: int, count: int = 3, *, username: str = "ann") -> None:
@@ -45,7 +46,7 @@ def test_audit_page_lists_newest_first_and_filters(
 
 
 def test_audit_page_uses_the_pager(app: Flask, as_admin: FlaskClient, admin_id: int) -> None:
-    _seed(app, admin_id, count=audit.PER_PAGE + 5)
+    _seed(app, admin_id, count=PER_PAGE + 5)
     first = as_admin.get("/audit/?action=user.role").get_data(as_text=True)
     assert "Page 1 of 2" in first
     assert "/audit/?action=user.role&amp;page=2" in first

@@ -12,7 +12,8 @@ import sqlalchemy as sa
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Chunk, Judgment, TestSet, User
-from ndcg_labeler.services.dashboard import comparison, comparison_stats
+from ndcg_labeler.services.comparison import compare as comparison
+from ndcg_labeler.services.comparison import stats as comparison_stats
 from tests.browser.live import ADMIN_PASSWORD, LiveServer, log_in
 from tests.factory import build_dashboard, build_test_set, grade
 

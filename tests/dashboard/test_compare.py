@@ -16,10 +16,9 @@ from scipy import stats
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Run
 from ndcg_labeler.scoring.significance import bootstrap_ci, randomization_test
-from ndcg_labeler.services import ServiceError
-from ndcg_labeler.services import dashboard as dashboard_service
+from ndcg_labeler.services import ServiceError, comparison
 from ndcg_labeler.services import runs as run_service
-from ndcg_labeler.services.dashboard import comparison_stats
+from ndcg_labeler.services.comparison import stats as comparison_stats
 from ndcg_labeler.services.live import ScoreOptions
 from ndcg_labeler.views import figures
 from tests.factory import A3, B3, RUN_A, Demo, build_test_set, grade, the_test_set, trec
@@ -33,7 +32,7 @@ def _runs(demo: Demo) -> list[Run]:
 
 
 def test_compare_by_hand_and_against_scipy(ctx: Flask, dash: Demo) -> None:
-    result = dashboard_service.compare_runs(_runs(dash), K3)
+    result = comparison.compare_runs(_runs(dash), K3)
     assert (result.compared, result.left_out, result.total) == (4, 1, 5)
     a = [A3[q] for q in COMPARED]
     b = [B3[q] for q in COMPARED]
@@ -73,7 +72,7 @@ def test_intervals_and_bands_from_enough_queries(ctx: Flask) -> None:
         run_service.upload_run(test_set, io.BytesIO(trec(ranking)), "r.trec", name, None)
         for name, ranking in (("A", a_rank), ("B", b_rank))
     ]
-    result = dashboard_service.compare_runs(runs, K3)
+    result = comparison.compare_runs(runs, K3)
     a = [1.0] * 12
     b = [1 / np.log2(3) if i % 2 == 0 else 1.0 for i in range(12)]
     mean_a, mean_b = result.means
@@ -87,7 +86,7 @@ def test_intervals_and_bands_from_enough_queries(ctx: Flask) -> None:
 
 
 def test_json_shape_is_the_cli_contract(ctx: Flask, dash: Demo) -> None:
-    data = dashboard_service.compare_runs(_runs(dash), K3).to_json()
+    data = comparison.compare_runs(_runs(dash), K3).to_json()
     assert list(data) == [
         "k",
         "runs",
@@ -108,7 +107,7 @@ def test_json_shape_is_the_cli_contract(ctx: Flask, dash: Demo) -> None:
 def test_three_runs_are_each_compared_with_the_first(ctx: Flask, dash: Demo) -> None:
     a, b = _runs(dash)
     c = run_service.upload_run(the_test_set(dash), io.BytesIO(trec(RUN_A)), "c.trec", "C", None)
-    result = dashboard_service.compare_runs([a, b, c], K3)
+    result = comparison.compare_runs([a, b, c], K3)
     assert [(p.a.name, p.b.name) for p in result.pairs] == [("A", "B"), ("A", "C")]
     same = result.pairs[1]
     assert (same.wins, same.ties, same.losses, same.randomization_p) == (0, 4, 0, 1.0)
@@ -118,9 +117,9 @@ def test_three_runs_are_each_compared_with_the_first(ctx: Flask, dash: Demo) -> 
 def test_refusals(ctx: Flask, dash: Demo) -> None:
     a, _ = _runs(dash)
     with pytest.raises(ServiceError, match="at least two"):
-        dashboard_service.compare_runs([a], K3)
+        comparison.compare_runs([a], K3)
     with pytest.raises(ServiceError, match="different runs"):
-        dashboard_service.compare_runs([a, a], K3)
+        comparison.compare_runs([a, a], K3)
 
 
 def test_cli_json_equals_the_service(app: Flask, runner: FlaskCliRunner, dash: Demo) -> None:
@@ -128,7 +127,7 @@ def test_cli_json_equals_the_service(app: Flask, runner: FlaskCliRunner, dash: D
     assert result.exit_code == 0, result.output
     data = json.loads(result.output)
     with app.app_context():
-        expected = dashboard_service.compare_runs(_runs(dash), K3).to_json()
+        expected = comparison.compare_runs(_runs(dash), K3).to_json()
         db.session.remove()
     assert data == expected
     assert (data["wins"], data["ties"], data["losses"]) == (2, 0, 2)
@@ -152,18 +151,18 @@ def test_cli_table_and_errors(runner: FlaskCliRunner, dash: Demo) -> None:
 
 def test_statistics_are_cached_by_the_scores(ctx: Flask, dash: Demo) -> None:
     runs = _runs(dash)
-    lazy = dashboard_service.compare_runs(runs, K3, stats=False)
+    lazy = comparison.compare_runs(runs, K3, stats=False)
     assert not lazy.stats_ready
     assert [m.low for m in lazy.means] == [None, None]
     assert lazy.means[0].mean == pytest.approx(np.mean([A3[q] for q in COMPARED]))
     pair = lazy.first_pair
     assert (pair.wins, pair.ties, pair.losses, pair.t_test_p) == (2, 0, 2, None)
-    full = dashboard_service.compare_runs(runs, K3, stats=True)
-    cached = dashboard_service.compare_runs(runs, K3, stats=False)
+    full = comparison.compare_runs(runs, K3, stats=True)
+    cached = comparison.compare_runs(runs, K3, stats=False)
     assert cached.stats_ready and cached.means == full.means and cached.pairs == full.pairs
     # A grade changes the scores, so the cached statistics no longer apply.
     grade(the_test_set(dash), "q3", "f2", 1, "maria")
-    assert not dashboard_service.compare_runs(runs, K3, stats=False).stats_ready
+    assert not comparison.compare_runs(runs, K3, stats=False).stats_ready
 
 
 def _stats_settled(client: FlaskClient, url: str) -> str:
@@ -183,7 +182,7 @@ def test_big_comparisons_compute_their_statistics_in_the_background(
     app: Flask, as_admin: FlaskClient, dash: Demo, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(
-        "ndcg_labeler.services.dashboard.comparison.INLINE_MAX_VALUES", 3
+        "ndcg_labeler.services.comparison.compare.INLINE_MAX_VALUES", 3
     )  # our 4 compared queries × 2 runs count as "big"
     calls = []
     original = comparison_stats._compute
@@ -207,7 +206,7 @@ def test_big_comparisons_compute_their_statistics_in_the_background(
     assert len(calls) == 1  # however often the fragment asked meanwhile
     # Stored in the database: the CLI's exact path (stats=True) takes them without computing.
     with app.app_context():
-        data = dashboard_service.compare_runs(_runs(dash), K3, stats=True)
+        data = comparison.compare_runs(_runs(dash), K3, stats=True)
         db.session.remove()
     assert data.stats_ready and len(calls) == 1
     # The same numbers as the tests on the hand-computed scores.
@@ -233,7 +232,7 @@ def test_more_runs_leave_their_statistics_to_the_background_sooner(
     """The work grows with the runs (an interval and a pair of tests each): the limit counts
     compared queries × runs. Our 4 compared queries over 2 runs (8 values) are computed in the
     fragment's own request; over 3 runs (12 values), in the background."""
-    monkeypatch.setattr("ndcg_labeler.services.dashboard.comparison.INLINE_MAX_VALUES", 8)
+    monkeypatch.setattr("ndcg_labeler.services.comparison.compare.INLINE_MAX_VALUES", 8)
     with app.app_context():
         run_service.upload_run(the_test_set(dash), io.BytesIO(trec(RUN_A)), "c.trec", "C", None)
         c = db.session.execute(sa.select(Run.id).where(Run.name == "C")).scalar_one()
@@ -272,7 +271,7 @@ def test_exports_of_a_big_comparison_never_wait_for_its_statistics(
 ) -> None:
     """The CSV holds no statistics and never computes them; the JSON answers 202 with
     Retry-After while one background computation runs, then the CLI's exact JSON."""
-    monkeypatch.setattr("ndcg_labeler.services.dashboard.comparison.INLINE_MAX_VALUES", 3)
+    monkeypatch.setattr("ndcg_labeler.services.comparison.compare.INLINE_MAX_VALUES", 3)
     calls = []
     original = comparison_stats._compute
     monkeypatch.setattr(

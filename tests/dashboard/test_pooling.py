@@ -11,9 +11,10 @@ from flask.testing import FlaskClient, FlaskCliRunner
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Chunk, Pair, Query, Run
-from ndcg_labeler.services import ServiceError, dashboard
+from ndcg_labeler.services import ServiceError, pooling
 from ndcg_labeler.services import runs as run_service
 from ndcg_labeler.services.live import ScoreOptions, score_run
+from ndcg_labeler.services.pooling.plan import MAX_SOURCE, source_label
 from tests.factory import Demo, grade, grant, the_test_set, trec
 
 
@@ -35,16 +36,16 @@ def _run(demo: Demo, which: str) -> Run:
 
 def test_plan_and_add_the_unjudged_top_ranks(ctx: Flask, dash: Demo) -> None:
     test_set, a, b = the_test_set(dash), _run(dash, "A"), _run(dash, "B")
-    plan = dashboard.plan_pool(test_set, [a, b], 3)
+    plan = pooling.plan_pool(test_set, [a, b], 3)
     # Top 3 unjudged: A's f2 (q3, rank 1) and a (q4, rank 1: judged for q1, not for q4);
     # B's "ghost" (q2, rank 3) has no text in the corpus and is left out.
     assert (plan.to_add, plan.already_queued, plan.not_in_corpus) == (2, 0, 1)
     assert plan.source == "pool:A,B@3"
-    added, _ = dashboard.add_pool(test_set, [a, b], 3)
+    added, _ = pooling.add_pool(test_set, [a, b], 3)
     assert added == 2
     assert _pooled() == [("q3", "f2", 1, "pool:A,B@3"), ("q4", "a", 1, "pool:A,B@3")]
     # Idempotent: the same pooling again adds nothing.
-    again, plan2 = dashboard.add_pool(test_set, [a, b], 3)
+    again, plan2 = pooling.add_pool(test_set, [a, b], 3)
     assert (again, plan2.to_add, plan2.already_queued) == (0, 0, 2)
     assert len(_pooled()) == 2
 
@@ -54,7 +55,7 @@ def test_priority_is_the_best_rank_over_the_runs(ctx: Flask, dash: Demo) -> None
     c = run_service.upload_run(
         test_set, io.BytesIO(trec({"q1": ["y", "c"], "q3": ["f1", "f2"]})), "c.trec", "C", None
     )
-    added, _ = dashboard.add_pool(test_set, [a, c], 4)
+    added, _ = pooling.add_pool(test_set, [a, c], 4)
     assert added == 3
     # y: rank 4 in A, 1 in C → 1; f2: rank 1 in A, 2 in C → 1; a (q4): rank 1 in A.
     assert [(q, d, p) for q, d, p, _ in _pooled()] == [
@@ -66,7 +67,7 @@ def test_priority_is_the_best_rank_over_the_runs(ctx: Flask, dash: Demo) -> None
 
 def test_coverage_now_equals_score_run_and_after_is_reached(ctx: Flask, dash: Demo) -> None:
     test_set, a, b = the_test_set(dash), _run(dash, "A"), _run(dash, "B")
-    plan = dashboard.plan_pool(test_set, [a], 3)
+    plan = pooling.plan_pool(test_set, [a], 3)
     by_run = {c.run.name: c for c in plan.coverage}
     assert by_run["A"].now == pytest.approx(score_run(a, ScoreOptions(k=3)).mean_judged_at_k)
     assert by_run["B"].now == pytest.approx(score_run(b, ScoreOptions(k=3)).mean_judged_at_k)
@@ -75,7 +76,7 @@ def test_coverage_now_equals_score_run_and_after_is_reached(ctx: Flask, dash: De
     # B is not pooled and its unjudged "ghost" cannot be: x a b | e2 e1 ghost | f1.
     assert by_run["B"].after == pytest.approx((1 + 2 / 3 + 1 / 3) / 3)
     assert (by_run["A"].chosen, by_run["B"].chosen) == (True, False)
-    dashboard.add_pool(test_set, [a], 3)
+    pooling.add_pool(test_set, [a], 3)
     grade(test_set, "q3", "f2", 0, "maria")
     grade(test_set, "q4", "a", 1, "maria")
     assert score_run(a, ScoreOptions(k=3)).mean_judged_at_k == pytest.approx(by_run["A"].after)
@@ -83,12 +84,12 @@ def test_coverage_now_equals_score_run_and_after_is_reached(ctx: Flask, dash: De
 
 def test_refusals(ctx: Flask, dash: Demo) -> None:
     test_set, a = the_test_set(dash), _run(dash, "A")
-    for depth in (0, -1, dashboard.MAX_DEPTH + 1, None):
+    for depth in (0, -1, pooling.MAX_DEPTH + 1, None):
         with pytest.raises(ServiceError, match="depth must be"):
-            dashboard.plan_pool(test_set, [a], depth)
+            pooling.plan_pool(test_set, [a], depth)
     with pytest.raises(ServiceError, match="at least one run"):
-        dashboard.plan_pool(test_set, [], 3)
-    assert len(dashboard.source_label([a] * 100, 10)) == dashboard.MAX_SOURCE
+        pooling.plan_pool(test_set, [], 3)
+    assert len(source_label([a] * 100, 10)) == MAX_SOURCE
 
 
 def test_cli_pool(app: Flask, runner: FlaskCliRunner, dash: Demo) -> None:
@@ -144,8 +145,8 @@ def test_queued_pairs_count_for_runs_not_pooled(ctx: Flask, dash: Demo) -> None:
     c = run_service.upload_run(
         test_set, io.BytesIO(trec({"q3": ["f2", "f1"]})), "c.trec", "C", None
     )
-    dashboard.add_pool(test_set, [a], 3)  # queues f2 for q3 (and a for q4)
-    plan = dashboard.plan_pool(test_set, [a], 3)
+    pooling.add_pool(test_set, [a], 3)  # queues f2 for q3 (and a for q4)
+    plan = pooling.plan_pool(test_set, [a], 3)
     coverage = {cov.run.name: cov for cov in plan.coverage}
     # C's top 3 of q3: f2 (queued by A's pooling, not yet graded) and f1 (graded).
     assert (coverage["C"].now, coverage["C"].after) == (pytest.approx(1 / 3), pytest.approx(2 / 3))

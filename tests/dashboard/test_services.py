@@ -11,6 +11,7 @@ from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Run, User
 from ndcg_labeler.services import ServiceError, live
 from ndcg_labeler.services import dashboard as dashboard_service
+from ndcg_labeler.services.dashboard.overview import TableQuery
 from ndcg_labeler.services.live import ScoreOptions, score_run
 from ndcg_labeler.views import figures
 from tests.factory import A3, B3, IDCG3_Q1, L3, Demo, grade, the_test_set
@@ -61,7 +62,7 @@ def test_score_run_reports_the_k_asked_for_after_another_k(ctx: Flask, dash: Dem
 
 def test_query_table_default_is_gap_descending(ctx: Flask, dash: Demo) -> None:
     run = db.session.get_one(Run, dash.run_a)
-    table = dashboard_service.query_table(run, K3, dashboard_service.TableQuery())
+    table = dashboard_service.query_table(run, K3, TableQuery())
     gaps = {r.score.qid: r.score.gap for r in table.rows}
     # q1: IDCG 5.8928 − DCG 2.5; q3: 1 − 1/log2 3; the others 0 (ties by qid).
     assert gaps["q1"] == pytest.approx(IDCG3_Q1 - 2.5)
@@ -75,10 +76,7 @@ def test_query_table_default_is_gap_descending(ctx: Flask, dash: Demo) -> None:
 
 def test_query_table_rows_bands_and_reasons(ctx: Flask, dash: Demo) -> None:
     run = db.session.get_one(Run, dash.run_a)
-    rows = {
-        r.score.qid: r
-        for r in dashboard_service.query_table(run, K3, dashboard_service.TableQuery()).rows
-    }
+    rows = {r.score.qid: r for r in dashboard_service.query_table(run, K3, TableQuery()).rows}
     assert rows["q1"].score.ndcg == pytest.approx(A3["q1"])
     assert rows["q1"].band == "poor"  # 0.4242
     assert rows["q3"].band == "fair"  # 0.6309
@@ -124,20 +122,20 @@ def test_query_table_sorts_any_column(
     ctx: Flask, dash: Demo, sort: str, direction: str, expected: list[str]
 ) -> None:
     run = db.session.get_one(Run, dash.run_a)
-    table = dashboard_service.query_table(run, K3, dashboard_service.TableQuery(sort, direction))
+    table = dashboard_service.query_table(run, K3, TableQuery(sort, direction))
     assert [r.score.qid for r in table.rows] == expected
 
 
 def test_query_table_filters_by_text_and_band(ctx: Flask, dash: Demo) -> None:
     run_b = db.session.get_one(Run, dash.run_b)
-    by_text = dashboard_service.query_table(run_b, K3, dashboard_service.TableQuery(text="EXPENSE"))
+    by_text = dashboard_service.query_table(run_b, K3, TableQuery(text="EXPENSE"))
     assert [r.score.qid for r in by_text.rows] == ["q2"]
-    by_qid = dashboard_service.query_table(run_b, K3, dashboard_service.TableQuery(text="q5"))
+    by_qid = dashboard_service.query_table(run_b, K3, TableQuery(text="q5"))
     assert [r.score.qid for r in by_qid.rows] == ["q5"]
-    missing = dashboard_service.query_table(run_b, K3, dashboard_service.TableQuery(band="missing"))
+    missing = dashboard_service.query_table(run_b, K3, TableQuery(band="missing"))
     assert sorted(r.score.qid for r in missing.rows) == ["q4", "q5"]
     assert all(r.score.missing for r in missing.rows)
-    poor = dashboard_service.query_table(run_b, K3, dashboard_service.TableQuery(band="poor"))
+    poor = dashboard_service.query_table(run_b, K3, TableQuery(band="poor"))
     assert [r.score.qid for r in poor.rows] == ["q5"]  # missing with gain: 0
     assert poor.band_counts == {
         "excellent": 2,
@@ -151,9 +149,9 @@ def test_query_table_filters_by_text_and_band(ctx: Flask, dash: Demo) -> None:
 
 def test_query_table_pages(ctx: Flask, dash: Demo) -> None:
     run = db.session.get_one(Run, dash.run_a)
-    first = dashboard_service.query_table(run, K3, dashboard_service.TableQuery(), per_page=2)
+    first = dashboard_service.query_table(run, K3, TableQuery(), per_page=2)
     assert (first.paging.pages, first.paging.first, first.paging.last) == (3, 1, 2)
-    last = dashboard_service.query_table(run, K3, dashboard_service.TableQuery(page=99), per_page=2)
+    last = dashboard_service.query_table(run, K3, TableQuery(page=99), per_page=2)
     assert (last.paging.page, [r.score.qid for r in last.rows]) == (3, ["q5"])
     assert figures.histogram(last).title == "Distribution of NDCG@3 over 4 queries"
 

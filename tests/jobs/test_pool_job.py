@@ -9,7 +9,7 @@ from flask import Flask
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Chunk, Pair, Query, Run, TestSet
-from ndcg_labeler.services import dashboard, testsets
+from ndcg_labeler.services import pooling, tallies
 from ndcg_labeler.services._progress import Cancelled
 from tests.factory import build_dashboard
 from tests.jobs.test_import_jobs import job_id_of, wait_for
@@ -62,7 +62,7 @@ def test_a_cancelled_pooling_adds_nothing(app: Flask) -> None:
     demo = build_dashboard(app)
     with app.app_context():
         test_set = db.session.get_one(TestSet, demo.test_set_id)
-        before = testsets.pool_counts(test_set.id)
+        before = tallies.pool_counts(test_set.id)
 
         def cancel_once_written(phase: str, done: int, total: int, rows: int) -> None:
             if phase == "pool" and total and done == total:  # every pair inserted, not committed
@@ -70,7 +70,7 @@ def test_a_cancelled_pooling_adds_nothing(app: Flask) -> None:
 
         with pytest.raises(Cancelled):
             run_a = db.session.get_one(Run, demo.run_a)
-            dashboard.add_pool(test_set, [run_a], 3, progress=cancel_once_written)
+            pooling.add_pool(test_set, [run_a], 3, progress=cancel_once_written)
         db.session.rollback()
-        assert testsets.pool_counts(test_set.id) == before
+        assert tallies.pool_counts(test_set.id) == before
     assert _pooled(app) == []

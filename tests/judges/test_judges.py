@@ -14,9 +14,9 @@ from flask.testing import FlaskCliRunner
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Chunk, Judgment, MachineJudgment, Query, TestSet
-from ndcg_labeler.services import jobs, judges, live, testsets
+from ndcg_labeler.services import jobs, judges, live, tallies, testsets
 from ndcg_labeler.services import runs as run_service
-from ndcg_labeler.services.testsets import ImportFile, import_files
+from ndcg_labeler.services.imports import ImportFile, import_files
 from tests.factory import build_test_set, trec
 from tests.judges.fake_llm import FakeLLM
 
@@ -331,7 +331,7 @@ def test_pooling_can_queue_first_what_the_judge_says_matters_most(
         import_files(test_set, pool=ImportFile(io.BytesIO(trec({"q1": list(corpus)})), "p.trec"))
         judges.run_judge(test_set, judge, "all")
         db.session.execute(sa.delete(Pair))
-        testsets.recount_pool(test_set.id)
+        tallies.recount_pool(test_set.id)
         db.session.commit()
     result = runner.invoke(args=["pool", "pool", "--depth", "4", "--order-by-judge", "gpt"])
     assert result.exit_code == 0, result.output

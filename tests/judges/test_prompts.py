@@ -11,6 +11,7 @@ from flask import Flask
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import PromptVersion
 from ndcg_labeler.services import ServiceError, judges
+from ndcg_labeler.services.judges.prompts import check_template, prompt_version
 
 
 def _versions() -> dict[str, str]:
@@ -21,9 +22,9 @@ def _versions() -> dict[str, str]:
 def test_each_distinct_template_text_is_one_version(app: Flask) -> None:
     custom = "Grade {{ passage }} for {{ query }} from 0 to {{ scale_max }}.\n##final score: N"
     with app.app_context():
-        default_sha = judges.prompt_version("")
-        custom_sha = judges.prompt_version(custom)
-        assert judges.prompt_version(custom) == custom_sha  # the same text: the same version
+        default_sha = prompt_version("")
+        custom_sha = prompt_version(custom)
+        assert prompt_version(custom) == custom_sha  # the same text: the same version
         db.session.commit()
         stored = _versions()
     assert default_sha == hashlib.sha256(judges.DEFAULT_TEMPLATE.encode()).hexdigest()
@@ -41,10 +42,10 @@ def test_each_distinct_template_text_is_one_version(app: Flask) -> None:
 )
 def test_unsafe_or_broken_templates_are_refused(app: Flask, template: str, reason: str) -> None:
     with app.app_context(), pytest.raises(ServiceError, match=reason):
-        judges.check_template(template)
+        check_template(template)
 
 
 def test_the_default_and_a_plain_custom_template_are_accepted(app: Flask) -> None:
     with app.app_context():
-        judges.check_template(judges.DEFAULT_TEMPLATE)
-        judges.check_template("{{ query }} / {{ passage }} / {{ narrative }} ##final score: N")
+        check_template(judges.DEFAULT_TEMPLATE)
+        check_template("{{ query }} / {{ passage }} / {{ narrative }} ##final score: N")

@@ -12,7 +12,7 @@ from flask import Flask
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Chunk, Judgment, Pair, Query, TestSet, User
-from ndcg_labeler.services import labeling, testsets
+from ndcg_labeler.services import imports, labeling, tallies
 from tests.factory import build, make_user
 
 COUNTED = ("graded", "cant_tell")
@@ -60,7 +60,7 @@ def _recount(test_set_id: int) -> dict[str, object]:
 
 def _stored(test_set_id: int, user_ids: list[int]) -> dict[str, object]:
     """The same figures as the services store them."""
-    pool = testsets.pool_counts(test_set_id)
+    pool = tallies.pool_counts(test_set_id)
     rows = db.session.execute(
         sa.select(Pair.query_id, Pair.chunk_id, Pair.answers, Pair.grades)
         .where(Pair.test_set_id == test_set_id)
@@ -68,7 +68,7 @@ def _stored(test_set_id: int, user_ids: list[int]) -> dict[str, object]:
     ).all()
     mine = {}
     for uid in user_ids:
-        counts = testsets.annotator_counts(test_set_id, uid)
+        counts = tallies.annotator_counts(test_set_id, uid)
         figures = (*counts.mine, counts.skipped)
         if any(figures):
             mine[uid] = figures
@@ -82,7 +82,7 @@ def _stored(test_set_id: int, user_ids: list[int]) -> dict[str, object]:
 
 
 def _import(test_set: TestSet, name: str, text: str, kind: str) -> None:
-    testsets.import_files(test_set, **{kind: testsets.ImportFile(io.BytesIO(text.encode()), name)})
+    imports.import_files(test_set, **{kind: imports.ImportFile(io.BytesIO(text.encode()), name)})
 
 
 def test_counters_match_a_recount_after_random_actions(app: Flask) -> None:
@@ -163,11 +163,11 @@ def test_two_threads_grading_one_pair_count_twice(app: Flask) -> None:
     with app.app_context():
         answers = list(db.session.scalars(sa.select(Pair.answers).order_by(Pair.id)))
         assert answers == [2] * len(docids)
-        pool = testsets.pool_counts(built.test_set_id)
+        pool = tallies.pool_counts(built.test_set_id)
         assert pool.levels == (0, 0, 8, 0, 0, 0)
         assert (pool.graded_pairs, pool.graded_judgments) == (8, 16)
         for uid in people:
-            counts = testsets.annotator_counts(built.test_set_id, uid)
+            counts = tallies.annotator_counts(built.test_set_id, uid)
             assert counts.mine == (0, 8, 0, 0, 0)  # 8 pairs answered, each now with 2 answers
         test_set = db.session.get_one(TestSet, built.test_set_id)
         mine = labeling.progress(test_set, db.session.get_one(User, people[0]))

@@ -10,9 +10,9 @@ import sqlalchemy as sa
 from flask import Flask
 
 from ndcg_labeler.extensions import db
-from ndcg_labeler.models import Assignment, Pair, TestSet, User
-from ndcg_labeler.models._common import utcnow
+from ndcg_labeler.models import Assignment, Pair, TestSet, User, utcnow
 from ndcg_labeler.services import accounts, labeling
+from ndcg_labeler.services.labeling.queue import LEASE_MINUTES
 from tests.factory import build, make_user
 
 
@@ -118,7 +118,7 @@ def test_lease_blocks_others_until_it_expires(app: Flask, annotator_id: int):
         assert _next(built, annotator_id) == ("q1", "a")
         assert _next(built, other) is None
         lease = db.session.scalars(sa.select(Assignment)).one()
-        lease.assigned_at = utcnow() - timedelta(minutes=labeling.LEASE_MINUTES + 1)
+        lease.assigned_at = utcnow() - timedelta(minutes=LEASE_MINUTES + 1)
         db.session.commit()
         assert _next(built, other) == ("q1", "a")
 

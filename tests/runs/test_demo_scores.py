@@ -8,14 +8,14 @@ import pytest
 from flask import Flask
 
 from ndcg_labeler.extensions import db
-from ndcg_labeler.services import testsets
+from ndcg_labeler.services import demo
+from ndcg_labeler.services.demo import load_demo_runs
 from ndcg_labeler.services.live import ScoreOptions, score_run
-from ndcg_labeler.services.testsets import load_demo_runs
 
 
 def test_demo_maternity_ndcg_at_5(app: Flask) -> None:
     with app.app_context():
-        test_set, _ = testsets.load_demo()
+        test_set, _ = demo.load_demo()
         runs = {run.name: run for run in load_demo_runs(test_set)}
         a = score_run(runs["Retriever A (BM25)"], ScoreOptions(k=5))
         b = score_run(runs["Retriever B (Embeddings)"], ScoreOptions(k=5))

@@ -18,6 +18,7 @@ from ndcg_labeler.formats import FormatError
 from ndcg_labeler.models import Run, RunQuery, TestSet
 from ndcg_labeler.services import ServiceError, live
 from ndcg_labeler.services import runs as run_service
+from ndcg_labeler.services.runs.upload import name_from_file
 from tests.factory import build_test_set
 from tests.runs.helpers import counts, stored
 
@@ -243,7 +244,7 @@ def test_delete_and_list(test_set: TestSet) -> None:
     ],
 )
 def test_a_file_suggests_its_run_name(filename: str, name: str) -> None:
-    assert run_service.name_from_file(filename) == name
+    assert name_from_file(filename) == name
 
 
 def test_an_empty_name_is_the_file_name(test_set: TestSet) -> None:

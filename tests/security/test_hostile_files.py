@@ -13,7 +13,7 @@ from ndcg_labeler.extensions import db
 from ndcg_labeler.formats import FormatError
 from ndcg_labeler.services import ServiceError
 from ndcg_labeler.services import runs as run_service
-from ndcg_labeler.services.testsets import ImportFile, import_files
+from ndcg_labeler.services.imports import ImportFile, import_files
 from tests.factory import build_test_set
 from tests.security.hostile import FILENAMES, LIMIT_BYTES, cases, stream
 

@@ -29,6 +29,7 @@ from ndcg_labeler.extensions import db
 from ndcg_labeler.models import TestSet
 from ndcg_labeler.services import accounts
 from ndcg_labeler.services import team as team_service
+from ndcg_labeler.services.team.agreement import AgreementReport, agreement_report
 from tests.factory import build_team, judge
 
 COHEN = [
@@ -38,9 +39,9 @@ COHEN = [
 ]
 
 
-def _report(app: Flask, test_set_id: int, **kwargs) -> team_service.AgreementReport:
+def _report(app: Flask, test_set_id: int, **kwargs) -> AgreementReport:
     with app.app_context():
-        return team_service.agreement_report(db.session.get_one(TestSet, test_set_id), **kwargs)
+        return agreement_report(db.session.get_one(TestSet, test_set_id), **kwargs)
 
 
 def test_whole_test_set_figures_match_hand_computation(app: Flask):
@@ -111,7 +112,7 @@ def test_undefined_figures_without_overlap(app: Flask):
         empty = TestSet(name="empty", scale_max=3, grade_labels=[{"name": "x"}] * 4)
         db.session.add(empty)
         db.session.commit()
-        found = team_service.agreement_report(empty)
+        found = agreement_report(empty)
     s = found.summary
     assert (s.pairs_with_2plus, s.percent_agreement, s.fleiss_kappa) == (0, None, None)
     assert s.krippendorff_alpha_ordinal is None and s.cohen == []

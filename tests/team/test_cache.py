@@ -13,6 +13,7 @@ from ndcg_labeler.models import TeamCache, TestSet
 from ndcg_labeler.services import _stored as team_cache
 from ndcg_labeler.services import team
 from ndcg_labeler.services.team import pages
+from ndcg_labeler.services.team.policies import Cell, PolicyComparison, RunRow
 from tests.factory import build, judge, make_user
 
 
@@ -116,13 +117,13 @@ def test_people_page_says_updating_when_figures_are_stale(app: Flask, as_admin) 
 
 def test_stored_figures_round_trip_exactly() -> None:
     """Dict keys that are not strings, tuples, NaN and None come back as they went in."""
-    cells = {"median": team.Cell(0.5, 3, 1), "mean": team.Cell(float("nan"), 0, None)}
-    comparison = team.PolicyComparison(
-        10, "median", ("median", "mean"), [team.RunRow(7, "bm25", cells)], {"mean": []}
+    cells = {"median": Cell(0.5, 3, 1), "mean": Cell(float("nan"), 0, None)}
+    comparison = PolicyComparison(
+        10, "median", ("median", "mean"), [RunRow(7, "bm25", cells)], {"mean": []}
     )
     back = team_cache.decode(team_cache.encode(comparison))
     assert back.policies == ("median", "mean") and back.rows[0].run_id == 7
-    assert back.rows[0].cells["median"] == team.Cell(0.5, 3, 1)
+    assert back.rows[0].cells["median"] == Cell(0.5, 3, 1)
     assert math.isnan(back.rows[0].cells["mean"].mean)
     assert team_cache.decode(team_cache.encode({(1, 2): [None]})) == {(1, 2): [None]}
 

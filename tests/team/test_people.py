@@ -16,15 +16,15 @@ import sqlalchemy as sa
 from flask import Flask
 
 from ndcg_labeler.extensions import db
-from ndcg_labeler.models import Judgment, TestSet
-from ndcg_labeler.models._common import utcnow
+from ndcg_labeler.models import Judgment, TestSet, utcnow
 from ndcg_labeler.services import team as team_service
+from ndcg_labeler.services.team.people import bucket_size, people
 from tests.factory import build, build_team, judge, make_user
 
 
 def _people(app: Flask, test_set_id: int, **kwargs) -> dict[str, team_service.Person]:
     with app.app_context():
-        found = team_service.people(db.session.get_one(TestSet, test_set_id), **kwargs)
+        found = people(db.session.get_one(TestSet, test_set_id), **kwargs)
         return {p.username: p for p in found}
 
 
@@ -65,7 +65,7 @@ def test_annotator_view_keeps_only_their_row(app: Flask):
 
 @pytest.mark.parametrize(("shared", "size"), [(0, 10), (25, 10), (120, 10), (121, 11), (240, 20)])
 def test_bucket_size(shared: int, size: int):
-    assert team_service.bucket_size(shared) == size
+    assert bucket_size(shared) == size
 
 
 def test_trend_per_bucket_of_shared_pairs(app: Flask):

@@ -19,15 +19,16 @@ from flask import Flask
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Chunk, Query, TestSet, User
 from ndcg_labeler.services import team as team_service
+from ndcg_labeler.services.team.policies import PolicyComparison, compare_policies
 from tests.factory import build_runs
 
 L = math.log2(3)
 B_UNDER_MAX = (1 + 2 / L) / (2 + 1 / L)
 
 
-def _compare(app: Flask, test_set_id: int) -> team_service.PolicyComparison:
+def _compare(app: Flask, test_set_id: int) -> PolicyComparison:
     with app.app_context():
-        return team_service.compare_policies(db.session.get_one(TestSet, test_set_id), 10)
+        return compare_policies(db.session.get_one(TestSet, test_set_id), 10)
 
 
 def test_means_and_ranks_under_every_policy(app: Flask):
@@ -87,5 +88,5 @@ def test_no_runs(app: Flask):
         empty = TestSet(name="no runs", scale_max=3, grade_labels=[{"name": "x"}] * 4)
         db.session.add(empty)
         db.session.commit()
-        found = team_service.compare_policies(empty)
+        found = compare_policies(empty)
     assert found.rows == [] and found.same_order and team.id != empty.id

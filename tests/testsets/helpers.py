@@ -9,7 +9,7 @@ import sqlalchemy as sa
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Chunk, Judgment, JudgmentEvent, Pair, Query, TestSet
-from ndcg_labeler.services.testsets import ImportFile
+from ndcg_labeler.services.imports import ImportFile
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 BEIR = DATA / "beir_small"

@@ -12,7 +12,13 @@ from flask.testing import FlaskCliRunner
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Chunk, Judgment, Query, TestSet, User
 from ndcg_labeler.scoring import dcg
-from ndcg_labeler.services import testsets
+from ndcg_labeler.services.demo.testset import (
+    DEMO_NAME,
+    DEMO_POOL,
+    DEMO_QUERIES,
+    DEMO_RUNS,
+    REFERENCE_LABELS,
+)
 from tests.testsets.helpers import counts
 
 
@@ -37,7 +43,7 @@ def _maternity_grades() -> dict[str, int]:
 
 def test_bootstrap_loads_the_demo_once(app: Flask, runner: FlaskCliRunner) -> None:
     first = _bootstrap(app, runner)
-    assert f"Loaded the demo test set '{testsets.DEMO_NAME}'" in first.stdout
+    assert f"Loaded the demo test set '{DEMO_NAME}'" in first.stdout
     second = _bootstrap(app, runner)
     assert "demo" not in second.stdout
     with app.app_context():
@@ -98,7 +104,7 @@ def test_other_hr_queries_are_there(app: Flask, runner: FlaskCliRunner) -> None:
 
 
 def test_demo_runs_rank_the_demo_pool() -> None:
-    runs = testsets.DEMO_RUNS
+    runs = DEMO_RUNS
     assert list(runs) == ["Retriever A (BM25)", "Retriever B (Embeddings)"]
     assert dict(runs["Retriever A (BM25)"])["q1"] == [
         "chunk_17",
@@ -115,12 +121,12 @@ def test_demo_runs_rank_the_demo_pool() -> None:
         "chunk_33",
     ]
     for ranking in runs.values():
-        assert [qid for qid, _ in ranking] == list(testsets.DEMO_QUERIES)
+        assert [qid for qid, _ in ranking] == list(DEMO_QUERIES)
         for qid, docids in ranking:
             assert len(set(docids)) == len(docids)
-            assert set(docids) <= set(testsets.DEMO_POOL[qid])
+            assert set(docids) <= set(DEMO_POOL[qid])
     # The reference's DCG@5 of A: 3/1 + 0 + 1/log2(4) + 1/log2(5) + 0 = 3.9307 (it prints 3.93).
-    labels = testsets.REFERENCE_LABELS["q1"]
+    labels = REFERENCE_LABELS["q1"]
     a = [labels[d] for d in dict(runs["Retriever A (BM25)"])["q1"]]
     assert dcg(a) == pytest.approx(3 + 0.5 + 1 / math.log2(5))
     assert round(dcg(a), 2) == 3.93

@@ -14,7 +14,7 @@ from ndcg_labeler.formats.fields import natural_key
 from ndcg_labeler.models import TestSet
 from ndcg_labeler.services import ServiceError
 from ndcg_labeler.services import testsets as service
-from ndcg_labeler.services.testsets import ImportFile, import_files
+from ndcg_labeler.services.imports import ImportFile, import_files
 from tests.factory import build, judge, person
 
 

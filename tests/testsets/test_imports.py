@@ -13,7 +13,7 @@ from ndcg_labeler.extensions import db
 from ndcg_labeler.formats.errors import FormatError
 from ndcg_labeler.models import Chunk, Judgment, JudgmentEvent, Pair, Query, TestSet, User
 from ndcg_labeler.services import ServiceError
-from ndcg_labeler.services.testsets import ImportFile, import_files
+from ndcg_labeler.services.imports import ImportFile, import_files
 from tests.factory import make_test_set
 from tests.testsets.helpers import BEIR, counts, mem, path
 

@@ -10,9 +10,10 @@ from flask import Flask
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Chunk, Judgment, Query, TestSet, User
-from ndcg_labeler.services import ServiceError
+from ndcg_labeler.services import ServiceError, tallies
 from ndcg_labeler.services import testsets as testsets_service
-from ndcg_labeler.services.testsets import import_files
+from ndcg_labeler.services.imports import import_files
+from ndcg_labeler.services.testsets.catalog import default_grade_labels
 from tests.factory import make_test_set, make_user
 from tests.testsets.helpers import mem, path
 
@@ -33,7 +34,7 @@ def test_create_has_default_grades_for_each_scale(app: Flask) -> None:
         assert (three.aggregation, three.judgments_per_pair, three.is_demo) == ("median", 1, False)
         # Each test set owns a copy: editing one never changes the defaults.
         three.grade_labels[0]["name"] = "changed"
-        assert testsets_service.default_grade_labels(3)[0]["name"] == "Irrelevant"
+        assert default_grade_labels(3)[0]["name"] == "Irrelevant"
 
 
 @pytest.mark.parametrize(
@@ -55,7 +56,7 @@ def test_update_settings_saves_and_bumps_labels_version(app: Flask) -> None:
     ts = make_test_set(app)
     with app.app_context():
         test_set = db.session.get(TestSet, ts)
-        labels = testsets_service.default_grade_labels(3)
+        labels = default_grade_labels(3)
         labels[2] = {"name": "Useful", "definition": "Helps answer it."}
         new = replace(
             testsets_service.settings_of(test_set),
@@ -151,7 +152,7 @@ def test_summary_counts(app: Flask, annotator_id: int) -> None:
             ]
         )
         # Written through the models, past the judging service: count them as bulk writers do.
-        testsets_service.recount_pool(ts)
+        tallies.recount_pool(ts)
         db.session.commit()
         s = testsets_service.summary(test_set)
         # run.trec names 5 pairs over 4 chunks, p9 without text; c1/p1 is judged twice.

@@ -5,8 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ndcg_labeler.extensions import db
-from ndcg_labeler.models import AuditEvent, User
-from ndcg_labeler.models._common import utcnow
+from ndcg_labeler.models import AuditEvent, User, utcnow
 
 # Every action the trail knows, with what it means (the /audit filter lists them).
 ACTIONS = {

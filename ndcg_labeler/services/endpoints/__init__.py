@@ -1,25 +1,13 @@
 """Live retriever endpoints: ask a search service for every query and store what it returns."""
 
-from .catalog import (
-    METHODS,
-    add_endpoint,
-    list_endpoints,
-    mapping_of,
-    parse_header,
-    require_endpoint,
-    snapshot,
-)
-from .fetch import FetchFailed, FetchReport, fetch_run, try_query
+from .catalog import add_endpoint, list_endpoints, require_endpoint, snapshot
+from .fetch import FetchFailed, fetch_run, try_query
 
 __all__ = [
-    "METHODS",
     "FetchFailed",
-    "FetchReport",
     "add_endpoint",
     "fetch_run",
     "list_endpoints",
-    "mapping_of",
-    "parse_header",
     "require_endpoint",
     "snapshot",
     "try_query",

@@ -20,9 +20,8 @@ import sqlalchemy as sa
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.formats.hits import Hit
-from ndcg_labeler.models import Chunk, Query, RetrieverEndpoint, Run, TestSet, User
-from ndcg_labeler.models._common import utcnow
-from ndcg_labeler.services import ServiceError, runs, testsets
+from ndcg_labeler.models import Chunk, Query, RetrieverEndpoint, Run, TestSet, User, utcnow
+from ndcg_labeler.services import ServiceError, imports, runs
 from ndcg_labeler.services.endpoints.catalog import mapping_of, snapshot
 from ndcg_labeler.services.endpoints.client import ask, build_request
 from ndcg_labeler.services.judges import RateLimiter
@@ -181,8 +180,8 @@ def fetch_run(
         writer = csv.writer(out)
         writer.writerow(["docid", "text"])
         writer.writerows(sorted(new.items()))
-        corpus = testsets.ImportFile(io.BytesIO(out.getvalue().encode()), "fetched-corpus.csv")
-        testsets.import_files(test_set, corpus=corpus)
+        corpus = imports.ImportFile(io.BytesIO(out.getvalue().encode()), "fetched-corpus.csv")
+        imports.import_files(test_set, corpus=corpus)
     report.new_chunks = len(new)
     fetched = {**snapshot(endpoint), "k": k, "at": utcnow().isoformat()}
     fetched["left_out"] = [f["qid"] for f in report.failed]

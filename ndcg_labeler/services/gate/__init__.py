@@ -1,26 +1,12 @@
 """The release gate: a candidate run against a baseline, with paired tests and Holm's method."""
 
-from .check import (
-    DEFAULT_MEASURES,
-    MEASURE_HELP,
-    GateResult,
-    MeasureCheck,
-    QueryChange,
-    check_labels,
-    parse_measures,
-    run_gate,
-)
+from .check import DEFAULT_MEASURES, MEASURE_HELP, run_gate
 from .reports import junit_xml, markdown
 
 __all__ = [
     "DEFAULT_MEASURES",
     "MEASURE_HELP",
-    "GateResult",
-    "MeasureCheck",
-    "QueryChange",
-    "check_labels",
     "junit_xml",
     "markdown",
-    "parse_measures",
     "run_gate",
 ]

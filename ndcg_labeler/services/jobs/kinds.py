@@ -9,12 +9,10 @@ from typing import Any, BinaryIO
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Job, Run, TestSet, User
-from ndcg_labeler.services import ServiceError
-from ndcg_labeler.services import dashboard as dashboard_service
+from ndcg_labeler.services import ServiceError, imports, pooling
 from ndcg_labeler.services import endpoints as endpoints_service
 from ndcg_labeler.services import judges as judges_service
 from ndcg_labeler.services import runs as run_service
-from ndcg_labeler.services import testsets as testsets_service
 from ndcg_labeler.services._progress import Progress
 from ndcg_labeler.services.jobs import queue, records, spool
 
@@ -86,8 +84,8 @@ def _run_import(job: Job, progress: Progress) -> dict[str, Any]:
             if found is not None:
                 path, filename = found
                 stream = stack.enter_context(open(path, "rb"))
-                files[field] = testsets_service.ImportFile(stream, filename)
-        report = testsets_service.import_files(
+                files[field] = imports.ImportFile(stream, filename)
+        report = imports.import_files(
             test_set,
             **files,
             source=params.get("source"),
@@ -186,7 +184,7 @@ def enqueue_pool(
     test_set: TestSet, runs: list[Run], depth: int, judge: str | None, user: User | None
 ) -> Job:
     """A background pooling of the runs' top `depth` into the labeling queue."""
-    dashboard_service.check_depth(depth)  # refuse a bad depth now, not in the worker
+    pooling.check_depth(depth)  # refuse a bad depth now, not in the worker
     if not runs:
         raise ServiceError("choose at least one run to pool from")
     params = {
@@ -202,7 +200,7 @@ def _run_pool(job: Job, progress: Progress) -> dict[str, Any]:
     """Pool in one transaction: a cancel or a crash adds nothing."""
     test_set = _test_set(job)
     params = job.params or {}
-    added, plan = dashboard_service.add_pool(
+    added, plan = pooling.add_pool(
         test_set,
         _runs_of(job, test_set),
         int(params.get("depth") or 0),

@@ -16,8 +16,7 @@ from flask import current_app
 from flask_sqlalchemy.pagination import Pagination
 
 from ndcg_labeler.extensions import db
-from ndcg_labeler.models import Job, Run, User
-from ndcg_labeler.models._common import utcnow
+from ndcg_labeler.models import Job, Run, User, utcnow
 from ndcg_labeler.models.jobs import FINISHED_STATES
 from ndcg_labeler.services import ServiceError
 from ndcg_labeler.services._db import paginate, transaction

@@ -15,8 +15,7 @@ import sqlalchemy as sa
 from sqlalchemy.exc import OperationalError
 
 from ndcg_labeler.extensions import BUSY_TIMEOUT_MS, db
-from ndcg_labeler.models import Job
-from ndcg_labeler.models._common import utcnow
+from ndcg_labeler.models import Job, utcnow
 from ndcg_labeler.services._progress import Cancelled
 
 PHASES = {

@@ -9,8 +9,7 @@ import sqlalchemy as sa
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.formats import FormatError
-from ndcg_labeler.models import Job
-from ndcg_labeler.models._common import utcnow
+from ndcg_labeler.models import Job, utcnow
 from ndcg_labeler.services import ServiceError
 from ndcg_labeler.services._db import transaction
 from ndcg_labeler.services._progress import Cancelled

@@ -1,26 +1,20 @@
 """Machine judges: LLM relevance labels kept apart from human ones, and calibrated against them."""
 
-from .calibration import REFERENCES, judge_agreement, labels_of, machine_labels, suggestions
+from .calibration import REFERENCES, judge_agreement, labels_of, suggestions
 from .catalog import add_judge, get_judge, list_judges, require_judge
 from .client import RateLimiter
-from .prompts import DEFAULT_TEMPLATE, check_template, prompt_version, render
-from .runner import PAIR_SETS, RunReport, run_judge, select_pairs
+from .prompts import DEFAULT_TEMPLATE
+from .runner import run_judge, select_pairs
 
 __all__ = [
     "DEFAULT_TEMPLATE",
-    "PAIR_SETS",
     "REFERENCES",
     "RateLimiter",
-    "RunReport",
     "add_judge",
-    "check_template",
     "get_judge",
     "judge_agreement",
     "labels_of",
     "list_judges",
-    "machine_labels",
-    "prompt_version",
-    "render",
     "require_judge",
     "run_judge",
     "select_pairs",

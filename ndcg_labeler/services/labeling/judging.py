@@ -17,10 +17,10 @@ from ndcg_labeler.models import (
     Query,
     TestSet,
     User,
+    utcnow,
 )
-from ndcg_labeler.models._common import utcnow
 from ndcg_labeler.models.judgments import STATUSES
-from ndcg_labeler.services import ServiceError, accounts, testsets
+from ndcg_labeler.services import ServiceError, accounts, tallies, testsets
 from ndcg_labeler.services._db import bump_versions, insert_if_absent, transaction
 
 MAX_NOTE = 2000
@@ -162,7 +162,7 @@ def save_judgment(
                 )
         if changed:
             # Stored counters (queue, progress, summary) move in this same transaction.
-            testsets.count_judgment_change(
+            tallies.count_judgment_change(
                 test_set.id, query.id, chunk.id, annotator.id, old_status, status
             )
             db.session.add(

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ndcg_labeler.models import TestSet, User
-from ndcg_labeler.services import testsets
+from ndcg_labeler.services import tallies
 
 
 @dataclass(frozen=True)
@@ -46,12 +46,12 @@ def progress(test_set: TestSet, user: User) -> Progress:
     """Mine: pairs I graded or found can't-tell / pairs I answered or that still need answers.
 
     The test set's: pairs with at least `judgments_per_pair` people's answers / all pairs.
-    Two primary-key reads of stored counters (services/testsets/tally.py), whatever the pool's
+    Two primary-key reads of stored counters (services/tallies/counters.py), whatever the pool's
     size: pairs per number of answers, and mine per number of answers.
     """
     target = test_set.judgments_per_pair
-    pool = testsets.pool_counts(test_set.id)
-    mine = testsets.annotator_counts(test_set.id, user.id)
+    pool = tallies.pool_counts(test_set.id)
+    mine = tallies.annotator_counts(test_set.id, user.id)
     done = pool.done(target)
     # Closed to me: others already gave it every answer it needs.
     closed = done - mine.full(target)

@@ -15,15 +15,13 @@ database's single write lock (BEGIN IMMEDIATE semantics) before anything is coun
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from typing import Any
 
 import sqlalchemy as sa
 
 from ndcg_labeler.extensions import db
-from ndcg_labeler.models import Assignment, Judgment, Pair, TestSet, User
-from ndcg_labeler.models._common import utcnow
+from ndcg_labeler.models import Assignment, Judgment, Pair, TestSet, User, utcnow
 from ndcg_labeler.models.users import IMPORT_ROLE
-from ndcg_labeler.services import testsets
+from ndcg_labeler.services import tallies
 from ndcg_labeler.services._db import transaction
 
 LEASE_MINUTES = 30
@@ -36,22 +34,6 @@ MAX_TRIES = 50
 def import_source_ids() -> sa.Select[tuple[int]]:
     """Ids of import pseudo-users: imported qrels are prior evidence, not a human pass."""
     return sa.select(User.id).where(User.role == IMPORT_ROLE)
-
-
-def counted_for(pair: Any = Pair) -> sa.ScalarSelect[int]:
-    """Count of people's answers to `pair` that count toward its target (correlated when the
-    argument is the Pair class, for one pair when it is a Pair row)."""
-    return (
-        sa.select(sa.func.count())
-        .select_from(Judgment)
-        .where(
-            Judgment.query_id == pair.query_id,
-            Judgment.chunk_id == pair.chunk_id,
-            Judgment.status.in_(COUNTED),
-            Judgment.annotator_id.not_in(import_source_ids()),
-        )
-        .scalar_subquery()
-    )
 
 
 def _cutoff() -> datetime:
@@ -211,7 +193,7 @@ def _current_query_id(test_set: TestSet, user: User) -> int | None:
 
 def _has_skips(test_set: TestSet, user: User) -> bool:
     """Whether the user skipped any pool pair of this test set (a stored counter)."""
-    return testsets.annotator_counts(test_set.id, user.id).skipped > 0
+    return tallies.annotator_counts(test_set.id, user.id).skipped > 0
 
 
 def _pick(

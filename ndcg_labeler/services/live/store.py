@@ -23,8 +23,7 @@ import sqlalchemy as sa
 from sqlalchemy.exc import IntegrityError, OperationalError
 
 from ndcg_labeler.extensions import busy_timeout, db
-from ndcg_labeler.models import RunScore
-from ndcg_labeler.models._common import utcnow
+from ndcg_labeler.models import RunScore, utcnow
 from ndcg_labeler.services.live.options import Resolved
 
 log = logging.getLogger(__name__)

@@ -1,132 +1,32 @@
 """Team judging: agreement, people, disputes and adjudication, policies, judgment exports."""
 
-from ndcg_labeler.services._stored import (
-    INLINE_MAX,
-    LEASE,
-    Cached,
-    Computing,
-    T,
-    cached,
-    decode,
-    encode,
-    register,
-)
+from ndcg_labeler.services._stored import Cached, Computing
 
-from .adjudication import (
-    ADJUDICATED,
-    AdjudicationResult,
-    adjudicate,
-    remove,
-)
-from .agreement import (
-    QUERY_SORTS,
-    AgreementReport,
-    AnnotatorPair,
-    QueryAgreement,
-    agreement_of,
-    agreement_report,
-    as_ratings,
-    ratings,
-    sort_queries,
-)
-from .disputes import (
-    PER_PAGE,
-    DisputedPair,
-    GradeLine,
-    HistoryLine,
-    PairDetail,
-    find_pair,
-    pair_detail,
-    review_queue,
-    set_threshold,
-)
-from .exports import (
-    EXPORT_FIELDS,
-    EXPORT_FORMATS,
-    export_filename,
-    judgment_chunks,
-    judgment_csv_chunks,
-    judgment_jsonl_chunks,
-    judgment_rows,
-)
-from .pages import (
-    cached_agreement_report,
-    cached_people,
-    cached_policies,
-    cached_review_queue,
-)
-from .people import (
-    MAX_POINTS,
-    MIN_BUCKET,
-    Person,
-    TrendPoint,
-    bucket_size,
-    people,
-    people_csv,
-    people_records,
-)
-from .policies import (
-    TIE,
-    Cell,
-    PolicyComparison,
-    Reorder,
-    RunRow,
-    compare_policies,
-)
+from .adjudication import adjudicate, remove
+from .agreement import QUERY_SORTS, agreement_of, sort_queries
+from .disputes import find_pair, pair_detail, review_queue, set_threshold
+from .exports import EXPORT_FORMATS, export_filename, judgment_chunks
+from .pages import cached_agreement_report, cached_people, cached_policies, cached_review_queue
+from .people import Person, people_csv, people_records
 
 __all__ = [
-    "ADJUDICATED",
-    "EXPORT_FIELDS",
     "EXPORT_FORMATS",
-    "INLINE_MAX",
-    "LEASE",
-    "MAX_POINTS",
-    "MIN_BUCKET",
-    "PER_PAGE",
     "QUERY_SORTS",
-    "TIE",
-    "AdjudicationResult",
-    "AgreementReport",
-    "AnnotatorPair",
     "Cached",
-    "Cell",
     "Computing",
-    "DisputedPair",
-    "GradeLine",
-    "HistoryLine",
-    "PairDetail",
     "Person",
-    "PolicyComparison",
-    "QueryAgreement",
-    "Reorder",
-    "RunRow",
-    "T",
-    "TrendPoint",
     "adjudicate",
     "agreement_of",
-    "agreement_report",
-    "as_ratings",
-    "bucket_size",
-    "cached",
     "cached_agreement_report",
     "cached_people",
     "cached_policies",
     "cached_review_queue",
-    "compare_policies",
-    "decode",
-    "encode",
     "export_filename",
     "find_pair",
     "judgment_chunks",
-    "judgment_csv_chunks",
-    "judgment_jsonl_chunks",
-    "judgment_rows",
     "pair_detail",
-    "people",
     "people_csv",
     "people_records",
-    "ratings",
-    "register",
     "remove",
     "review_queue",
     "set_threshold",

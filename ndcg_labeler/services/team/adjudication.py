@@ -14,8 +14,7 @@ from dataclasses import dataclass
 import sqlalchemy as sa
 
 from ndcg_labeler.extensions import db
-from ndcg_labeler.models import Adjudication, Chunk, JudgmentEvent, Query, TestSet, User
-from ndcg_labeler.models._common import utcnow
+from ndcg_labeler.models import Adjudication, Chunk, JudgmentEvent, Query, TestSet, User, utcnow
 from ndcg_labeler.services import ServiceError, audit
 from ndcg_labeler.services._db import bump_versions, insert_if_absent, transaction
 from ndcg_labeler.services.labeling import MAX_NOTE

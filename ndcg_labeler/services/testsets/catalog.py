@@ -12,7 +12,7 @@ from ndcg_labeler.models import Chunk, Query, TestSet, TestSetMember, User
 from ndcg_labeler.scoring.aggregate import DEFAULT_POLICY, POLICIES
 from ndcg_labeler.services import ServiceError, audit
 from ndcg_labeler.services._db import bump_versions
-from ndcg_labeler.services.testsets.tally import pool_counts
+from ndcg_labeler.services.tallies import pool_counts
 
 SCALES = (3, 4)
 MAX_NAME = 200

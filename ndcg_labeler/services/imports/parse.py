@@ -37,8 +37,8 @@ from ndcg_labeler.scoring.ranking import rank_grouped
 from ndcg_labeler.services import ServiceError
 from ndcg_labeler.services._db import transaction
 from ndcg_labeler.services._progress import EVERY_ROWS, Progress, no_progress, position, size_of
-from ndcg_labeler.services.testsets.imports.write import Counts, Writer
-from ndcg_labeler.services.testsets.tally import lock_pool_counts, recount_pool
+from ndcg_labeler.services.imports.write import Counts, Writer
+from ndcg_labeler.services.tallies import lock_pool_counts, recount_pool
 
 _T = TypeVar("_T")
 

@@ -12,8 +12,8 @@ import sqlalchemy as sa
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import TestSet
-from ndcg_labeler.services.testsets import catalog as testsets
-from ndcg_labeler.services.testsets.imports.parse import ImportFile, ImportReport, import_files
+from ndcg_labeler.services import testsets
+from ndcg_labeler.services.imports import ImportFile, ImportReport, import_files
 
 DEMO_NAME = "Demo: HR policies (example data)"
 REFERENCE_SOURCE = "reference example"

@@ -18,9 +18,9 @@ import numpy as np
 from ndcg_labeler.models import Run
 from ndcg_labeler.scoring.significance import MeanInterval
 from ndcg_labeler.services import ServiceError
-from ndcg_labeler.services.dashboard import comparison_stats as stats_service
-from ndcg_labeler.services.dashboard.bands import MIN_INTERVAL_QUERIES, mean_band
-from ndcg_labeler.services.dashboard.comparison_stats import Mode, PairTests, counts
+from ndcg_labeler.services.comparison import stats as stats_service
+from ndcg_labeler.services.comparison.stats import Mode, PairTests, counts
+from ndcg_labeler.services.dashboard import MIN_INTERVAL_QUERIES, mean_band
 from ndcg_labeler.services.live import Resolved, RunScores, ScoreOptions, score_run
 
 # Up to this many per-query values (compared queries × runs) the statistics fragment computes

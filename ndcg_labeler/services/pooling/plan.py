@@ -17,9 +17,8 @@ import numpy as np
 import sqlalchemy as sa
 
 from ndcg_labeler.extensions import db
-from ndcg_labeler.models import Pair, Run, TestSet
-from ndcg_labeler.models._common import utcnow
-from ndcg_labeler.services import ServiceError, live, testsets
+from ndcg_labeler.models import Pair, Run, TestSet, utcnow
+from ndcg_labeler.services import ServiceError, live, tallies
 from ndcg_labeler.services._db import insert_if_absent, raw_rows, transaction
 from ndcg_labeler.services._progress import Progress, no_progress
 
@@ -114,7 +113,7 @@ def _chunk_ids(test_set_id: int, docids: Any, codes: np.ndarray) -> np.ndarray:
 
 def _queued(test_set_id: int, width: int) -> np.ndarray:
     """pair_keys of every pair already in the test set's queue whose chunk id is < width."""
-    from ndcg_labeler.services.dashboard.pool_arrays import pair_keys
+    from ndcg_labeler.services.pooling.arrays import pair_keys
 
     rows = raw_rows(
         "SELECT query_id, chunk_id FROM pair WHERE test_set_id = ? AND chunk_id < ?",
@@ -136,7 +135,7 @@ def plan_pool(
     # pyarrow (~50 ms to import) only when pooling: start-up stays light.
     import pyarrow as pa
 
-    from ndcg_labeler.services.dashboard.pool_arrays import Entries, member, pair_keys
+    from ndcg_labeler.services.pooling.arrays import Entries, member, pair_keys
 
     depth = check_depth(depth)
     if not runs:
@@ -232,7 +231,7 @@ def add_pool(
     new_ids: list[int] = []
     total = len(plan.new_pairs)
     with transaction():
-        testsets.lock_pool_counts(test_set.id)  # counter lock first, as every counter writer
+        tallies.lock_pool_counts(test_set.id)  # counter lock first, as every counter writer
         for start in range(0, total, _BATCH):
             progress("pool", start, total, start)
             rows = [
@@ -252,5 +251,5 @@ def add_pool(
         # New pairs may already have judgments (graded before they were pooled): count them.
         if new_ids:
             progress("pool", total, total, total)
-            testsets.recount_pool(test_set.id, new_ids)
+            tallies.recount_pool(test_set.id, new_ids)
     return added, plan

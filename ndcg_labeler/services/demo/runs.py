@@ -7,7 +7,7 @@ import json
 
 from ndcg_labeler.models import Run, TestSet, User
 from ndcg_labeler.services import runs as run_service
-from ndcg_labeler.services.testsets.demo import DEMO_RUNS
+from ndcg_labeler.services.demo.testset import DEMO_RUNS
 
 
 def demo_run_file(rankings: list[tuple[str, list[str]]]) -> io.BytesIO:

@@ -1,0 +1,6 @@
+"""Comparing runs: means with intervals, paired tests, per-query deltas, and their exports."""
+
+from .compare import UNDEFINED_POLICY, Comparison, compare_runs
+from .exports import compare_csv, compare_json
+
+__all__ = ["UNDEFINED_POLICY", "Comparison", "compare_csv", "compare_json", "compare_runs"]
