@@ -24,7 +24,7 @@ from .ranking import rank_grouped
 if TYPE_CHECKING:
     import pyarrow as pa
 
-METHODS = ("rrf", "combsum", "combmnz")
+FUSION_METHODS = ("rrf", "combsum", "combmnz")
 RRF_K = 60
 
 Ranked = Sequence[tuple[str, float]]
@@ -86,8 +86,10 @@ def combmnz(lists: Sequence[Ranked]) -> list[tuple[str, float]]:
 
 
 def _check(method: str, k: int) -> None:
-    if method not in METHODS:
-        raise ValueError(f"the fusion method must be one of {', '.join(METHODS)}, not '{method}'")
+    if method not in FUSION_METHODS:
+        raise ValueError(
+            f"the fusion method must be one of {', '.join(FUSION_METHODS)}, not '{method}'"
+        )
     if method == "rrf" and k < 0:
         raise ValueError(f"the RRF constant k must be at least 0, not {k}")
 
@@ -179,7 +181,7 @@ def _pairs(
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from ndcg_labeler.formats.run_dedup import string_hashes
+    from ndcg_labeler.formats import string_hashes
 
     if query.size and query.min() >= 0 and query.max() < 1 << (63 - _HASH_BITS):
         # Hashed run by run: a run of equally long docids takes string_hashes' fast path.

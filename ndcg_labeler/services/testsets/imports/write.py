@@ -16,8 +16,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from ndcg_labeler.extensions import db
-from ndcg_labeler.formats.fields import natural_key
-from ndcg_labeler.formats.records import ChunkRecord, QrelRecord, QueryRecord
+from ndcg_labeler.formats import ChunkRecord, QrelRecord, QueryRecord, natural_key
 from ndcg_labeler.models import Chunk, Judgment, JudgmentEvent, Pair, Query, TestSet
 from ndcg_labeler.models._common import utcnow
 from ndcg_labeler.services._db import bump_versions, insert_many
