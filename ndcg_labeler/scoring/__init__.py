@@ -1,6 +1,17 @@
-"""Pure scoring: trec_eval-exact NDCG and friends, gains, ranking, aggregation, averaging."""
+"""Pure scoring: trec_eval-exact measures, the rules they share, and the statistics around them.
 
-from .aggregate import DEFAULT_POLICY, POLICIES, aggregate, resolve
+One module per measure family, each with its formula and reference: `ndcg` ((n)DCG),
+`precision_recall` (P, recall and the counts), `average_precision`, `reciprocal_rank` and
+`judged` (Judged@k). The rules they share: `ranking` (trec_eval's order), `gains` (grade to
+gain), `options` (how a run is scored). `many_queries` and `one_query` compute every measure
+of many queries at once or of one query, with the same numbers; `inputs` joins judgments and a
+run, `results` holds what comes out and `averages` averages it over queries. Around them:
+`aggregation` (several annotators' grades into one), `agreement` (between annotators),
+`calibration` (machine against human grades), `significance` (tests, intervals, Holm's
+correction) and `fusion` (of several runs). Callers import from here, never a module.
+"""
+
+from .aggregation import DEFAULT_POLICY, POLICIES, aggregate, resolve
 from .agreement import (
     AgreementSummary,
     CohenPair,
@@ -12,18 +23,25 @@ from .agreement import (
     krippendorff_alpha_ordinal,
     percent_agreement,
 )
+from .averages import mean_defined, trec_all
 from .calibration import calibrate, kendall_tau
-from .evaluate import evaluate, evaluate_flat, evaluate_one
-from .evaluation import COUNT_MEASURES, DEFAULT_CUTOFFS, Evaluation
 from .fusion import FUSION_METHODS, RRF_K, fuse_arrays
-from .gains import gain_values, log2_ranks
-from .inputs import RunInputs, run_inputs
-from .multiple import holm
+from .gains import gain_values
+from .inputs import Qrel, RunInputs, ScoredDoc, run_inputs
+from .many_queries import evaluate, evaluate_flat
+from .ndcg import dcg, log2_ranks, ndcg_at_k
+from .one_query import evaluate_one
+from .options import GAINS, IDEALS, Options
 from .ranking import docid_keys, permutation, rank_grouped, rank_order, tie_moves
-from .significance import TIE_TOLERANCE, MeanInterval, bootstrap_ci, compare_runs, paired_t_test
-from .simple import dcg, ndcg_at_k
-from .trec_average import mean_defined, trec_all
-from .types import GAINS, IDEALS, Options, Qrel, ScoredDoc
+from .results import COUNT_MEASURES, DEFAULT_CUTOFFS, Evaluation
+from .significance import (
+    TIE_TOLERANCE,
+    MeanInterval,
+    bootstrap_ci,
+    compare_runs,
+    holm,
+    paired_t_test,
+)
 
 __all__ = [
     "COUNT_MEASURES",

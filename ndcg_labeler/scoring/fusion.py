@@ -10,6 +10,10 @@ fused score descending, ties by docid in descending byte order.
 `fuse` works on one query's lists in plain Python and is the reference; `fuse_arrays` fuses
 every query of whole runs at once with numpy and pyarrow and gives the same docids, order and
 bit-identical scores (each docid's sum is accumulated from 0.0 run by run, in run order).
+
+References: G. V. Cormack, C. L. A. Clarke and S. Büttcher, "Reciprocal rank fusion outperforms
+Condorcet and individual rank learning methods", SIGIR 2009 (RRF, k = 60); E. A. Fox and
+J. A. Shaw, "Combination of multiple searches", TREC-2, 1994 (CombSUM, CombMNZ).
 """
 
 from __future__ import annotations
