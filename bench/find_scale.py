@@ -28,7 +28,7 @@ WORDS = _TEXT.split()
 
 def _build(chunks: int) -> int:
     from ndcg_labeler.extensions import db
-    from ndcg_labeler.formats.fields import natural_key
+    from ndcg_labeler.formats import natural_key
     from ndcg_labeler.models import Chunk, Query
     from ndcg_labeler.services import testsets
     from ndcg_labeler.services._db import insert_many

@@ -37,7 +37,7 @@ def _make_run_b(run_a: Path, target: Path) -> None:
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from ndcg_labeler.formats.runs import read_run
+    from ndcg_labeler.formats import read_run
 
     parsed = read_run(str(run_a))
     rng = np.random.default_rng(SEED + 1)

@@ -49,7 +49,7 @@ def _app(url: str, instance: Path):  # type: ignore[no-untyped-def]
 def _pool(name: str, pairs: int, users: list[int], answered: float) -> int:
     """A test set of `pairs` pairs (100 per query) with a share answered once; returns its id."""
     from ndcg_labeler.extensions import db
-    from ndcg_labeler.formats.fields import natural_key
+    from ndcg_labeler.formats import natural_key
     from ndcg_labeler.models import Chunk, Judgment, Pair, Query, TestSet, TestSetMember, utcnow
     from ndcg_labeler.services import tallies, testsets
     from ndcg_labeler.services._db import insert_many

@@ -30,7 +30,7 @@ from bench.labeling_scale import _app
 def _build(queries: int, depth: int, runs: int) -> tuple[int, list[int]]:
     """The test set and its runs (uploaded through the upload service)."""
     from ndcg_labeler.extensions import db
-    from ndcg_labeler.formats.fields import natural_key
+    from ndcg_labeler.formats import natural_key
     from ndcg_labeler.models import Chunk, Query
     from ndcg_labeler.services import imports, testsets
     from ndcg_labeler.services import runs as run_service

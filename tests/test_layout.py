@@ -7,6 +7,7 @@ private helpers called across modules, pure packages that imported Flask.
 from __future__ import annotations
 
 import ast
+import importlib
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -23,6 +24,7 @@ CALLERS = ("views", "cli", "forms")
 # What the pure packages may never import (no web framework, no database, nothing above them).
 IMPURE = ("flask", "flask_sqlalchemy", "flask_login", "flask_wtf", "sqlalchemy", "werkzeug")
 ABOVE_PURE = ("ndcg_labeler.services", "ndcg_labeler.views", "ndcg_labeler.cli")
+PURE = ("ndcg_labeler.scoring", "ndcg_labeler.formats")
 
 
 def _modules() -> Iterator[Path]:
@@ -204,6 +206,26 @@ def test_pure_packages_import_no_framework(package: str) -> None:
             if module.split(".")[0] in IMPURE or module.startswith(ABOVE_PURE):
                 found.append(f"{path.relative_to(ROOT)}:{line} imports {module}")
     assert found == []
+
+
+def test_pure_packages_are_imported_as_packages() -> None:
+    """`from ndcg_labeler.scoring import X` with X in its `__all__`, never a module inside scoring
+    or formats: the front door lets their modules be re-cut without touching the callers."""
+    doors = {package: set(importlib.import_module(package).__all__) for package in PURE}
+    found = []
+    outside = [ROOT / "migrations", ROOT / "bench"]
+    for path in [*_modules(), *(p for folder in outside for p in sorted(folder.rglob("*.py")))]:
+        here = _module_name(path)
+        for module, names, line in _imports(path):
+            for package, door in doors.items():
+                if here == package or here.startswith(f"{package}."):
+                    continue
+                if module.startswith(f"{package}."):
+                    found.append(f"{path.relative_to(ROOT)}:{line} imports {module}")
+                elif module == package and not door.issuperset(names):
+                    behind = sorted(set(names) - door)
+                    found.append(f"{path.relative_to(ROOT)}:{line} imports {behind} from {module}")
+    assert found == [], "import the package (from ndcg_labeler.scoring import X) instead"
 
 
 def test_arrows_point_one_way() -> None:

@@ -12,7 +12,7 @@ order whatever the server's locale.
 import sqlalchemy as sa
 from alembic import op
 
-from ndcg_labeler.formats.fields import natural_key
+from ndcg_labeler.formats import natural_key
 
 revision = "0008_natural_order"
 down_revision = "0007_endpoints"

@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from ndcg_labeler.formats.errors import FormatError
+from ndcg_labeler.formats import FormatError
 from ndcg_labeler.services import ServiceError
 
 

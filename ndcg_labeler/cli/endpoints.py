@@ -15,7 +15,7 @@ from flask.cli import AppGroup
 
 from ndcg_labeler.cli._common import cli_errors
 from ndcg_labeler.cli._progress import terminal_progress
-from ndcg_labeler.formats.hits import PRESETS
+from ndcg_labeler.formats import PRESETS
 from ndcg_labeler.services import endpoints, testsets
 
 

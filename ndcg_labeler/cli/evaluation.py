@@ -11,7 +11,7 @@ from flask.cli import with_appcontext
 from ndcg_labeler.cli._common import cli_errors
 from ndcg_labeler.cli._progress import terminal_progress
 from ndcg_labeler.cli.runs import run_group
-from ndcg_labeler.formats.errors import FormatError
+from ndcg_labeler.formats import FormatError
 from ndcg_labeler.services import ServiceError, gate, runs, testsets
 
 BAD_INPUT = 2

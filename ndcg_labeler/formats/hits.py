@@ -53,7 +53,7 @@ def preset(name: str, text_field: str = "") -> Mapping:
 PRESETS = ("elasticsearch", "opensearch", "solr", "vespa", "list")
 
 
-def check(mapping: Mapping) -> None:
+def check_mapping(mapping: Mapping) -> None:
     """Refuse expressions that do not compile (said before anything is fetched)."""
     import jmespath
     from jmespath.exceptions import JMESPathError

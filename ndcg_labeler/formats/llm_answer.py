@@ -24,7 +24,7 @@ _PATTERNS = (
 _BARE = re.compile(r"^\s*\**\s*(?P<g>\d)\s*\**\s*\.?\s*$")
 
 
-def parse_grade(answer: str, scale_max: int) -> int | None:
+def parse_answer_grade(answer: str, scale_max: int) -> int | None:
     """The grade the answer gives on 0..scale_max, or None when it gives none we can trust.
 
     Accepts `##final score: 2` (UMBRELA's line), `Final score: 2`, `Score: 2` alone on a

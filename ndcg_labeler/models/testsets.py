@@ -10,7 +10,7 @@ import sqlalchemy as sa
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from ndcg_labeler.extensions import db
-from ndcg_labeler.formats.fields import natural_key
+from ndcg_labeler.formats import natural_key
 from ndcg_labeler.models._common import utcnow
 
 if TYPE_CHECKING:

@@ -1,30 +1,90 @@
-"""Pure scoring: trec_eval-exact NDCG and friends, gains, ranking, aggregation, averaging."""
+"""Pure scoring: trec_eval-exact measures, the rules they share, and the statistics around them.
 
-from .aggregate import POLICIES, aggregate, resolve
-from .evaluate import evaluate, evaluate_flat, evaluate_one
-from .evaluation import DEFAULT_CUTOFFS, Evaluation
-from .inputs import RunInputs, run_inputs
+One module per measure family, each with its formula and reference: `ndcg` ((n)DCG),
+`precision_recall` (P, recall and the counts), `average_precision`, `reciprocal_rank` and
+`judged` (Judged@k). The rules they share: `ranking` (trec_eval's order), `gains` (grade to
+gain), `options` (how a run is scored). `many_queries` and `one_query` compute every measure
+of many queries at once or of one query, with the same numbers; `inputs` joins judgments and a
+run, `results` holds what comes out and `averages` averages it over queries. Around them:
+`aggregation` (several annotators' grades into one), `agreement` (between annotators),
+`calibration` (machine against human grades), `significance` (tests, intervals, Holm's
+correction) and `fusion` (of several runs). Callers import from here, never a module.
+"""
+
+from .aggregation import DEFAULT_POLICY, POLICIES, aggregate, resolve
+from .agreement import (
+    AgreementSummary,
+    CohenPair,
+    ConsensusAgreement,
+    Rating,
+    agreement_summary,
+    consensus_agreement,
+    fleiss_kappa,
+    krippendorff_alpha_ordinal,
+    percent_agreement,
+)
+from .averages import mean_defined, trec_all
+from .calibration import calibrate, kendall_tau
+from .fusion import FUSION_METHODS, RRF_K, fuse_arrays
+from .gains import gain_values
+from .inputs import Qrel, RunInputs, ScoredDoc, run_inputs
+from .many_queries import evaluate, evaluate_flat
+from .ndcg import dcg, log2_ranks, ndcg_at_k
+from .one_query import evaluate_one
+from .options import GAINS, IDEALS, Options
 from .ranking import docid_keys, permutation, rank_grouped, rank_order, tie_moves
-from .simple import dcg, ndcg_at_k
-from .trec_average import mean_defined, trec_all
-from .types import Options, Qrel, ScoredDoc
+from .results import COUNT_MEASURES, DEFAULT_CUTOFFS, Evaluation
+from .significance import (
+    TIE_TOLERANCE,
+    MeanInterval,
+    bootstrap_ci,
+    compare_runs,
+    holm,
+    paired_t_test,
+)
 
 __all__ = [
+    "COUNT_MEASURES",
     "DEFAULT_CUTOFFS",
+    "DEFAULT_POLICY",
+    "FUSION_METHODS",
+    "GAINS",
+    "IDEALS",
     "POLICIES",
+    "RRF_K",
+    "TIE_TOLERANCE",
+    "AgreementSummary",
+    "CohenPair",
+    "ConsensusAgreement",
     "Evaluation",
+    "MeanInterval",
     "Options",
     "Qrel",
+    "Rating",
     "RunInputs",
     "ScoredDoc",
     "aggregate",
+    "agreement_summary",
+    "bootstrap_ci",
+    "calibrate",
+    "compare_runs",
+    "consensus_agreement",
     "dcg",
     "docid_keys",
     "evaluate",
     "evaluate_flat",
     "evaluate_one",
+    "fleiss_kappa",
+    "fuse_arrays",
+    "gain_values",
+    "holm",
+    "kendall_tau",
+    "krippendorff_alpha_ordinal",
+    "log2_ranks",
     "mean_defined",
     "ndcg_at_k",
+    "paired_t_test",
+    "percent_agreement",
     "permutation",
     "rank_grouped",
     "rank_order",

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from .aggregate import DEFAULT_POLICY, POLICIES, aggregate
+from .aggregation import DEFAULT_POLICY, POLICIES, aggregate
 
 # One graded judgment: (item, rater, grade). An item is a query–chunk pair; any hashable key works.
 # Skips and "can't tell" answers are left out by the caller.

@@ -10,6 +10,10 @@ fused score descending, ties by docid in descending byte order.
 `fuse` works on one query's lists in plain Python and is the reference; `fuse_arrays` fuses
 every query of whole runs at once with numpy and pyarrow and gives the same docids, order and
 bit-identical scores (each docid's sum is accumulated from 0.0 run by run, in run order).
+
+References: G. V. Cormack, C. L. A. Clarke and S. Büttcher, "Reciprocal rank fusion outperforms
+Condorcet and individual rank learning methods", SIGIR 2009 (RRF, k = 60); E. A. Fox and
+J. A. Shaw, "Combination of multiple searches", TREC-2, 1994 (CombSUM, CombMNZ).
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from .ranking import rank_grouped
 if TYPE_CHECKING:
     import pyarrow as pa
 
-METHODS = ("rrf", "combsum", "combmnz")
+FUSION_METHODS = ("rrf", "combsum", "combmnz")
 RRF_K = 60
 
 Ranked = Sequence[tuple[str, float]]
@@ -86,8 +90,10 @@ def combmnz(lists: Sequence[Ranked]) -> list[tuple[str, float]]:
 
 
 def _check(method: str, k: int) -> None:
-    if method not in METHODS:
-        raise ValueError(f"the fusion method must be one of {', '.join(METHODS)}, not '{method}'")
+    if method not in FUSION_METHODS:
+        raise ValueError(
+            f"the fusion method must be one of {', '.join(FUSION_METHODS)}, not '{method}'"
+        )
     if method == "rrf" and k < 0:
         raise ValueError(f"the RRF constant k must be at least 0, not {k}")
 
@@ -179,7 +185,7 @@ def _pairs(
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from ndcg_labeler.formats.run_dedup import string_hashes
+    from ndcg_labeler.formats import string_hashes
 
     if query.size and query.min() >= 0 and query.max() < 1 << (63 - _HASH_BITS):
         # Hashed run by run: a run of equally long docids takes string_hashes' fast path.

@@ -1,15 +1,31 @@
-"""Join judgments and a run into `evaluate`'s inputs: ranked grades per query, judged grades."""
+"""Judgments and run entries, and their join into `evaluate`'s inputs (ranked and judged grades)."""
 
 from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
 from .ranking import rank_order
-from .types import Qrel, ScoredDoc
+
+
+class Qrel(NamedTuple):
+    """One judgment: the (aggregated) grade of document `docid` for query `qid`."""
+
+    qid: str
+    docid: str
+    grade: int
+
+
+class ScoredDoc(NamedTuple):
+    """One run entry: the retriever's `score` for document `docid` under query `qid`."""
+
+    qid: str
+    docid: str
+    score: float
 
 
 @dataclass(frozen=True, eq=False)

@@ -1,4 +1,14 @@
-"""Is run B really better than run A? Bootstrap intervals and paired tests on per-query scores."""
+"""Is run B really better than run A? Bootstrap intervals, paired tests and Holm's correction.
+
+Per-query scores in, figures out:
+- bootstrap_ci: percentile bootstrap of the mean (B. Efron and R. J. Tibshirani, "An
+  Introduction to the Bootstrap", Chapman & Hall, 1993);
+- paired_t_test and randomization_test, the two tests M. D. Smucker, J. Allan and
+  B. Carterette recommend for IR ("A comparison of statistical significance tests for
+  information retrieval evaluation", CIKM 2007);
+- holm: the step-down adjustment of a family of p-values (S. Holm, "A simple sequentially
+  rejective multiple test procedure", Scandinavian Journal of Statistics 6(2), 65-70, 1979).
+"""
 
 from __future__ import annotations
 
@@ -170,3 +180,22 @@ def compare_runs(
         randomization_p=randomization_test(a, b, n_resamples=n_resamples, seed=seed),
         deltas=tuple(float(d) for d in deltas),
     )
+
+
+def holm(p_values: Sequence[float | None]) -> list[float | None]:
+    """Holm-adjusted p-values, in the order given (family-wise error control).
+
+    With the m p-values sorted ascending, p_(i) becomes max over j ≤ i of min(1, (m − j + 1)·p_(j)).
+    An undefined p-value (None) stays None but still counts in m, so leaving it out never makes
+    the others look more significant.
+    """
+    m = len(p_values)
+    order = sorted((i for i, p in enumerate(p_values) if p is not None), key=lambda i: p_values[i])
+    adjusted: list[float | None] = [None] * m
+    running = 0.0
+    for rank, i in enumerate(order):
+        p = p_values[i]
+        assert p is not None
+        running = max(running, min(1.0, (m - rank) * p))
+        adjusted[i] = running
+    return adjusted

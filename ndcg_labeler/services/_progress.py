@@ -13,7 +13,7 @@ import io
 from collections.abc import Callable
 from typing import Any, BinaryIO
 
-from ndcg_labeler.formats.textio import size_of as size_of  # re-exported for the services
+from ndcg_labeler.formats import size_of as size_of  # re-exported for the services
 
 Progress = Callable[[str, int, int, int], None]
 """progress(phase, done, total, rows); may raise Cancelled."""

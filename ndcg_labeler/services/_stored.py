@@ -30,7 +30,7 @@ from flask import current_app
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import TeamCache, TestSet, utcnow
-from ndcg_labeler.scoring.agreement import AgreementSummary, CohenPair, ConsensusAgreement
+from ndcg_labeler.scoring import AgreementSummary, CohenPair, ConsensusAgreement
 from ndcg_labeler.services import tallies
 from ndcg_labeler.services._db import insert_if_absent, transaction
 

@@ -21,7 +21,7 @@ from wtforms.fields.choices import SelectChoice
 
 from ndcg_labeler.forms.team import AdjudicationForm, RemoveAdjudicationForm, ThresholdForm
 from ndcg_labeler.models import Chunk, Query, TestSet
-from ndcg_labeler.scoring.aggregate import POLICIES
+from ndcg_labeler.scoring import POLICIES
 from ndcg_labeler.services import ServiceError, live, paginate, team
 from ndcg_labeler.views._responses import still_computing
 from ndcg_labeler.views._scoring import page_arg

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ndcg_labeler.scoring.multiple import holm
+from ndcg_labeler.scoring.significance import holm
 
 
 def test_holm_multiplies_by_the_remaining_count_and_keeps_the_order_monotone() -> None:

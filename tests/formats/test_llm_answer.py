@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ndcg_labeler.formats.llm_answer import parse_grade
+from ndcg_labeler.formats.llm_answer import parse_answer_grade
 
 CASES = [
     ("The passage answers it.\n##final score: 3", 3),
@@ -34,9 +34,9 @@ CASES = [
 
 @pytest.mark.parametrize(("answer", "grade"), CASES)
 def test_grades_are_read_or_left_unparsed(answer: str, grade: int | None) -> None:
-    assert parse_grade(answer, 3) == grade
+    assert parse_answer_grade(answer, 3) == grade
 
 
 def test_the_scale_bounds_the_grade() -> None:
-    assert parse_grade("##final score: 4", 4) == 4
-    assert parse_grade("##final score: 4", 3) is None
+    assert parse_answer_grade("##final score: 4", 4) == 4
+    assert parse_answer_grade("##final score: 4", 3) is None

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from ndcg_labeler.formats.run_dedup import string_hashes
-from ndcg_labeler.scoring.fusion import METHODS, fuse, fuse_arrays
+from ndcg_labeler.scoring.fusion import FUSION_METHODS, fuse, fuse_arrays
 
 # Prefixes of each other, case, digits vs letters, non-ASCII (2-, 3- and 4-byte UTF-8).
 VOCABULARY = ["a", "ab", "abc", "b", "B", "a0", "0", "é", "éa", "e", "日本", "日", "𝔘", "z~"]
@@ -72,7 +72,7 @@ def _check_case(seed: int, method: str, k: int) -> None:
         assert hashes.tolist() == string_hashes(docids).tolist()
 
 
-@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("method", FUSION_METHODS)
 @pytest.mark.parametrize("k", [0, 1, 60])
 def test_the_array_fusion_equals_the_per_query_fusion_bit_for_bit(method: str, k: int) -> None:
     for seed in range(150):
@@ -124,5 +124,5 @@ def test_docids_whose_hashes_collide_are_still_told_apart(monkeypatch) -> None:
         run_dedup, "string_hashes", lambda array: np.zeros(len(array), dtype=np.uint64)
     )
     for seed in range(40):
-        for method in METHODS:
+        for method in FUSION_METHODS:
             _check_case(seed, method, 60)

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from ndcg_labeler.models import Run
-from ndcg_labeler.scoring.significance import MeanInterval
+from ndcg_labeler.scoring import MeanInterval
 from ndcg_labeler.services import ServiceError
 from ndcg_labeler.services.comparison import stats as stats_service
 from ndcg_labeler.services.comparison.stats import Mode, PairTests, counts

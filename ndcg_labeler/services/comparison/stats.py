@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from ndcg_labeler.models import TestSet
-from ndcg_labeler.scoring.significance import (
+from ndcg_labeler.scoring import (
     TIE_TOLERANCE,
     MeanInterval,
     bootstrap_ci,

@@ -16,7 +16,7 @@ import sqlalchemy as sa
 from flask_sqlalchemy.pagination import Pagination
 
 from ndcg_labeler.extensions import db
-from ndcg_labeler.formats.fields import natural_key
+from ndcg_labeler.formats import natural_key
 from ndcg_labeler.models import Run, TestSet, User
 from ndcg_labeler.services import ServiceError
 from ndcg_labeler.services import labeling as labeling_service

@@ -9,7 +9,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from ndcg_labeler.extensions import db
-from ndcg_labeler.formats.hits import HitsError, Mapping, check, preset
+from ndcg_labeler.formats import HitsError, Mapping, check_mapping, preset
 from ndcg_labeler.models import RetrieverEndpoint, TestSet
 from ndcg_labeler.services import ServiceError
 
@@ -92,7 +92,7 @@ def add_endpoint(
         mapping = (
             preset(preset_name, text_field) if preset_name else Mapping(hits, id_expr, score, text)
         )
-        check(mapping)
+        check_mapping(mapping)
     except HitsError as exc:
         raise ServiceError(str(exc)) from None
     parsed: dict[str, Any] = dict(parse_header(h) for h in headers or [])

@@ -9,7 +9,7 @@ import time
 import urllib.parse
 from typing import Any
 
-from ndcg_labeler.formats.hits import Hit, HitsError, Mapping, map_hits
+from ndcg_labeler.formats import Hit, HitsError, Mapping, map_hits
 from ndcg_labeler.services import ServiceError
 
 RETRIES = 3

@@ -19,7 +19,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from ndcg_labeler.extensions import db
-from ndcg_labeler.formats.hits import Hit
+from ndcg_labeler.formats import Hit
 from ndcg_labeler.models import Chunk, Query, RetrieverEndpoint, Run, TestSet, User, utcnow
 from ndcg_labeler.services import ServiceError, imports, runs
 from ndcg_labeler.services.endpoints.catalog import mapping_of, snapshot

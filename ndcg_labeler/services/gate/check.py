@@ -18,8 +18,7 @@ from typing import Any
 import numpy as np
 
 from ndcg_labeler.models import Run, TestSet
-from ndcg_labeler.scoring.multiple import holm
-from ndcg_labeler.scoring.significance import TIE_TOLERANCE, paired_t_test
+from ndcg_labeler.scoring import TIE_TOLERANCE, holm, paired_t_test
 from ndcg_labeler.services import ServiceError
 from ndcg_labeler.services.live import RunScores, ScoreOptions, score_run
 

@@ -25,15 +25,22 @@ from typing import TypeVar
 
 from flask import current_app
 
-from ndcg_labeler.formats.corpus import read_corpus_numbered
-from ndcg_labeler.formats.errors import FormatError
-from ndcg_labeler.formats.pairs import detect_pairs_format, read_pairs_numbered
-from ndcg_labeler.formats.qrels import read_qrels_numbered
-from ndcg_labeler.formats.queries import read_queries_numbered
-from ndcg_labeler.formats.records import ChunkRecord, QrelRecord, QueryRecord
-from ndcg_labeler.formats.textio import Source, first_line, open_source
+from ndcg_labeler.formats import (
+    ChunkRecord,
+    FormatError,
+    QrelRecord,
+    QueryRecord,
+    Source,
+    detect_pairs_format,
+    first_line,
+    open_source,
+    read_corpus_numbered,
+    read_pairs_numbered,
+    read_qrels_numbered,
+    read_queries_numbered,
+)
 from ndcg_labeler.models import TestSet
-from ndcg_labeler.scoring.ranking import rank_grouped
+from ndcg_labeler.scoring import rank_grouped
 from ndcg_labeler.services import ServiceError
 from ndcg_labeler.services._db import transaction
 from ndcg_labeler.services._progress import EVERY_ROWS, Progress, no_progress, position, size_of
@@ -181,7 +188,7 @@ def _read_pool(file: ImportFile, limit: int, meter: _Meter) -> tuple[Numbered, l
         numbered = read_pairs_numbered(file.source, file.filename, max_bytes=limit)
         entries = [(line, p.qid, p.docid) for line, p in meter.records(file, numbered)]
         return entries, list(range(1, len(entries) + 1))
-    from ndcg_labeler.formats.runs import read_run  # numpy + pyarrow: not at start-up
+    from ndcg_labeler.formats import read_run  # numpy + pyarrow: not at start-up
 
     run = read_run(file.source, file.filename, fmt="trec", max_bytes=limit)
     meter.rows += int(run.offsets[-1])

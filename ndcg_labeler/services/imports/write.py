@@ -16,8 +16,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from ndcg_labeler.extensions import db
-from ndcg_labeler.formats.fields import natural_key
-from ndcg_labeler.formats.records import ChunkRecord, QrelRecord, QueryRecord
+from ndcg_labeler.formats import ChunkRecord, QrelRecord, QueryRecord, natural_key
 from ndcg_labeler.models import Chunk, Judgment, JudgmentEvent, Pair, Query, TestSet, utcnow
 from ndcg_labeler.services._db import bump_versions, insert_many
 from ndcg_labeler.services._progress import Progress, no_progress

@@ -14,7 +14,7 @@ import sqlalchemy as sa
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Chunk, Judge, MachineJudgment, Pair, Query, TestSet
-from ndcg_labeler.scoring.calibration import calibrate, kendall_tau
+from ndcg_labeler.scoring import calibrate, kendall_tau
 from ndcg_labeler.services import live, runs
 from ndcg_labeler.services.judges.prompts import prompt_version
 

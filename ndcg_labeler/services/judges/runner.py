@@ -18,7 +18,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from ndcg_labeler.extensions import db
-from ndcg_labeler.formats.llm_answer import parse_grade
+from ndcg_labeler.formats import parse_answer_grade
 from ndcg_labeler.models import Chunk, Judge, Judgment, MachineJudgment, Pair, Query, TestSet
 from ndcg_labeler.services import ServiceError
 from ndcg_labeler.services._db import insert_if_absent
@@ -125,7 +125,7 @@ def _store(
     counts = [0, 0, 0]
     table = MachineJudgment.__table__
     for (query_id, chunk_id), answer in done:
-        grade = None if answer.text is None else parse_grade(answer.text, test_set.scale_max)
+        grade = None if answer.text is None else parse_answer_grade(answer.text, test_set.scale_max)
         status = (
             "failed" if answer.text is None else ("labeled" if grade is not None else "unparsed")
         )

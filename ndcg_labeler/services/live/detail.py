@@ -11,7 +11,7 @@ import sqlalchemy as sa
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Chunk, Query, Run
-from ndcg_labeler.scoring.gains import gain_values, log2_ranks
+from ndcg_labeler.scoring import gain_values, log2_ranks
 from ndcg_labeler.services import ServiceError
 from ndcg_labeler.services.live.engine import live_state, scoring_lock
 from ndcg_labeler.services.live.entries import query_docids

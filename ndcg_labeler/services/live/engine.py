@@ -23,8 +23,7 @@ from flask import current_app
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import JudgmentEvent, MachineJudgment, Run, TestSet
-from ndcg_labeler.scoring import evaluate_flat, evaluate_one
-from ndcg_labeler.scoring.evaluation import Evaluation
+from ndcg_labeler.scoring import Evaluation, evaluate_flat, evaluate_one
 from ndcg_labeler.services.live import store
 from ndcg_labeler.services.live.entries import (
     QuerySet,

@@ -226,7 +226,7 @@ def _separators() -> tuple[Any, Any]:
 
 def string_hashes(array: Any) -> np.ndarray:
     """The upload parser's docid hashes (formats.run_dedup; pyarrow loaded on first use)."""
-    from ndcg_labeler.formats.run_dedup import string_hashes as hashes
+    from ndcg_labeler.formats import string_hashes as hashes
 
     return hashes(array)
 

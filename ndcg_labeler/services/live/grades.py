@@ -19,8 +19,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from ndcg_labeler.extensions import db
-from ndcg_labeler.formats.records import QrelRecord
-from ndcg_labeler.formats.writers import write_trec_qrels
+from ndcg_labeler.formats import QrelRecord, write_trec_qrels
 from ndcg_labeler.models import (
     Adjudication,
     Chunk,
@@ -30,7 +29,7 @@ from ndcg_labeler.models import (
     Query,
     TestSet,
 )
-from ndcg_labeler.scoring.aggregate import POLICIES, resolve
+from ndcg_labeler.scoring import POLICIES, resolve
 from ndcg_labeler.services import ServiceError
 from ndcg_labeler.services._db import select_rows
 

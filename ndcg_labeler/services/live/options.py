@@ -10,8 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ndcg_labeler.scoring import DEFAULT_CUTOFFS, POLICIES, Options
-from ndcg_labeler.scoring.types import GAINS, IDEALS
+from ndcg_labeler.scoring import DEFAULT_CUTOFFS, GAINS, IDEALS, POLICIES, Options
 from ndcg_labeler.services import ServiceError
 
 # The cutoffs every score page offers (a k typed into a URL or the CLI is added on demand).

@@ -5,8 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ndcg_labeler.models import Run
-from ndcg_labeler.scoring import DEFAULT_CUTOFFS, trec_all
-from ndcg_labeler.scoring.evaluation import COUNT_MEASURES, Evaluation
+from ndcg_labeler.scoring import COUNT_MEASURES, DEFAULT_CUTOFFS, Evaluation, trec_all
 from ndcg_labeler.services.live.engine import live_state, scoring_lock
 from ndcg_labeler.services.live.options import ScoreOptions
 

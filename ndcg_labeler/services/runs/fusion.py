@@ -18,7 +18,7 @@ import sqlalchemy as sa
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Query, Run, RunQuery, TestSet, User
-from ndcg_labeler.scoring.fusion import METHODS, RRF_K, fuse_arrays
+from ndcg_labeler.scoring import FUSION_METHODS, RRF_K, fuse_arrays
 from ndcg_labeler.services import ServiceError
 from ndcg_labeler.services._progress import Progress, no_progress
 
@@ -48,8 +48,10 @@ def ranked_lists(run: Run) -> dict[str, list[tuple[str, float]]]:
 
 def check_fusion(test_set: TestSet, runs: Sequence[Run], method: str, k: int) -> None:
     """Refuse an unknown method, fewer than two or repeated runs, a foreign run or a bad k."""
-    if method not in METHODS:
-        raise ServiceError(f"the fusion method must be one of {', '.join(METHODS)}, not '{method}'")
+    if method not in FUSION_METHODS:
+        raise ServiceError(
+            f"the fusion method must be one of {', '.join(FUSION_METHODS)}, not '{method}'"
+        )
     if len(runs) < 2:
         raise ServiceError("fusing needs at least two runs")
     if len({run.id for run in runs}) != len(runs):
@@ -87,7 +89,7 @@ def fuse_runs(
     check_fusion(test_set, runs, method, k)
     if depth is None:
         depth = min(MAX_DEPTH, max(run.depth for run in runs))
-    from ndcg_labeler.formats.runs import ParsedRun  # numpy + pyarrow: not at start-up
+    from ndcg_labeler.formats import ParsedRun  # numpy + pyarrow: not at start-up
 
     per_run = [_run_arrays(run) for run in runs]
     qids = sorted({qid for run_qids, _, _, _ in per_run for qid in run_qids})

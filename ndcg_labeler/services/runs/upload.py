@@ -23,7 +23,7 @@ from ndcg_labeler.extensions import db
 if TYPE_CHECKING:
     import pyarrow as pa
 
-    from ndcg_labeler.formats.runs import ParsedRun
+    from ndcg_labeler.formats import ParsedRun
 from ndcg_labeler.models import Query, Run, RunQuery, TestSet, User
 from ndcg_labeler.scoring import permutation, rank_grouped, tie_moves
 from ndcg_labeler.services import ServiceError, live
@@ -41,7 +41,7 @@ _BATCH = 2000
 
 def _parse(raw: BinaryIO, filename: str, progress: Progress) -> tuple[ParsedRun, str]:
     """Parse the whole run and hash the bytes as uploaded (gzip included)."""
-    from ndcg_labeler.formats.runs import read_run  # numpy + pyarrow: not at start-up
+    from ndcg_labeler.formats import read_run  # numpy + pyarrow: not at start-up
 
     max_bytes = int(current_app.config.get("NDCG_MAX_DECOMPRESSED_BYTES", 2 * 1024**3))
 
@@ -298,7 +298,7 @@ def _in_place(
     """The parser's newline-ended docids, scores and hashes put in rank order in place (the
     entries at `moved` take those at `sources`: scoring.tie_moves), when that moves few and the
     arrays allow it; else None, nothing changed. Saves copying the whole run."""
-    from ndcg_labeler.formats.permute import permute_strings, permute_values
+    from ndcg_labeler.formats import permute_strings, permute_values
 
     scores, hashes = parsed.scores, parsed.hashes
     if hashes is None or not (scores.flags.writeable and hashes.flags.writeable):

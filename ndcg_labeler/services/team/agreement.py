@@ -16,10 +16,10 @@ from typing import Any
 import sqlalchemy as sa
 
 from ndcg_labeler.extensions import db
-from ndcg_labeler.formats.fields import natural_key
+from ndcg_labeler.formats import natural_key
 from ndcg_labeler.models import Judgment, Query, TestSet, User
 from ndcg_labeler.models.users import IMPORT_ROLE
-from ndcg_labeler.scoring.agreement import (
+from ndcg_labeler.scoring import (
     AgreementSummary,
     Rating,
     agreement_summary,

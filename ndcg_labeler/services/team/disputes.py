@@ -19,7 +19,7 @@ from sqlalchemy.orm import aliased
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Adjudication, Chunk, Judgment, JudgmentEvent, Query, TestSet, User
 from ndcg_labeler.models.users import IMPORT_ROLE
-from ndcg_labeler.scoring.aggregate import POLICIES, aggregate
+from ndcg_labeler.scoring import POLICIES, aggregate
 from ndcg_labeler.services import ServiceError
 from ndcg_labeler.services._db import paginate
 

@@ -23,7 +23,7 @@ from ndcg_labeler.extensions import db
 from ndcg_labeler.formats import safe_cell
 from ndcg_labeler.models import Judgment, TestSet, TestSetMember, User
 from ndcg_labeler.models.users import IMPORT_ROLE
-from ndcg_labeler.scoring.agreement import ConsensusAgreement, Rating, consensus_agreement
+from ndcg_labeler.scoring import ConsensusAgreement, Rating, consensus_agreement
 
 MIN_BUCKET = 10
 MAX_POINTS = 12

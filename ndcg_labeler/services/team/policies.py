@@ -12,7 +12,7 @@ import itertools
 from dataclasses import dataclass
 
 from ndcg_labeler.models import TestSet
-from ndcg_labeler.scoring.aggregate import POLICIES
+from ndcg_labeler.scoring import POLICIES
 from ndcg_labeler.services import runs as run_service
 from ndcg_labeler.services.live import ScoreOptions, score_run
 

@@ -9,7 +9,7 @@ import sqlalchemy as sa
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Chunk, Query, TestSet, TestSetMember, User
-from ndcg_labeler.scoring.aggregate import DEFAULT_POLICY, POLICIES
+from ndcg_labeler.scoring import DEFAULT_POLICY, POLICIES
 from ndcg_labeler.services import ServiceError, audit
 from ndcg_labeler.services._db import bump_versions
 from ndcg_labeler.services.tallies import pool_counts

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .evaluation import COUNT_MEASURES, Evaluation
+from .results import COUNT_MEASURES, Evaluation
 
 
 def trec_all(

@@ -1,4 +1,4 @@
-"""Per-query evaluation results and their names, values and trec_eval printing convention."""
+"""Evaluation, the per-query results: measure names, cutoffs and trec_eval's way of printing."""
 
 from __future__ import annotations
 

@@ -1,31 +1,15 @@
-"""Plain typed inputs and options shared by the scoring functions."""
+"""How a run is scored: the gain, the ideal ranking, condensed lists and the relevance threshold."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal, NamedTuple
+from typing import Literal
 
 GainKind = Literal["linear", "exp"]
 IdealKind = Literal["judged", "retrieved"]
 
 GAINS: tuple[GainKind, ...] = ("linear", "exp")
 IDEALS: tuple[IdealKind, ...] = ("judged", "retrieved")
-
-
-class Qrel(NamedTuple):
-    """One judgment: the (aggregated) grade of document `docid` for query `qid`."""
-
-    qid: str
-    docid: str
-    grade: int
-
-
-class ScoredDoc(NamedTuple):
-    """One run entry: the retriever's `score` for document `docid` under query `qid`."""
-
-    qid: str
-    docid: str
-    score: float
 
 
 @dataclass(frozen=True)
@@ -36,7 +20,8 @@ class Options:
     unjudged documents always give 0.
     ideal: ``judged`` builds IDCG from all judged grades of the query (trec_eval);
     ``retrieved`` builds it from the grades of the retrieved list only (tutorial convention).
-    judged_only: drop unjudged documents from the ranked list before scoring (condensed list).
+    judged_only: drop unjudged documents from the ranked list before scoring: the condensed
+    list of T. Sakai, "Alternatives to Bpref", SIGIR 2007.
     threshold: minimum grade counted relevant by the binary measures (P, recall, RR, AP,
     num_rel); trec_eval's ``-l``.
     """
