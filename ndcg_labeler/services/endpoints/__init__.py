@@ -1,6 +1,7 @@
 """Live retriever endpoints: ask a search service for every query and store what it returns."""
 
 from .catalog import (
+    MAX_NAME,
     METHODS,
     add_endpoint,
     list_endpoints,
@@ -9,9 +10,11 @@ from .catalog import (
     require_endpoint,
     snapshot,
 )
-from .fetch import FetchFailed, FetchReport, fetch_run, try_query
+from .fetch import DEFAULT_K, FetchFailed, FetchReport, fetch_run, try_query
 
 __all__ = [
+    "DEFAULT_K",
+    "MAX_NAME",
     "METHODS",
     "FetchFailed",
     "FetchReport",

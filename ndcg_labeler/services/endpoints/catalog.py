@@ -14,6 +14,8 @@ from ndcg_labeler.models import RetrieverEndpoint, TestSet
 from ndcg_labeler.services import ServiceError
 
 METHODS = ("GET", "POST")
+# The name column's length (RetrieverEndpoint.name).
+MAX_NAME = 100
 _HEADER = re.compile(r"^\s*([A-Za-z0-9-]+)\s*:\s*(.*)$")
 
 
@@ -72,8 +74,8 @@ def add_endpoint(
 ) -> RetrieverEndpoint:
     """Create an endpoint after checking the URL, body template, headers and mapping."""
     name = " ".join((name or "").split())
-    if not name or len(name) > 100:
-        raise ServiceError("an endpoint needs a name of 1–100 characters")
+    if not name or len(name) > MAX_NAME:
+        raise ServiceError(f"an endpoint needs a name of 1–{MAX_NAME} characters")
     method = _check_request(url, method, body)
     mapping = _mapping(preset_name, text_field, hits, id_expr, score, text)
     parsed: dict[str, Any] = dict(parse_header(h) for h in headers or [])
