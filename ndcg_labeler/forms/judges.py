@@ -7,6 +7,8 @@ from wtforms import DecimalField, IntegerField, SelectField, StringField, Submit
 from wtforms.fields.choices import SelectChoice
 from wtforms.validators import DataRequired, Length, NumberRange, Optional
 
+from ndcg_labeler.services.judges import DEFAULT_MAX_TOKENS, MAX_TOKENS
+
 
 class JudgeForm(FlaskForm):
     """An admin defines an LLM judge (the API key stays in the server's environment)."""
@@ -22,7 +24,9 @@ class JudgeForm(FlaskForm):
         validators=[Optional(), Length(max=100)],
     )
     temperature = DecimalField("Temperature", default=0, places=2, validators=[NumberRange(0, 2)])
-    max_tokens = IntegerField("Max tokens", default=512, validators=[NumberRange(1, 100_000)])
+    max_tokens = IntegerField(
+        "Max tokens", default=DEFAULT_MAX_TOKENS, validators=[NumberRange(1, MAX_TOKENS)]
+    )
     timeout = IntegerField("Timeout (seconds)", default=60, validators=[NumberRange(1, 600)])
     concurrency = IntegerField("Concurrency", default=8, validators=[NumberRange(1, 64)])
     requests_per_minute = IntegerField(

@@ -1,13 +1,22 @@
 """Machine judges: LLM relevance labels kept apart from human ones, and calibrated against them."""
 
 from .calibration import REFERENCES, judge_agreement, labels_of, machine_labels, suggestions
-from .catalog import add_judge, get_judge, list_judges, require_judge
+from .catalog import (
+    DEFAULT_MAX_TOKENS,
+    MAX_TOKENS,
+    add_judge,
+    get_judge,
+    list_judges,
+    require_judge,
+)
 from .client import RateLimiter
 from .prompts import DEFAULT_TEMPLATE, check_template, prompt_version, render
 from .runner import PAIR_SETS, RunReport, run_judge, select_pairs
 
 __all__ = [
+    "DEFAULT_MAX_TOKENS",
     "DEFAULT_TEMPLATE",
+    "MAX_TOKENS",
     "PAIR_SETS",
     "REFERENCES",
     "RateLimiter",

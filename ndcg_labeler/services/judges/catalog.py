@@ -13,6 +13,10 @@ from ndcg_labeler.services.judges.prompts import check_template
 
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
+# Tokens a judge may generate per answer: the default, and the most add_judge accepts.
+DEFAULT_MAX_TOKENS = 512
+MAX_TOKENS = 100_000
+
 
 def list_judges() -> list[Judge]:
     """Every judge, by name."""
@@ -35,7 +39,7 @@ def add_judge(
     api_key_env: str = "",
     prompt_template: str = "",
     temperature: float = 0.0,
-    max_tokens: int = 512,
+    max_tokens: int = DEFAULT_MAX_TOKENS,
     timeout: float = 60.0,
     concurrency: int = 8,
     requests_per_minute: int = 0,
@@ -54,8 +58,8 @@ def add_judge(
         raise ServiceError("the API key setting is the NAME of an environment variable")
     if not 0.0 <= temperature <= 2.0:
         raise ServiceError("temperature must be between 0 and 2")
-    if not 1 <= max_tokens <= 100_000 or not 1 <= concurrency <= 64:
-        raise ServiceError("max tokens must be 1–100000 and concurrency 1–64")
+    if not 1 <= max_tokens <= MAX_TOKENS or not 1 <= concurrency <= 64:
+        raise ServiceError(f"max tokens must be 1–{MAX_TOKENS} and concurrency 1–64")
     if not 0 < timeout <= 600 or requests_per_minute < 0:
         raise ServiceError("timeout must be 0–600 s and requests per minute at least 0")
     if prompt_template:
