@@ -7,6 +7,7 @@ from wtforms import HiddenField, IntegerField, StringField, TextAreaField
 from wtforms.validators import AnyOf, Length, NumberRange, Optional
 
 from ndcg_labeler.services.labeling import MAX_NOTE
+from ndcg_labeler.services.testsets import SCALES
 
 ACTIONS = ("cant_tell", "skip")
 
@@ -19,7 +20,7 @@ class LabelForm(FlaskForm):
     fields below read which one it was.
     """
 
-    grade = IntegerField("Grade", validators=[Optional(), NumberRange(min=0, max=4)])
+    grade = IntegerField("Grade", validators=[Optional(), NumberRange(min=0, max=max(SCALES))])
     action = StringField("Action", validators=[Optional(), AnyOf(ACTIONS)])
     note = TextAreaField("Note", validators=[Optional(), Length(max=MAX_NOTE)])
     # Milliseconds the tab was visible since the pair was shown (0 without JavaScript). Not

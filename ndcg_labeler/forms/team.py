@@ -7,6 +7,7 @@ from wtforms import IntegerField, RadioField, SubmitField, TextAreaField
 from wtforms.validators import InputRequired, Length, NumberRange, Optional
 
 from ndcg_labeler.services.labeling import MAX_NOTE
+from ndcg_labeler.services.testsets import SCALES
 
 
 class ThresholdForm(FlaskForm):
@@ -14,7 +15,7 @@ class ThresholdForm(FlaskForm):
 
     threshold = IntegerField(
         "Flag a pair when its grades differ by at least",
-        validators=[InputRequired(), NumberRange(min=1, max=4)],
+        validators=[InputRequired(), NumberRange(min=1, max=max(SCALES))],
     )
     submit = SubmitField("Apply")
 
