@@ -43,7 +43,7 @@ def _parse(raw: BinaryIO, filename: str, progress: Progress) -> tuple[ParsedRun,
     """Parse the whole run and hash the bytes as uploaded (gzip included)."""
     from ndcg_labeler.formats.runs import read_run  # numpy + pyarrow: not at start-up
 
-    max_bytes = int(current_app.config.get("NDCG_MAX_DECOMPRESSED_BYTES", 2 * 1024**3))
+    max_bytes = int(current_app.config["NDCG_MAX_DECOMPRESSED_BYTES"])
 
     def read(stream: BinaryIO) -> ParsedRun:
         if progress is not no_progress:
@@ -92,7 +92,7 @@ def clean_name(name: str, filename: str = "") -> str:
 
 def _check_depth(depth: int | None) -> int:
     if depth is None:
-        depth = int(current_app.config.get("NDCG_RUN_DEPTH", 1000))
+        depth = int(current_app.config["NDCG_RUN_DEPTH"])
     if isinstance(depth, bool) or not isinstance(depth, int) or not 1 <= depth <= MAX_DEPTH:
         raise ServiceError(f"depth must be a whole number from 1 to {MAX_DEPTH}")
     return depth
