@@ -3,6 +3,9 @@
 from .calibration import REFERENCES, judge_agreement, labels_of, machine_labels, suggestions
 from .catalog import (
     DEFAULT_MAX_TOKENS,
+    MAX_CONCURRENCY,
+    MAX_NAME,
+    MAX_TIMEOUT,
     MAX_TOKENS,
     add_judge,
     get_judge,
@@ -16,6 +19,9 @@ from .runner import PAIR_SETS, RunReport, run_judge, select_pairs
 __all__ = [
     "DEFAULT_MAX_TOKENS",
     "DEFAULT_TEMPLATE",
+    "MAX_CONCURRENCY",
+    "MAX_NAME",
+    "MAX_TIMEOUT",
     "MAX_TOKENS",
     "PAIR_SETS",
     "REFERENCES",
