@@ -102,7 +102,7 @@ def try_(testset: str, name: str, query: str, k: int, as_json: bool) -> None:
 @click.argument("testset")
 @click.argument("name")
 @click.option("--run", "run_name", required=True, help="Name of the run to store.")
-@click.option("--k", type=int, default=100, show_default=True)
+@click.option("--k", type=int, default=endpoints.DEFAULT_K, show_default=True)
 @click.option("--accept-partial", is_flag=True, help="Store the run without failed queries.")
 @click.option("--json", "as_json", is_flag=True)
 @cli_errors

@@ -29,7 +29,7 @@ def judges_group() -> None:
 @click.option("--api-key-env", default="", help="NAME of the environment variable with the key.")
 @click.option("--prompt", "prompt_file", type=click.Path(dir_okay=False), default=None)
 @click.option("--temperature", type=float, default=0.0, show_default=True)
-@click.option("--max-tokens", type=int, default=512, show_default=True)
+@click.option("--max-tokens", type=int, default=judges.DEFAULT_MAX_TOKENS, show_default=True)
 @click.option("--concurrency", type=int, default=8, show_default=True)
 @click.option("--timeout", type=float, default=60.0, show_default=True)
 @click.option("--rpm", type=int, default=0, help="Requests per minute (0: no limit).")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -100,24 +101,7 @@ def read_fast(
     this thread groups block k and hashes its docids, so the two overlap.
     """
     trec = fmt == "trec"
-    names = ["qid", "iter", "docid", "rank", "score", "tag"] if trec else ["qid", "docid", "rank"]
-    types = {name: pa.string() for name in names}
-    if trec:
-        types["score"] = pa.float64()
-    options = {
-        "read_options": pacsv.ReadOptions(column_names=names, block_size=_ARROW_BLOCK),
-        "parse_options": pacsv.ParseOptions(
-            delimiter=delimiter, quote_char=False, double_quote=False, escape_char=False
-        ),
-        "convert_options": pacsv.ConvertOptions(
-            column_types=types,
-            null_values=[],
-            strings_can_be_null=False,
-            quoted_strings_can_be_null=False,
-            check_utf8=True,
-        ),
-    }
-
+    options = _csv_options(trec, delimiter)
     docid_col = 2 if trec else 1
 
     def parse(data: memoryview, padded: bool) -> _Parsed:
@@ -151,6 +135,27 @@ def read_fast(
 
 
 _Parsed = tuple[pa.Table, pa.Array, bool, int]  # table, ended docids, "padded", bytes read
+
+
+def _csv_options(trec: bool, delimiter: str) -> dict[str, Any]:
+    """pyarrow's CSV options for a run's columns: no quoting, no nulls, UTF-8 checked."""
+    names = ["qid", "iter", "docid", "rank", "score", "tag"] if trec else ["qid", "docid", "rank"]
+    types = {name: pa.string() for name in names}
+    if trec:
+        types["score"] = pa.float64()
+    return {
+        "read_options": pacsv.ReadOptions(column_names=names, block_size=_ARROW_BLOCK),
+        "parse_options": pacsv.ParseOptions(
+            delimiter=delimiter, quote_char=False, double_quote=False, escape_char=False
+        ),
+        "convert_options": pacsv.ConvertOptions(
+            column_types=types,
+            null_values=[],
+            strings_can_be_null=False,
+            quoted_strings_can_be_null=False,
+            check_utf8=True,
+        ),
+    }
 
 
 def _submit(

@@ -7,14 +7,17 @@ from wtforms import BooleanField, PasswordField, SelectField, StringField, Submi
 from wtforms.fields.choices import SelectChoice
 from wtforms.validators import DataRequired, EqualTo, Length, Optional, Regexp
 
-MIN_PASSWORD = 8
+from ndcg_labeler.services.accounts import MIN_PASSWORD
+
+# User.username's column.
+MAX_USERNAME = 80
 ROLE_CHOICES = [SelectChoice("annotator", "Annotator"), SelectChoice("admin", "Admin")]
 
 
 class LoginForm(FlaskForm):
     """Username and password."""
 
-    username = StringField("Username", validators=[DataRequired(), Length(max=80)])
+    username = StringField("Username", validators=[DataRequired(), Length(max=MAX_USERNAME)])
     password = PasswordField("Password", validators=[DataRequired()])
     remember = BooleanField("Keep me signed in")
     submit = SubmitField("Log in")
@@ -45,7 +48,7 @@ class UserCreateForm(FlaskForm):
         "Username",
         validators=[
             DataRequired(),
-            Length(max=80),
+            Length(max=MAX_USERNAME),
             Regexp(r"^[A-Za-z0-9_.@-]+$", message="Use letters, digits and _ . @ - only."),
         ],
     )

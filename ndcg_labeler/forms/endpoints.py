@@ -7,6 +7,8 @@ from wtforms import BooleanField, IntegerField, SelectField, StringField, Submit
 from wtforms.fields.choices import SelectChoice
 from wtforms.validators import DataRequired, Length, NumberRange, Optional
 
+from ndcg_labeler.services import endpoints, runs
+
 PRESET_CHOICES = [
     SelectChoice("", "Custom (JMESPath below)"),
     SelectChoice("elasticsearch", "Elasticsearch"),
@@ -20,7 +22,7 @@ PRESET_CHOICES = [
 class EndpointForm(FlaskForm):
     """An admin defines a retriever endpoint; secrets stay in environment variables."""
 
-    name = StringField("Name", validators=[DataRequired(), Length(max=100)])
+    name = StringField("Name", validators=[DataRequired(), Length(max=endpoints.MAX_NAME)])
     url = StringField("URL, with {query}, {qid} and {k}", validators=[DataRequired()])
     method = SelectField(
         "Method", choices=[SelectChoice("GET", "GET"), SelectChoice("POST", "POST")]
@@ -46,7 +48,11 @@ class TryForm(FlaskForm):
 class FetchForm(FlaskForm):
     """Fetch a run of every query, as a background job."""
 
-    run = StringField("Run name", validators=[DataRequired(), Length(max=200)])
-    k = IntegerField("Results per query", default=100, validators=[NumberRange(1, 10_000)])
+    run = StringField("Run name", validators=[DataRequired(), Length(max=runs.MAX_NAME)])
+    k = IntegerField(
+        "Results per query",
+        default=endpoints.DEFAULT_K,
+        validators=[NumberRange(1, runs.MAX_DEPTH)],
+    )
     accept_partial = BooleanField("Store the run even if some queries fail (they are listed)")
     submit = SubmitField("Fetch run")

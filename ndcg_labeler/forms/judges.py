@@ -7,11 +7,19 @@ from wtforms import DecimalField, IntegerField, SelectField, StringField, Submit
 from wtforms.fields.choices import SelectChoice
 from wtforms.validators import DataRequired, Length, NumberRange, Optional
 
+from ndcg_labeler.services.judges import (
+    DEFAULT_MAX_TOKENS,
+    MAX_CONCURRENCY,
+    MAX_NAME,
+    MAX_TIMEOUT,
+    MAX_TOKENS,
+)
+
 
 class JudgeForm(FlaskForm):
     """An admin defines an LLM judge (the API key stays in the server's environment)."""
 
-    name = StringField("Name", validators=[DataRequired(), Length(max=100)])
+    name = StringField("Name", validators=[DataRequired(), Length(max=MAX_NAME)])
     base_url = StringField(
         "Base URL (OpenAI-compatible, e.g. http://127.0.0.1:8000/v1)",
         validators=[DataRequired(), Length(max=500)],
@@ -22,9 +30,15 @@ class JudgeForm(FlaskForm):
         validators=[Optional(), Length(max=100)],
     )
     temperature = DecimalField("Temperature", default=0, places=2, validators=[NumberRange(0, 2)])
-    max_tokens = IntegerField("Max tokens", default=512, validators=[NumberRange(1, 100_000)])
-    timeout = IntegerField("Timeout (seconds)", default=60, validators=[NumberRange(1, 600)])
-    concurrency = IntegerField("Concurrency", default=8, validators=[NumberRange(1, 64)])
+    max_tokens = IntegerField(
+        "Max tokens", default=DEFAULT_MAX_TOKENS, validators=[NumberRange(1, MAX_TOKENS)]
+    )
+    timeout = IntegerField(
+        "Timeout (seconds)", default=60, validators=[NumberRange(1, MAX_TIMEOUT)]
+    )
+    concurrency = IntegerField(
+        "Concurrency", default=8, validators=[NumberRange(1, MAX_CONCURRENCY)]
+    )
     requests_per_minute = IntegerField(
         "Requests per minute (0: no limit)", default=0, validators=[NumberRange(0, 100_000)]
     )

@@ -6,7 +6,7 @@ from flask_wtf import FlaskForm
 from wtforms import HiddenField, IntegerField, StringField, TextAreaField
 from wtforms.validators import AnyOf, Length, NumberRange, Optional
 
-from ndcg_labeler.services import labeling
+from ndcg_labeler.services import labeling, testsets
 
 ACTIONS = ("cant_tell", "skip")
 
@@ -19,7 +19,9 @@ class LabelForm(FlaskForm):
     fields below read which one it was.
     """
 
-    grade = IntegerField("Grade", validators=[Optional(), NumberRange(min=0, max=4)])
+    grade = IntegerField(
+        "Grade", validators=[Optional(), NumberRange(min=0, max=max(testsets.SCALES))]
+    )
     action = StringField("Action", validators=[Optional(), AnyOf(ACTIONS)])
     note = TextAreaField("Note", validators=[Optional(), Length(max=labeling.MAX_NOTE)])
     # Milliseconds the tab was visible since the pair was shown (0 without JavaScript). Not

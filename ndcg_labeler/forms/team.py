@@ -6,7 +6,7 @@ from flask_wtf import FlaskForm
 from wtforms import IntegerField, RadioField, SubmitField, TextAreaField
 from wtforms.validators import InputRequired, Length, NumberRange, Optional
 
-from ndcg_labeler.services import labeling
+from ndcg_labeler.services import labeling, testsets
 
 
 class ThresholdForm(FlaskForm):
@@ -14,7 +14,7 @@ class ThresholdForm(FlaskForm):
 
     threshold = IntegerField(
         "Flag a pair when its grades differ by at least",
-        validators=[InputRequired(), NumberRange(min=1, max=4)],
+        validators=[InputRequired(), NumberRange(min=1, max=max(testsets.SCALES))],
     )
     submit = SubmitField("Apply")
 

@@ -51,16 +51,21 @@ class SettingsForm(FlaskForm):
     """Editable settings; the view sets the grade-dependent choices."""
 
     name = StringField("Name", validators=[DataRequired(), Length(max=testsets.MAX_NAME)])
-    grades = FieldList(FormField(GradeForm), min_entries=4, max_entries=5)
+    grades = FieldList(
+        FormField(GradeForm),
+        min_entries=min(testsets.SCALES) + 1,
+        max_entries=max(testsets.SCALES) + 1,
+    )
     guidelines = TextAreaField("Guidelines (Markdown)", validators=[Length(max=100_000)])
     aggregation = SelectField("Aggregation of several annotators' grades")
     relevance_threshold = SelectField("Relevant from grade (for binary measures)")
     judgments_per_pair = IntegerField(
-        "Judgments wanted per pair", validators=[InputRequired(), NumberRange(min=1, max=5)]
+        "Judgments wanted per pair",
+        validators=[InputRequired(), NumberRange(min=1, max=testsets.MAX_JUDGMENTS_PER_PAIR)],
     )
     disagreement_threshold = IntegerField(
         "Flag a pair when grades differ by at least",
-        validators=[InputRequired(), NumberRange(min=1, max=4)],
+        validators=[InputRequired(), NumberRange(min=1, max=max(testsets.SCALES))],
     )
     show_machine_suggestions = BooleanField(
         "Show machine judges' grades to annotators while they label"
@@ -89,5 +94,7 @@ class ImportForm(FlaskForm):
     corpus = FileField("Chunks (BEIR corpus.jsonl, or CSV docid,text[,title])")
     pool = FileField("Pairs to judge (TREC run, or TSV/CSV qid,docid)")
     qrels = FileField("Existing judgments (TREC qrels, or BEIR qrels TSV)")
-    source = StringField("Name of the judgments' source", validators=[Optional(), Length(max=70)])
+    source = StringField(
+        "Name of the judgments' source", validators=[Optional(), Length(max=testsets.MAX_SOURCE)]
+    )
     submit = SubmitField("Import")

@@ -27,7 +27,8 @@ class Judge(db.Model):
     model: Mapped[str] = mapped_column(sa.String(200))
     api_key_env: Mapped[str] = mapped_column(sa.String(100), default="")
     temperature: Mapped[float] = mapped_column(default=0.0)
-    max_tokens: Mapped[int] = mapped_column(default=512)
+    # No default here: add_judge, the only writer, sets it (judges.DEFAULT_MAX_TOKENS).
+    max_tokens: Mapped[int] = mapped_column()
     timeout: Mapped[float] = mapped_column(default=60.0)
     concurrency: Mapped[int] = mapped_column(default=8)
     requests_per_minute: Mapped[int] = mapped_column(default=0)  # 0: no limit

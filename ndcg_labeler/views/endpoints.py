@@ -68,7 +68,7 @@ def show(test_set_id: int, name: str) -> str | Response:
                 test_set,
                 endpoint.name,
                 fetch_form.run.data or "",
-                fetch_form.k.data or 100,
+                fetch_form.k.data or endpoints.DEFAULT_K,
                 bool(fetch_form.accept_partial.data),
                 current_user,
             )

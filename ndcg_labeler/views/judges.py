@@ -30,7 +30,7 @@ def index() -> str | Response:
                 api_key_env=(form.api_key_env.data or "").strip(),
                 prompt_template=form.prompt_template.data or "",
                 temperature=float(form.temperature.data or 0),
-                max_tokens=form.max_tokens.data or 512,
+                max_tokens=form.max_tokens.data or judges.DEFAULT_MAX_TOKENS,
                 timeout=float(form.timeout.data or 60),
                 concurrency=form.concurrency.data or 8,
                 requests_per_minute=form.requests_per_minute.data or 0,

@@ -244,6 +244,14 @@ def test_bad_endpoints_are_refused(runner: FlaskCliRunner, ep_set: str, search: 
         assert result.exit_code != 0 and message in result.output, (extra, result.output)
 
 
+def test_a_fetch_is_as_deep_as_a_stored_run(runner: FlaskCliRunner, ep_set: str) -> None:
+    deepest = run_service.MAX_DEPTH
+    result = runner.invoke(
+        args=["endpoints", "fetch", "ep", "es", "--run", "deep", "--k", str(deepest + 1)]
+    )
+    assert result.exit_code == 1 and f"from 1 to {deepest}" in result.output, result.output
+
+
 def test_the_browser_adds_tries_and_fetches_as_a_job(
     app: Flask, as_admin, search: FakeSearch
 ) -> None:

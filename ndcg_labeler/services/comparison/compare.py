@@ -189,10 +189,22 @@ def compare_runs(
         _pair(runs[0], run, values[0], v, found.pairs[n] if found else None)
         for n, (run, v) in enumerate(zip(runs[1:], values[1:], strict=True))
     ]
-    ready = found is not None
-    a, b = values[0], values[1]
+    return Comparison(
+        options=first.options,
+        means=means,
+        compared=int(index.size),
+        left_out=len(first.qids) - int(index.size),
+        total=len(first.qids),
+        pairs=pairs,
+        deltas=_deltas(first, index, values[0], values[1]),
+        stats_ready=found is not None,
+    )
+
+
+def _deltas(first: RunScores, index: np.ndarray, a: np.ndarray, b: np.ndarray) -> list[QueryDelta]:
+    """Per compared query (`index` into the rows of `first`), B − A: the largest |B − A| first."""
     delta = b - a
-    # Largest |B − A| first, then qid (the rows are in qid order, so the index breaks ties).
+    # Then qid: the rows are in qid order, so the index breaks ties.
     order = index[np.lexsort((index, -np.abs(delta)))] if index.size else index
     position = {int(i): n for n, i in enumerate(index.tolist())}
     texts = first.texts()
@@ -205,13 +217,4 @@ def compare_runs(
                 qpk, first.qids[i], texts.get(qpk, ""), float(a[n]), float(b[n]), float(delta[n])
             )
         )
-    return Comparison(
-        options=first.options,
-        means=means,
-        compared=int(index.size),
-        left_out=len(first.qids) - int(index.size),
-        total=len(first.qids),
-        pairs=pairs,
-        deltas=deltas,
-        stats_ready=ready,
-    )
+    return deltas

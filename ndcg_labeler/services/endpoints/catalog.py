@@ -14,6 +14,8 @@ from ndcg_labeler.models import RetrieverEndpoint, TestSet
 from ndcg_labeler.services import ServiceError
 
 METHODS = ("GET", "POST")
+# The name column's length (RetrieverEndpoint.name).
+MAX_NAME = 100
 _HEADER = re.compile(r"^\s*([A-Za-z0-9-]+)\s*:\s*(.*)$")
 
 
@@ -72,29 +74,10 @@ def add_endpoint(
 ) -> RetrieverEndpoint:
     """Create an endpoint after checking the URL, body template, headers and mapping."""
     name = " ".join((name or "").split())
-    if not name or len(name) > 100:
-        raise ServiceError("an endpoint needs a name of 1–100 characters")
-    if not re.match(r"^https?://", url or ""):
-        raise ServiceError("the URL must start with http:// or https://")
-    method = (method or "GET").upper()
-    if method not in METHODS:
-        raise ServiceError("the method must be GET or POST")
-    if method == "POST":
-        if not body:
-            raise ServiceError("a POST endpoint needs a JSON body template")
-        try:
-            json.loads(body.replace("{query}", "q").replace("{qid}", "q").replace("{k}", "1"))
-        except ValueError as exc:
-            raise ServiceError(f"the body template is not JSON once filled in: {exc}") from None
-    elif "{query}" not in url:
-        raise ServiceError("a GET endpoint's URL needs the {query} placeholder")
-    try:
-        mapping = (
-            preset(preset_name, text_field) if preset_name else Mapping(hits, id_expr, score, text)
-        )
-        check_mapping(mapping)
-    except HitsError as exc:
-        raise ServiceError(str(exc)) from None
+    if not name or len(name) > MAX_NAME:
+        raise ServiceError(f"an endpoint needs a name of 1–{MAX_NAME} characters")
+    method = _check_request(url, method, body)
+    mapping = _mapping(preset_name, text_field, hits, id_expr, score, text)
     parsed: dict[str, Any] = dict(parse_header(h) for h in headers or [])
     if not 1 <= concurrency <= 64 or requests_per_minute < 0 or not 0 < timeout <= 600:
         raise ServiceError("concurrency must be 1–64, requests per minute ≥ 0, timeout 0–600 s")
@@ -123,6 +106,39 @@ def add_endpoint(
     db.session.add(endpoint)
     db.session.commit()
     return endpoint
+
+
+def _check_request(url: str, method: str, body: str) -> str:
+    """The request's method, upper-cased, once the URL and body template make a request."""
+    if not re.match(r"^https?://", url or ""):
+        raise ServiceError("the URL must start with http:// or https://")
+    method = (method or "GET").upper()
+    if method not in METHODS:
+        raise ServiceError("the method must be GET or POST")
+    if method == "POST":
+        if not body:
+            raise ServiceError("a POST endpoint needs a JSON body template")
+        try:
+            json.loads(body.replace("{query}", "q").replace("{qid}", "q").replace("{k}", "1"))
+        except ValueError as exc:
+            raise ServiceError(f"the body template is not JSON once filled in: {exc}") from None
+    elif "{query}" not in url:
+        raise ServiceError("a GET endpoint's URL needs the {query} placeholder")
+    return method
+
+
+def _mapping(
+    preset_name: str, text_field: str, hits: str, id_expr: str, score: str, text: str
+) -> Mapping:
+    """The response mapping: the preset's, else the JMESPath expressions given; checked."""
+    try:
+        mapping = (
+            preset(preset_name, text_field) if preset_name else Mapping(hits, id_expr, score, text)
+        )
+        check_mapping(mapping)
+    except HitsError as exc:
+        raise ServiceError(str(exc)) from None
+    return mapping
 
 
 def snapshot(endpoint: RetrieverEndpoint) -> dict[str, Any]:

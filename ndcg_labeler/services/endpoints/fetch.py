@@ -26,6 +26,9 @@ from ndcg_labeler.services.endpoints.catalog import mapping_of, snapshot
 from ndcg_labeler.services.endpoints.client import ask, build_request
 from ndcg_labeler.services.judges import RateLimiter
 
+# Results asked of an endpoint per query when a fetch does not say.
+DEFAULT_K = 100
+
 
 @dataclass
 class FetchReport:
@@ -147,7 +150,7 @@ def fetch_run(
     endpoint: RetrieverEndpoint,
     name: str,
     *,
-    k: int = 100,
+    k: int = DEFAULT_K,
     accept_partial: bool = False,
     user: User | None = None,
     progress: Callable[[str, int, int, int], None] | None = None,
@@ -157,8 +160,8 @@ def fetch_run(
     name = runs.clean_name(name)
     if runs.name_taken(test_set, name):
         raise ServiceError(f"this test set already has a run named '{name}'")
-    if not 1 <= k <= 10_000:
-        raise ServiceError("k must be a whole number from 1 to 10000")
+    if not 1 <= k <= runs.MAX_DEPTH:
+        raise ServiceError(f"k must be a whole number from 1 to {runs.MAX_DEPTH}")
     rows = db.session.execute(
         sa.select(Query.qid, Query.text).where(Query.test_set_id == test_set.id).order_by(Query.qid)
     ).all()

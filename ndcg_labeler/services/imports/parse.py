@@ -150,7 +150,7 @@ class _Meter:
 
 
 def _max_bytes() -> int:
-    return int(current_app.config.get("NDCG_MAX_DECOMPRESSED_BYTES", 2 * 1024**3))
+    return int(current_app.config["NDCG_MAX_DECOMPRESSED_BYTES"])
 
 
 Numbered = list[tuple[int | None, str, str]]

@@ -219,20 +219,7 @@ class Writer:
         """Store qrels as the source's judgments, append history, bump labels_version."""
         annotator_id = import_source(source).id
         qids, docids = self._query_ids(), self._chunk_ids()
-        existing = {
-            (q, c): (judgment_id, status, grade)
-            for judgment_id, q, c, status, grade in db.session.execute(
-                sa.select(
-                    _judgment.c.id,
-                    _judgment.c.query_id,
-                    _judgment.c.chunk_id,
-                    _judgment.c.status,
-                    _judgment.c.grade,
-                ).where(
-                    _judgment.c.test_set_id == self.ts, _judgment.c.annotator_id == annotator_id
-                )
-            ).all()
-        }
+        existing = self._judgments_of(annotator_id)
         counts = Counts()
         new, changed, events = [], [], []
         now = utcnow()
@@ -244,67 +231,68 @@ class Writer:
                 counts.unchanged += 1
                 continue
             if current is None:
-                new.append((self.ts, key[0], key[1], annotator_id, r.grade, stamp))
+                new.append((self.ts, *key, annotator_id, r.grade, stamp))
             else:
                 changed.append({"b_id": current[0], "b_grade": r.grade})
             old_status, old_grade = current[1:] if current else (None, None)
             events.append(
-                (
-                    self.ts,
-                    key[0],
-                    key[1],
-                    self.actor_id,
-                    annotator_id,
-                    old_status,
-                    old_grade,
-                    r.grade,
-                    stamp,
-                )
+                (self.ts, *key, self.actor_id, annotator_id, old_status, old_grade, r.grade, stamp)
             )
-        # Judgments: created_at == updated_at; status graded; no note, no active time.
-        insert_many(
-            _judgment,
-            (
-                "test_set_id",
-                "query_id",
-                "chunk_id",
-                "annotator_id",
-                "grade",
-                "created_at",
-                "updated_at",
-                "status",
-                "note",
-                "active_ms",
-            ),
-            [(*row, row[-1], "graded", "", 0) for row in new],
-            self.advance,
-        )
+        self._insert_judgments(new)
         _executemany(
             sa.update(_judgment)
             .where(_judgment.c.id == sa.bindparam("b_id"))
             .values(status="graded", grade=sa.bindparam("b_grade"), updated_at=now),
             changed,
         )
-        insert_many(
-            _event,
-            (
-                "test_set_id",
-                "query_id",
-                "chunk_id",
-                "actor_id",
-                "annotator_id",
-                "old_status",
-                "old_grade",
-                "new_grade",
-                "created_at",
-                "kind",
-                "new_status",
-                "note",
-            ),
-            [(*row, "judgment", "graded", note) for row in events],
-        )
+        self._append_events(events, note)
         if events:
             bump_versions(self.ts, labels=True)
         counts.created, counts.updated = len(new), len(changed)
         self.advance(len(records) - len(new))
         return counts
+
+    def _judgments_of(
+        self, annotator_id: int
+    ) -> dict[tuple[int, int], tuple[int, str, int | None]]:
+        """The source's stored judgments: (query id, chunk id) -> (id, status, grade)."""
+        rows = db.session.execute(
+            sa.select(
+                _judgment.c.query_id,
+                _judgment.c.chunk_id,
+                _judgment.c.id,
+                _judgment.c.status,
+                _judgment.c.grade,
+            ).where(_judgment.c.test_set_id == self.ts, _judgment.c.annotator_id == annotator_id)
+        )
+        return {(q, c): (judgment_id, status, grade) for q, c, judgment_id, status, grade in rows}
+
+    def _insert_judgments(self, rows: list[tuple[Any, ...]]) -> None:
+        """Insert new graded judgments (test set, query, chunk, annotator, grade, stamp)."""
+        # created_at == updated_at; status graded; no note, no active time.
+        columns = ("test_set_id", "query_id", "chunk_id", "annotator_id", "grade", "created_at")
+        insert_many(
+            _judgment,
+            (*columns, "updated_at", "status", "note", "active_ms"),
+            [(*row, row[-1], "graded", "", 0) for row in rows],
+            self.advance,
+        )
+
+    def _append_events(self, rows: list[tuple[Any, ...]], note: str) -> None:
+        """Append the judgments' history: one `judgment` event per new or changed grade."""
+        columns = (
+            "test_set_id",
+            "query_id",
+            "chunk_id",
+            "actor_id",
+            "annotator_id",
+            "old_status",
+            "old_grade",
+            "new_grade",
+            "created_at",
+        )
+        insert_many(
+            _event,
+            (*columns, "kind", "new_status", "note"),
+            [(*row, "judgment", "graded", note) for row in rows],
+        )

@@ -1,13 +1,28 @@
 """Machine judges: LLM relevance labels kept apart from human ones, and calibrated against them."""
 
 from .calibration import REFERENCES, judge_agreement, labels_of, suggestions
-from .catalog import add_judge, get_judge, list_judges, require_judge
+from .catalog import (
+    DEFAULT_MAX_TOKENS,
+    MAX_CONCURRENCY,
+    MAX_NAME,
+    MAX_TIMEOUT,
+    MAX_TOKENS,
+    add_judge,
+    get_judge,
+    list_judges,
+    require_judge,
+)
 from .client import RateLimiter
 from .prompts import DEFAULT_TEMPLATE
 from .runner import run_judge, select_pairs
 
 __all__ = [
+    "DEFAULT_MAX_TOKENS",
     "DEFAULT_TEMPLATE",
+    "MAX_CONCURRENCY",
+    "MAX_NAME",
+    "MAX_TIMEOUT",
+    "MAX_TOKENS",
     "REFERENCES",
     "RateLimiter",
     "add_judge",

@@ -13,6 +13,13 @@ from ndcg_labeler.services.judges.prompts import check_template
 
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
+DEFAULT_MAX_TOKENS = 512  # tokens a judge may generate per answer, unless told otherwise
+# The largest settings add_judge accepts (and the judge form's ranges).
+MAX_NAME = 100  # Judge.name's column
+MAX_TOKENS = 100_000
+MAX_CONCURRENCY = 64  # requests in flight
+MAX_TIMEOUT = 600  # seconds per request
+
 
 def list_judges() -> list[Judge]:
     """Every judge, by name."""
@@ -35,15 +42,15 @@ def add_judge(
     api_key_env: str = "",
     prompt_template: str = "",
     temperature: float = 0.0,
-    max_tokens: int = 512,
+    max_tokens: int = DEFAULT_MAX_TOKENS,
     timeout: float = 60.0,
     concurrency: int = 8,
     requests_per_minute: int = 0,
 ) -> Judge:
     """Create a judge after checking every setting (the key itself is never stored)."""
     name = " ".join((name or "").split())
-    if not name or len(name) > 100 or ":" in name:
-        raise ServiceError("a judge needs a name of 1–100 characters without ':'")
+    if not name or len(name) > MAX_NAME or ":" in name:
+        raise ServiceError(f"a judge needs a name of 1–{MAX_NAME} characters without ':'")
     if db.session.scalar(sa.select(Judge.id).where(Judge.name == name)) is not None:
         raise ServiceError(f"a judge named '{name}' already exists")
     if not re.match(r"^https?://", base_url or ""):
@@ -54,10 +61,10 @@ def add_judge(
         raise ServiceError("the API key setting is the NAME of an environment variable")
     if not 0.0 <= temperature <= 2.0:
         raise ServiceError("temperature must be between 0 and 2")
-    if not 1 <= max_tokens <= 100_000 or not 1 <= concurrency <= 64:
-        raise ServiceError("max tokens must be 1–100000 and concurrency 1–64")
-    if not 0 < timeout <= 600 or requests_per_minute < 0:
-        raise ServiceError("timeout must be 0–600 s and requests per minute at least 0")
+    if not 1 <= max_tokens <= MAX_TOKENS or not 1 <= concurrency <= MAX_CONCURRENCY:
+        raise ServiceError(f"max tokens must be 1–{MAX_TOKENS} and concurrency 1–{MAX_CONCURRENCY}")
+    if not 0 < timeout <= MAX_TIMEOUT or requests_per_minute < 0:
+        raise ServiceError(f"timeout must be 0–{MAX_TIMEOUT} s and requests per minute at least 0")
     if prompt_template:
         check_template(prompt_template)
     judge = Judge(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any, NamedTuple
 
 import sqlalchemy as sa
 
@@ -26,6 +27,8 @@ from ndcg_labeler.services._db import bump_versions, insert_if_absent, transacti
 MAX_NOTE = 2000
 # One sitting on one pair never lasts longer than this; larger values are clock or client bugs.
 MAX_ACTIVE_MS = 60 * 60 * 1000
+
+_judgment = Judgment.__table__
 
 
 @dataclass(frozen=True)
@@ -100,90 +103,117 @@ def save_judgment(
     if query.test_set_id != test_set.id or chunk.test_set_id != test_set.id:
         raise ServiceError("the query and the chunk must belong to the test set")
     grade, note, active = _clean(test_set, status, grade, note, active_ms)
-    actor_id = (actor or annotator).id
-    key = {"query_id": query.id, "chunk_id": chunk.id, "annotator_id": annotator.id}
+    verdict = _Verdict(status, grade, note)
+    key = _Key(query.id, chunk.id, annotator.id)
     now = utcnow()
     with transaction():
-        created = bool(
-            insert_if_absent(
-                Judgment.__table__,
-                [
-                    {
-                        **key,
-                        "test_set_id": test_set.id,
-                        "status": status,
-                        "grade": grade,
-                        "note": note,
-                        "active_ms": active,
-                        "created_at": now,
-                        "updated_at": now,
-                    }
-                ],
-                ["query_id", "chunk_id", "annotator_id"],
-            )
-        )
-        table = Judgment.__table__
-        where = sa.and_(*(table.c[name] == value for name, value in key.items()))
-        row = db.session.execute(
-            sa.select(
-                table.c.id,
-                table.c.status,
-                table.c.grade,
-                table.c.note,
-                table.c.version,
-                table.c.updated_at,
-            )
-            .where(where)
-            .with_for_update()
-        ).one()
-        version = row.version
+        created = _insert_if_absent(test_set.id, key, verdict, active, now)
+        stored = _read_for_update(key)
         if created:
-            old_status, old_grade, changed = None, None, True
+            old, changed, version = _Verdict(None, None, ""), True, stored.version
         else:
-            old_status, old_grade = row.status, row.grade
-            changed = (row.status, row.grade, row.note) != (status, grade, note)
-            stale = expected_version is not None and expected_version != row.version
-            if changed and stale and (row.status, row.grade) != (status, grade):
-                raise Conflict(row.status, row.grade, row.version, row.updated_at)
-            if changed:
-                version = row.version + 1
-                db.session.execute(
-                    sa.update(table)
-                    .where(table.c.id == row.id)
-                    .values(
-                        status=status,
-                        grade=grade,
-                        note=note,
-                        # Time spent re-grading adds up; a no-op resubmit (double click) does not.
-                        active_ms=table.c.active_ms + active,
-                        updated_at=now,
-                        version=table.c.version + 1,
-                    )
-                )
+            old = _Verdict(stored.status, stored.grade, stored.note)
+            changed, version = _update_if_changed(stored, verdict, active, now, expected_version)
         if changed:
-            # Stored counters (queue, progress, summary) move in this same transaction.
-            tallies.count_judgment_change(
-                test_set.id, query.id, chunk.id, annotator.id, old_status, status
-            )
-            db.session.add(
-                JudgmentEvent(
-                    test_set_id=test_set.id,
-                    query_id=query.id,
-                    chunk_id=chunk.id,
-                    actor_id=actor_id,
-                    annotator_id=annotator.id,
-                    kind="judgment",
-                    old_status=old_status,
-                    new_status=status,
-                    old_grade=old_grade,
-                    new_grade=grade,
-                    note=note,
-                    created_at=now,
-                )
-            )
-            bump_versions(test_set.id, labels=True)
+            _record_change(test_set.id, key, (actor or annotator).id, old, verdict, now)
         _release_lease(query.id, chunk.id, annotator.id)
-    return SaveResult(judgment_id=row.id, changed=changed, created=created, version=version)
+    return SaveResult(judgment_id=stored.id, changed=changed, created=created, version=version)
+
+
+class _Key(NamedTuple):
+    """Which judgment: one per (query, chunk, annotator)."""
+
+    query_id: int
+    chunk_id: int
+    annotator_id: int
+
+
+class _Verdict(NamedTuple):
+    """What a judgment says (status None: no judgment yet)."""
+
+    status: str | None
+    grade: int | None
+    note: str
+
+
+def _insert_if_absent(
+    test_set_id: int, key: _Key, verdict: _Verdict, active_ms: int, now: datetime
+) -> bool:
+    """Insert the judgment unless it exists; True when this call created it."""
+    row = {
+        **key._asdict(),
+        "test_set_id": test_set_id,
+        **verdict._asdict(),
+        "active_ms": active_ms,
+        "created_at": now,
+        "updated_at": now,
+    }
+    return bool(insert_if_absent(_judgment, [row], list(_Key._fields)))
+
+
+def _read_for_update(key: _Key) -> sa.Row[Any]:
+    """The stored judgment, locked for the rest of the transaction."""
+    table = _judgment
+    where = sa.and_(*(table.c[name] == value for name, value in key._asdict().items()))
+    columns = ("id", "status", "grade", "note", "version", "updated_at")
+    return db.session.execute(
+        sa.select(*(table.c[name] for name in columns)).where(where).with_for_update()
+    ).one()
+
+
+def _update_if_changed(
+    stored: sa.Row[Any],
+    verdict: _Verdict,
+    active_ms: int,
+    now: datetime,
+    expected_version: int | None,
+) -> tuple[bool, int]:
+    """Store the verdict over an existing judgment unless it says the same; (changed, version).
+
+    Raises Conflict when the judgment moved on since `expected_version` and the verdict
+    would change its status or grade.
+    """
+    if (stored.status, stored.grade, stored.note) == verdict:
+        return False, stored.version
+    stale = expected_version is not None and expected_version != stored.version
+    if stale and (stored.status, stored.grade) != (verdict.status, verdict.grade):
+        raise Conflict(stored.status, stored.grade, stored.version, stored.updated_at)
+    table = _judgment
+    db.session.execute(
+        sa.update(table)
+        .where(table.c.id == stored.id)
+        .values(
+            **verdict._asdict(),
+            # Time spent re-grading adds up; a no-op resubmit (double click) does not.
+            active_ms=table.c.active_ms + active_ms,
+            updated_at=now,
+            version=table.c.version + 1,
+        )
+    )
+    return True, stored.version + 1
+
+
+def _record_change(
+    test_set_id: int, key: _Key, actor_id: int, old: _Verdict, new: _Verdict, now: datetime
+) -> None:
+    """Count the change, append it to the history and bump the labels version."""
+    # Stored counters (queue, progress, summary) move in this same transaction.
+    tallies.count_judgment_change(test_set_id, *key, old.status, new.status)
+    db.session.add(
+        JudgmentEvent(
+            test_set_id=test_set_id,
+            **key._asdict(),
+            actor_id=actor_id,
+            kind="judgment",
+            old_status=old.status,
+            new_status=new.status,
+            old_grade=old.grade,
+            new_grade=new.grade,
+            note=new.note,
+            created_at=now,
+        )
+    )
+    bump_versions(test_set_id, labels=True)
 
 
 def _release_lease(query_id: int, chunk_id: int, user_id: int) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import sqlalchemy as sa
@@ -21,6 +21,9 @@ from ndcg_labeler.models import Pair, Run, TestSet, utcnow
 from ndcg_labeler.services import ServiceError, live, tallies
 from ndcg_labeler.services._db import insert_if_absent, raw_rows, transaction
 from ndcg_labeler.services._progress import Progress, no_progress
+
+if TYPE_CHECKING:
+    from ndcg_labeler.services.pooling.arrays import Entries
 
 MAX_DEPTH = 1000
 MAX_SOURCE = 200
@@ -133,9 +136,7 @@ def plan_pool(
     keep the rank order after them.
     """
     # pyarrow (~50 ms to import) only when pooling: start-up stays light.
-    import pyarrow as pa
-
-    from ndcg_labeler.services.pooling.arrays import Entries, member, pair_keys
+    from ndcg_labeler.services.pooling.arrays import Entries, member
 
     depth = check_depth(depth)
     if not runs:
@@ -146,28 +147,11 @@ def plan_pool(
     chosen_ids = {run.id for run in runs}
     grades, tops = _top_lists(everyone, depth)
     entries = Entries.build(tops, grades)
+    chunk_of, pending = _chunks_and_queued(test_set.id, entries)
     chosen = np.isin(entries.run, [n for n, run in enumerate(everyone) if run.id in chosen_ids])
-    # The best rank of every unjudged (query, chunk) in any run's top, and in the chosen runs'.
-    any_key, any_query, any_code, _ = entries.best(~entries.judged)
-    key, query, code, rank = entries.best(~entries.judged & chosen)
-    used = np.zeros(len(entries.docids), dtype=bool)
-    used[any_code] = True
-    chunk_of = _chunk_ids(test_set.id, entries.docids, np.flatnonzero(used))
-    width = max(int(chunk_of.max()) + 1 if chunk_of.size else 1, 1)
-    queued = _queued(test_set.id, width)
+    new_pairs, new_keys, already, missing = _new_pairs(entries, chosen, chunk_of, pending)
     # Unjudged chunks that will carry a grade once the queue is done: queued now, or new.
-    has_chunk = chunk_of[any_code] >= 0
-    pending = any_key[has_chunk & member(pair_keys(any_query, chunk_of[any_code], width), queued)]
-    # The chosen runs' pairs by best rank, then query id, then docid (as strings).
-    sort = np.lexsort((entries.order[code], query, rank))
-    key, query, code, rank = key[sort], query[sort], code[sort], rank[sort]
-    chunk = chunk_of[code]
-    is_pending = member(key, pending)
-    missing = int(np.count_nonzero(chunk < 0))
-    already = int(np.count_nonzero((chunk >= 0) & is_pending))
-    new = (chunk >= 0) & ~is_pending
-    new_pairs = list(zip(query[new].tolist(), chunk[new].tolist(), rank[new].tolist(), strict=True))
-    after = entries.judged | member(entries.key, np.concatenate([pending, key[new]]))
+    after = entries.judged | member(entries.key, np.concatenate([pending, new_keys]))
     coverage = [
         Coverage(
             run=run,
@@ -178,11 +162,7 @@ def plan_pool(
         for n, run in enumerate(everyone)
     ]
     if judge:
-        machine = live.grades_by_query(test_set, labels=f"machine:{judge}")
-        known = np.flatnonzero(chunk_of >= 0)
-        names = entries.docids.take(pa.array(known)).to_pylist()
-        ids = dict(zip(chunk_of[known].tolist(), names, strict=True))
-        new_pairs = by_machine_impact(new_pairs, machine, ids)
+        new_pairs = _by_judge(test_set, judge, new_pairs, entries, chunk_of)
     return PoolPlan(
         test_set=test_set,
         runs=list(runs),
@@ -193,6 +173,58 @@ def plan_pool(
         not_in_corpus=missing,
         coverage=coverage,
     )
+
+
+def _chunks_and_queued(test_set_id: int, entries: Entries) -> tuple[np.ndarray, np.ndarray]:
+    """Docid code -> chunk id (-1: no text), and the keys of the unjudged entries whose pair
+    is in the queue already."""
+    from ndcg_labeler.services.pooling.arrays import member, pair_keys
+
+    any_key, any_query, any_code, _ = entries.best(~entries.judged)
+    used = np.zeros(len(entries.docids), dtype=bool)
+    used[any_code] = True
+    chunk_of = _chunk_ids(test_set_id, entries.docids, np.flatnonzero(used))
+    width = max(int(chunk_of.max()) + 1 if chunk_of.size else 1, 1)
+    queued = _queued(test_set_id, width)
+    has_chunk = chunk_of[any_code] >= 0
+    pending = any_key[has_chunk & member(pair_keys(any_query, chunk_of[any_code], width), queued)]
+    return chunk_of, pending
+
+
+def _new_pairs(
+    entries: Entries, chosen: np.ndarray, chunk_of: np.ndarray, pending: np.ndarray
+) -> tuple[list[tuple[int, int, int]], np.ndarray, int, int]:
+    """The chosen runs' unjudged pairs that are not queued yet, by best rank, then query id,
+    then docid (as strings): (pairs, their keys, how many are queued, how many lack text)."""
+    from ndcg_labeler.services.pooling.arrays import member
+
+    key, query, code, rank = entries.best(~entries.judged & chosen)
+    sort = np.lexsort((entries.order[code], query, rank))
+    key, query, code, rank = key[sort], query[sort], code[sort], rank[sort]
+    chunk = chunk_of[code]
+    is_pending = member(key, pending)
+    missing = int(np.count_nonzero(chunk < 0))
+    already = int(np.count_nonzero((chunk >= 0) & is_pending))
+    new = (chunk >= 0) & ~is_pending
+    new_pairs = list(zip(query[new].tolist(), chunk[new].tolist(), rank[new].tolist(), strict=True))
+    return new_pairs, key[new], already, missing
+
+
+def _by_judge(
+    test_set: TestSet,
+    judge: str,
+    new_pairs: list[tuple[int, int, int]],
+    entries: Entries,
+    chunk_of: np.ndarray,
+) -> list[tuple[int, int, int]]:
+    """The new pairs in the order of the machine judge's estimated impact (by_machine_impact)."""
+    import pyarrow as pa
+
+    machine = live.grades_by_query(test_set, labels=f"machine:{judge}")
+    known = np.flatnonzero(chunk_of >= 0)
+    names = entries.docids.take(pa.array(known)).to_pylist()
+    ids = dict(zip(chunk_of[known].tolist(), names, strict=True))
+    return by_machine_impact(new_pairs, machine, ids)
 
 
 def _all_runs(test_set: TestSet) -> list[Run]:

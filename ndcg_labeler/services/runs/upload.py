@@ -43,7 +43,7 @@ def _parse(raw: BinaryIO, filename: str, progress: Progress) -> tuple[ParsedRun,
     """Parse the whole run and hash the bytes as uploaded (gzip included)."""
     from ndcg_labeler.formats import read_run  # numpy + pyarrow: not at start-up
 
-    max_bytes = int(current_app.config.get("NDCG_MAX_DECOMPRESSED_BYTES", 2 * 1024**3))
+    max_bytes = int(current_app.config["NDCG_MAX_DECOMPRESSED_BYTES"])
 
     def read(stream: BinaryIO) -> ParsedRun:
         if progress is not no_progress:
@@ -92,7 +92,7 @@ def clean_name(name: str, filename: str = "") -> str:
 
 def _check_depth(depth: int | None) -> int:
     if depth is None:
-        depth = int(current_app.config.get("NDCG_RUN_DEPTH", 1000))
+        depth = int(current_app.config["NDCG_RUN_DEPTH"])
     if isinstance(depth, bool) or not isinstance(depth, int) or not 1 <= depth <= MAX_DEPTH:
         raise ServiceError(f"depth must be a whole number from 1 to {MAX_DEPTH}")
     return depth
@@ -175,30 +175,11 @@ def store_parsed_run(
     parse (else read from here on, while the run is ranked and written)."""
     name, depth, notes = _check_upload(test_set, name, depth, notes)
     known = _query_ids(test_set)
-    in_file = parsed.qids
-    unknown = [qid for qid in in_file if qid not in known]
-    if len(unknown) == len(in_file):
-        examples = ", ".join(unknown[:3])
-        raise ServiceError(
-            f"{filename}: none of the run's {len(in_file)} queries is in test set "
-            f"'{test_set.name}' (e.g. {examples})"
-        )
+    unknown = _unknown_queries(test_set, parsed, known, filename)
     ahead = ahead or live.GradesAhead(test_set.id)
     progress("rank", 0, 1, int(parsed.offsets[-1]))
     ranked = _rank(parsed, known, depth, in_trec_order)
     progress("rank", 1, 1, int(parsed.offsets[-1]))
-    stored = set(ranked.query_ids)
-    missing = [qid for qid, qpk in known.items() if qpk not in stored]
-    report = {
-        "filename": filename,
-        "lines": int(parsed.lines),
-        "queries_in_file": len(in_file),
-        "entries_in_file": int(parsed.offsets[-1]),
-        "queries_stored": len(ranked.query_ids),
-        "entries_stored": ranked.entries,
-        "unknown_queries": {"count": len(unknown), "examples": unknown[:EXAMPLES]},
-        "missing_queries": {"count": len(missing), "examples": sorted(missing)[:EXAMPLES]},
-    }
     run = Run(
         test_set_id=test_set.id,
         name=name,
@@ -210,7 +191,7 @@ def store_parsed_run(
         notes=notes,
         num_queries=len(ranked.query_ids),
         num_entries=ranked.entries,
-        report=report,
+        report=_report(filename, parsed, ranked, known, unknown),
     )
     try:
         with large_transaction() as checkpoint:
@@ -230,6 +211,38 @@ def store_parsed_run(
     finally:
         checkpoint.wait()
     return run
+
+
+def _unknown_queries(
+    test_set: TestSet, parsed: ParsedRun, known: dict[str, int], filename: str
+) -> list[str]:
+    """The run's qids the test set lacks; refuses a run with no known query."""
+    unknown = [qid for qid in parsed.qids if qid not in known]
+    if len(unknown) == len(parsed.qids):
+        examples = ", ".join(unknown[:3])
+        raise ServiceError(
+            f"{filename}: none of the run's {len(parsed.qids)} queries is in test set "
+            f"'{test_set.name}' (e.g. {examples})"
+        )
+    return unknown
+
+
+def _report(
+    filename: str, parsed: ParsedRun, ranked: _Ranked, known: dict[str, int], unknown: list[str]
+) -> dict[str, object]:
+    """What the upload read and stored (Run.report), with examples of the queries left out."""
+    stored = set(ranked.query_ids)
+    missing = [qid for qid, qpk in known.items() if qpk not in stored]
+    return {
+        "filename": filename,
+        "lines": int(parsed.lines),
+        "queries_in_file": len(parsed.qids),
+        "entries_in_file": int(parsed.offsets[-1]),
+        "queries_stored": len(ranked.query_ids),
+        "entries_stored": ranked.entries,
+        "unknown_queries": {"count": len(unknown), "examples": unknown[:EXAMPLES]},
+        "missing_queries": {"count": len(missing), "examples": sorted(missing)[:EXAMPLES]},
+    }
 
 
 def _query_ids(test_set: TestSet) -> dict[str, int]:

@@ -133,70 +133,116 @@ def count_judgment_change(
     """
     if old_status == new_status:
         return
-    human = _is_human(annotator_id)
-    graded = int(new_status == "graded") - int(old_status == "graded")
-    counted_before = human and old_status in COUNTED_STATUSES
-    counted_after = human and new_status in COUNTED_STATUSES
-    answers = int(counted_after) - int(counted_before)
-    skipped = int(human and new_status == "skipped") - int(human and old_status == "skipped")
+    change = _Change.of(_is_human(annotator_id), old_status, new_status)
     lock_pool_counts(test_set_id)
-    if graded:
+    if change.graded:
         db.session.execute(
             sa.update(_pool)
             .where(_pool.c.test_set_id == test_set_id)
-            .values(graded_judgments=_pool.c.graded_judgments + graded)
+            .values(graded_judgments=_pool.c.graded_judgments + change.graded)
         )
+    levels = _count_pair(test_set_id, query_id, chunk_id, change)
+    if levels is None or not change.human:  # not a pool pair, or nobody's own tally
+        return
+    old_level, new_level = levels
+    if old_level != new_level and min(old_level, new_level) >= 1:
+        _move_other_answerers(test_set_id, query_id, chunk_id, annotator_id, old_level, new_level)
+    _count_mine(test_set_id, annotator_id, change, old_level, new_level)
+
+
+@dataclass(frozen=True)
+class _Change:
+    """How one judgment's status change moves the counts (each -1, 0 or +1)."""
+
+    human: bool
+    graded: int
+    counted_before: bool
+    counted_after: bool
+    skipped: int
+
+    @classmethod
+    def of(cls, human: bool, old_status: str | None, new_status: str | None) -> _Change:
+        """The change from `old_status` to `new_status` by a person (or an import source)."""
+        return cls(
+            human=human,
+            graded=int(new_status == "graded") - int(old_status == "graded"),
+            counted_before=human and old_status in COUNTED_STATUSES,
+            counted_after=human and new_status in COUNTED_STATUSES,
+            skipped=int(human and new_status == "skipped") - int(human and old_status == "skipped"),
+        )
+
+    @property
+    def answers(self) -> int:
+        """The change in the pair's counted answers."""
+        return int(self.counted_after) - int(self.counted_before)
+
+
+def _count_pair(
+    test_set_id: int, query_id: int, chunk_id: int, change: _Change
+) -> tuple[int, int] | None:
+    """Move the pair's counters and the pool's levels; the pair's (old, new) level.
+
+    None when the pair is not in the pool: only the test set's graded judgments count it.
+    """
     row = db.session.execute(
         sa.update(_pair)
         .where(_pair.c.query_id == query_id, _pair.c.chunk_id == chunk_id)
-        .values(answers=_pair.c.answers + answers, grades=_pair.c.grades + graded)
+        .values(answers=_pair.c.answers + change.answers, grades=_pair.c.grades + change.graded)
         .returning(_pair.c.answers, _pair.c.grades)
     ).one_or_none()
-    if row is None:  # not a pool pair: only the test set's graded judgments count it
-        return
+    if row is None:
+        return None
     new_answers, new_grades = row
-    old_level, new_level = _level(new_answers - answers), _level(new_answers)
+    old_level, new_level = _level(new_answers - change.answers), _level(new_answers)
     pool: dict[str, Any] = {}
     if old_level != new_level:
         pool[f"level_{old_level}"] = _pool.c[f"level_{old_level}"] - 1
         pool[f"level_{new_level}"] = _pool.c[f"level_{new_level}"] + 1
-    had_grade, has_grade = new_grades - graded > 0, new_grades > 0
+    had_grade, has_grade = new_grades - change.graded > 0, new_grades > 0
     if had_grade != has_grade:
         pool["graded_pairs"] = _pool.c.graded_pairs + (1 if has_grade else -1)
     if pool:
         db.session.execute(
             sa.update(_pool).where(_pool.c.test_set_id == test_set_id).values(**pool)
         )
-    if not human:
-        return
-    if old_level != new_level and min(old_level, new_level) >= 1:
-        # Everyone else who answered the pair sees it move from one level to the other.
-        db.session.execute(
-            sa.update(_mine)
-            .where(
-                _mine.c.test_set_id == test_set_id,
-                _mine.c.user_id.in_(
-                    _human_answerers(query_id, chunk_id).where(
-                        _judgment.c.annotator_id != annotator_id
-                    )
-                ),
-            )
-            .values(
-                {
-                    f"mine_{old_level}": _mine.c[f"mine_{old_level}"] - 1,
-                    f"mine_{new_level}": _mine.c[f"mine_{new_level}"] + 1,
-                }
-            )
+    return old_level, new_level
+
+
+def _move_other_answerers(
+    test_set_id: int,
+    query_id: int,
+    chunk_id: int,
+    annotator_id: int,
+    old_level: int,
+    new_level: int,
+) -> None:
+    """Everyone else who answered the pair sees it move from one level to the other."""
+    others = _human_answerers(query_id, chunk_id).where(_judgment.c.annotator_id != annotator_id)
+    db.session.execute(
+        sa.update(_mine)
+        .where(_mine.c.test_set_id == test_set_id, _mine.c.user_id.in_(others))
+        .values(
+            {
+                f"mine_{old_level}": _mine.c[f"mine_{old_level}"] - 1,
+                f"mine_{new_level}": _mine.c[f"mine_{new_level}"] + 1,
+            }
         )
+    )
+
+
+def _count_mine(
+    test_set_id: int, annotator_id: int, change: _Change, old_level: int, new_level: int
+) -> None:
+    """Move the annotator's own tally: the pair's level for their answer, and their skips."""
     _insert_absent(_mine, {"test_set_id": test_set_id, "user_id": annotator_id})
     mine: dict[str, Any] = {}
-    if counted_before:
+    if change.counted_before:
         mine[f"mine_{old_level}"] = _mine.c[f"mine_{old_level}"] - 1
-    if counted_after:
+    if change.counted_after:
         column = f"mine_{new_level}"
         mine[column] = (mine[column] if column in mine else _mine.c[column]) + 1
-    if skipped:
-        mine["skipped"] = _mine.c.skipped + skipped
+    if change.skipped:
+        mine["skipped"] = _mine.c.skipped + change.skipped
     if mine:
         db.session.execute(
             sa.update(_mine)

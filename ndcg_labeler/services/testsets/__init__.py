@@ -3,6 +3,7 @@
 from .catalog import (
     MAX_DEFINITION,
     MAX_GRADE_NAME,
+    MAX_JUDGMENTS_PER_PAIR,
     MAX_NAME,
     Settings,
     aggregation_policies,
@@ -27,6 +28,7 @@ __all__ = [
     "CHUNK_STATES",
     "MAX_DEFINITION",
     "MAX_GRADE_NAME",
+    "MAX_JUDGMENTS_PER_PAIR",
     "MAX_NAME",
     "QUERY_STATES",
     "Settings",

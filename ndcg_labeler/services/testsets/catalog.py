@@ -9,6 +9,7 @@ import sqlalchemy as sa
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Chunk, Query, TestSet, TestSetMember, User
+from ndcg_labeler.models.testsets import LEVELS
 from ndcg_labeler.scoring import DEFAULT_POLICY, POLICIES
 from ndcg_labeler.services import ServiceError, audit
 from ndcg_labeler.services._db import bump_versions
@@ -18,6 +19,8 @@ SCALES = (3, 4)
 MAX_NAME = 200
 MAX_GRADE_NAME = 40
 MAX_DEFINITION = 300
+# The pool's counters tell pairs apart up to this many answers (LEVELS), so no target is higher.
+MAX_JUDGMENTS_PER_PAIR = LEVELS - 1
 
 # Sensible defaults, editable per test set; each definition fits on a grade button.
 DEFAULT_GRADES: dict[int, list[dict[str, str]]] = {
@@ -171,8 +174,8 @@ def update_settings(test_set: TestSet, settings: Settings, actor: User | None = 
         raise ServiceError(f"aggregation must be one of {', '.join(policies)}")
     if not 1 <= settings.relevance_threshold <= top:
         raise ServiceError(f"the relevance threshold must be a grade from 1 to {top}")
-    if not 1 <= settings.judgments_per_pair <= 5:
-        raise ServiceError("judgments per pair must be between 1 and 5")
+    if not 1 <= settings.judgments_per_pair <= MAX_JUDGMENTS_PER_PAIR:
+        raise ServiceError(f"judgments per pair must be between 1 and {MAX_JUDGMENTS_PER_PAIR}")
     if not 1 <= settings.disagreement_threshold <= top:
         raise ServiceError(f"the disagreement threshold must be from 1 to {top} grades")
     # Aggregation and threshold change the grades scoring uses: live pages must recompute.

@@ -26,6 +26,8 @@ CHUNK_STATES = {
     "missing": "without text",
 }
 MAX_SEARCH = 200
+# Rows on a page of the test set's queries or chunks.
+PER_PAGE = 50
 
 
 def _pattern(search: str) -> str | None:
@@ -82,7 +84,7 @@ def _state(value: str, states: dict[str, str]) -> str:
 
 
 def queries_page(
-    test_set: TestSet, page: int, per_page: int = 50, *, search: str = "", state: str = ""
+    test_set: TestSet, page: int, per_page: int = PER_PAGE, *, search: str = "", state: str = ""
 ) -> Pagination:
     """One page of the test set's queries in natural qid order (q2 before q10): rows of
     (Query, pairs, judged pairs); `search` finds text in the qid, query or narrative (any
@@ -122,7 +124,7 @@ def queries_page(
 
 
 def chunks_page(
-    test_set: TestSet, page: int, *, search: str = "", state: str = "", per_page: int = 50
+    test_set: TestSet, page: int, *, search: str = "", state: str = "", per_page: int = PER_PAGE
 ) -> Pagination:
     """One page of the test set's chunks in natural docid order; `search` finds docids that
     start with it, or titles and texts with every word of it (full-text, any case, words as
