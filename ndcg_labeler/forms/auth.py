@@ -7,7 +7,7 @@ from wtforms import BooleanField, PasswordField, SelectField, StringField, Submi
 from wtforms.fields.choices import SelectChoice
 from wtforms.validators import DataRequired, EqualTo, Length, Optional, Regexp
 
-from ndcg_labeler.services.accounts import MIN_PASSWORD
+from ndcg_labeler.services import accounts
 
 # User.username's column.
 MAX_USERNAME = 80
@@ -27,7 +27,9 @@ class ChangePasswordForm(FlaskForm):
     """Change one's own password; the current one is required."""
 
     current = PasswordField("Current password", validators=[DataRequired()])
-    new = PasswordField("New password", validators=[DataRequired(), Length(min=MIN_PASSWORD)])
+    new = PasswordField(
+        "New password", validators=[DataRequired(), Length(min=accounts.MIN_PASSWORD)]
+    )
     confirm = PasswordField(
         "Repeat new password", validators=[DataRequired(), EqualTo("new", "Passwords differ.")]
     )
@@ -53,7 +55,9 @@ class UserCreateForm(FlaskForm):
         ],
     )
     role = SelectField("Role", choices=ROLE_CHOICES)
-    password = PasswordField("Password", validators=[DataRequired(), Length(min=MIN_PASSWORD)])
+    password = PasswordField(
+        "Password", validators=[DataRequired(), Length(min=accounts.MIN_PASSWORD)]
+    )
     submit = SubmitField("Create user")
 
 
@@ -63,6 +67,7 @@ class UserEditForm(FlaskForm):
     role = SelectField("Role", choices=ROLE_CHOICES)
     active = BooleanField("Active (may log in)")
     password = PasswordField(
-        "New password (leave empty to keep)", validators=[Optional(), Length(min=MIN_PASSWORD)]
+        "New password (leave empty to keep)",
+        validators=[Optional(), Length(min=accounts.MIN_PASSWORD)],
     )
     submit = SubmitField("Save")

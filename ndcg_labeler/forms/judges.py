@@ -7,19 +7,13 @@ from wtforms import DecimalField, IntegerField, SelectField, StringField, Submit
 from wtforms.fields.choices import SelectChoice
 from wtforms.validators import DataRequired, Length, NumberRange, Optional
 
-from ndcg_labeler.services.judges import (
-    DEFAULT_MAX_TOKENS,
-    MAX_CONCURRENCY,
-    MAX_NAME,
-    MAX_TIMEOUT,
-    MAX_TOKENS,
-)
+from ndcg_labeler.services import judges
 
 
 class JudgeForm(FlaskForm):
     """An admin defines an LLM judge (the API key stays in the server's environment)."""
 
-    name = StringField("Name", validators=[DataRequired(), Length(max=MAX_NAME)])
+    name = StringField("Name", validators=[DataRequired(), Length(max=judges.MAX_NAME)])
     base_url = StringField(
         "Base URL (OpenAI-compatible, e.g. http://127.0.0.1:8000/v1)",
         validators=[DataRequired(), Length(max=500)],
@@ -31,13 +25,15 @@ class JudgeForm(FlaskForm):
     )
     temperature = DecimalField("Temperature", default=0, places=2, validators=[NumberRange(0, 2)])
     max_tokens = IntegerField(
-        "Max tokens", default=DEFAULT_MAX_TOKENS, validators=[NumberRange(1, MAX_TOKENS)]
+        "Max tokens",
+        default=judges.DEFAULT_MAX_TOKENS,
+        validators=[NumberRange(1, judges.MAX_TOKENS)],
     )
     timeout = IntegerField(
-        "Timeout (seconds)", default=60, validators=[NumberRange(1, MAX_TIMEOUT)]
+        "Timeout (seconds)", default=60, validators=[NumberRange(1, judges.MAX_TIMEOUT)]
     )
     concurrency = IntegerField(
-        "Concurrency", default=8, validators=[NumberRange(1, MAX_CONCURRENCY)]
+        "Concurrency", default=8, validators=[NumberRange(1, judges.MAX_CONCURRENCY)]
     )
     requests_per_minute = IntegerField(
         "Requests per minute (0: no limit)", default=0, validators=[NumberRange(0, 100_000)]

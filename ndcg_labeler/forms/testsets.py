@@ -20,7 +20,7 @@ from wtforms.fields.choices import SelectChoice
 from wtforms.validators import DataRequired, InputRequired, Length, NumberRange, Optional
 from wtforms.widgets import CheckboxInput, ListWidget
 
-from ndcg_labeler.services import testsets
+from ndcg_labeler.services import imports, testsets
 
 SCALE_CHOICES = [
     SelectChoice("3", "0–3 (four grades)"),
@@ -95,6 +95,6 @@ class ImportForm(FlaskForm):
     pool = FileField("Pairs to judge (TREC run, or TSV/CSV qid,docid)")
     qrels = FileField("Existing judgments (TREC qrels, or BEIR qrels TSV)")
     source = StringField(
-        "Name of the judgments' source", validators=[Optional(), Length(max=testsets.MAX_SOURCE)]
+        "Name of the judgments' source", validators=[Optional(), Length(max=imports.MAX_SOURCE)]
     )
     submit = SubmitField("Import")
