@@ -26,7 +26,7 @@ def _context(job: Job) -> dict[str, object]:
         "job": job,
         "figures": job_service.figures(job),
         "finished": job_service.is_finished(job),
-        "title": job_service.TITLES.get(job.kind, job.kind),
+        "title": job_service.title(job.kind),
         "phases": job_service.PHASES,
     }
 
@@ -36,7 +36,7 @@ def index() -> str:
     """Jobs, newest first: all of them for admins, one's own for everyone else."""
     job_service.recover()
     page = job_service.list_jobs(current_user, page_arg())
-    return render_template("jobs/index.html", page=page, titles=job_service.TITLES)
+    return render_template("jobs/index.html", page=page, title=job_service.title)
 
 
 @bp.get("/<int:job_id>")

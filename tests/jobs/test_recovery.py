@@ -16,7 +16,7 @@ from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Job, TestSet, User
 from ndcg_labeler.services import jobs as job_service
 from ndcg_labeler.services import runs as run_service
-from ndcg_labeler.services.jobs.records import STORED_THEN_STOPPED
+from ndcg_labeler.services.jobs.recovery import STORED_THEN_STOPPED
 from tests.factory import AuthActions, build_test_set, make_user, trec
 
 

@@ -1,8 +1,6 @@
 """Background jobs: enqueue long imports and uploads, report progress, cancel, list, recover."""
 
-from .kinds import (
-    IMPORT_FIELDS,
-    TITLES,
+from .enqueue import (
     enqueue_fetch,
     enqueue_fuse,
     enqueue_import,
@@ -10,13 +8,13 @@ from .kinds import (
     enqueue_pool,
     enqueue_upload,
 )
+from .kinds import IMPORT_FIELDS, title
 from .queue import (
     get_queue,
     storage_url,
     worker,
 )
 from .records import (
-    INTERRUPTED,
     Figures,
     can_see,
     cancel,
@@ -25,9 +23,9 @@ from .records import (
     get_job,
     is_finished,
     list_jobs,
-    recover,
     require_job,
 )
+from .recovery import INTERRUPTED, recover
 from .reporting import PHASES, JobProgress
 from .runner import run_job
 from .spool import stream_size, threshold_bytes
@@ -36,7 +34,6 @@ __all__ = [
     "IMPORT_FIELDS",
     "INTERRUPTED",
     "PHASES",
-    "TITLES",
     "Figures",
     "JobProgress",
     "can_see",
@@ -59,5 +56,6 @@ __all__ = [
     "storage_url",
     "stream_size",
     "threshold_bytes",
+    "title",
     "worker",
 ]
