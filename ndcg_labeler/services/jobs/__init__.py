@@ -8,37 +8,17 @@ from .enqueue import (
     enqueue_pool,
     enqueue_upload,
 )
-from .kinds import IMPORT_FIELDS, title
-from .queue import (
-    get_queue,
-    storage_url,
-    worker,
-)
-from .records import (
-    Figures,
-    can_see,
-    cancel,
-    create_job,
-    figures,
-    get_job,
-    is_finished,
-    list_jobs,
-    require_job,
-)
-from .recovery import INTERRUPTED, recover
-from .reporting import PHASES, JobProgress
-from .runner import run_job
+from .kinds import title
+from .queue import storage_url, worker
+from .records import can_see, cancel, figures, get_job, is_finished, list_jobs
+from .recovery import recover
+from .reporting import PHASES
 from .spool import stream_size, threshold_bytes
 
 __all__ = [
-    "IMPORT_FIELDS",
-    "INTERRUPTED",
     "PHASES",
-    "Figures",
-    "JobProgress",
     "can_see",
     "cancel",
-    "create_job",
     "enqueue_fetch",
     "enqueue_fuse",
     "enqueue_import",
@@ -47,12 +27,9 @@ __all__ = [
     "enqueue_upload",
     "figures",
     "get_job",
-    "get_queue",
     "is_finished",
     "list_jobs",
     "recover",
-    "require_job",
-    "run_job",
     "storage_url",
     "stream_size",
     "threshold_bytes",

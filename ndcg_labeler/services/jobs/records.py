@@ -17,7 +17,6 @@ from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Job, User
 from ndcg_labeler.models._common import utcnow
 from ndcg_labeler.models.jobs import FINISHED_STATES
-from ndcg_labeler.services import ServiceError
 from ndcg_labeler.services._db import paginate, transaction
 
 
@@ -143,11 +142,3 @@ def figures(job: Job, now: datetime | None = None) -> Figures:
 def is_finished(job: Job) -> bool:
     """True once the job is done, failed or cancelled."""
     return job.state in FINISHED_STATES
-
-
-def require_job(job_id: int) -> Job:
-    """The job with this id, or a ServiceError (CLI)."""
-    job = get_job(job_id)
-    if job is None:
-        raise ServiceError(f"no job {job_id}")
-    return job
