@@ -9,10 +9,10 @@ from ndcg_labeler.models.runs import Run, RunQuery, RunScore
 from ndcg_labeler.models.testsets import (
     AnnotatorTally,
     Chunk,
+    FiguresCache,
     Pair,
     PoolTally,
     Query,
-    TeamCache,
     TestSet,
     TestSetMember,
 )
@@ -24,6 +24,7 @@ __all__ = [
     "Assignment",
     "AuditEvent",
     "Chunk",
+    "FiguresCache",
     "Job",
     "Judge",
     "Judgment",
@@ -37,7 +38,6 @@ __all__ = [
     "Run",
     "RunQuery",
     "RunScore",
-    "TeamCache",
     "TestSet",
     "TestSetMember",
     "User",

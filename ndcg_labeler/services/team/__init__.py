@@ -1,7 +1,6 @@
 """Team judging: agreement, people, disputes and adjudication, policies, judgment exports."""
 
-from ndcg_labeler.services._stored import (
-    INLINE_MAX,
+from ndcg_labeler.services._figures_cache import (
     LEASE,
     Cached,
     Computing,
@@ -78,7 +77,6 @@ __all__ = [
     "ADJUDICATED",
     "EXPORT_FIELDS",
     "EXPORT_FORMATS",
-    "INLINE_MAX",
     "LEASE",
     "MAX_POINTS",
     "MIN_BUCKET",
