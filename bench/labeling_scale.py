@@ -199,7 +199,7 @@ def team_pages(judgments: list[int], users: list[int]) -> list[dict[str, object]
     One dict per size and page: judgments, page, cold_ms, warm_ms (median of 5).
     """
     from ndcg_labeler.extensions import db
-    from ndcg_labeler.models import TeamCache, TestSet
+    from ndcg_labeler.models import FiguresCache, TestSet
     from ndcg_labeler.services import team
 
     out: list[dict[str, object]] = []
@@ -211,7 +211,7 @@ def team_pages(judgments: list[int], users: list[int]) -> list[dict[str, object]
             ("people", lambda ts=test_set: team.cached_people(ts)),
             ("review", lambda ts=test_set: team.cached_review_queue(ts)),
         ):
-            db.session.execute(db.delete(TeamCache))
+            db.session.execute(db.delete(FiguresCache))
             db.session.commit()
             t0 = time.perf_counter()
             call()

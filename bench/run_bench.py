@@ -117,13 +117,14 @@ def side_prepare(paths: dict[str, Path]) -> dict[str, Any]:
     """Build the SQLite test set with queries and qrels as judgments (not timed)."""
     from flask_migrate import upgrade
 
-    from ndcg_labeler.extensions import SQLITE_PAGE_SIZE, db
+    from ndcg_labeler.extensions import db
     from ndcg_labeler.models import User
     from ndcg_labeler.services import testsets
     from ndcg_labeler.services.imports import ImportFile, import_files
+    from ndcg_labeler.sqlite import PAGE_SIZE
 
     target = paths["prepared"]
-    if target.exists() and sqlite_page_size(target) == SQLITE_PAGE_SIZE:
+    if target.exists() and sqlite_page_size(target) == PAGE_SIZE:
         return {"prepared": str(target)}
     tmp = target.with_suffix(".tmp")
     tmp.unlink(missing_ok=True)

@@ -155,10 +155,10 @@ def _forget_stored(ts: int, kind: str | None = None) -> None:
     """Delete the test set's stored figures (of one kind), so that each cold request computes
     its own."""
     from ndcg_labeler.extensions import db
-    from ndcg_labeler.models import TeamCache
+    from ndcg_labeler.models import FiguresCache
 
-    stored = db.delete(TeamCache).where(TeamCache.test_set_id == ts)
-    db.session.execute(stored if kind is None else stored.where(TeamCache.kind == kind))
+    stored = db.delete(FiguresCache).where(FiguresCache.test_set_id == ts)
+    db.session.execute(stored if kind is None else stored.where(FiguresCache.kind == kind))
     db.session.commit()
     db.session.remove()
 

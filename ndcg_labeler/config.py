@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import os
 import secrets
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 # Failed logins (per account and per address) and failed API tokens (per address) allowed.
 DEFAULT_FAILURE_LIMIT = "10 per minute; 50 per hour"
+FIGURES_CACHE_INLINE_MAX = 50_000
 
 
 def _bool(value: str | None, default: bool) -> bool:
@@ -48,6 +50,20 @@ def load_secret_key(instance_path: str) -> str:
     return key
 
 
+def figures_cache_inline_max(settings: Mapping[str, Any]) -> int:
+    """Graded judgments above which a page shows its stale stored figures while one background
+    thread recomputes them (NDCG_FIGURES_CACHE_INLINE_MAX, default 50,000).
+
+    Deprecated: TEAM_CACHE_INLINE_MAX, the name from when only the team pages were stored, is
+    still read for one release (as a setting or from the environment) and wins when set; it
+    will be dropped in the release after.
+    """
+    old = settings.get("TEAM_CACHE_INLINE_MAX")
+    if old is not None:
+        return int(old)
+    return int(settings.get("NDCG_FIGURES_CACHE_INLINE_MAX", FIGURES_CACHE_INLINE_MAX))
+
+
 def from_environment(instance_path: str) -> dict[str, Any]:
     """Build the configuration mapping from defaults and environment variables."""
     default_db = "sqlite:///" + str(Path(instance_path) / "ndcg.sqlite3")
@@ -75,6 +91,12 @@ def from_environment(instance_path: str) -> dict[str, Any]:
         "NDCG_JOBS_SQLITE": os.environ.get("NDCG_JOBS_SQLITE") or None,
         "NDCG_JOB_THREADS": int(os.environ.get("NDCG_JOB_THREADS", "2")),
         "NDCG_JOB_STALE_SECONDS": int(os.environ.get("NDCG_JOB_STALE_SECONDS", "300")),
+        # Stored figures (team pages, compare statistics): see figures_cache_inline_max.
+        "NDCG_FIGURES_CACHE_INLINE_MAX": int(
+            os.environ.get("NDCG_FIGURES_CACHE_INLINE_MAX")
+            or os.environ.get("TEAM_CACHE_INLINE_MAX")
+            or FIGURES_CACHE_INLINE_MAX
+        ),
         "SESSION_COOKIE_HTTPONLY": True,
         "SESSION_COOKIE_SAMESITE": "Lax",
         # None: Secure unless the app runs in debug mode (create_app decides; see cookie_security).

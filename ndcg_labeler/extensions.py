@@ -5,10 +5,7 @@ The web-only ones (CSRF, login) are in `web_extensions`: commands do not import 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
 from flask import Flask
 from flask_sqlalchemy import SQLAlchemy
@@ -16,6 +13,8 @@ from sqlalchemy import MetaData, event
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import DeclarativeBase
 from sqlalchemy.pool import Pool
+
+from ndcg_labeler.sqlite import driver_busy_timeout, on_checkin, on_connect
 
 NAMING_CONVENTION = {
     "ix": "ix_%(column_0_label)s",
@@ -47,51 +46,10 @@ def ensure_migrate(app: Flask) -> None:
         Migrate(app, db, directory=str(MIGRATIONS))
 
 
-BUSY_TIMEOUT_MS = 10_000
-"""How long an SQLite statement waits for another connection's lock before it fails."""
+# SQLite's settings for every connection, and its automatic checkpoints given back in the pool.
+event.listen(Engine, "connect", on_connect)
+event.listen(Pool, "checkin", on_checkin)
 
-
-@contextmanager
-def busy_timeout(raw: Any, milliseconds: int) -> Iterator[None]:
-    """Inside the block, an SQLite DB-API connection waits at most this long for a lock."""
-    raw.execute(f"PRAGMA busy_timeout={int(milliseconds)}")
-    try:
-        yield
-    finally:
-        raw.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
-
-
-SQLITE_PAGE_SIZE = 16384
-"""Page size of a new SQLite database (SQLite's default is 4096). A run is stored as one row
-of blobs per query (~19 KB at depth 1,000): two 16 KB pages instead of five, so a 7,000 x 1,000
-run's commit and its copy from the write-ahead log take about 0.1 s less (bench/README).
-A database created with other pages keeps them (SQLite changes them only on VACUUM)."""
-
-
-@event.listens_for(Engine, "connect")
-def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
-    """Turn on WAL, a busy timeout and foreign keys for every SQLite connection (and choose the
-    page size of a database not yet created)."""
-    module = type(dbapi_connection).__module__
-    if not module.startswith("sqlite3"):
-        return
-    cursor = dbapi_connection.cursor()
-    cursor.execute("PRAGMA foreign_keys=ON")
-    cursor.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
-    # Before WAL: once a database is in WAL mode (or holds a table) its page size is fixed.
-    cursor.execute(f"PRAGMA page_size={SQLITE_PAGE_SIZE}")
-    cursor.execute("PRAGMA journal_mode=WAL")
-    cursor.execute("PRAGMA synchronous=NORMAL")
-    cursor.close()
-
-
-AUTOCHECKPOINT = "wal_autocheckpoint"
-"""Connection-record info key: wal_autocheckpoint to set back (services._db.large_transaction)."""
-
-
-@event.listens_for(Pool, "checkin")
-def _restore_autocheckpoint(dbapi_connection: Any, record: Any) -> None:
-    """A connection returning to the pool gets back the automatic checkpoints it had."""
-    previous = record.info.pop(AUTOCHECKPOINT, None) if record is not None else None
-    if previous is not None and dbapi_connection is not None:
-        dbapi_connection.execute(f"PRAGMA wal_autocheckpoint={int(previous)}")
+# services/live/store.py still imports this here (its re-cut is another branch of issue 27):
+# at the merge it calls sqlite.busy_timeout(connection, 200), and this line goes.
+busy_timeout = driver_busy_timeout

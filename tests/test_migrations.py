@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import sqlalchemy as sa
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from flask import Flask
 from flask_migrate import downgrade, upgrade
 
 from ndcg_labeler.extensions import db
+from ndcg_labeler.models import FiguresCache
 from ndcg_labeler.models.testsets import search_objects
+from tests.factory import build_test_set
 
 
 def _diff(app: Flask) -> list:
@@ -40,3 +43,39 @@ def test_chunk_search_objects_exist_and_follow_the_chunks(app: Flask) -> None:
             assert "chunk_fts" in inspector.get_table_names()
         else:
             assert "ix_chunk_search" in {i["name"] for i in inspector.get_indexes("chunk")}
+
+
+def test_the_figures_cache_rename_keeps_its_rows_both_ways(app: Flask) -> None:
+    """0011 renames team_cache to figures_cache, its constraints with it, and keeps the rows."""
+    row = {"kind": "people", "options": "", "version": "1", "payload": "null"}
+    with app.app_context():
+        test_set_id = build_test_set("renamed", {"q1": "one"}).id
+        db.session.commit()  # migrations wait for every open transaction on PostgreSQL
+        downgrade(revision="0010_chunk_search")
+        db.session.execute(
+            sa.text(
+                "INSERT INTO team_cache (test_set_id, kind, options, version, payload, "
+                "computed_at) VALUES (:test_set_id, :kind, :options, :version, :payload, "
+                "CURRENT_TIMESTAMP)"
+            ),
+            {"test_set_id": test_set_id, **row},
+        )
+        db.session.commit()
+        upgrade()
+        assert db.session.scalars(sa.select(FiguresCache.kind)).all() == ["people"]
+        inspector = db.inspect(db.engine)
+        assert "team_cache" not in inspector.get_table_names()
+        assert inspector.get_pk_constraint("figures_cache")["name"] == "pk_figures_cache"
+        assert [fk["name"] for fk in inspector.get_foreign_keys("figures_cache")] == [
+            "fk_figures_cache_test_set_id_test_set"
+        ]
+        assert [uq["name"] for uq in inspector.get_unique_constraints("figures_cache")] == [
+            "uq_figures_cache_test_set_id_kind_options"
+        ]
+        db.session.commit()
+        downgrade(revision="0010_chunk_search")
+        kinds = db.session.execute(sa.text("SELECT kind FROM team_cache")).scalars().all()
+        assert kinds == ["people"]
+        db.session.commit()
+        upgrade()
+    assert _diff(app) == []

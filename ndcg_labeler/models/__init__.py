@@ -10,10 +10,10 @@ from ndcg_labeler.models.runs import Run, RunQuery, RunScore
 from ndcg_labeler.models.testsets import (
     AnnotatorTally,
     Chunk,
+    FiguresCache,
     Pair,
     PoolTally,
     Query,
-    TeamCache,
     TestSet,
     TestSetMember,
 )
@@ -25,6 +25,7 @@ __all__ = [
     "Assignment",
     "AuditEvent",
     "Chunk",
+    "FiguresCache",
     "Job",
     "Judge",
     "Judgment",
@@ -38,7 +39,6 @@ __all__ = [
     "Run",
     "RunQuery",
     "RunScore",
-    "TeamCache",
     "TestSet",
     "TestSetMember",
     "User",

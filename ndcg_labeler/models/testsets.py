@@ -220,10 +220,11 @@ class AnnotatorTally(db.Model):
     skipped: Mapped[int] = mapped_column(default=0, server_default="0")
 
 
-class TeamCache(db.Model):
-    """A team page's figures, stored per test set, page, options and the versions they reflect."""
+class FiguresCache(db.Model):
+    """Figures of a page (team pages, run comparisons' statistics), stored per test set, kind,
+    options and the versions they reflect (services/_figures_cache.py)."""
 
-    __tablename__ = "team_cache"
+    __tablename__ = "figures_cache"
 
     id: Mapped[int] = mapped_column(primary_key=True)
     test_set_id: Mapped[int] = mapped_column(sa.ForeignKey("test_set.id", ondelete="CASCADE"))

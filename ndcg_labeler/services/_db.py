@@ -2,12 +2,12 @@
 
 The raw-cursor helpers exist for the few paths that move hundreds of thousands of rows: the
 DB-API cursor skips SQLAlchemy's per-row objects and per-parameter compilation, which cost
-more than the query. They run on the session's own connection, inside its transaction.
+more than the query. They run on the session's own connection, inside its transaction, on
+either database; what is particular to SQLite is in `ndcg_labeler.sqlite`.
 """
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -15,7 +15,8 @@ from typing import Any
 import sqlalchemy as sa
 from flask_sqlalchemy.pagination import Pagination
 
-from ndcg_labeler.extensions import AUTOCHECKPOINT, busy_timeout, db
+from ndcg_labeler import sqlite
+from ndcg_labeler.extensions import db
 from ndcg_labeler.models import TestSet
 
 BATCH = 5000
@@ -32,45 +33,8 @@ def transaction() -> Iterator[None]:
         raise
 
 
-class Checkpoint:
-    """SQLite's copy of a large commit from the write-ahead log into the database file, run in
-    a thread of its own once the commit is done (see large_transaction)."""
-
-    def __init__(self) -> None:
-        self._thread: threading.Thread | None = None
-        self._engine: sa.Engine | None = None
-
-    def start(self, engine: sa.Engine) -> None:
-        """Begin the copy (not a daemon thread: a process that ends meanwhile finishes it)."""
-        self._engine = engine
-        self._thread = threading.Thread(target=self._run, args=(engine,), name="checkpoint")
-        self._thread.start()
-
-    @staticmethod
-    def _run(engine: sa.Engine) -> None:
-        with engine.connect() as connection:
-            # PASSIVE: copies what it can without waiting for (or blocking) readers and writers.
-            connection.exec_driver_sql("PRAGMA wal_checkpoint(PASSIVE)")
-
-    def wait(self) -> None:
-        """Return once the copy is done (at once when there was none), the log emptied.
-
-        Left at its size (hundreds of MB after a run), the log would be read whole by the
-        first connection of every later process (SQLite rebuilds its index from it) and copied
-        again by the next write's checkpoint. Emptying it (TRUNCATE) waits for no one: with a
-        reader or writer in the way it is skipped, and a later checkpoint does it.
-        """
-        if self._thread is None or self._engine is None:
-            return
-        self._thread.join()
-        with self._engine.connect() as connection:
-            raw = connection.connection.driver_connection
-            with busy_timeout(raw, 0):
-                raw.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-
-
 @contextmanager
-def large_transaction() -> Iterator[Checkpoint]:
+def large_transaction() -> Iterator[sqlite.Checkpoint]:
     """transaction() for a write of tens of MB (a run upload). Yields a Checkpoint: call its
     `wait()` after the block, before the work is reported done.
 
@@ -80,19 +44,12 @@ def large_transaction() -> Iterator[Checkpoint]:
     caller's next work (scoring the run) overlaps it. Other databases: a plain transaction.
     """
     connection = db.session.connection()
-    engine = connection.engine
-    sqlite = engine.dialect.name == "sqlite" and engine.url.database not in (None, "", ":memory:")
-    if sqlite:
-        raw = connection.connection.driver_connection
-        previous = int(raw.execute("PRAGMA wal_autocheckpoint").fetchone()[0])
-        raw.execute("PRAGMA wal_autocheckpoint=0")
-        # Set back when the connection returns to the pool (extensions._restore_autocheckpoint).
-        connection.connection.info[AUTOCHECKPOINT] = previous
-    checkpoint = Checkpoint()
+    deferred = sqlite.defer_checkpoint(connection)
+    checkpoint = sqlite.Checkpoint()
     with transaction():
         yield checkpoint
-    if sqlite:
-        checkpoint.start(engine)
+    if deferred:
+        checkpoint.start(connection.engine)
 
 
 def bump_versions(test_set_id: int, *, labels: bool = False, runs: bool = False) -> None:
@@ -139,7 +96,7 @@ def insert_if_absent(
 
 
 @contextmanager
-def _cursor() -> Iterator[tuple[Any, str]]:
+def driver_cursor() -> Iterator[tuple[Any, str]]:
     """The session connection's DB-API cursor and its parameter mark (`?` or `%s`)."""
     connection = db.session.connection()
     style = connection.dialect.paramstyle
@@ -152,13 +109,6 @@ def _cursor() -> Iterator[tuple[Any, str]]:
         cursor.close()
 
 
-def raw_rows(sql: str, params: Sequence[object]) -> list[tuple[Any, ...]]:
-    """Rows of a plain SQL statement written with `?` marks, as the driver's tuples."""
-    with _cursor() as (cursor, mark):
-        cursor.execute(sql.replace("?", mark), tuple(params))
-        return list(cursor.fetchall())
-
-
 def select_rows(stmt: sa.Select[Any]) -> list[tuple[Any, ...]]:
     """Rows of a Core SELECT as the driver's tuples (compiled once, no Row objects)."""
     compiled = stmt.compile(dialect=db.session.connection().dialect)
@@ -168,7 +118,7 @@ def select_rows(stmt: sa.Select[Any]) -> list[tuple[Any, ...]]:
         if compiled.positional
         else params
     )
-    with _cursor() as (cursor, _mark):
+    with driver_cursor() as (cursor, _mark):
         cursor.execute(compiled.string, args)
         return list(cursor.fetchall())
 
@@ -186,7 +136,7 @@ def insert_many(
     if not rows:
         return
     quote = db.session.connection().dialect.identifier_preparer.quote
-    with _cursor() as (cursor, mark):
+    with driver_cursor() as (cursor, mark):
         sql = (
             f"INSERT INTO {quote(table.name)} ({', '.join(quote(c) for c in columns)}) "
             f"VALUES ({', '.join([mark] * len(columns))})"

@@ -26,7 +26,7 @@ def _context(job: Job) -> dict[str, object]:
         "job": job,
         "figures": jobs.figures(job),
         "finished": jobs.is_finished(job),
-        "title": jobs.TITLES.get(job.kind, job.kind),
+        "title": jobs.title(job.kind),
         "phases": jobs.PHASES,
     }
 
@@ -36,7 +36,7 @@ def index() -> str:
     """Jobs, newest first: all of them for admins, one's own for everyone else."""
     jobs.recover()
     page = jobs.list_jobs(current_user, page_arg())
-    return render_template("jobs/index.html", page=page, titles=jobs.TITLES)
+    return render_template("jobs/index.html", page=page, title=jobs.title)
 
 
 @bp.get("/<int:job_id>")

@@ -255,7 +255,7 @@ def test_a_fetch_is_as_deep_as_a_stored_run(runner: FlaskCliRunner, ep_set: str)
 def test_the_browser_adds_tries_and_fetches_as_a_job(
     app: Flask, as_admin, search: FakeSearch
 ) -> None:
-    from ndcg_labeler.services import jobs
+    from ndcg_labeler.services.jobs.runner import run_job
 
     with app.app_context():
         ts_id = build_test_set("web", {"q1": "refund policy", "q2": "parking"}).id
@@ -284,7 +284,7 @@ def test_the_browser_adds_tries_and_fetches_as_a_job(
     assert fetch.status_code == 302 and fetch.headers["Location"].startswith("/jobs/")
     job_id = int(fetch.headers["Location"].rsplit("/", 1)[1])
     with app.app_context():
-        jobs.run_job(job_id)  # what the job worker does
+        run_job(job_id)  # what the job worker does
         run = run_service.require_run(testsets.require_by_name("web"), "web run")
         assert run.num_queries == 2
         new = db.session.scalars(sa.select(Chunk.docid).where(Chunk.test_set_id == ts_id)).all()

@@ -12,7 +12,7 @@ from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Job, Run, TestSet
 from ndcg_labeler.services import jobs as job_service
 from ndcg_labeler.services import runs as run_service
-from ndcg_labeler.services.jobs.records import STORED_THEN_STOPPED
+from ndcg_labeler.services.jobs.recovery import STORED_THEN_STOPPED
 from tests.factory import build_dashboard
 from tests.jobs.test_import_jobs import job_id_of, wait_for
 

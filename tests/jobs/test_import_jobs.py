@@ -16,6 +16,7 @@ from werkzeug.test import encode_multipart
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Chunk, Job, Query
 from ndcg_labeler.services import jobs as job_service
+from ndcg_labeler.services.jobs.reporting import JobProgress
 from tests.factory import make_test_set
 
 
@@ -109,7 +110,7 @@ def test_status_fragment_shows_real_progress(jobs_app, as_admin) -> None:
     with jobs_app.app_context():
         db.session.execute(sa.update(Job).where(Job.id == job_id).values(state="running"))
         db.session.commit()
-        progress = job_service.JobProgress(job_id)
+        progress = JobProgress(job_id)
         progress("write", 1500, 6000, 3000)
         progress.close()
     fragment = as_admin.get(f"/jobs/{job_id}/status").get_data(as_text=True)

@@ -20,6 +20,8 @@ from werkzeug.test import encode_multipart
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Job, Query, Run, TestSet, User
 from ndcg_labeler.services import jobs as job_service
+from ndcg_labeler.services.jobs.queue import get_queue
+from ndcg_labeler.services.jobs.recovery import INTERRUPTED
 from tests.factory import AuthActions, build_test_set, make_test_set, make_user
 from tests.jobs.test_import_jobs import count, job_id_of, post_import, queries_csv, wait_for
 from tests.paths import REPO
@@ -115,7 +117,7 @@ def _redis_up() -> bool:
 def test_redis_storage_round_trip(jobs_app, as_admin, consumer) -> None:
     jobs_app.config["NDCG_REDIS_URL"] = "redis://127.0.0.1:6379/0"
     jobs_app.config["NDCG_JOBS_QUEUE"] = f"ndcg-test-{uuid.uuid4().hex}"
-    queue = job_service.get_queue(jobs_app)
+    queue = get_queue(jobs_app)
     assert type(queue).__name__ == "RedisHuey"
     try:
         ts = make_test_set(jobs_app)
@@ -162,5 +164,5 @@ def test_killed_worker_process_leaves_nothing(jobs_app, as_admin, tmp_path: Path
     with jobs_app.app_context():
         assert job_service.recover() == [job_id]
     job = wait_for(jobs_app, job_id, ("failed",))
-    assert job.error == job_service.INTERRUPTED
+    assert job.error == INTERRUPTED
     assert count(jobs_app, Query, ts) == 0 and not os.path.exists(job.upload_path)

@@ -16,14 +16,15 @@ from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Job, TestSet, User
 from ndcg_labeler.services import jobs as job_service
 from ndcg_labeler.services import runs as run_service
-from ndcg_labeler.services.jobs.records import STORED_THEN_STOPPED
+from ndcg_labeler.services.jobs.records import create_job
+from ndcg_labeler.services.jobs.recovery import INTERRUPTED, STORED_THEN_STOPPED
 from tests.factory import AuthActions, build_test_set, make_user, trec
 
 
 def _dead_upload(test_set: TestSet, user_id: int, name: str, started: datetime) -> int:
     """A run upload job some worker took at `started` and whose heartbeat stopped long ago."""
     params = {"name": name, "depth": None, "notes": "", "filename": f"{name}.trec"}
-    job = job_service.create_job("run_upload", test_set.id, user_id, params)
+    job = create_job("run_upload", test_set.id, user_id, params)
     stale = datetime.now(UTC) - timedelta(minutes=10)
     db.session.execute(
         sa.update(Job)
@@ -60,7 +61,7 @@ def test_recovery_marks_done_the_upload_whose_run_was_stored(app: Flask, client)
         assert jobs[stored].result["run_id"] == stored_run
         assert jobs[stored].result["report"]["entries_stored"] == 3
         for failed in (foreign, older):
-            assert (jobs[failed].state, jobs[failed].error) == ("failed", job_service.INTERRUPTED)
+            assert (jobs[failed].state, jobs[failed].error) == ("failed", INTERRUPTED)
     AuthActions(client).login("boss")
     page = client.get(f"/jobs/{stored}").get_data(as_text=True)
     assert "Run stored uploaded" in page and f"/runs/{stored_run}" in page
@@ -71,7 +72,7 @@ def test_recovery_marks_done_the_fetch_whose_run_was_stored(app: Flask, client) 
     with app.app_context():
         test_set = build_test_set("Fetched", {"q1": "one", "q2": "two"})
         params = {"endpoint": "search-api", "run": "live", "k": 10, "accept_partial": False}
-        job = job_service.create_job("fetch", test_set.id, boss, params)
+        job = create_job("fetch", test_set.id, boss, params)
         long_ago = datetime.now(UTC) - timedelta(minutes=20)
         db.session.execute(
             sa.update(Job)
@@ -123,10 +124,8 @@ def test_recovery_deletes_spooled_uploads_no_job_will_read(app: Flask) -> None:
         orphan = spooled("orphan", 30)
         waiting = spooled("waiting", 30)
         fresh = spooled("fresh", 1)
-        done = job_service.create_job("run_upload", test_set.id, boss, {"name": "a"}, str(ended))
-        queued = job_service.create_job(
-            "run_upload", test_set.id, boss, {"name": "b"}, str(waiting)
-        )
+        done = create_job("run_upload", test_set.id, boss, {"name": "a"}, str(ended))
+        queued = create_job("run_upload", test_set.id, boss, {"name": "b"}, str(waiting))
         db.session.execute(sa.update(Job).where(Job.id == done.id).values(state="done"))
         db.session.commit()
         assert queued.state == "queued"

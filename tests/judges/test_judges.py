@@ -14,9 +14,10 @@ from flask.testing import FlaskCliRunner
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Chunk, Judgment, MachineJudgment, Query, TestSet
-from ndcg_labeler.services import jobs, judges, live, tallies, testsets
+from ndcg_labeler.services import judges, live, tallies, testsets
 from ndcg_labeler.services import runs as run_service
 from ndcg_labeler.services.imports import ImportFile, import_files
+from ndcg_labeler.services.jobs.runner import run_job
 from tests.factory import build_test_set, trec
 from tests.judges.fake_llm import FakeLLM
 
@@ -266,7 +267,7 @@ def test_the_browser_defines_runs_and_calibrates_a_judge(
     assert run.status_code == 302 and run.headers["Location"].startswith("/jobs/")
     job_id = int(run.headers["Location"].rsplit("/", 1)[1])
     with app.app_context():
-        jobs.run_job(job_id)  # what the job worker does with the queued job
+        run_job(job_id)  # what the job worker does with the queued job
     page = as_admin.get(f"/jobs/{job_id}").get_data(as_text=True)
     assert "local: 3 labeled" in page and "Tokens: 300 in, 30 out" in page
     shown = as_admin.get(url).get_data(as_text=True)

@@ -7,7 +7,8 @@ import sqlite3
 from contextlib import closing
 from pathlib import Path
 
-from ndcg_labeler.extensions import SQLITE_PAGE_SIZE, db
+from ndcg_labeler.extensions import db
+from ndcg_labeler.sqlite import PAGE_SIZE
 from tests.factory import build_team, make_app, make_user
 from tests.maintenance.test_backup import _dump, _file, sqlite_app  # noqa: F401 (fixture)
 
@@ -27,8 +28,8 @@ def _repage(path: Path, size: int) -> None:
 
 
 def test_a_new_database_gets_16_kb_pages(sqlite_template: Path) -> None:
-    assert SQLITE_PAGE_SIZE == 16384
-    assert _pragma(sqlite_template, "page_size") == SQLITE_PAGE_SIZE
+    assert PAGE_SIZE == 16384
+    assert _pragma(sqlite_template, "page_size") == PAGE_SIZE
     assert _pragma(sqlite_template, "journal_mode") == "wal"
 
 
@@ -90,4 +91,4 @@ def test_restore_across_page_sizes_says_so_when_the_database_is_in_use(
         result = target.test_cli_runner().invoke(args=["restore", str(backup_file)])
     assert result.exit_code == 1
     assert "is in use" in result.output and "stop the server and the job worker" in result.output
-    assert _pragma(path, "page_size") == SQLITE_PAGE_SIZE  # left as it was
+    assert _pragma(path, "page_size") == PAGE_SIZE  # left as it was

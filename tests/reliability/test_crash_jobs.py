@@ -23,8 +23,7 @@ from flask import Flask
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Job
-from ndcg_labeler.services.jobs import INTERRUPTED
-from ndcg_labeler.services.jobs.records import STORED_THEN_STOPPED
+from ndcg_labeler.services.jobs.recovery import INTERRUPTED, STORED_THEN_STOPPED
 from tests.factory import PASSWORD, build_test_set, make_user, trec
 from tests.reliability.annotators import hidden_fields, login, start_server
 from tests.reliability.crashes import (

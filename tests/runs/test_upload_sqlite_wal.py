@@ -20,10 +20,11 @@ import pytest
 import sqlalchemy as sa
 from flask import Flask
 
-from ndcg_labeler.extensions import BUSY_TIMEOUT_MS, db
+from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Run, TestSet
 from ndcg_labeler.services import runs as run_service
 from ndcg_labeler.services._db import large_transaction
+from ndcg_labeler.sqlite import BUSY_TIMEOUT_MS
 from tests.factory import build_test_set, make_app
 
 QRELS = [("q1", "d1", 2), ("q2", "d5", 1)]

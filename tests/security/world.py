@@ -10,8 +10,9 @@ from flask import Flask
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import TestSet, User
-from ndcg_labeler.services import accounts, endpoints, jobs, judges
+from ndcg_labeler.services import accounts, endpoints, judges
 from ndcg_labeler.services import runs as run_service
+from ndcg_labeler.services.jobs.records import create_job
 from tests.factory import build, make_user, trec
 
 
@@ -97,7 +98,7 @@ def make_world(app: Flask) -> World:
             for who in ("admin", "token-owner", "revoked")
         }
         accounts.revoke_token(db.session.get_one(User, users["revoked"]))
-        job = jobs.create_job("import", sets["A"].test_set_id, users["admin"], {})
+        job = create_job("import", sets["A"].test_set_id, users["admin"], {})
         # Nothing listens on port 9: a run of this judge fails at once (and is not retried long).
         judge = judges.add_judge("matrix", "http://127.0.0.1:9/v1", "none", timeout=1)
         for target in sets.values():  # an endpoint named "matrix" in every set (nothing listens)

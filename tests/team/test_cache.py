@@ -1,4 +1,5 @@
-"""Team pages cached per labels version: once per change, in the background when large."""
+"""Team pages in the figures cache per labels version: once per change, in the background when
+large."""
 
 from __future__ import annotations
 
@@ -8,9 +9,10 @@ import time
 import sqlalchemy as sa
 from flask import Flask
 
+from ndcg_labeler import config
 from ndcg_labeler.extensions import db
-from ndcg_labeler.models import TeamCache, TestSet
-from ndcg_labeler.services import _stored as team_cache
+from ndcg_labeler.models import FiguresCache, TestSet
+from ndcg_labeler.services import _figures_cache as figures_cache
 from ndcg_labeler.services import team
 from ndcg_labeler.services.team import pages
 from ndcg_labeler.services.team.policies import Cell, PolicyComparison, RunRow
@@ -70,7 +72,7 @@ def test_agreement_is_computed_once_per_labels_version(app: Flask, monkeypatch) 
 def test_large_sets_show_the_last_figures_while_one_refresh_runs(app: Flask, monkeypatch) -> None:
     built = _two_raters(app)
     calls = _counting(monkeypatch)
-    app.config["TEAM_CACHE_INLINE_MAX"] = 0  # every set counts as large
+    app.config["NDCG_FIGURES_CACHE_INLINE_MAX"] = 0  # every set counts as large
     with app.app_context():
         test_set = db.session.get_one(TestSet, built.test_set_id)
         assert team.cached_agreement_report(test_set).value.summary.percent_agreement == 1.0
@@ -92,20 +94,44 @@ def test_large_sets_show_the_last_figures_while_one_refresh_runs(app: Flask, mon
         # The first inline computation and one background refresh, however many requests
         # asked meanwhile (the polling loop above asked many times).
         assert len(calls) == 2
-        row = db.session.scalars(sa.select(TeamCache)).one()
+        row = db.session.scalars(sa.select(FiguresCache)).one()
         assert row.refreshing_since is None
+
+
+def test_the_deprecated_setting_name_is_still_read(app: Flask, tmp_path, monkeypatch) -> None:
+    """TEAM_CACHE_INLINE_MAX, the name before the figures cache was renamed, works for one
+    release: as a setting (it wins) and from the environment."""
+    assert config.figures_cache_inline_max({"NDCG_FIGURES_CACHE_INLINE_MAX": 7}) == 7
+    both = {"NDCG_FIGURES_CACHE_INLINE_MAX": 7, "TEAM_CACHE_INLINE_MAX": 0}
+    assert config.figures_cache_inline_max(both) == 0
+    monkeypatch.delenv("NDCG_FIGURES_CACHE_INLINE_MAX", raising=False)
+    monkeypatch.setenv("TEAM_CACHE_INLINE_MAX", "3")
+    assert config.from_environment(str(tmp_path))["NDCG_FIGURES_CACHE_INLINE_MAX"] == 3
+    built = _two_raters(app)
+    app.config["TEAM_CACHE_INLINE_MAX"] = 0  # every set counts as large, as before the rename
+    with app.app_context():
+        test_set = db.session.get_one(TestSet, built.test_set_id)
+        team.cached_agreement_report(test_set)
+    judge(app, built.test_set_id, "q", "a", "bob", grade=0)
+    with app.app_context():
+        test_set = db.session.get_one(TestSet, built.test_set_id)
+        assert team.cached_agreement_report(test_set).updating
+        deadline = time.monotonic() + 20
+        while team.cached_agreement_report(test_set).updating and time.monotonic() < deadline:
+            db.session.rollback()  # the background refresh ends before the test does
+            time.sleep(0.05)
 
 
 def test_people_page_says_updating_when_figures_are_stale(app: Flask, as_admin) -> None:
     built = _two_raters(app)
-    app.config["TEAM_CACHE_INLINE_MAX"] = 0
+    app.config["NDCG_FIGURES_CACHE_INLINE_MAX"] = 0
     client = as_admin
     url = f"/test-sets/{built.test_set_id}/people"
     first = _settled(client, url)  # the first figures were computed in the background
     assert first.status_code == 200 and "updating…" not in first.text
     # Hold the refresh lease as another process would: the page must not start a second one.
     with app.app_context():
-        db.session.execute(sa.update(TeamCache).values(refreshing_since=sa.func.now()))
+        db.session.execute(sa.update(FiguresCache).values(refreshing_since=sa.func.now()))
         db.session.commit()
     judge(app, built.test_set_id, "q", "b", "ann", grade=1)
     page = client.get(url)
@@ -121,11 +147,11 @@ def test_stored_figures_round_trip_exactly() -> None:
     comparison = PolicyComparison(
         10, "median", ("median", "mean"), [RunRow(7, "bm25", cells)], {"mean": []}
     )
-    back = team_cache.decode(team_cache.encode(comparison))
+    back = figures_cache.decode(figures_cache.encode(comparison))
     assert back.policies == ("median", "mean") and back.rows[0].run_id == 7
     assert back.rows[0].cells["median"] == Cell(0.5, 3, 1)
     assert math.isnan(back.rows[0].cells["mean"].mean)
-    assert team_cache.decode(team_cache.encode({(1, 2): [None]})) == {(1, 2): [None]}
+    assert figures_cache.decode(figures_cache.encode({(1, 2): [None]})) == {(1, 2): [None]}
 
 
 def test_a_large_sets_first_figures_are_computed_in_the_background(
@@ -133,7 +159,7 @@ def test_a_large_sets_first_figures_are_computed_in_the_background(
 ) -> None:
     built = _two_raters(app)
     calls = _counting(monkeypatch)
-    app.config["TEAM_CACHE_INLINE_MAX"] = 0  # every set counts as large
+    app.config["NDCG_FIGURES_CACHE_INLINE_MAX"] = 0  # every set counts as large
     url = f"/test-sets/{built.test_set_id}/agreement"
     first = as_admin.get(url)
     # Nothing stored yet: the page answers at once and asks again; one refresh runs.
@@ -152,7 +178,7 @@ def test_a_large_sets_first_figures_are_computed_in_the_background(
         # and people.json share figures, and the thread the first starts would otherwise store
         # them (on a set this small, at once) before the second asks.
         with app.app_context():
-            db.session.execute(sa.delete(TeamCache).where(TeamCache.kind == kind))
+            db.session.execute(sa.delete(FiguresCache).where(FiguresCache.kind == kind))
             db.session.commit()
         asked = as_admin.get(download)
         assert asked.status_code == 202 and asked.headers["Retry-After"] == "3", download
@@ -167,7 +193,7 @@ def test_review_pages_are_stored_per_labels_version_and_never_shown_stale(
     app: Flask, as_admin, monkeypatch
 ) -> None:
     built = _two_raters(app)
-    app.config["TEAM_CACHE_INLINE_MAX"] = 0  # large: other pages would show stale figures
+    app.config["NDCG_FIGURES_CACHE_INLINE_MAX"] = 0  # large: other pages would show stale figures
     calls = []
     original = pages.review_queue
 

@@ -104,7 +104,7 @@ def _page_size(conn: sqlite3.Connection) -> int:
 
 def _leave_wal(live: sqlite3.Connection, path: Path) -> None:
     """Take the database out of WAL mode, where SQLite refuses a copy whose page size differs
-    from the database's (a backup of a database created before extensions.SQLITE_PAGE_SIZE
+    from the database's (a backup of a database created before ndcg_labeler.sqlite.PAGE_SIZE
     changed); out of it, the copy takes the backup's page size. Needs every other connection
     closed."""
     live.execute("PRAGMA busy_timeout=2000")

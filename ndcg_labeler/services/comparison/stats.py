@@ -1,11 +1,11 @@
 """Bootstrap intervals and paired tests for run comparisons, stored by the exact scores.
 
 At 7,000 queries the statistics of six runs take seconds (10,000 resamples each), so they are
-stored in the database (services._stored) under the compared runs and options, with a digest of
-the per-query values they were computed from (and the settings) as their version: every server
-process and the CLI share them, the same scores never pay twice, and a grade change gives new
-values and so a new version (never stale). A large comparison's statistics are computed by one
-background thread while the page asks again.
+stored in the database (services._figures_cache) under the compared runs and options, with a
+digest of the per-query values they were computed from (and the settings) as their version:
+every server process and the CLI share them, the same scores never pay twice, and a grade
+change gives new values and so a new version (never stale). A large comparison's statistics are
+computed by one background thread while the page asks again.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from ndcg_labeler.scoring import (
     bootstrap_ci,
     compare_runs,
 )
-from ndcg_labeler.services._stored import Computing, cached, stored
+from ndcg_labeler.services._figures_cache import Computing, cached, stored
 
 CONFIDENCE = 0.95
 N_RESAMPLES = 10_000

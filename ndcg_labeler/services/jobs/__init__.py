@@ -1,8 +1,6 @@
 """Background jobs: enqueue long imports and uploads, report progress, cancel, list, recover."""
 
-from .kinds import (
-    IMPORT_FIELDS,
-    TITLES,
+from .enqueue import (
     enqueue_fetch,
     enqueue_fuse,
     enqueue_import,
@@ -10,38 +8,17 @@ from .kinds import (
     enqueue_pool,
     enqueue_upload,
 )
-from .queue import (
-    get_queue,
-    storage_url,
-    worker,
-)
-from .records import (
-    INTERRUPTED,
-    Figures,
-    can_see,
-    cancel,
-    create_job,
-    figures,
-    get_job,
-    is_finished,
-    list_jobs,
-    recover,
-    require_job,
-)
-from .reporting import PHASES, JobProgress
-from .runner import run_job
+from .kinds import title
+from .queue import storage_url, worker
+from .records import can_see, cancel, figures, get_job, is_finished, list_jobs
+from .recovery import recover
+from .reporting import PHASES
 from .spool import stream_size, threshold_bytes
 
 __all__ = [
-    "IMPORT_FIELDS",
-    "INTERRUPTED",
     "PHASES",
-    "TITLES",
-    "Figures",
-    "JobProgress",
     "can_see",
     "cancel",
-    "create_job",
     "enqueue_fetch",
     "enqueue_fuse",
     "enqueue_import",
@@ -50,14 +27,12 @@ __all__ = [
     "enqueue_upload",
     "figures",
     "get_job",
-    "get_queue",
     "is_finished",
     "list_jobs",
     "recover",
-    "require_job",
-    "run_job",
     "storage_url",
     "stream_size",
     "threshold_bytes",
+    "title",
     "worker",
 ]

@@ -15,6 +15,8 @@ from typing import Any
 
 from flask import Flask, current_app
 
+from ndcg_labeler.services.jobs.runner import run_job as run
+
 EXTENSION = "ndcg_jobs_queue"
 TASK_NAME = "ndcg.run_job"
 
@@ -41,8 +43,6 @@ def _build(app: Flask) -> Any:
 
     @queue.task(name=TASK_NAME)
     def run_job(job_id: int) -> None:
-        from ndcg_labeler.services.jobs.runner import run_job as run
-
         with app.app_context():
             run(job_id)
 

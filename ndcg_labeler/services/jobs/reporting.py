@@ -14,7 +14,8 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.exc import OperationalError
 
-from ndcg_labeler.extensions import BUSY_TIMEOUT_MS, db
+from ndcg_labeler import sqlite
+from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Job, utcnow
 from ndcg_labeler.services._progress import Cancelled
 
@@ -47,17 +48,13 @@ class JobProgress:
     def _connection(self) -> Any:
         if self._conn is None:
             self._conn = db.engine.connect()
-            if self._conn.dialect.name == "sqlite":
-                self._conn.exec_driver_sql("PRAGMA busy_timeout=200")
-                self._conn.commit()
+            sqlite.set_busy_timeout(self._conn, 200)
         return self._conn
 
     def close(self) -> None:
         """Return the connection (restoring SQLite's usual busy timeout)."""
         if self._conn is not None:
-            if self._conn.dialect.name == "sqlite":
-                self._conn.exec_driver_sql(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
-                self._conn.commit()
+            sqlite.set_busy_timeout(self._conn)
             self._conn.close()
             self._conn = None
 

@@ -14,16 +14,10 @@ from ndcg_labeler.services import ServiceError
 from ndcg_labeler.services._db import transaction
 from ndcg_labeler.services._progress import Cancelled
 from ndcg_labeler.services.jobs import records
-from ndcg_labeler.services.jobs.kinds import RUNNERS
+from ndcg_labeler.services.jobs.kinds import KINDS
 from ndcg_labeler.services.jobs.reporting import JobProgress
 
 log = logging.getLogger(__name__)
-NOTHING = {
-    "import": "nothing was imported",
-    "run_upload": "nothing was stored",
-    "judge": "the answers received so far are kept; run the judge again to resume",
-    "fetch": "no run was stored",
-}
 
 
 def _claim(job_id: int) -> bool:
@@ -68,13 +62,13 @@ def run_job(job_id: int) -> None:
             records.remove_upload(job)
         return
     db.session.refresh(job)
-    nothing = NOTHING.get(job.kind, "nothing was written")
+    kind = KINDS.get(job.kind)
+    nothing = kind.nothing if kind is not None else "nothing was written"
     progress = JobProgress(job_id)
     try:
-        runner = RUNNERS.get(job.kind)
-        if runner is None:
+        if kind is None:
             raise ServiceError(f"unknown kind of job '{job.kind}'")
-        result = runner(job, progress)
+        result = kind.run(job, progress)
     except Cancelled:
         db.session.rollback()
         _finish(job_id, "cancelled", message=f"cancelled — {nothing}")

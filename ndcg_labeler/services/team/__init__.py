@@ -1,6 +1,6 @@
 """Team judging: agreement, people, disputes and adjudication, policies, judgment exports."""
 
-from ndcg_labeler.services._stored import Cached, Computing
+from ndcg_labeler.services._figures_cache import Cached, Computing
 
 from .adjudication import adjudicate, remove
 from .agreement import QUERY_SORTS, agreement_of, sort_queries

@@ -12,7 +12,7 @@ from flask_sqlalchemy.pagination import Pagination
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import TestSet, TestSetMember
 from ndcg_labeler.services._db import stored_page
-from ndcg_labeler.services._stored import Cached, cached, register
+from ndcg_labeler.services._figures_cache import Cached, cached, register
 from ndcg_labeler.services.team.agreement import (
     AgreementReport,
     AnnotatorPair,

@@ -1,14 +1,14 @@
-"""Figures stored per test set, kind, options and version, in the team_cache table (named for
-its first users, the team pages; run comparisons' statistics are stored there too).
+"""The figures cache: figures stored per test set, kind, options and version, in the
+figures_cache table (the team pages' figures and run comparisons' statistics).
 
 A page asks `cached()` for its figures. Fresh stored figures (same version) are returned at
 once. Stale ones are recomputed inline when the test set is small; when it has more graded
-judgments than TEAM_CACHE_INLINE_MAX, the page gets the last figures flagged `updating` and
-ONE background thread recomputes them: the process that sets `refreshing_since` on the row
-(a conditional UPDATE, so one winner among every server process) starts it. A thread that
-died leaves a lease that lapses after LEASE. A large set's FIRST figures are computed in the
-background too when the caller says it can show a "computing" page (`background=True`, the
-HTML pages): a placeholder row holds the lease and `Computing` is raised until they are in.
+judgments than NDCG_FIGURES_CACHE_INLINE_MAX, the page gets the last figures flagged `updating`
+and ONE background thread recomputes them: the process that sets `refreshing_since` on the row
+(a conditional UPDATE, so one winner among every server process) starts it. A thread that died
+leaves a lease that lapses after LEASE. A large set's FIRST figures are computed in the
+background too when the caller says it can show a "computing" page (`background=True`, the HTML
+pages): a placeholder row holds the lease and `Computing` is raised until they are in.
 The figures are stored as JSON with type tags for our own dataclasses only (no pickle:
 nothing but known classes is ever rebuilt).
 """
@@ -28,14 +28,14 @@ from typing import Any, Generic, TypeVar
 import sqlalchemy as sa
 from flask import current_app
 
+from ndcg_labeler.config import figures_cache_inline_max
 from ndcg_labeler.extensions import db
-from ndcg_labeler.models import TeamCache, TestSet, utcnow
+from ndcg_labeler.models import FiguresCache, TestSet, utcnow
 from ndcg_labeler.scoring import AgreementSummary, CohenPair, ConsensusAgreement
 from ndcg_labeler.services import tallies
 from ndcg_labeler.services._db import insert_if_absent, transaction
 
 T = TypeVar("T")
-INLINE_MAX = 50_000
 LEASE = timedelta(minutes=10)
 log = logging.getLogger(__name__)
 _KNOWN: dict[str, type] = {
@@ -73,7 +73,7 @@ def encode(value: Any) -> Any:
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         name = type(value).__name__
         if _KNOWN.get(name) is not type(value):
-            raise TypeError(f"{name} is not registered for the team cache")
+            raise TypeError(f"{name} is not registered for the figures cache")
         fields = {f.name: encode(getattr(value, f.name)) for f in dataclasses.fields(value)}
         return {"~": name, "f": fields}
     if isinstance(value, dict):
@@ -88,7 +88,7 @@ def encode(value: Any) -> Any:
         return {"~": "float", "v": repr(value)}
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
-    raise TypeError(f"cannot store {type(value).__name__} in the team cache")
+    raise TypeError(f"cannot store {type(value).__name__} in the figures cache")
 
 
 def decode(data: Any) -> Any:
@@ -114,7 +114,7 @@ def _key(value: Any) -> Any:
 
 
 def _row(test_set_id: int, kind: str, options: str) -> Any:
-    table = TeamCache.__table__
+    table = FiguresCache.__table__
     return db.session.execute(
         sa.select(table.c.id, table.c.version, table.c.payload).where(
             table.c.test_set_id == test_set_id, table.c.kind == kind, table.c.options == options
@@ -124,7 +124,7 @@ def _row(test_set_id: int, kind: str, options: str) -> Any:
 
 def _store(test_set_id: int, kind: str, options: str, version: str, value: Any) -> None:
     """Write the figures and clear the refresh lease; commits."""
-    table = TeamCache.__table__
+    table = FiguresCache.__table__
     payload = json.dumps(encode(value))
     now = utcnow()
     key = {"test_set_id": test_set_id, "kind": kind, "options": options}
@@ -149,7 +149,7 @@ def _placeholder(test_set_id: int, kind: str, options: str) -> None:
     row = {"test_set_id": test_set_id, "kind": kind, "options": options}
     with transaction():
         insert_if_absent(
-            TeamCache.__table__,
+            FiguresCache.__table__,
             [{**row, "version": FIRST, "payload": "null", "computed_at": utcnow()}],
             list(row),
         )
@@ -158,7 +158,7 @@ def _placeholder(test_set_id: int, kind: str, options: str) -> None:
 def _claim(row_id: int, version: str) -> bool:
     """Take the row's refresh lease unless a live one is held or the figures reached
     `version` meanwhile; commits. True: we took it (and must recompute)."""
-    table = TeamCache.__table__
+    table = FiguresCache.__table__
     now = utcnow()
     with transaction():
         taken = db.session.execute(
@@ -231,7 +231,7 @@ def cached(
     raises Computing until they are stored (the caller shows a page that asks again). With
     `inline`, stale figures are always recomputed at once (never shown while updating).
     `large` says whether the work is large (background-worthy); by default, whether the set has
-    more graded judgments than TEAM_CACHE_INLINE_MAX.
+    more graded judgments than NDCG_FIGURES_CACHE_INLINE_MAX.
     """
     current = version(test_set)
     row = _row(test_set.id, kind, options)
@@ -239,7 +239,7 @@ def cached(
         return Cached(decode(json.loads(row.payload)), False)
     judgments = 0
     if large is None:
-        limit = current_app.config.get("TEAM_CACHE_INLINE_MAX", INLINE_MAX)
+        limit = figures_cache_inline_max(current_app.config)
         # Inline pages never show stale figures, so they need not count the judgments.
         judgments = 0 if inline else tallies.pool_counts(test_set.id).graded_judgments
         large = judgments > limit

@@ -1,0 +1,128 @@
+"""Jobs whose worker died: end them (failed, or done when their run was stored whole), and
+delete the spooled uploads nobody will read."""
+
+from __future__ import annotations
+
+import os
+import socket
+import time
+from datetime import timedelta
+from typing import Any
+
+import sqlalchemy as sa
+from flask import current_app
+
+from ndcg_labeler.extensions import db
+from ndcg_labeler.models import Job, Run
+from ndcg_labeler.models._common import utcnow
+from ndcg_labeler.services._db import transaction
+from ndcg_labeler.services.jobs import spool
+from ndcg_labeler.services.jobs.kinds import KINDS
+from ndcg_labeler.services.jobs.records import aware, remove_upload
+
+INTERRUPTED = "interrupted: the worker stopped (restart or crash)"
+STORED_THEN_STOPPED = "done — the worker stopped after storing the run, before scoring it"
+STALE_SECONDS = 300
+"""A running job whose heartbeat is older than this is taken for dead (NDCG_JOB_STALE_SECONDS)."""
+
+
+def _alive(worker: str) -> bool | None:
+    """Whether the worker host:pid still runs (None when it is on another host)."""
+    host, _, pid = worker.rpartition(":")
+    if host != socket.gethostname() or not pid.isdigit():
+        return None
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _stored_run(job: Job) -> dict[str, Any] | None:
+    """The result of a run upload or fetch whose run was committed before its worker died.
+
+    Both store the run in one transaction and then score it; a worker killed while scoring
+    leaves the run whole. It is this job's run when the test set has a run of the job's name,
+    file and uploader, stored after the job started (the name is unique in a test set).
+    """
+    params = job.params or {}
+    kind = KINDS.get(job.kind)
+    found = kind.stored_run if kind is not None else None
+    if found is None or not params.get(found.name_param) or job.started_at is None:
+        return None
+    uploader = Run.uploaded_by_id == job.user_id if job.user_id else Run.uploaded_by_id.is_(None)
+    run = db.session.scalar(
+        sa.select(Run).where(
+            Run.test_set_id == job.test_set_id,
+            Run.name == params[found.name_param],
+            Run.filename == found.filename(params),
+            uploader,
+            Run.uploaded_at >= job.started_at,
+        )
+    )
+    if run is None:
+        return None
+    return {"run_id": run.id, "run_name": run.name, "run": run.name, "report": run.report}
+
+
+def recover(stale_seconds: int | None = None) -> list[int]:
+    """End every running job whose worker died; returns their ids.
+
+    Dead means: the worker process (on this host) no longer exists, or the heartbeat is older
+    than `stale_seconds`. Its import, upload or fetch was one transaction, so either nothing of
+    it is stored and the job is marked failed (INTERRUPTED), or, for a run upload, fetch or
+    fusion killed after its commit (while scoring the run), the run is whole and the job is marked
+    done with it. It also deletes spooled uploads that no queued or running job will read.
+    """
+    if stale_seconds is None:
+        stale_seconds = int(current_app.config.get("NDCG_JOB_STALE_SECONDS", STALE_SECONDS))
+    limit = utcnow() - timedelta(seconds=stale_seconds)
+    _sweep_uploads()
+    running = db.session.execute(
+        sa.select(Job.id, Job.worker, Job.heartbeat_at, Job.started_at).where(
+            Job.state == "running"
+        )
+    ).all()
+    dead = []
+    for job_id, worker, heartbeat, started in running:
+        beat = aware(heartbeat or started)
+        if _alive(worker) is False or beat is None or beat < limit:
+            dead.append(job_id)
+    if not dead:
+        return []
+    table = Job.__table__
+    with transaction():
+        for job in db.session.scalars(sa.select(Job).where(Job.id.in_(dead))):
+            result = _stored_run(job)
+            if result is not None:
+                db.session.execute(
+                    sa.update(table)
+                    .where(table.c.id == job.id, table.c.state == "running")
+                    .values(
+                        state="done",
+                        result=result,
+                        message=STORED_THEN_STOPPED,
+                        finished_at=utcnow(),
+                        done=table.c.total,
+                    )
+                )
+        db.session.execute(
+            sa.update(table)
+            .where(table.c.id.in_(dead), table.c.state == "running")
+            .values(state="failed", error=INTERRUPTED, message=INTERRUPTED, finished_at=utcnow())
+        )
+    for job in db.session.scalars(sa.select(Job).where(Job.id.in_(dead))):
+        remove_upload(job)
+    return dead
+
+
+def _sweep_uploads() -> None:
+    """Delete spooled uploads that no queued or running job will read (see spool.sweep)."""
+    waiting = db.session.scalars(
+        sa.select(Job.upload_path).where(
+            Job.state.in_(("queued", "running")), Job.upload_path.is_not(None)
+        )
+    )
+    spool.sweep({path for path in waiting if path}, time.time())
