@@ -15,7 +15,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "ndcg_labeler"
 SERVICES = PACKAGE / "services"
-MAX_LINES = 400
+MAX_LINES = 500
 # What the pure packages may never import (no web framework, no database, nothing above them).
 IMPURE = ("flask", "flask_sqlalchemy", "flask_login", "flask_wtf", "sqlalchemy", "werkzeug")
 ABOVE_PURE = ("ndcg_labeler.services", "ndcg_labeler.views", "ndcg_labeler.cli")
