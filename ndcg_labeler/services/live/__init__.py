@@ -8,7 +8,7 @@ ranked lists pooling needs (`top_lists`) are read through this package only.
 from .ahead import GradesAhead
 from .detail import QueryDetail, RankRow, query_detail
 from .engine import forget_run, grades_by_query, score_new_run, score_run
-from .entries import RankedBuffer, RunData, query_docids, top_lists, uploaded_run_data
+from .entries import query_docids, top_lists, uploaded_run_data
 from .grades import Qrels, qrels_text, query_grades, scoring_qrels, sorted_records
 from .options import (
     K_CHOICES,
@@ -22,6 +22,7 @@ from .options import (
     policies,
     resolve_options,
 )
+from .ranked import RankedBuffer, RunData
 from .results import QueryScore, RunScores
 from .trec import trec_eval_lines, trec_measures
 

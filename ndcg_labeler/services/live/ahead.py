@@ -15,8 +15,9 @@ from typing import Any
 
 from flask import current_app
 
-from ndcg_labeler.services.live.engine import Grades, default_grades, new_run_state
-from ndcg_labeler.services.live.entries import RunData
+from ndcg_labeler.services.live.engine import default_grades, new_run_state
+from ndcg_labeler.services.live.grades import Grades
+from ndcg_labeler.services.live.ranked import RunData
 from ndcg_labeler.services.live.store import ScoreState
 
 log = logging.getLogger(__name__)
