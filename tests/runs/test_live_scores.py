@@ -21,7 +21,15 @@ from ndcg_labeler.models import (
 from ndcg_labeler.services import ServiceError, live
 from ndcg_labeler.services import runs as run_service
 from ndcg_labeler.services._db import bump_versions
-from ndcg_labeler.services.live import ScoreOptions, engine, figures, query_detail, score_run, store
+from ndcg_labeler.services.live import (
+    ScoreOptions,
+    engine,
+    figures,
+    grades,
+    query_detail,
+    score_run,
+    store,
+)
 from tests.factory import build_test_set, grade
 from tests.runs.helpers import QRELS, QUERIES, RUN
 
@@ -253,7 +261,7 @@ def test_one_query_grades_equal_the_whole_test_sets(setup, policy: str) -> None:
         grade(test_set, "q1", "z", (value + 1) % 4, user)
     q1 = db.session.scalar(sa.select(Query).where(Query.qid == "q1"))
     whole = live.scoring_qrels(test_set, policy)["q1"]
-    assert live.query_grades(test_set.id, q1.id, policy) == whole
+    assert grades.query_grades(test_set.id, q1.id, policy) == whole
     # c: imported 0, then 3, 0, 2 -> sorted 0 0 2 3 (mean 1.25 rounds to 1).
     assert whole["c"] == {"median": 0, "mean": 1, "max": 3, "min": 0, "majority": 0}[policy]
 

@@ -22,7 +22,7 @@ from ndcg_labeler.services.live.grades import (
     machine_version,
     read_grades,
 )
-from ndcg_labeler.services.live.options import Resolved, ScoreOptions, resolve_options
+from ndcg_labeler.services.live.options import Resolved, ScoreOptions
 from ndcg_labeler.services.live.ranked import RunData
 from ndcg_labeler.services.live.results import RunScores, run_scores
 from ndcg_labeler.services.live.state import QuerySet, TestSetState, query_set, test_set_state
@@ -55,7 +55,7 @@ def live_state(
     kept = memory()
     with kept.lock:
         queries = query_set(state, kept.query_sets)
-        resolved = resolve_options(options, state.aggregation, state.threshold)
+        resolved = options.resolve(state.aggregation, state.threshold)
         settings = settings_key(resolved)
         if resolved.labels != "human":
             # Machine labels carry no judgment events: the judge's newest answer versions them.
@@ -107,7 +107,7 @@ def new_run_state(run_id: int, read: Grades, data: RunData) -> ScoreState | None
 def default_grades(test_set_id: int) -> Grades:
     """The grades score_new_run scores against, for reading them ahead (see GradesAhead)."""
     state = test_set_state(test_set_id)
-    resolved = resolve_options(ScoreOptions(), state.aggregation, state.threshold)
+    resolved = ScoreOptions().resolve(state.aggregation, state.threshold)
     kept = memory()
     with kept.lock:
         queries = query_set(state, kept.query_sets)
