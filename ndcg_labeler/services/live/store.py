@@ -17,7 +17,8 @@ import io
 import logging
 import threading
 from collections import OrderedDict
-from contextlib import nullcontext
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -150,7 +151,6 @@ def save(state: ScoreState) -> bool:
     writer), the write is skipped: the figures are right in memory and the next process that
     needs them recomputes the same ones.
     """
-    table = RunScore.__table__
     values = {
         "run_id": state.run_id,
         "settings": state.settings,
@@ -160,36 +160,48 @@ def save(state: ScoreState) -> bool:
         "computed_at": utcnow(),
         "data": state.to_bytes(),
     }
-    engine = db.engine
+    try:
+        with db.engine.connect() as connection, _sqlite_short_lock_wait(connection):
+            _drop_older_machine_rows(connection, state)
+            connection.execute(_upsert_newer(connection.dialect.name, values))
+            connection.commit()
+    except (OperationalError, IntegrityError) as exc:  # locked, or the run was just deleted
+        log.info("score store: skipped saving run %s (%s)", state.run_id, exc.orig)
+        return False
+    return True
+
+
+def _upsert_newer(dialect: str, values: dict[str, object]) -> sa.Insert:
+    """INSERT the row, or UPDATE the stored one when it is older (labels version) or for
+    other queries: never an older state over a newer one."""
     # The dialects' insert (ON CONFLICT), imported here: the PostgreSQL dialect module costs
     # ~20 ms of start-up that SQLite never needs.
-    if engine.dialect.name == "postgresql":
+    if dialect == "postgresql":
         from sqlalchemy.dialects.postgresql import insert
     else:
         from sqlalchemy.dialects.sqlite import insert
+    table = RunScore.__table__
     stmt = insert(table).values(**values)
     newer = sa.or_(
         table.c.labels_version < stmt.excluded.labels_version,
         table.c.queries_key != stmt.excluded.queries_key,
     )
-    stmt = stmt.on_conflict_do_update(
+    return stmt.on_conflict_do_update(
         index_elements=["run_id", "settings"],
         set_={name: stmt.excluded[name] for name in values if name not in ("run_id", "settings")},
         where=newer,
     )
-    is_sqlite = engine.dialect.name == "sqlite"
-    try:
-        with engine.connect() as connection:
-            raw = connection.connection.driver_connection
-            # On SQLite, wait briefly, not the 10 s a grade would wait.
-            with busy_timeout(raw, 200) if is_sqlite else nullcontext():
-                _drop_older_machine_rows(connection, state)
-                connection.execute(stmt)
-                connection.commit()
-    except (OperationalError, IntegrityError) as exc:  # locked, or the run was just deleted
-        log.info("score store: skipped saving run %s (%s)", state.run_id, exc.orig)
-        return False
-    return True
+
+
+@contextmanager
+def _sqlite_short_lock_wait(connection: sa.Connection) -> Iterator[None]:
+    """On SQLite, wait 200 ms for the write lock, not the 10 s a grade would (PRAGMA
+    busy_timeout on the driver's connection): a skipped save is only recomputed later."""
+    if connection.dialect.name != "sqlite":
+        yield
+        return
+    with busy_timeout(connection.connection.driver_connection, 200):
+        yield
 
 
 def _drop_older_machine_rows(connection: sa.Connection, state: ScoreState) -> None:
