@@ -108,10 +108,7 @@ def default_grades(test_set_id: int) -> Grades:
     """The grades score_new_run scores against, for reading them ahead (see GradesAhead)."""
     state = test_set_state(test_set_id)
     resolved = ScoreOptions().resolve(state.aggregation, state.threshold)
-    kept = memory()
-    with kept.lock:
-        queries = query_set(state, kept.query_sets)
-    return read_grades(state, resolved, queries)
+    return read_grades(state, resolved, _queries(state))
 
 
 def forget_run(run_id: int) -> None:
@@ -126,7 +123,11 @@ def grades_by_query(
 ) -> dict[int, dict[str, int]]:
     """{query id: {docid: grade}} of the whole test set, as scoring uses them."""
     state = test_set_state(test_set.id)
+    return grades_of_queries(state.id, policy or state.aggregation, _queries(state), labels)
+
+
+def _queries(state: TestSetState) -> QuerySet:
+    """The test set's queries, through this process's memory."""
     kept = memory()
     with kept.lock:
-        queries = query_set(state, kept.query_sets)
-    return grades_of_queries(state.id, policy or state.aggregation, queries, labels)
+        return query_set(state, kept.query_sets)
