@@ -1,8 +1,7 @@
-"""A run's ranked lists as stored (RunQuery rows): read whole, one query at a time, or handed
-over by an upload.
+"""A run's ranked lists as stored (RunQuery rows): read whole, or one query at a time.
 
-Only a full scoring of a run reads all of them (as RunData); re-scoring a changed query reads
-that query's row alone.
+Only a full scoring of a run reads all of them (as RunData, unless the upload hands its own
+over); re-scoring a changed query reads that query's row alone.
 """
 
 from __future__ import annotations
