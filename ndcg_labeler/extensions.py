@@ -14,7 +14,7 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.orm import DeclarativeBase
 from sqlalchemy.pool import Pool
 
-from ndcg_labeler.sqlite import driver_busy_timeout, on_checkin, on_connect
+from ndcg_labeler.sqlite import on_checkin, on_connect
 
 NAMING_CONVENTION = {
     "ix": "ix_%(column_0_label)s",
@@ -49,7 +49,3 @@ def ensure_migrate(app: Flask) -> None:
 # SQLite's settings for every connection, and its automatic checkpoints given back in the pool.
 event.listen(Engine, "connect", on_connect)
 event.listen(Pool, "checkin", on_checkin)
-
-# services/live/store.py still imports this here (its re-cut is another branch of issue 27):
-# at the merge it calls sqlite.busy_timeout(connection, 200), and this line goes.
-busy_timeout = driver_busy_timeout

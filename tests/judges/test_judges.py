@@ -374,7 +374,7 @@ def test_machine_label_scores_follow_the_judges_answers(
 ) -> None:
     """Failures answered again move the scores; a new process reads them from the store."""
     from ndcg_labeler.models import RunScore
-    from ndcg_labeler.services.live import engine
+    from ndcg_labeler.services.live import figures
 
     port = llm.port
     llm.stop()
@@ -391,7 +391,7 @@ def test_machine_label_scores_follow_the_judges_answers(
         answered = live.score_run(run, machine)
         app.extensions.pop("ndcg_live_scores")  # as a freshly started process
         with monkeypatch.context() as patch:
-            patch.setattr(engine, "evaluate_flat", None)  # a full scoring would fail
+            patch.setattr(figures, "evaluate_flat", None)  # a full scoring would fail
             assert live.score_run(run, machine).to_json() == answered.to_json()
         keys = db.session.scalars(
             sa.select(RunScore.settings).where(

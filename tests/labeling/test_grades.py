@@ -13,7 +13,7 @@ from flask import Flask
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Adjudication, Chunk, Pair, Query, TestSet, User
 from ndcg_labeler.services import ServiceError, accounts, labeling
-from ndcg_labeler.services import live as grades
+from ndcg_labeler.services.live import grades
 from tests.factory import build, make_app, make_user
 
 

@@ -21,7 +21,15 @@ from ndcg_labeler.models import (
 from ndcg_labeler.services import ServiceError, live
 from ndcg_labeler.services import runs as run_service
 from ndcg_labeler.services._db import bump_versions
-from ndcg_labeler.services.live import ScoreOptions, engine, query_detail, score_run
+from ndcg_labeler.services.live import (
+    ScoreOptions,
+    engine,
+    figures,
+    grades,
+    query_detail,
+    score_run,
+    store,
+)
 from tests.factory import build_test_set, grade
 from tests.runs.helpers import QRELS, QUERIES, RUN
 
@@ -142,7 +150,7 @@ def test_only_the_touched_query_is_rescored_from_its_own_ranked_list(setup, monk
     score_run(run)
     score_run(run, ScoreOptions(k=5, gain="exp"))  # a second live setting on the same run
     calls: list[int] = []
-    real_one = engine.evaluate_one
+    real_one = figures.evaluate_one
 
     def spy_one(*args, **kwargs):
         calls.append(1)
@@ -156,8 +164,8 @@ def test_only_the_touched_query_is_rescored_from_its_own_ranked_list(setup, monk
     def record(conn, cursor, statement, *args):
         statements.append(statement.lower())
 
-    monkeypatch.setattr(engine, "evaluate_one", spy_one)
-    monkeypatch.setattr(engine, "evaluate_flat", no_full)
+    monkeypatch.setattr(figures, "evaluate_one", spy_one)
+    monkeypatch.setattr(figures, "evaluate_flat", no_full)
     grade(test_set, "q1", "z", 1, "ann1")
     sa.event.listen(db.engine, "before_cursor_execute", record)
     try:
@@ -177,8 +185,8 @@ def test_only_the_touched_query_is_rescored_from_its_own_ranked_list(setup, monk
 def test_no_change_means_no_work(setup, monkeypatch) -> None:
     _, run = setup
     score_run(run)
-    monkeypatch.setattr(engine, "evaluate_one", None)  # would fail if called
-    monkeypatch.setattr(engine, "evaluate_flat", None)
+    monkeypatch.setattr(figures, "evaluate_one", None)  # would fail if called
+    monkeypatch.setattr(figures, "evaluate_flat", None)
     assert score_run(run).queries_in_mean == 3
 
 
@@ -253,7 +261,7 @@ def test_one_query_grades_equal_the_whole_test_sets(setup, policy: str) -> None:
         grade(test_set, "q1", "z", (value + 1) % 4, user)
     q1 = db.session.scalar(sa.select(Query).where(Query.qid == "q1"))
     whole = live.scoring_qrels(test_set, policy)["q1"]
-    assert live.query_grades(test_set.id, q1.id, policy) == whole
+    assert grades.query_grades(test_set.id, q1.id, policy) == whole
     # c: imported 0, then 3, 0, 2 -> sorted 0 0 2 3 (mean 1.25 rounds to 1).
     assert whole["c"] == {"median": 0, "mean": 1, "max": 3, "min": 0, "majority": 0}[policy]
 
@@ -325,8 +333,8 @@ def test_a_new_process_reads_the_stored_scores_not_the_run(setup, monkeypatch) -
     def record(conn, cursor, statement, *args):
         statements.append(statement.lower())
 
-    monkeypatch.setattr(engine, "evaluate_flat", None)  # would fail if called
-    monkeypatch.setattr(engine, "evaluate_one", None)
+    monkeypatch.setattr(figures, "evaluate_flat", None)  # would fail if called
+    monkeypatch.setattr(figures, "evaluate_one", None)
     sa.event.listen(db.engine, "before_cursor_execute", record)
     try:
         again = score_run(run)
@@ -347,7 +355,23 @@ def test_a_new_process_catches_up_from_the_store_after_a_grade(setup, monkeypatc
     def no_full(*args, **kwargs):
         raise AssertionError("a full evaluation was run for a one-grade change")
 
-    monkeypatch.setattr(engine, "evaluate_flat", no_full)
+    monkeypatch.setattr(figures, "evaluate_flat", no_full)
+    result = score_run(run)
+    i = by_qid(result)["q1"]
+    assert result.dcg[i] == pytest.approx(2 + 1 / L3 + 3 / 2)
+
+
+def test_grades_on_many_queries_are_caught_up_by_one_full_scoring(setup, monkeypatch) -> None:
+    """Past FULL_RESCORE_QUERIES touched queries, the state is scored again in full."""
+    test_set, run = setup
+    score_run(run)
+    grade(test_set, "q1", "z", 1, "ann1")
+
+    def no_one(*args, **kwargs):
+        raise AssertionError("a query was re-scored on its own")
+
+    monkeypatch.setattr(engine, "FULL_RESCORE_QUERIES", 0)
+    monkeypatch.setattr(figures, "evaluate_one", no_one)
     result = score_run(run)
     i = by_qid(result)["q1"]
     assert result.dcg[i] == pytest.approx(2 + 1 / L3 + 3 / 2)
@@ -363,7 +387,7 @@ def test_the_store_is_written_back_once_enough_queries_moved(setup, monkeypatch)
         return db.session.scalar(stmt)
 
     before = stored_version()
-    monkeypatch.setattr(engine, "SAVE_AFTER_QUERIES", 2)
+    monkeypatch.setattr(store, "SAVE_AFTER_QUERIES", 2)
     grade(test_set, "q1", "z", 1, "ann1")
     assert score_run(run).labels_version > before
     assert stored_version() == before  # one query ahead: not written yet
@@ -373,10 +397,8 @@ def test_the_store_is_written_back_once_enough_queries_moved(setup, monkeypatch)
 
 
 def test_an_older_state_never_overwrites_a_newer_one(setup, monkeypatch) -> None:
-    from ndcg_labeler.services.live import store
-
     test_set, run = setup
-    monkeypatch.setattr(engine, "SAVE_AFTER_QUERIES", 1)  # every catch-up is written
+    monkeypatch.setattr(store, "SAVE_AFTER_QUERIES", 1)  # every catch-up is written
     score_run(run)
     settings = db.session.scalar(sa.select(RunScore.settings).where(RunScore.run_id == run.id))
     old = store.load(run.id, settings)
@@ -395,11 +417,11 @@ def test_a_process_keeps_a_bounded_number_of_bytes_of_scores(setup, monkeypatch)
     linear = score_run(run)
     states = current_app.extensions["ndcg_live_scores"].states
     (only,) = states.values()
-    monkeypatch.setattr(engine, "MEMORY_BYTES", only.nbytes)  # room for one state
+    monkeypatch.setattr(store, "MEMORY_BYTES", only.nbytes)  # room for one state
     exp = score_run(run, ScoreOptions(gain="exp"))  # another setting: a second state
     assert len(states) == 1 and next(iter(states.values())).settings.endswith("human")
     assert "|exp|" in next(iter(states.values())).settings  # the newest stays
-    monkeypatch.setattr(engine, "evaluate_flat", None)  # read back, never recomputed
+    monkeypatch.setattr(figures, "evaluate_flat", None)  # read back, never recomputed
     assert score_run(run).to_json() == linear.to_json()
     assert score_run(run, ScoreOptions(gain="exp")).to_json() == exp.to_json()
     assert len(states) == 1

@@ -5,7 +5,8 @@ import pyarrow as pa
 import pytest
 
 from ndcg_labeler.formats.run_dedup import string_hashes
-from ndcg_labeler.services.live import RunData, entries
+from ndcg_labeler.services.live import ranked
+from ndcg_labeler.services.live.ranked import RunData
 
 ROWS = [["d3", "d1", "é2", "x"], ["d1", "d9"], ["zz", "d3"]]
 QUERY_IDS = [11, 12, 13]
@@ -59,7 +60,7 @@ def test_an_entry_whose_hash_collides_with_a_judged_docid_stays_unjudged(monkeyp
 
 def test_judged_docids_sharing_a_key_fall_back_to_the_string_join(monkeypatch):
     monkeypatch.setattr(
-        "ndcg_labeler.services.live.entries.string_hashes",
+        "ndcg_labeler.services.live.ranked.string_hashes",
         lambda array: np.zeros(len(array), dtype=np.uint64),
     )
     np.testing.assert_array_equal(run_data().all_ranked_grades(GRADES), EXPECTED)
@@ -70,7 +71,7 @@ def test_the_hashed_join_a_few_entries_at_a_time_with_an_empty_row(monkeypatch, 
     """Blocks that cut rows anywhere, and a query without entries (judged d1, nothing
     retrieved): the same grades as by hand."""
     refuse_string_join(monkeypatch)
-    monkeypatch.setattr(entries, "_BLOCK", block)
+    monkeypatch.setattr(ranked, "_BLOCK", block)
     rows = [ROWS[0], [], *ROWS[1:]]
     grades = {**GRADES, 14: {"d1": 1}}
     data = run_data(rows=rows, query_ids=[11, 14, 12, 13])

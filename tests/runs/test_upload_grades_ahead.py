@@ -100,13 +100,13 @@ def test_the_upload_scores_its_run_once_while_writing_it(
     """The figures scored on the writing thread's side are the ones stored: the run's entries
     are not joined with the grades a second time once the run is committed."""
     app, run_file, _ = uploaded
-    full = engine._full
+    full = engine.score_fully
     threads: list[str] = []
 
     def counted(*args, **kwargs):  # type: ignore[no-untyped-def]
         threads.append(threading.current_thread().name)
         return full(*args, **kwargs)
 
-    monkeypatch.setattr(engine, "_full", counted)
+    monkeypatch.setattr(engine, "score_fully", counted)
     assert _upload_and_score(app, run_file) == pytest.approx(ONLY_D1, abs=1e-12)
     assert threads == ["scores-ahead"]

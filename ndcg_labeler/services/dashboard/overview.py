@@ -30,7 +30,6 @@ from ndcg_labeler.services.live import (
     Resolved,
     RunScores,
     ScoreOptions,
-    resolve_options,
     score_run,
 )
 
@@ -143,7 +142,7 @@ def overview(test_set: TestSet, user: User, options: ScoreOptions) -> Overview:
 
 def _resolved(test_set: TestSet, options: ScoreOptions) -> Resolved:
     """Options with the test set's defaults, for pages that have no run to score."""
-    return resolve_options(options, test_set.aggregation, test_set.relevance_threshold)
+    return options.resolve(test_set.aggregation, test_set.relevance_threshold)
 
 
 # ---- per-run query table ------------------------------------------------------------------

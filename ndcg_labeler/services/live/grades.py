@@ -2,7 +2,9 @@
 
 - ``scoring_qrels(test_set, policy=None) -> {qid: {docid: grade}}`` for a whole test set;
 - ``query_grades(test_set_id, query_id, policy) -> {docid: grade}`` for live re-scoring of one
-  query (statements built once: it is the hot path after every grade).
+  query (statements built once: it is the hot path after every grade);
+- ``read_grades`` for a full live scoring: every grade as of a judgment event (`Grades`);
+- ``events_since``: the judgment events after a score's newest, naming the queries to re-score.
 
 Rules: only `graded` judgments count (can't-tell and skips never do); people's and import
 sources' grades are combined with ``scoring.aggregate.resolve`` under the test set's aggregation
@@ -14,6 +16,7 @@ from __future__ import annotations
 
 import io
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import sqlalchemy as sa
@@ -25,6 +28,7 @@ from ndcg_labeler.models import (
     Chunk,
     Judge,
     Judgment,
+    JudgmentEvent,
     MachineJudgment,
     Query,
     TestSet,
@@ -32,6 +36,8 @@ from ndcg_labeler.models import (
 from ndcg_labeler.scoring import POLICIES, resolve
 from ndcg_labeler.services import ServiceError
 from ndcg_labeler.services._db import select_rows
+from ndcg_labeler.services.live.options import Resolved
+from ndcg_labeler.services.live.state import QuerySet, TestSetState
 
 Qrels = dict[str, dict[str, int]]
 
@@ -218,3 +224,95 @@ def sorted_records(qrels: Qrels) -> Iterator[QrelRecord]:
         docs = qrels[qid]
         for docid in sorted(docs):
             yield QrelRecord(qid, docid, docs[docid])
+
+
+def machine_version(test_set_id: int, labels: str) -> int:
+    """The judge's newest answer id in the test set: what versions machine labels, which carry
+    no judgment events."""
+    judge = judge_id(labels)
+    newest = sa.select(sa.func.max(MachineJudgment.id)).where(
+        MachineJudgment.test_set_id == test_set_id, MachineJudgment.judge_id == judge
+    )
+    return int(db.session.scalar(newest) or 0)
+
+
+# Event ids come from one counter shared by all test sets; on PostgreSQL a transaction may
+# commit after one that took a later id. Re-reading a short tail of ids catches such stragglers.
+EVENT_LOOKBACK = 128
+
+_EVENTS_SINCE = (
+    sa.select(JudgmentEvent.__table__.c.id, JudgmentEvent.__table__.c.query_id)
+    .where(
+        JudgmentEvent.__table__.c.test_set_id == sa.bindparam("test_set_id"),
+        JudgmentEvent.__table__.c.id > sa.bindparam("after"),
+    )
+    .order_by(JudgmentEvent.__table__.c.id)
+)
+_MAX_EVENT = sa.select(sa.func.max(JudgmentEvent.id)).where(
+    JudgmentEvent.test_set_id == sa.bindparam("test_set_id")
+)
+
+
+@dataclass(frozen=True)
+class Events:
+    """The judgment events a score has not applied yet, read after its newest one."""
+
+    touched: set[int]  # the queries they changed
+    seen: frozenset[int]  # the recent event ids, now applied
+    max_event_id: int | None  # the newest of them (None: no event in the tail read)
+
+
+def events_since(test_set_id: int, max_event_id: int, seen: frozenset[int]) -> Events:
+    """The events after `max_event_id` (and its lookback tail) that are not in `seen`."""
+    rows = db.session.execute(
+        _EVENTS_SINCE, {"test_set_id": test_set_id, "after": max_event_id - EVENT_LOOKBACK}
+    ).all()
+    return Events(
+        touched={qpk for event_id, qpk in rows if event_id not in seen},
+        seen=frozenset(event_id for event_id, _ in rows),
+        max_event_id=rows[-1][0] if rows else None,
+    )
+
+
+def grades_of_queries(
+    test_set_id: int, policy: str, queries: QuerySet, labels: str = "human"
+) -> dict[int, dict]:
+    """{query id: {docid: grade}} of the whole test set under `policy` and label source."""
+    test_set = db.session.get_one(TestSet, test_set_id)
+    qrels = scoring_qrels(test_set, policy, labels)
+    ids = dict(zip(queries.qids, queries.ids.tolist(), strict=True))
+    return {ids[qid]: docs for qid, docs in qrels.items() if qid in ids}
+
+
+@dataclass(frozen=True)
+class Grades:
+    """What a full scoring reads besides the run: the test set's grades as of a judgment event.
+
+    The events are read first, so a grade saved while the grades are read is applied again by
+    the next catch-up, never missed; `state` is the snapshot they were read under.
+    """
+
+    state: TestSetState
+    resolved: Resolved
+    queries: QuerySet
+    max_event_id: int
+    seen: frozenset[int]
+    by_query: dict[int, dict]
+
+    def fits(self, state: TestSetState, resolved: Resolved) -> bool:
+        """Read under this setting and these queries (grades given since are caught up)."""
+        return self.resolved == resolved and self.state.queries_key == state.queries_key
+
+
+def read_grades(state: TestSetState, resolved: Resolved, queries: QuerySet) -> Grades:
+    """The test set's grades under `resolved` (policy, label source) for a full scoring."""
+    max_id = int(db.session.scalar(_MAX_EVENT, {"test_set_id": state.id}) or 0)
+    seen = frozenset(
+        db.session.scalars(
+            sa.select(JudgmentEvent.id).where(
+                JudgmentEvent.test_set_id == state.id, JudgmentEvent.id > max_id - EVENT_LOOKBACK
+            )
+        )
+    )
+    by_query = grades_of_queries(state.id, resolved.policy, queries, resolved.labels)
+    return Grades(state, resolved, queries, max_id, seen, by_query)

@@ -61,6 +61,19 @@ class ScoreOptions:
             )
         return self
 
+    def resolve(self, aggregation: str, threshold: int) -> Resolved:
+        """The checked options with a test set's aggregation policy and threshold filled in."""
+        self.checked()
+        return Resolved(
+            self.k,
+            self.gain,
+            self.ideal,
+            self.judged_only,
+            self.policy or aggregation,
+            self.threshold if self.threshold is not None else threshold,
+            self.labels,
+        )
+
 
 @dataclass(frozen=True)
 class Resolved:
@@ -97,20 +110,6 @@ class Resolved:
             "threshold": self.threshold,
             "labels": self.labels,
         }
-
-
-def resolve_options(options: ScoreOptions, aggregation: str, threshold: int) -> Resolved:
-    """Fill the test set's aggregation policy and threshold into `options`."""
-    options.checked()
-    return Resolved(
-        options.k,
-        options.gain,
-        options.ideal,
-        options.judged_only,
-        options.policy or aggregation,
-        options.threshold if options.threshold is not None else threshold,
-        options.labels,
-    )
 
 
 def parse_options(values: Mapping[str, Any]) -> ScoreOptions:

@@ -10,8 +10,10 @@ import numpy as np
 import sqlalchemy as sa
 
 from ndcg_labeler.extensions import db
-from ndcg_labeler.models import Query
+from ndcg_labeler.models import Query, Run
 from ndcg_labeler.services.live.options import Resolved
+from ndcg_labeler.services.live.state import QuerySet, TestSetState
+from ndcg_labeler.services.live.store import ScoreState
 
 
 @dataclass(frozen=True)
@@ -182,3 +184,35 @@ class RunScores:
             }
             for i in self.by_gap()
         ]
+
+
+def run_scores(
+    run: Run, current: ScoreState, state: TestSetState, resolved: Resolved, queries: QuerySet
+) -> RunScores:
+    """A snapshot of `current` at `resolved.k` (copies: catching up changes the state in place)."""
+    a, k = current.arrays, resolved.k
+    ndcg = a[f"ndcg_cut_{k}"].copy()
+    # A query the run lacks scores 0 whenever it has judged gain: a miss, not "unknown"
+    # (with ideal=retrieved its IDCG is 0, which would otherwise hide the miss).
+    ndcg[current.missing & current.has_gain & np.isnan(ndcg)] = 0.0
+    return RunScores(
+        run_id=run.id,
+        run_name=run.name,
+        test_set_id=state.id,
+        test_set_name=state.name,
+        options=resolved,
+        labels_version=state.labels_version,
+        query_ids=queries.ids,
+        qids=queries.qids,
+        dcg=a[f"dcg_cut_{k}"].copy(),
+        idcg=a[f"idcg_cut_{k}"].copy(),
+        ndcg=ndcg,
+        judged_at_k=a[f"judged_at_{k}"].copy(),
+        precision=a[f"P_{k}"].copy(),
+        recall=a[f"recall_{k}"].copy(),
+        recip_rank=a["recip_rank"].copy(),
+        ap=a["map"].copy(),
+        num_rel=a["num_rel"].copy(),
+        num_ret=a["num_ret"].copy(),
+        missing=current.missing.copy(),
+    )

@@ -1,4 +1,4 @@
-"""The score store: a run's per-query scores under one setting, kept in the database.
+"""The score store: a run's per-query scores under one setting, in memory and in the database.
 
 A ScoreState is every measure of every test-set query for one run and one scoring setting, at
 one labels version. It is stored as one `run_score` row (numpy arrays in an .npz blob, a few
@@ -7,26 +7,41 @@ dashboards load the row instead of the run's millions of entries, and a process 
 row behind the labels version re-scores only the queries whose grades changed since.
 
 Why the database and not files: several servers on PostgreSQL share nothing but the database,
-and the row is small enough that reading it is a few milliseconds.
+and the row is small enough that reading it is a few milliseconds. In front of the rows, a
+process keeps the states it used in memory (bounded), with each test set's queries.
 """
 
 from __future__ import annotations
 
 import io
 import logging
-from contextlib import nullcontext
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from functools import cached_property
 
 import numpy as np
 import sqlalchemy as sa
+from flask import current_app
 from sqlalchemy.exc import IntegrityError, OperationalError
 
-from ndcg_labeler.extensions import busy_timeout, db
-from ndcg_labeler.models import RunScore, utcnow
+from ndcg_labeler import sqlite
+from ndcg_labeler.extensions import db
+from ndcg_labeler.models import Run, RunScore, utcnow
 from ndcg_labeler.services.live.options import Resolved
+from ndcg_labeler.services.live.state import QuerySet, TestSetState
 
 log = logging.getLogger(__name__)
+
+# Score states a process keeps in memory: at most this many, and at most this many bytes of
+# arrays (a state is ~4 MB at 7,000 queries), so that a worker stays bounded however many
+# runs, settings and queries it serves; the least recently used go first (the store has them).
+MEMORY_STATES = 64
+MEMORY_BYTES = 160 * 1024 * 1024
+# A state caught up after grades is written back once it is this many re-scored queries ahead
+# of its stored row. Writing a few MB on every grade tripled a re-score's time; a process
+# that loads the older row catches up the same few queries itself (about 1 ms each).
+SAVE_AFTER_QUERIES = 20
 
 # Arrays kept beside the measures (prefixed so they never collide with a measure's name).
 _META = ("query_ids", "has_gain", "judged_any", "missing", "seen")
@@ -134,7 +149,6 @@ def save(state: ScoreState) -> bool:
     writer), the write is skipped: the figures are right in memory and the next process that
     needs them recomputes the same ones.
     """
-    table = RunScore.__table__
     values = {
         "run_id": state.run_id,
         "settings": state.settings,
@@ -144,36 +158,37 @@ def save(state: ScoreState) -> bool:
         "computed_at": utcnow(),
         "data": state.to_bytes(),
     }
-    engine = db.engine
+    try:
+        with db.engine.connect() as connection, sqlite.busy_timeout(connection, 200):
+            _drop_older_machine_rows(connection, state)
+            connection.execute(_upsert_newer(connection.dialect.name, values))
+            connection.commit()
+    except (OperationalError, IntegrityError) as exc:  # locked, or the run was just deleted
+        log.info("score store: skipped saving run %s (%s)", state.run_id, exc.orig)
+        return False
+    return True
+
+
+def _upsert_newer(dialect: str, values: dict[str, object]) -> sa.Insert:
+    """INSERT the row, or UPDATE the stored one when it is older (labels version) or for
+    other queries: never an older state over a newer one."""
     # The dialects' insert (ON CONFLICT), imported here: the PostgreSQL dialect module costs
     # ~20 ms of start-up that SQLite never needs.
-    if engine.dialect.name == "postgresql":
+    if dialect == "postgresql":
         from sqlalchemy.dialects.postgresql import insert
     else:
         from sqlalchemy.dialects.sqlite import insert
+    table = RunScore.__table__
     stmt = insert(table).values(**values)
     newer = sa.or_(
         table.c.labels_version < stmt.excluded.labels_version,
         table.c.queries_key != stmt.excluded.queries_key,
     )
-    stmt = stmt.on_conflict_do_update(
+    return stmt.on_conflict_do_update(
         index_elements=["run_id", "settings"],
         set_={name: stmt.excluded[name] for name in values if name not in ("run_id", "settings")},
         where=newer,
     )
-    is_sqlite = engine.dialect.name == "sqlite"
-    try:
-        with engine.connect() as connection:
-            raw = connection.connection.driver_connection
-            # On SQLite, wait briefly, not the 10 s a grade would wait.
-            with busy_timeout(raw, 200) if is_sqlite else nullcontext():
-                _drop_older_machine_rows(connection, state)
-                connection.execute(stmt)
-                connection.commit()
-    except (OperationalError, IntegrityError) as exc:  # locked, or the run was just deleted
-        log.info("score store: skipped saving run %s (%s)", state.run_id, exc.orig)
-        return False
-    return True
 
 
 def _drop_older_machine_rows(connection: sa.Connection, state: ScoreState) -> None:
@@ -190,3 +205,79 @@ def _drop_older_machine_rows(connection: sa.Connection, state: ScoreState) -> No
             table.c.settings != state.settings,
         )
     )
+
+
+@dataclass
+class Memory:
+    """One app's in-process copies; `lock` guards them (one app may serve many threads)."""
+
+    lock: threading.RLock = field(default_factory=threading.RLock)
+    states: OrderedDict[tuple[object, ...], ScoreState] = field(default_factory=OrderedDict)
+    query_sets: dict[int, QuerySet] = field(default_factory=dict)
+
+    def find(
+        self,
+        run: Run,
+        settings: str,
+        state: TestSetState,
+        computed: ScoreState | None = None,
+    ) -> ScoreState | None:
+        """The run's state under `settings` from memory, else from the database, else
+        `computed` (scored ahead by an upload); None when none is for the test set's current
+        queries. Grades given since any of them was read are for the caller to catch up."""
+        current = self.states.get(_key(run, settings))
+        if not _fits(current, state):
+            current = load(run.id, settings)
+        if not _fits(current, state) and computed is not None and computed.settings == settings:
+            current = computed
+        return current if _fits(current, state) else None
+
+    def keep(self, run: Run, current: ScoreState) -> None:
+        """Remember `current` as the run's newest state under its setting, and store it when it
+        is far enough ahead of its row."""
+        key = _key(run, current.settings)
+        added = key not in self.states
+        self.states[key] = current
+        self.states.move_to_end(key)
+        if added:
+            self._evict()
+        if current.unsaved >= SAVE_AFTER_QUERIES and save(current):
+            current.unsaved = 0
+
+    def _evict(self) -> None:
+        """Drop the least recently used states past MEMORY_STATES or MEMORY_BYTES (never the
+        newest: it is in use)."""
+        sizes = [state.nbytes for state in self.states.values()]
+        total = sum(sizes)
+        for size in sizes[:-1]:
+            if len(self.states) <= MEMORY_STATES and total <= MEMORY_BYTES:
+                break
+            self.states.popitem(last=False)
+            total -= size
+
+    def forget(self, run_id: int) -> None:
+        """Drop a run's states (the database rows go with the run)."""
+        for key in [k for k in self.states if k[0] == run_id]:
+            del self.states[key]
+
+
+def _fits(found: ScoreState | None, state: TestSetState) -> bool:
+    """`found` was scored for the test set's current queries."""
+    return found is not None and found.queries_key == state.queries_key
+
+
+def _key(run: Run, settings: str) -> tuple[object, ...]:
+    """A state's key in memory: the run's content as well as its id (ids may be reused after a
+    delete on SQLite), and the setting."""
+    return (run.id, run.sha256, run.num_entries, settings)
+
+
+_EXTENSION = "ndcg_live_scores"
+
+
+def memory() -> Memory:
+    """This app's in-process copies (made on first use)."""
+    found = current_app.extensions.get(_EXTENSION)
+    if found is None:
+        found = current_app.extensions.setdefault(_EXTENSION, Memory())
+    return found

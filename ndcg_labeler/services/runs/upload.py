@@ -198,8 +198,7 @@ def store_parsed_run(
             db.session.add(run)
             db.session.flush()
             # This process has the ranked lists at hand: they are scored while they are written.
-            data = live.uploaded_run_data(run, ranked.query_ids, ranked.blobs, ranked.buffer)
-            ahead.score(run.id, data)
+            ahead.score(run, ranked.query_ids, ranked.blobs, ranked.buffer)
             _insert_queries(run.id, ranked, progress)
             bump_versions(test_set.id, runs=True)
     except IntegrityError:
@@ -207,7 +206,7 @@ def store_parsed_run(
         raise ServiceError(f"test set '{test_set.name}' already has a run named '{name}'") from None
     # Store the figures (while SQLite copies the write into the database file).
     try:
-        live.score_new_run(run, data, ahead.result(), ahead.scored())
+        ahead.store(run)
     finally:
         checkpoint.wait()
     return run
