@@ -8,6 +8,7 @@ so a worker's first request pays for nothing more.
 
 import click
 
-from ndcg_labeler import create_app
+from ndcg_labeler import create_app, runtime
 
+runtime.apply()  # before create_app: its imports load numpy and pyarrow, which read the knobs
 app = create_app(defer=click.get_current_context(silent=True) is not None)

@@ -20,21 +20,6 @@ from ndcg_labeler import config
 
 ROOT = Path(__file__).resolve().parent.parent
 
-# pyarrow allocates from the C library's heap (shared with numpy and Python, so memory one frees
-# the other reuses) instead of its bundled mimalloc, unless the environment names a pool. Set
-# before pyarrow is first imported (every import of ours goes through this package). A
-# 7,000 x 1,000 `run upload` + `run score`: median 3.60 -> 3.06 s, and far steadier (bench/README).
-os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")
-# numpy asks for transparent huge pages for every array of 4 MB or more; on first touch the kernel
-# then zeroes 2 MB at a time, compacting memory to find them. A run's parser reserves its arrays
-# whole (formats.filled) and fills them a batch at a time: with huge pages that made the upload
-# slower, not faster (bench/README, "Seventh session"). Unless the environment says otherwise.
-os.environ.setdefault("NUMPY_MADVISE_HUGEPAGE", "0")
-# OpenBLAS (under numpy and scipy) starts a thread per core when it loads, and they spin for a
-# while: ~0.1 s of CPU taken from every process that imports numpy, the other core's share of a
-# run upload included. Nothing here multiplies matrices large enough to gain from them.
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-
 CSP = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
     "object-src 'none'; base-uri 'self'; form-action 'self'; frame-ancestors 'none'"

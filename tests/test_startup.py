@@ -1,4 +1,5 @@
-"""Start-up stays light: the app and `flask --help` do not import the slow libraries.
+"""Start-up stays light: the app and `flask --help` do not import the slow libraries, and
+importing the package changes nothing while the entry points set the runtime knobs.
 
 Every CLI command pays start-up, so the heavy libraries load where they are used: Alembic on
 `flask db`, pyarrow in the run parser and the live engine's joins, scipy/scikit-learn/
@@ -145,47 +146,74 @@ def test_first_run_score_answers_from_stored_per_query_results(app: Flask) -> No
     assert rows == pytest.approx(A10)
 
 
+# The entry point: `gunicorn app:app` and `flask --app app` import app.py.
+ENTRIES = {"app.py": "import app"}
+KNOBS = ("ARROW_DEFAULT_MEMORY_POOL", "NUMPY_MADVISE_HUGEPAGE", "OPENBLAS_NUM_THREADS")
+
+
+def test_importing_the_package_and_building_the_app_change_no_environment(
+    tmp_path: Path,
+) -> None:
+    env = {k: v for k, v in os.environ.items() if k not in KNOBS}
+    env["NDCG_INSTANCE_PATH"] = str(tmp_path)
+    code = (
+        "import os\n"
+        "before = dict(os.environ)\n"
+        "import ndcg_labeler, ndcg_labeler.cli, ndcg_labeler.formats.runs\n"
+        "from ndcg_labeler import create_app\n"
+        "create_app()\n"
+        "print(dict(os.environ) == before)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True, env=env
+    ).stdout
+    assert out.strip().splitlines()[-1] == "True"
+
+
+@pytest.mark.parametrize("entry", ENTRIES)
 @pytest.mark.parametrize(("chosen", "expected"), [(None, "system"), ("jemalloc", "jemalloc")])
 def test_the_run_parser_allocates_from_the_c_heap_unless_the_environment_names_a_pool(
-    chosen: str | None, expected: str
+    entry: str, chosen: str | None, expected: str
 ) -> None:
     """pyarrow's bundled mimalloc made a 7,000 x 1,000 upload ~0.5 s slower and erratic here
     (bench/README); the setting must be in place before any of our modules loads pyarrow."""
     code = "import pyarrow\nprint(pyarrow.default_memory_pool().backend_name)"
-    assert _after_our_import("ARROW_DEFAULT_MEMORY_POOL", chosen, code) == expected
+    assert _after_entry(entry, "ARROW_DEFAULT_MEMORY_POOL", chosen, code) == expected
 
 
+@pytest.mark.parametrize("entry", ENTRIES)
 @pytest.mark.parametrize(("chosen", "expected"), [(None, "False"), ("1", "True")])
 def test_numpy_asks_for_no_huge_pages_unless_the_environment_says_so(
-    chosen: str | None, expected: str
+    entry: str, chosen: str | None, expected: str
 ) -> None:
     """Huge pages made the parser's reserved arrays slower to fill here (bench/README); numpy
-    reads the setting when it is first imported, so the package sets it before that."""
+    reads the setting when it is first imported, so the entry points set it before that."""
     code = "from numpy._core import multiarray\nprint(multiarray._get_madvise_hugepage())"
-    assert _after_our_import("NUMPY_MADVISE_HUGEPAGE", chosen, code) == expected
+    assert _after_entry(entry, "NUMPY_MADVISE_HUGEPAGE", chosen, code) == expected
 
 
+@pytest.mark.parametrize("entry", ENTRIES)
 @pytest.mark.parametrize(("chosen", "expected"), [(None, "1"), ("2", "2")])
 def test_numpy_starts_no_blas_threads_unless_the_environment_asks(
-    chosen: str | None, expected: str
+    entry: str, chosen: str | None, expected: str
 ) -> None:
     """OpenBLAS's threads spin on the other core for ~0.1 s after numpy loads (bench/README);
-    the count is read when the library loads, so the package sets it before that."""
+    the count is read when the library loads, so the entry points set it before that."""
     code = (
         "import threadpoolctl\n"
         "print([i['num_threads'] for i in threadpoolctl.threadpool_info()"
         " if i['internal_api'] == 'openblas'][0])"
     )
-    assert _after_our_import("OPENBLAS_NUM_THREADS", chosen, code) == expected
+    assert _after_entry(entry, "OPENBLAS_NUM_THREADS", chosen, code) == expected
 
 
-def _after_our_import(variable: str, chosen: str | None, code: str) -> str:
-    """The last line `code` prints in a new process, run after importing the run parser, with
-    `variable` set to `chosen` (or unset when None)."""
+def _after_entry(entry: str, variable: str, chosen: str | None, code: str) -> str:
+    """The last line `code` prints in a new process, run after the entry point `entry` (and
+    the run parser) loaded, with `variable` set to `chosen` (or unset when None)."""
     env = {k: v for k, v in os.environ.items() if k != variable}
     if chosen is not None:
         env[variable] = chosen
-    code = "from ndcg_labeler.formats.runs import read_run\n" + code
+    code = f"{ENTRIES[entry]}\nfrom ndcg_labeler.formats.runs import read_run\n{code}"
     out = subprocess.run(
         [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True, env=env
     ).stdout

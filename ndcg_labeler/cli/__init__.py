@@ -17,6 +17,8 @@ import click
 from flask import Flask
 from flask.cli import ScriptInfo
 
+from ndcg_labeler import runtime
+
 if TYPE_CHECKING:
     from ndcg_labeler import LabelerApp
 
@@ -130,6 +132,7 @@ class LazyCommand(click.Command):
         Flask-SQLAlchemy, numpy and the models). They are then frozen (gc.freeze), so that
         the collections the command's own work sets off do not traverse them every time.
         """
+        runtime.apply()  # the command line's entry: before the command's modules load numpy
         collecting = gc.isenabled()
         gc.disable()
         attached = None  # the app, once its database layer is attached
