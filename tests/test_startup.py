@@ -35,8 +35,6 @@ HEAVY += ("jmespath", "huey", "redis", "pandas", "limits", "flask_limiter", "ric
 # A venv that still has Flask-Limiter installed (it was a dependency) loads it, with `limits` and
 # `rich`, through its `flask limiter` CLI plugin in every `flask` command: not ours to avoid.
 PLUGIN = ("limits", "flask_limiter", "rich") if importlib.util.find_spec("flask_limiter") else ()
-# Not heavy, but what a command loads only when it runs: the database layer, numpy, forms.
-DATABASE_LAYER = ("sqlalchemy", "flask_sqlalchemy", "numpy", "wtforms", "flask_wtf")
 PROBE = """
 import io, contextlib, json, sys
 {body}
@@ -44,12 +42,10 @@ print(json.dumps(sorted({{m.split('.')[0] for m in sys.modules}} & set({heavy!r}
 """
 
 
-def _loaded(
-    body: str, env: dict[str, str] | None = None, heavy: tuple[str, ...] = HEAVY
-) -> list[str]:
-    code = PROBE.format(body=body, heavy=heavy)
+def _loaded(body: str) -> list[str]:
+    code = PROBE.format(body=body, heavy=HEAVY)
     out = subprocess.run(
-        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True, env=env
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
     ).stdout
     return json.loads(out.strip().splitlines()[-1])
 
@@ -72,9 +68,7 @@ def _loaded(
 )
 def test_no_heavy_library_is_imported_at_start_up(body: str) -> None:
     ignored = PLUGIN if "flask" in body else ()
-    # A WSGI server's import builds the whole app; the command line's help needs none of it.
-    heavy = HEAVY + DATABASE_LAYER if "flask" in body else HEAVY
-    assert [m for m in _loaded(body, heavy=heavy) if m not in ignored] == []
+    assert [m for m in _loaded(body) if m not in ignored] == []
 
 
 # `flask --app app ARGS` in this process; what it printed goes to stderr.
@@ -99,8 +93,7 @@ def _cli(app: Flask, *args: str) -> tuple[list[str], str]:
         "NDCG_INSTANCE_PATH": app.instance_path,
         "NDCG_DEMO": "0",
     }
-    # A command loads the database layer, but not the views and their forms.
-    code = PROBE.format(body=CLI_PROBE.format(args=list(args)), heavy=(*HEAVY, "wtforms"))
+    code = PROBE.format(body=CLI_PROBE.format(args=list(args)), heavy=HEAVY)
     done = subprocess.run(
         [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, env=env
     )
@@ -146,8 +139,9 @@ def test_first_run_score_answers_from_stored_per_query_results(app: Flask) -> No
     assert rows == pytest.approx(A10)
 
 
-# The entry point: `gunicorn app:app` and `flask --app app` import app.py.
-ENTRIES = {"app.py": "import app"}
+# The entry points: `gunicorn app:app` and `flask --app app` import app.py; every `flask`
+# process loads the `flask run` plugin first, before the app.
+ENTRIES = {"app.py": "import app", "flask": "from ndcg_labeler.cli import run_command"}
 KNOBS = ("ARROW_DEFAULT_MEMORY_POOL", "NUMPY_MADVISE_HUGEPAGE", "OPENBLAS_NUM_THREADS")
 
 
@@ -160,7 +154,7 @@ def test_importing_the_package_and_building_the_app_change_no_environment(
         "import os\n"
         "before = dict(os.environ)\n"
         "import ndcg_labeler, ndcg_labeler.cli, ndcg_labeler.formats.runs\n"
-        "from ndcg_labeler import create_app\n"
+        "from ndcg_labeler.factory import create_app\n"
         "create_app()\n"
         "print(dict(os.environ) == before)"
     )

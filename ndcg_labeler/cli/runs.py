@@ -268,6 +268,3 @@ def delete(testset: str, run: str) -> None:
     found = run_service.require_run(test_set, run)
     run_service.delete_run(found)
     click.echo(f"Deleted run '{run}' of test set '{test_set.name}'.")
-
-
-commands = [run_group]

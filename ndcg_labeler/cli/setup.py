@@ -33,6 +33,3 @@ def bootstrap() -> None:
             added = load_demo_runs(demo)
             if added:
                 click.echo(f"Uploaded the demo runs: {', '.join(r.name for r in added)}.")
-
-
-commands = [bootstrap]
