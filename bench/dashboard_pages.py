@@ -115,8 +115,8 @@ def run_pages(db_path: Path, work: Path, first_run: Path, second_run: Path) -> N
     """Set up, then time the pages."""
     import sqlalchemy as sa
 
-    from ndcg_labeler import create_app
     from ndcg_labeler.extensions import db
+    from ndcg_labeler.factory import create_app
     from ndcg_labeler.models import Chunk, Query, TestSet, User
     from ndcg_labeler.services import runs as run_service
 

@@ -72,8 +72,8 @@ def main() -> None:
     args = parser.parse_args()
     from flask_migrate import upgrade
 
-    from ndcg_labeler import create_app
     from ndcg_labeler.extensions import db, ensure_migrate
+    from ndcg_labeler.factory import create_app
     from ndcg_labeler.models import TestSet
     from ndcg_labeler.services import testsets
 

@@ -97,8 +97,8 @@ def main() -> None:
     args = parser.parse_args()
     from playwright.sync_api import sync_playwright
 
-    from ndcg_labeler import create_app
     from ndcg_labeler.extensions import ensure_migrate
+    from ndcg_labeler.factory import create_app
     from tests.browser.live import log_in
 
     with tempfile.TemporaryDirectory() as tmp:

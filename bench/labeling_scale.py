@@ -39,7 +39,7 @@ def _pct(values: list[float], q: float) -> float:
 
 
 def _app(url: str, instance: Path):  # type: ignore[no-untyped-def]
-    from ndcg_labeler import create_app
+    from ndcg_labeler.factory import create_app
 
     return create_app(
         {"SQLALCHEMY_DATABASE_URI": url, "NDCG_DEMO": False, "INSTANCE_PATH": str(instance)}

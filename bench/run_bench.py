@@ -92,8 +92,8 @@ def generate(paths: dict[str, Path], queries: int, depth: int, judged: int) -> N
 
 
 def _app(db_path: Path):  # type: ignore[no-untyped-def]
-    from ndcg_labeler import create_app
     from ndcg_labeler.extensions import ensure_migrate
+    from ndcg_labeler.factory import create_app
 
     app = create_app(
         {

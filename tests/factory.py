@@ -25,8 +25,8 @@ import sqlalchemy as sa
 from flask import Flask
 from flask.testing import FlaskClient
 
-from ndcg_labeler import create_app
 from ndcg_labeler.extensions import db, ensure_migrate
+from ndcg_labeler.factory import create_app
 from ndcg_labeler.models import Chunk, Pair, Query, TestSet, TestSetMember, User
 from ndcg_labeler.services import labeling, tallies, testsets
 from ndcg_labeler.services import runs as run_service

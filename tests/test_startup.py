@@ -1,4 +1,5 @@
-"""Start-up stays light: the app and `flask --help` do not import the slow libraries.
+"""Start-up stays light: the app and `flask --help` do not import the slow libraries, and
+importing the package changes nothing while the entry points set the runtime knobs.
 
 Every CLI command pays start-up, so the heavy libraries load where they are used: Alembic on
 `flask db`, pyarrow in the run parser and the live engine's joins, scipy/scikit-learn/
@@ -34,8 +35,6 @@ HEAVY += ("jmespath", "huey", "redis", "pandas", "limits", "flask_limiter", "ric
 # A venv that still has Flask-Limiter installed (it was a dependency) loads it, with `limits` and
 # `rich`, through its `flask limiter` CLI plugin in every `flask` command: not ours to avoid.
 PLUGIN = ("limits", "flask_limiter", "rich") if importlib.util.find_spec("flask_limiter") else ()
-# Not heavy, but what a command loads only when it runs: the database layer, numpy, forms.
-DATABASE_LAYER = ("sqlalchemy", "flask_sqlalchemy", "numpy", "wtforms", "flask_wtf")
 PROBE = """
 import io, contextlib, json, sys
 {body}
@@ -43,12 +42,10 @@ print(json.dumps(sorted({{m.split('.')[0] for m in sys.modules}} & set({heavy!r}
 """
 
 
-def _loaded(
-    body: str, env: dict[str, str] | None = None, heavy: tuple[str, ...] = HEAVY
-) -> list[str]:
-    code = PROBE.format(body=body, heavy=heavy)
+def _loaded(body: str) -> list[str]:
+    code = PROBE.format(body=body, heavy=HEAVY)
     out = subprocess.run(
-        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True, env=env
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
     ).stdout
     return json.loads(out.strip().splitlines()[-1])
 
@@ -71,9 +68,7 @@ def _loaded(
 )
 def test_no_heavy_library_is_imported_at_start_up(body: str) -> None:
     ignored = PLUGIN if "flask" in body else ()
-    # A WSGI server's import builds the whole app; the command line's help needs none of it.
-    heavy = HEAVY + DATABASE_LAYER if "flask" in body else HEAVY
-    assert [m for m in _loaded(body, heavy=heavy) if m not in ignored] == []
+    assert [m for m in _loaded(body) if m not in ignored] == []
 
 
 # `flask --app app ARGS` in this process; what it printed goes to stderr.
@@ -98,8 +93,7 @@ def _cli(app: Flask, *args: str) -> tuple[list[str], str]:
         "NDCG_INSTANCE_PATH": app.instance_path,
         "NDCG_DEMO": "0",
     }
-    # A command loads the database layer, but not the views and their forms.
-    code = PROBE.format(body=CLI_PROBE.format(args=list(args)), heavy=(*HEAVY, "wtforms"))
+    code = PROBE.format(body=CLI_PROBE.format(args=list(args)), heavy=HEAVY)
     done = subprocess.run(
         [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, env=env
     )
@@ -145,47 +139,75 @@ def test_first_run_score_answers_from_stored_per_query_results(app: Flask) -> No
     assert rows == pytest.approx(A10)
 
 
+# The entry points: `gunicorn app:app` and `flask --app app` import app.py; every `flask`
+# process loads the `flask run` plugin first, before the app.
+ENTRIES = {"app.py": "import app", "flask": "from ndcg_labeler.cli import run_command"}
+KNOBS = ("ARROW_DEFAULT_MEMORY_POOL", "NUMPY_MADVISE_HUGEPAGE", "OPENBLAS_NUM_THREADS")
+
+
+def test_importing_the_package_and_building_the_app_change_no_environment(
+    tmp_path: Path,
+) -> None:
+    env = {k: v for k, v in os.environ.items() if k not in KNOBS}
+    env["NDCG_INSTANCE_PATH"] = str(tmp_path)
+    code = (
+        "import os\n"
+        "before = dict(os.environ)\n"
+        "import ndcg_labeler, ndcg_labeler.cli, ndcg_labeler.formats.runs\n"
+        "from ndcg_labeler.factory import create_app\n"
+        "create_app()\n"
+        "print(dict(os.environ) == before)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True, env=env
+    ).stdout
+    assert out.strip().splitlines()[-1] == "True"
+
+
+@pytest.mark.parametrize("entry", ENTRIES)
 @pytest.mark.parametrize(("chosen", "expected"), [(None, "system"), ("jemalloc", "jemalloc")])
 def test_the_run_parser_allocates_from_the_c_heap_unless_the_environment_names_a_pool(
-    chosen: str | None, expected: str
+    entry: str, chosen: str | None, expected: str
 ) -> None:
     """pyarrow's bundled mimalloc made a 7,000 x 1,000 upload ~0.5 s slower and erratic here
     (bench/README); the setting must be in place before any of our modules loads pyarrow."""
     code = "import pyarrow\nprint(pyarrow.default_memory_pool().backend_name)"
-    assert _after_our_import("ARROW_DEFAULT_MEMORY_POOL", chosen, code) == expected
+    assert _after_entry(entry, "ARROW_DEFAULT_MEMORY_POOL", chosen, code) == expected
 
 
+@pytest.mark.parametrize("entry", ENTRIES)
 @pytest.mark.parametrize(("chosen", "expected"), [(None, "False"), ("1", "True")])
 def test_numpy_asks_for_no_huge_pages_unless_the_environment_says_so(
-    chosen: str | None, expected: str
+    entry: str, chosen: str | None, expected: str
 ) -> None:
     """Huge pages made the parser's reserved arrays slower to fill here (bench/README); numpy
-    reads the setting when it is first imported, so the package sets it before that."""
+    reads the setting when it is first imported, so the entry points set it before that."""
     code = "from numpy._core import multiarray\nprint(multiarray._get_madvise_hugepage())"
-    assert _after_our_import("NUMPY_MADVISE_HUGEPAGE", chosen, code) == expected
+    assert _after_entry(entry, "NUMPY_MADVISE_HUGEPAGE", chosen, code) == expected
 
 
+@pytest.mark.parametrize("entry", ENTRIES)
 @pytest.mark.parametrize(("chosen", "expected"), [(None, "1"), ("2", "2")])
 def test_numpy_starts_no_blas_threads_unless_the_environment_asks(
-    chosen: str | None, expected: str
+    entry: str, chosen: str | None, expected: str
 ) -> None:
     """OpenBLAS's threads spin on the other core for ~0.1 s after numpy loads (bench/README);
-    the count is read when the library loads, so the package sets it before that."""
+    the count is read when the library loads, so the entry points set it before that."""
     code = (
         "import threadpoolctl\n"
         "print([i['num_threads'] for i in threadpoolctl.threadpool_info()"
         " if i['internal_api'] == 'openblas'][0])"
     )
-    assert _after_our_import("OPENBLAS_NUM_THREADS", chosen, code) == expected
+    assert _after_entry(entry, "OPENBLAS_NUM_THREADS", chosen, code) == expected
 
 
-def _after_our_import(variable: str, chosen: str | None, code: str) -> str:
-    """The last line `code` prints in a new process, run after importing the run parser, with
-    `variable` set to `chosen` (or unset when None)."""
+def _after_entry(entry: str, variable: str, chosen: str | None, code: str) -> str:
+    """The last line `code` prints in a new process, run after the entry point `entry` (and
+    the run parser) loaded, with `variable` set to `chosen` (or unset when None)."""
     env = {k: v for k, v in os.environ.items() if k != variable}
     if chosen is not None:
         env[variable] = chosen
-    code = "from ndcg_labeler.formats.runs import read_run\n" + code
+    code = f"{ENTRIES[entry]}\nfrom ndcg_labeler.formats.runs import read_run\n{code}"
     out = subprocess.run(
         [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True, env=env
     ).stdout

@@ -19,11 +19,11 @@ from flask_migrate import upgrade  # noqa: E402
 from playwright.sync_api import sync_playwright  # noqa: E402
 from werkzeug.serving import make_server  # noqa: E402
 
-from ndcg_labeler import create_app  # noqa: E402
 from ndcg_labeler.extensions import (  # noqa: E402
     db,
     ensure_migrate,
 )
+from ndcg_labeler.factory import create_app  # noqa: E402
 from ndcg_labeler.models import Query, User  # noqa: E402
 from ndcg_labeler.services import testsets  # noqa: E402
 from ndcg_labeler.services.testsets import load_demo_runs  # noqa: E402

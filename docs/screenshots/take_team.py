@@ -22,11 +22,11 @@ from flask_migrate import upgrade  # noqa: E402
 from playwright.sync_api import sync_playwright  # noqa: E402
 from werkzeug.serving import make_server  # noqa: E402
 
-from ndcg_labeler import create_app  # noqa: E402
 from ndcg_labeler.extensions import (  # noqa: E402
     db,
     ensure_migrate,
 )
+from ndcg_labeler.factory import create_app  # noqa: E402
 from ndcg_labeler.models import Chunk, Judgment, Pair, Query, TestSetMember, User  # noqa: E402
 from ndcg_labeler.models._common import utcnow  # noqa: E402
 from ndcg_labeler.services import labeling, testsets  # noqa: E402

@@ -105,6 +105,3 @@ def pool(testset: str, depth: str, run_names: tuple[str, ...], judge: str | None
         now = "—" if c.now is None else f"{100 * c.now:.0f}%"
         after = "—" if c.after is None else f"{100 * c.after:.0f}%"
         click.echo(f"  {c.run.name}: judged@{plan.depth} {now} now, {after} once graded")
-
-
-commands = [pool]

@@ -42,5 +42,3 @@ class LazyDbGroup(click.Group):
 db_group = LazyDbGroup(
     "db", help="Database migrations (Flask-Migrate, Alembic): `flask db upgrade` and friends."
 )
-
-commands = [db_group]

@@ -133,6 +133,3 @@ def fetch(
     for failure in report.failed:
         click.echo(f"left out {failure['qid']}: {failure['error']}", err=True)
     sys.stdout.flush()
-
-
-commands = [endpoints_group]

@@ -135,6 +135,3 @@ def fuse(
         f"Created run '{fused.name}' in test set '{test_set.name}': {fused.num_queries} queries, "
         f"{fused.num_entries} ranked entries. {fused.notes}."
     )
-
-
-commands = [gate_command]

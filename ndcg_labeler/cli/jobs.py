@@ -56,6 +56,3 @@ def recover() -> None:
 
     ids = jobs.recover()
     click.echo(f"Marked {len(ids)} interrupted job(s) as failed." if ids else "Nothing to recover.")
-
-
-commands = [jobs_group]

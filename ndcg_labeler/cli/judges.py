@@ -121,6 +121,3 @@ def agreement(testset: str, judge_name: str, k: int, as_json: bool) -> None:
         f"κ binary {found['kappa_binary']}, mean difference {found['mean_difference']}, "
         f"Kendall's τ of the runs {found['kendall_tau']}"
     )
-
-
-commands = [judges_group]

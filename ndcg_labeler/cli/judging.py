@@ -44,6 +44,3 @@ def export(name: str, policy: str | None) -> None:
     """Print `qid 0 docid grade` for every graded pair, as scoring uses it, sorted by qid, docid."""
     test_set = testsets.require_by_name(name)
     click.echo(live.qrels_text(test_set, policy), nl=False)
-
-
-commands = [judge, qrels_group]

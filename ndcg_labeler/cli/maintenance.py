@@ -49,6 +49,3 @@ def audit_export(as_json: bool, action: str | None, actor: str | None) -> None:
     """Print the audit trail, newest first, as CSV (formula-safe) or JSON."""
     text = audit.events_json(action, actor) if as_json else audit.events_csv(action, actor)
     click.echo(text, nl=as_json)
-
-
-commands = [backup, restore, audit_group]

@@ -265,6 +265,3 @@ def delete(testset: str, run: str) -> None:
     found = runs.require_run(test_set, run)
     runs.delete_run(found)
     click.echo(f"Deleted run '{run}' of test set '{test_set.name}'.")
-
-
-commands = [run_group]

@@ -31,6 +31,3 @@ def bootstrap() -> None:
             added = demo.load_demo_runs(demo_set)
             if added:
                 click.echo(f"Uploaded the demo runs: {', '.join(r.name for r in added)}.")
-
-
-commands = [bootstrap]

@@ -73,6 +73,3 @@ def export(name: str, fmt: str) -> None:
     test_set = testsets.require_by_name(name)
     for chunk in team.judgment_chunks(test_set, fmt):
         click.echo(chunk, nl=False)
-
-
-commands = [agreement, judgments_group]

@@ -127,6 +127,3 @@ def revoke(name: str, username: str) -> None:
     click.echo(
         f"{username} {'no longer labels' if changed else 'did not label'} '{test_set.name}'."
     )
-
-
-commands = [testset_group]

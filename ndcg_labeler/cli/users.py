@@ -23,6 +23,3 @@ def create(name: str, role: str) -> None:
     password = read_password()
     user = accounts.create_user(name, password, role)
     click.echo(f"Created {user.role} {user.username}.")
-
-
-commands = [user_group]

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 from werkzeug.serving import make_server
 
-from ndcg_labeler import create_app
 from ndcg_labeler.extensions import db
+from ndcg_labeler.factory import create_app
 from ndcg_labeler.services import accounts
 from tests.browser.live import ADMIN_PASSWORD, ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, LiveServer
 

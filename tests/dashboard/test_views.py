@@ -7,8 +7,8 @@ import sqlalchemy as sa
 from flask import Flask
 from flask.testing import FlaskClient
 
-from ndcg_labeler import create_app
 from ndcg_labeler.extensions import db
+from ndcg_labeler.factory import create_app
 from ndcg_labeler.models import Chunk, Query
 from tests.factory import A3, AuthActions, Demo, grade, grant, the_test_set
 

@@ -14,8 +14,8 @@ import sqlalchemy as sa
 from flask import Flask
 from flask.testing import FlaskClient, FlaskCliRunner
 
-from ndcg_labeler import create_app
 from ndcg_labeler.extensions import db
+from ndcg_labeler.factory import create_app
 from ndcg_labeler.models import Run, TestSetMember, User
 from ndcg_labeler.services.accounts import create_token
 from tests.factory import build_test_set

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from flask import Flask, request
 
-from ndcg_labeler import create_app
 from ndcg_labeler.extensions import db
+from ndcg_labeler.factory import create_app
 from tests.factory import PASSWORD, make_user
 
 FORWARDED = {"X-Forwarded-For": "192.0.2.44", "X-Forwarded-Proto": "https"}

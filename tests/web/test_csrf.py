@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ndcg_labeler import create_app
+from ndcg_labeler.factory import create_app
 
 
 def test_post_without_token_is_rejected(tmp_path: Path, sqlite_template: Path) -> None:

@@ -50,7 +50,7 @@ class GradesAhead:
 
     def _read(self, app: Any, test_set_id: int) -> None:
         try:
-            with app.helper_context():  # a session and connection of its own
+            with app.app_context():  # a session and connection of its own
                 self._grades = default_grades(test_set_id)
         except Exception:  # the scoring reads them itself
             log.warning("reading the grades ahead failed", exc_info=True)
