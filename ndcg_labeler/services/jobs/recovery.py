@@ -13,8 +13,7 @@ import sqlalchemy as sa
 from flask import current_app
 
 from ndcg_labeler.extensions import db
-from ndcg_labeler.models import Job, Run
-from ndcg_labeler.models._common import utcnow
+from ndcg_labeler.models import Job, Run, utcnow
 from ndcg_labeler.services._db import transaction
 from ndcg_labeler.services.jobs import spool
 from ndcg_labeler.services.jobs.kinds import KINDS
