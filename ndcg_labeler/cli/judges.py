@@ -48,18 +48,22 @@ def add(
 ) -> None:
     """Define a judge NAME (the key stays in the environment; only its variable name is kept)."""
     template = Path(prompt_file).read_text(encoding="utf-8") if prompt_file else ""
-    judge = judges.add_judge(
-        name,
-        base_url,
-        model,
-        api_key_env=api_key_env,
-        prompt_template=template,
-        temperature=temperature,
-        max_tokens=max_tokens,
-        concurrency=concurrency,
-        timeout=timeout,
-        requests_per_minute=rpm,
-    )
+    try:
+        judge = judges.add_judge(
+            name,
+            base_url,
+            model,
+            api_key_env=api_key_env,
+            prompt_template=template,
+            temperature=temperature,
+            max_tokens=max_tokens,
+            concurrency=concurrency,
+            timeout=timeout,
+            requests_per_minute=rpm,
+        )
+    except judges.TemplateRefused as exc:
+        # The file's content is a bad parameter: click's usage error, exit status 2.
+        raise click.BadParameter(str(exc), param_hint="--prompt") from None
     click.echo(f"Judge {judge.name} added ({judge.model} at {judge.base_url}).")
 
 

@@ -35,6 +35,8 @@ def index() -> str | Response:
                 concurrency=form.concurrency.data or 8,
                 requests_per_minute=form.requests_per_minute.data or 0,
             )
+        except judges.TemplateRefused as exc:
+            form.prompt_template.errors.append(str(exc))
         except ServiceError as exc:
             form.name.errors.append(str(exc))
         else:

@@ -402,3 +402,27 @@ def test_machine_label_scores_follow_the_judges_answers(
     q1 = (3 + 1 / L3 + 2 / L5) / (3 + 2 / L3 + 1 / 2)
     assert answered.ndcg.tolist() == pytest.approx([q1, 1.0])
     assert len(keys) == 1  # the row of the judge's earlier answers is gone
+
+
+def test_a_pair_whose_prompt_goes_over_a_limit_fails_alone(
+    app: Flask, runner: FlaskCliRunner, judged_set: str, llm: FakeLLM, fast_retries: None
+) -> None:
+    # Accepted when saved (the sample passage is short); only d7's passage sets it off.
+    template = '{% if "BROKEN" in passage %}{{ passage * 100000 }}{% endif %}Passage: {{ passage }}'
+    with app.app_context():
+        judges.add_judge("limited", llm.url, "m", prompt_template=template, timeout=0.3)
+    args = ["judges", "run", "mj", "--judge", "limited", "--json", "--pairs", "all"]
+    result = runner.invoke(args=args)
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["requested"] == 7
+    with app.app_context():
+        rows = dict(
+            db.session.execute(
+                sa.select(Chunk.docid, MachineJudgment.error).join(
+                    Chunk, Chunk.id == MachineJudgment.chunk_id
+                )
+            ).all()
+        )
+    assert "prompt template is over a limit: repeating a sequence" in rows["d7"]
+    assert rows["d1"] == ""  # the other pairs were asked as usual
+    assert not any("BROKEN" in str(r["body"]) for r in llm.requests)  # never sent

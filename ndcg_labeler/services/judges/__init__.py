@@ -13,7 +13,7 @@ from .catalog import (
     require_judge,
 )
 from .client import RateLimiter
-from .prompts import DEFAULT_TEMPLATE
+from .prompts import DEFAULT_TEMPLATE, TemplateRefused
 from .runner import run_judge, select_pairs
 
 __all__ = [
@@ -25,6 +25,7 @@ __all__ = [
     "MAX_TOKENS",
     "REFERENCES",
     "RateLimiter",
+    "TemplateRefused",
     "add_judge",
     "get_judge",
     "judge_agreement",

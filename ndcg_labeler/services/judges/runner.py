@@ -23,7 +23,12 @@ from ndcg_labeler.models import Chunk, Judge, Judgment, MachineJudgment, Pair, Q
 from ndcg_labeler.services import ServiceError
 from ndcg_labeler.services._db import insert_if_absent
 from ndcg_labeler.services.judges.client import Answer, JudgeConfig, RateLimiter, ask
-from ndcg_labeler.services.judges.prompts import prompt_version, render
+from ndcg_labeler.services.judges.prompts import (
+    PromptRenderer,
+    TemplateRefused,
+    prompt_variables,
+    prompt_version,
+)
 
 PAIR_SETS = ("unjudged", "all", "human")
 BATCH = 50
@@ -155,6 +160,19 @@ def _store(
     return counts[0], counts[1], counts[2]
 
 
+def _prompt(renderer: PromptRenderer, variables: dict[str, Any]) -> str | Answer:
+    """The pair's prompt, or its failed Answer when the template goes over a limit for it."""
+    try:
+        return renderer.render(variables)
+    except TemplateRefused as exc:
+        return Answer(None, str(exc), 0, 0, 0)
+
+
+def _answer(client: Any, config: JudgeConfig, prompt: str | Answer, limiter: RateLimiter) -> Answer:
+    """Ask the endpoint about a rendered prompt; a pair whose prompt failed is not sent."""
+    return prompt if isinstance(prompt, Answer) else ask(client, config, prompt, limiter)
+
+
 def run_judge(
     test_set: TestSet,
     judge: Judge,
@@ -177,7 +195,11 @@ def run_judge(
     }
     config, limiter = _config(judge), RateLimiter(judge.requests_per_minute)
     tokens = {"prompt_tokens": 0, "completion_tokens": 0}
-    with httpx.Client() as client, ThreadPoolExecutor(judge.concurrency) as pool:
+    with (
+        httpx.Client() as client,
+        ThreadPoolExecutor(judge.concurrency) as pool,
+        PromptRenderer(judge.prompt_template) as renderer,
+    ):
         for begin in range(0, len(todo), BATCH):
             batch = todo[begin : begin + BATCH]
             chunks = {
@@ -187,9 +209,10 @@ def run_judge(
                 )
             }
             prompts = [
-                render(judge.prompt_template, test_set, queries[q], chunks[c]) for q, c in batch
+                _prompt(renderer, prompt_variables(test_set, queries[q], chunks[c]))
+                for q, c in batch
             ]
-            answers = list(pool.map(lambda p: ask(client, config, p, limiter), prompts))
+            answers = list(pool.map(lambda p: _answer(client, config, p, limiter), prompts))
             for answer in answers:
                 tokens["prompt_tokens"] += answer.prompt_tokens
                 tokens["completion_tokens"] += answer.completion_tokens
