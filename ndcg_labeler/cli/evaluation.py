@@ -56,7 +56,12 @@ def _write(path: str, text: str) -> None:
     help="Tolerated drop of a mean (the non-inferiority margin).",
 )
 @click.option("--alpha", default="0.05", show_default=True, help="Significance level.")
-@click.option("--labels", default="human", show_default=True, help="human (fill:JUDGE later).")
+@click.option(
+    "--labels",
+    default="human",
+    show_default=True,
+    help="Whose grades: human, machine:JUDGE or fill:JUDGE (human first, the judge's elsewhere).",
+)
 @click.option(
     "--inconclusive",
     "when_inconclusive",

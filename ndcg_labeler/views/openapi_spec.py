@@ -144,7 +144,11 @@ SCHEMAS: dict[str, Any] = {
             },
             "max_drop": {"type": "number", "minimum": 0, "default": 0.01},
             "alpha": {"type": "number", "minimum": 0, "maximum": 1, "default": 0.05},
-            "labels": {"type": "string", "default": "human"},
+            "labels": {
+                "type": "string",
+                "default": "human",
+                "description": "human, machine:JUDGE or fill:JUDGE.",
+            },
         },
         "example": {"baseline": "A", "candidate": "B", "measure": ["ndcg_cut_10", "map"]},
     },

@@ -130,6 +130,6 @@ def test_the_gate_api_answers_like_the_cli(app: Flask, client: FlaskClient, admi
     machine = client.post(
         "/api/testsets/gate/gate", json={**body, "labels": "fill:x"}, headers=headers
     )
-    assert machine.status_code == 400 and "no machine judges yet" in machine.get_json()["detail"]
+    assert machine.status_code == 400 and "unknown judge 'x'" in machine.get_json()["detail"]
     assert client.post("/api/testsets/nope/gate", json=body, headers=headers).status_code == 404
     assert client.post("/api/testsets/gate/gate", json=body).status_code == 401

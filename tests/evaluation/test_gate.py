@@ -252,11 +252,11 @@ def test_the_candidate_against_itself_passes(runner: FlaskCliRunner, gate_set: i
         (["gate", "--baseline", "base", "--candidate", "cand", "--max-drop", "x"], "max-drop"),
         (
             ["gate", "--baseline", "base", "--candidate", "cand", "--labels", "fill:gpt"],
-            "no machine judges yet",
+            "unknown judge 'gpt'",
         ),
         (
-            ["gate", "--baseline", "base", "--candidate", "cand", "--labels", "machine:x"],
-            "no machine judges yet",
+            ["gate", "--baseline", "base", "--candidate", "cand", "--labels", "machine:"],
+            "labels must be human, machine:JUDGE or fill:JUDGE",
         ),
     ],
 )

@@ -35,7 +35,6 @@ from ndcg_labeler.services.live import RunScores, ScoreOptions, score_run
 
 DEFAULT_MEASURES = ("ndcg_cut_10",)
 DEFAULT_MAX_DROP = 0.01
-LABEL_SOURCES = ("human",)
 OUTCOMES = ("pass", "fail", "inconclusive")
 # Item 6 of issue 29: queries for this power, at the observed difference and at this one.
 POWER = 0.8
@@ -185,15 +184,8 @@ def parse_measures(names: list[str] | tuple[str, ...] | None) -> list[str]:
 
 
 def check_labels(labels: str) -> str:
-    """The label source: `human` today; `fill:JUDGE` and `machine:JUDGE` need machine judges."""
-    labels = (labels or "human").strip()
-    if labels in LABEL_SOURCES:
-        return labels
-    if labels.startswith(("fill:", "machine:")):
-        raise ServiceError(f"no machine judges yet: --labels {labels} is not available; use human")
-    raise ServiceError(
-        f"--labels must be human (or fill:JUDGE once machine judges exist), not '{labels}'"
-    )
+    """The label source: human, machine:JUDGE or fill:JUDGE (the judge is looked up on use)."""
+    return ScoreOptions(labels=(labels or "human").strip()).checked().labels
 
 
 def check_threshold(name: str, value: float, low: float, high: float) -> float:
@@ -327,7 +319,7 @@ def run_gate(
     def scores(run: Run, k: int) -> RunScores:
         key = (run.id, k)
         if key not in scored:
-            scored[key] = score_run(run, ScoreOptions(k=k).checked())
+            scored[key] = score_run(run, ScoreOptions(k=k, labels=labels).checked())
         return scored[key]
 
     checks, p_values = [], []
