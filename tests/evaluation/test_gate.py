@@ -306,7 +306,7 @@ def test_junit_has_one_case_per_measure_a_failure_per_fail_and_a_skip_per_open_o
     skipped = cases[0].find("skipped")
     assert skipped is not None
     assert skipped.get("message").startswith("recip_rank inconclusive: about ")
-    assert "queries for 80% power" in cases[0].find("system-out").text
+    assert "Queries for 80% power" in cases[0].find("system-out").text
     failure = cases[1].find("failure")
     assert failure is not None and "P_1 failed: regressed by -0.6667" in failure.get("message")
     # The worst queries are listed: the four where the relevant chunk left rank 1.

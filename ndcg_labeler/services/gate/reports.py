@@ -43,7 +43,7 @@ def _summary(check: MeasureCheck) -> str:
 
 def _power(check: MeasureCheck) -> str:
     return (
-        f"queries for {POWER:.0%} power: {_count(check.sample_size.observed)} at the observed "
+        f"Queries for {POWER:.0%} power: {_count(check.sample_size.observed)} at the observed "
         f"delta, {_count(check.sample_size.at_difference)} at {POWER_DIFFERENCE:g}"
     )
 
