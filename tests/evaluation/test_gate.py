@@ -145,6 +145,11 @@ def test_an_open_verdict_says_how_many_queries_would_decide_it(
     assert m["queries_needed"] == first_n_clearing(d, 0.7, 0.05)
     assert 640 < m["queries_needed"] < 670
     assert f"about {m['queries_needed']} paired queries" in m["note"]
+    # At alpha 0 nothing can ever pass, however many queries there are.
+    result = gate(runner, "--measure", "P_1", "--max-drop", "0.7", "--alpha", "0", "--json")
+    m = json.loads(result.output)["measures"][0]
+    assert result.exit_code == 3 and m["queries_needed"] is None
+    assert "more queries than any test set holds" in m["note"]
 
 
 def test_a_clear_improvement_passes_with_exit_0(runner: FlaskCliRunner, gate_set: int) -> None:

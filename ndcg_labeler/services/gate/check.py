@@ -35,7 +35,6 @@ from ndcg_labeler.services.live import RunScores, ScoreOptions, score_run
 
 DEFAULT_MEASURES = ("ndcg_cut_10",)
 DEFAULT_MAX_DROP = 0.01
-OUTCOMES = ("pass", "fail", "inconclusive")
 # Item 6 of issue 29: queries for this power, at the observed difference and at this one.
 POWER = 0.8
 POWER_DIFFERENCE = 0.02
@@ -270,7 +269,7 @@ def _decide(
     """The measure's outcome, the queries that would decide an open one and why."""
     if check.queries < 2 or check.delta is None or check.delta_sd is None:
         return replace(
-            check, p_adjusted=p_adjusted, note="fewer than 2 paired queries: no test can decide"
+            check, p_adjusted=p_adjusted, note="fewer than 2 paired queries: no test can decide."
         )
     flat = (
         " Every query moved by the same amount (sd 0): decided by the mean alone."
@@ -285,10 +284,12 @@ def _decide(
         note = f"not worse by {max_drop:g} or more (non-inferiority p < {alpha:g})."
         return replace(check, p_adjusted=p_adjusted, outcome="pass", note=note + flat)
     needed = queries_to_clear(check.delta, check.delta_sd, max_drop, alpha)
-    if needed is None:
+    if needed is None and check.delta <= -max_drop:
         note = (
             f"more queries will not make it pass: mean d ≤ −{max_drop:g} (they may make it fail)."
         )
+    elif needed is None:  # alpha 0, or a gap so thin that no realistic test set clears it
+        note = f"more queries than any test set holds would be needed to pass at alpha {alpha:g}."
     else:
         note = (
             f"about {needed} paired queries would decide it if the mean and spread of d "
