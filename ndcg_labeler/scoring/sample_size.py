@@ -39,6 +39,20 @@ def _smallest_n(enough: Callable[[int], bool], start: int) -> int | None:
     return high
 
 
+def _t_upper(q: float, df: int) -> float:
+    """t(1 − q, df), the t quantile with q above it.
+
+    scipy's isf keeps precision where ppf(1 − q) cannot (1 − q rounds to 1 below q ≈ 1e-16),
+    but for q far below that it can answer −inf at small df; the quantile is then +inf.
+    """
+    from scipy import stats  # imported on use: scipy.stats takes seconds to import
+
+    value = float(stats.t.isf(q, df))
+    if q < 0.5 and not (math.isfinite(value) and value > 0):
+        return math.inf
+    return value
+
+
 def queries_to_clear(mean: float, sd: float, margin: float, alpha: float) -> int | None:
     """Paired queries at which the one-sided bound of mean d would clear −margin (n ≥ 2).
 
@@ -53,12 +67,13 @@ def queries_to_clear(mean: float, sd: float, margin: float, alpha: float) -> int
     from scipy import stats  # imported on use: scipy.stats takes seconds to import
 
     def enough(n: int) -> bool:
-        return gap * math.sqrt(n) / sd > stats.t.ppf(1 - alpha, n - 1)
+        return gap * math.sqrt(n) / sd > _t_upper(alpha, n - 1)
 
     # The normal quantile is below every t quantile, so n below the normal answer never clears.
-    z = float(stats.norm.ppf(1 - alpha))
-    start = max(2, math.ceil((z * sd / gap) ** 2)) if z > 0 else 2
-    return _smallest_n(enough, min(start, MAX_QUERIES))
+    root = float(stats.norm.isf(alpha)) * sd / gap
+    if root >= math.sqrt(MAX_QUERIES):
+        return None
+    return _smallest_n(enough, max(2, math.ceil(root * root)) if root > 0 else 2)
 
 
 def paired_power(effect: float, sd: float, n: int, alpha: float) -> float:
@@ -67,7 +82,7 @@ def paired_power(effect: float, sd: float, n: int, alpha: float) -> float:
 
     df = n - 1
     noncentrality = effect * math.sqrt(n) / sd
-    critical = stats.t.ppf(1 - alpha / 2, df)
+    critical = _t_upper(alpha / 2, df)
     upper = stats.nct.sf(critical, df, noncentrality)
     lower = stats.nct.cdf(-critical, df, noncentrality)
     return float(upper + lower)

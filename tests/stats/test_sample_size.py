@@ -69,6 +69,13 @@ def test_queries_to_clear_when_more_queries_will_not_help() -> None:
     assert queries_to_clear(-0.2, 0.1, 0.01, 0.05) is None
     assert queries_to_clear(0.1, 0.1, 0.01, 0.0) is None  # alpha 0: nothing passes
     assert queries_to_clear(0.0, 0.0, 0.01, 0.05) == 2  # no spread: the mean decides
+    # A hair-thin gap: beyond any test set, answered without overflow.
+    assert queries_to_clear(-0.01 + 1e-300, 0.1, 0.01, 0.05) is None
+    # A tiny alpha (1 − alpha rounds to 1): the normal approximation (z · sd / gap)² with
+    # z = norm.isf(1e-300) ≈ 37.0 gives ≈ 137,000; the t answer is just above it.
+    z = stats.norm.isf(1e-300)
+    assert (z * 10) ** 2 <= queries_to_clear(0.0, 0.1, 0.01, 1e-300) <= (z * 10) ** 2 * 1.01
+    assert queries_to_clear(0.1, 0.1, 0.01, 1.0) == 2  # alpha 1: any positive gap passes
 
 
 def test_power_matches_the_noncentral_t_computed_directly() -> None:
@@ -98,3 +105,6 @@ def test_queries_for_power_edge_cases() -> None:
     assert queries_for_power(0.0, 0.1, 0.05) is None  # nothing to detect
     assert queries_for_power(0.02, 0.0, 0.05) == 2  # no spread
     assert queries_for_power(-0.05, 0.1, 0.05) == queries_for_power(0.05, 0.1, 0.05)
+    # Tiny alpha: the normal approximation ((z(1 − alpha/2) + z(0.8)) · sd / effect)² is close.
+    normal = ((stats.norm.isf(0.5e-300) + stats.norm.ppf(0.8)) / 0.2) ** 2
+    assert normal <= queries_for_power(0.02, 0.1, 1e-300) <= normal * 1.1
