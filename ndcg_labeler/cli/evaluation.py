@@ -15,6 +15,8 @@ from ndcg_labeler.formats import FormatError
 from ndcg_labeler.services import ServiceError, gate, runs, testsets
 
 BAD_INPUT = 2
+# Exit status per outcome; --inconclusive maps the third one for pipelines that must be binary.
+EXIT_CODES = {"pass": 0, "fail": 1, "inconclusive": 3}
 
 
 class BadInput(click.ClickException):
@@ -47,9 +49,26 @@ def _write(path: str, text: str) -> None:
     multiple=True,
     help=f"Repeat or comma-separate: {gate.MEASURE_HELP}. Default ndcg_cut_10.",
 )
-@click.option("--max-drop", default="0.0", show_default=True, help="Tolerated drop of a mean.")
-@click.option("--alpha", default="0.05", show_default=True, help="Significance level (Holm).")
-@click.option("--labels", default="human", show_default=True, help="human (fill:JUDGE later).")
+@click.option(
+    "--max-drop",
+    default=f"{gate.DEFAULT_MAX_DROP:g}",
+    show_default=True,
+    help="Tolerated drop of a mean (the non-inferiority margin).",
+)
+@click.option("--alpha", default="0.05", show_default=True, help="Significance level.")
+@click.option(
+    "--labels",
+    default="human",
+    show_default=True,
+    help="Whose grades: human, machine:JUDGE or fill:JUDGE (human first, the judge's elsewhere).",
+)
+@click.option(
+    "--inconclusive",
+    "when_inconclusive",
+    type=click.Choice(["pass", "fail"]),
+    default=None,
+    help="Exit as if an inconclusive verdict passed (0) or failed (1) instead of exiting 3.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the verdict as one JSON object.")
 @click.option("--junit", "junit_path", default=None, help="Write a JUnit XML report here.")
 @click.option("--markdown", "markdown_path", default=None, help="Write a Markdown report here.")
@@ -62,13 +81,20 @@ def gate_command(
     max_drop: str,
     alpha: str,
     labels: str,
+    when_inconclusive: str | None,
     as_json: bool,
     junit_path: str | None,
     markdown_path: str | None,
 ) -> None:
-    """Fail (exit 1) when CANDIDATE significantly regresses against BASELINE on TESTSET.
+    """Pass, fail or leave open CANDIDATE against BASELINE on TESTSET, measure by measure.
 
-    Exit 0 when no measure regresses, 1 when one does, 2 on bad input.
+    With d = candidate − baseline per paired query, a measure fails when mean d < −max-drop
+    and the Holm-adjusted two-sided paired t-test has p < alpha; it passes when it does not
+    fail and the one-sided t-test of H0: mean d ≤ −max-drop has p < alpha; otherwise it is
+    inconclusive and the report says about how many queries would decide it. The run passes
+    when every measure passes, fails when one fails.
+
+    Exit 0 pass, 1 fail, 3 inconclusive (or as --inconclusive says), 2 on bad input.
     """
     try:
         test_set = testsets.get_by_ref(testset)
@@ -99,8 +125,11 @@ def gate_command(
         click.echo(json.dumps(result.to_json(), ensure_ascii=False))
     else:
         click.echo(gate.markdown(result).rstrip("\n"))
-    if not result.passed:
-        raise click.exceptions.Exit(1)
+    outcome = result.outcome
+    if outcome == "inconclusive" and when_inconclusive:
+        outcome = when_inconclusive
+    if EXIT_CODES[outcome]:
+        raise click.exceptions.Exit(EXIT_CODES[outcome])
 
 
 @run_group.command("fuse")

@@ -8,7 +8,8 @@ of many queries at once or of one query, with the same numbers; `inputs` joins j
 run, `results` holds what comes out and `averages` averages it over queries. Around them:
 `aggregation` (several annotators' grades into one), `agreement` (between annotators),
 `calibration` (machine against human grades), `significance` (tests, intervals, Holm's
-correction) and `fusion` (of several runs). Callers import from here, never a module.
+correction), `sample_size` (queries a paired test needs) and `fusion` (of several runs).
+Callers import from here, never a module.
 """
 
 from .aggregation import DEFAULT_POLICY, POLICIES, aggregate, resolve
@@ -34,12 +35,14 @@ from .one_query import evaluate_one
 from .options import GAINS, IDEALS, Options
 from .ranking import docid_keys, permutation, rank_grouped, rank_order, tie_moves
 from .results import COUNT_MEASURES, DEFAULT_CUTOFFS, Evaluation
+from .sample_size import paired_power, queries_for_power, queries_to_clear
 from .significance import (
     TIE_TOLERANCE,
     MeanInterval,
     bootstrap_ci,
     compare_runs,
     holm,
+    noninferiority_p,
     paired_t_test,
 )
 
@@ -83,9 +86,13 @@ __all__ = [
     "log2_ranks",
     "mean_defined",
     "ndcg_at_k",
+    "noninferiority_p",
+    "paired_power",
     "paired_t_test",
     "percent_agreement",
     "permutation",
+    "queries_for_power",
+    "queries_to_clear",
     "rank_grouped",
     "rank_order",
     "resolve",

@@ -116,6 +116,28 @@ def paired_t_test(a: Sequence[float], b: Sequence[float]) -> float | None:
     return float(stats.ttest_rel(np.asarray(b, float), np.asarray(a, float)).pvalue)
 
 
+def noninferiority_p(deltas: Sequence[float], margin: float) -> float | None:
+    """One-sided p-value of the paired t-test of H0: mean d ≤ −margin against mean d > −margin.
+
+    t = (mean d + margin) / (sd / √n) with n − 1 degrees of freedom, p = P(T ≥ t): the same as
+    scipy's ttest_1samp(d + margin, 0, alternative="greater"). Undefined cases, decided here:
+    - fewer than two differences: None;
+    - every difference equal (within TIE_TOLERANCE): no spread, so the mean alone decides:
+      0.0 when it lies above −margin, 1.0 otherwise.
+    """
+    d = np.asarray(deltas, dtype=np.float64)
+    if d.ndim != 1 or not np.isfinite(d).all():
+        raise ValueError("differences must be one finite list: leave undefined queries out")
+    if d.size < 2:
+        return None
+    if np.ptp(d) <= TIE_TOLERANCE:
+        return 0.0 if float(d[0]) > -margin else 1.0
+    from scipy import stats  # imported on use: scipy.stats takes seconds to import
+
+    t = (float(d.mean()) + margin) / (float(d.std(ddof=1)) / np.sqrt(d.size))
+    return float(stats.t.sf(t, d.size - 1))
+
+
 def _flip_sums(deltas: np.ndarray, flips: np.ndarray) -> np.ndarray:
     """Σ ±d_i for each row of `flips` (1 = negate that difference, 0 = keep it)."""
     return deltas.sum() - 2.0 * (flips @ deltas)

@@ -203,7 +203,7 @@ def _measures(params: dict[str, Any]) -> list[str]:
 
 @bp.post("/testsets/<test_set>/gate")
 def gate_check(test_set: str) -> Response:
-    """The release gate: does `candidate` regress against `baseline`? (`flask gate`)."""
+    """The release gate: does `candidate` pass, fail or stay open against `baseline`?"""
     found = _test_set(test_set)
     fmt = request.args.get("format", "json")
     if fmt not in ("json", "junit", "markdown"):
@@ -217,7 +217,7 @@ def gate_check(test_set: str) -> Response:
             baseline,
             candidate,
             measures=_measures(params),
-            max_drop=_number(params, "max_drop", 0.0),
+            max_drop=_number(params, "max_drop", gate.DEFAULT_MAX_DROP),
             alpha=_number(params, "alpha", 0.05),
             labels=_text(params, "labels", "human"),
         )

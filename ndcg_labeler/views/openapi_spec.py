@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 NUMBER_OR_NULL = {"type": ["number", "null"]}
+OUTCOME = {"type": "string", "enum": ["pass", "fail", "inconclusive"]}
 _REF = "#/components/schemas/"
 
 
@@ -141,9 +142,13 @@ SCHEMAS: dict[str, Any] = {
                 ],
                 "description": "ndcg_cut_K, P_K, recall_K, map, recip_rank (default ndcg_cut_10).",
             },
-            "max_drop": {"type": "number", "minimum": 0, "default": 0.0},
+            "max_drop": {"type": "number", "minimum": 0, "default": 0.01},
             "alpha": {"type": "number", "minimum": 0, "maximum": 1, "default": 0.05},
-            "labels": {"type": "string", "default": "human"},
+            "labels": {
+                "type": "string",
+                "default": "human",
+                "description": "human, machine:JUDGE or fill:JUDGE.",
+            },
         },
         "example": {"baseline": "A", "candidate": "B", "measure": ["ndcg_cut_10", "map"]},
     },
@@ -151,31 +156,73 @@ SCHEMAS: dict[str, Any] = {
         "type": "object",
         "required": [
             "measure",
+            "outcome",
             "baseline",
             "candidate",
             "delta",
+            "delta_sd",
+            "queries",
             "p_value",
             "p_adjusted",
+            "p_noninferiority",
             "regressed",
+            "queries_needed",
+            "note",
+            "sample_size",
         ],
         "properties": {
             "measure": {"type": "string"},
+            "outcome": OUTCOME,
             "baseline": NUMBER_OR_NULL,
             "candidate": NUMBER_OR_NULL,
             "delta": NUMBER_OR_NULL,
+            "delta_sd": NUMBER_OR_NULL,
+            "queries": {"type": "integer", "minimum": 0},
             "p_value": NUMBER_OR_NULL,
             "p_adjusted": NUMBER_OR_NULL,
-            "regressed": {"type": "boolean"},
+            "p_noninferiority": NUMBER_OR_NULL,
+            "regressed": {"type": "boolean", "description": "outcome is fail."},
+            "queries_needed": {
+                "type": ["integer", "null"],
+                "description": "Paired queries that would decide an inconclusive measure.",
+            },
+            "note": {"type": "string"},
+            "sample_size": {
+                "type": "object",
+                "required": ["power", "observed_delta", "delta", "delta_queries"],
+                "properties": {
+                    "power": {"type": "number"},
+                    "observed_delta": {"type": ["integer", "null"]},
+                    "delta": {"type": "number"},
+                    "delta_queries": {"type": ["integer", "null"]},
+                },
+            },
         },
     },
     "GateResult": {
         "type": "object",
-        "required": ["testset", "baseline", "candidate", "passed", "measures"],
+        "required": [
+            "testset",
+            "baseline",
+            "candidate",
+            "labels",
+            "machine_labels",
+            "max_drop",
+            "alpha",
+            "outcome",
+            "passed",
+            "measures",
+        ],
         "properties": {
             "testset": {"type": "string"},
             "baseline": {"type": "string"},
             "candidate": {"type": "string"},
-            "passed": {"type": "boolean"},
+            "labels": {"type": "string"},
+            "machine_labels": {"type": "boolean"},
+            "max_drop": {"type": "number"},
+            "alpha": {"type": "number"},
+            "outcome": OUTCOME,
+            "passed": {"type": "boolean", "description": "outcome is pass."},
             "measures": {"type": "array", "items": _ref("GateMeasure")},
         },
     },
@@ -250,11 +297,13 @@ PATHS: dict[str, Any] = {
         "parameters": [TEST_SET],
         "post": {
             "operationId": "gate",
-            "summary": "Release gate: does the candidate run significantly regress? (`flask gate`)",
+            "summary": "Release gate: pass, fail or inconclusive against a baseline (`flask gate`)",
             "description": (
-                "Per measure: both means over the paired queries, the delta (candidate − "
-                "baseline), a two-sided paired t-test and Holm-adjusted p-values across the "
-                "measures. A measure regresses when delta < −max_drop and p_adjusted < alpha. "
+                "Per measure, on the paired queries with d = candidate − baseline: fail when "
+                "mean d < −max_drop and the Holm-adjusted two-sided paired t-test has p < "
+                "alpha; pass when not failing and the one-sided test of H0: mean d ≤ −max_drop "
+                "has p_noninferiority < alpha; inconclusive otherwise, with queries_needed. "
+                "The run passes when every measure passes. "
                 "`format=junit` or `format=markdown` return the CI reports instead of JSON."
             ),
             "parameters": [

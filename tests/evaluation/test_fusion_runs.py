@@ -109,9 +109,18 @@ def test_the_gate_api_answers_like_the_cli(app: Flask, client: FlaskClient, admi
     assert response.status_code == 200
     out = response.get_json()
     assert out["passed"] is False and out["measures"][0]["regressed"] is True
+    assert out["outcome"] == "fail" and out["max_drop"] == 0.01  # the default, as in the CLI
     assert out["measures"][0]["delta"] == pytest.approx(-2 / 3)
     junit = client.post("/api/testsets/gate/gate?format=junit", json=body, headers=headers)
     assert junit.mimetype == "application/xml" and b'failures="1"' in junit.data
+    # Within a tolerated drop of 0.7 the six queries cannot tell: inconclusive, still HTTP 200.
+    wide = client.post("/api/testsets/gate/gate", json={**body, "max_drop": 0.7}, headers=headers)
+    assert wide.status_code == 200 and wide.get_json()["outcome"] == "inconclusive"
+    assert wide.get_json()["measures"][0]["queries_needed"] > 6
+    text = client.post(
+        "/api/testsets/gate/gate?format=markdown", json={**body, "max_drop": 0.7}, headers=headers
+    )
+    assert text.mimetype == "text/markdown" and "❔ inconclusive" in text.get_data(as_text=True)
     missing = client.post(
         "/api/testsets/gate/gate", json={**body, "candidate": "zz"}, headers=headers
     )
@@ -121,6 +130,6 @@ def test_the_gate_api_answers_like_the_cli(app: Flask, client: FlaskClient, admi
     machine = client.post(
         "/api/testsets/gate/gate", json={**body, "labels": "fill:x"}, headers=headers
     )
-    assert machine.status_code == 400 and "no machine judges yet" in machine.get_json()["detail"]
+    assert machine.status_code == 400 and "unknown judge 'x'" in machine.get_json()["detail"]
     assert client.post("/api/testsets/nope/gate", json=body, headers=headers).status_code == 404
     assert client.post("/api/testsets/gate/gate", json=body).status_code == 401

@@ -1,9 +1,10 @@
-"""The release gate: a candidate run against a baseline, with paired tests and Holm's method."""
+"""The release gate: a candidate run against a baseline, pass, fail or inconclusive per measure."""
 
-from .check import DEFAULT_MEASURES, MEASURE_HELP, run_gate
+from .check import DEFAULT_MAX_DROP, DEFAULT_MEASURES, MEASURE_HELP, run_gate
 from .reports import junit_xml, markdown
 
 __all__ = [
+    "DEFAULT_MAX_DROP",
     "DEFAULT_MEASURES",
     "MEASURE_HELP",
     "junit_xml",

@@ -1,11 +1,15 @@
-"""The release gate: does a candidate run regress against a baseline, measure by measure?
+"""The release gate: does a candidate pass, fail or leave it open against a baseline, per measure?
 
 For each measure asked for, both runs are scored on the test set's queries with the live
-scoring engine. As in the comparison page, a query whose value is undefined in either run
-(e.g. NDCG with IDCG 0) is left out of both, so the two means cover the same queries and the
-paired t-test (scipy's ttest_rel, two-sided) pairs them. The p-values are adjusted with Holm's
-method across the measures. A measure regresses when candidate − baseline < −max_drop and its
-adjusted p-value < alpha.
+scoring engine under the label source asked for. As in the comparison page, a query whose value
+is undefined in either run (e.g. NDCG with IDCG 0) is left out of both, so the two means cover
+the same queries and the tests pair them; d is candidate − baseline per query. A measure
+- fails when mean d < −max_drop and the two-sided paired t-test of d = 0 (scipy's ttest_rel),
+  Holm-adjusted across the measures, has p < alpha;
+- passes when it does not fail and the one-sided non-inferiority test of H0: mean d ≤ −max_drop
+  has p < alpha (no adjustment: the run passes only when every measure does, an
+  intersection-union test, which keeps level alpha);
+- is inconclusive otherwise, with the queries that would decide it if mean and spread held.
 """
 
 from __future__ import annotations
@@ -18,12 +22,22 @@ from typing import Any
 import numpy as np
 
 from ndcg_labeler.models import Run, TestSet
-from ndcg_labeler.scoring import TIE_TOLERANCE, holm, paired_t_test
+from ndcg_labeler.scoring import (
+    TIE_TOLERANCE,
+    holm,
+    noninferiority_p,
+    paired_t_test,
+    queries_for_power,
+    queries_to_clear,
+)
 from ndcg_labeler.services import ServiceError
 from ndcg_labeler.services.live import RunScores, ScoreOptions, score_run
 
 DEFAULT_MEASURES = ("ndcg_cut_10",)
-LABEL_SOURCES = ("human",)
+DEFAULT_MAX_DROP = 0.01
+# Item 6 of issue 29: queries for this power, at the observed difference and at this one.
+POWER = 0.8
+POWER_DIFFERENCE = 0.02
 # measure name -> (RunScores field, whether the name carries a cutoff)
 _MEASURES = {
     "ndcg_cut": ("ndcg", True),
@@ -48,35 +62,69 @@ class QueryChange:
 
 
 @dataclass(frozen=True)
+class SampleSize:
+    """Paired queries a two-sided t-test at alpha needs for POWER (None: cannot tell)."""
+
+    observed: int | None
+    at_difference: int | None
+
+    def to_json(self) -> dict[str, Any]:
+        """The measure's "sample_size" object."""
+        return {
+            "power": POWER,
+            "observed_delta": self.observed,
+            "delta": POWER_DIFFERENCE,
+            "delta_queries": self.at_difference,
+        }
+
+
+@dataclass(frozen=True)
 class MeasureCheck:
-    """One measure's verdict: means, delta, raw and Holm-adjusted p-values."""
+    """One measure's verdict: means, delta, the three p-values, outcome and queries needed."""
 
     measure: str
     baseline: float | None
     candidate: float | None
     delta: float | None
+    delta_sd: float | None
     queries: int
     p_value: float | None
     p_adjusted: float | None
-    regressed: bool
+    p_noninferiority: float | None
+    outcome: str
+    queries_needed: int | None
+    note: str
+    sample_size: SampleSize
     worst: tuple[QueryChange, ...]
+
+    @property
+    def regressed(self) -> bool:
+        """True when the measure fails (today's regression rule)."""
+        return self.outcome == "fail"
 
     def to_json(self) -> dict[str, Any]:
         """The measure's entry in the gate's JSON."""
         return {
             "measure": self.measure,
+            "outcome": self.outcome,
             "baseline": self.baseline,
             "candidate": self.candidate,
             "delta": self.delta,
+            "delta_sd": self.delta_sd,
+            "queries": self.queries,
             "p_value": self.p_value,
             "p_adjusted": self.p_adjusted,
+            "p_noninferiority": self.p_noninferiority,
             "regressed": self.regressed,
+            "queries_needed": self.queries_needed,
+            "note": self.note,
+            "sample_size": self.sample_size.to_json(),
         }
 
 
 @dataclass(frozen=True)
 class GateResult:
-    """The verdict over every measure: passed when none regressed."""
+    """The verdict over every measure: fail if one fails, pass if all pass, else inconclusive."""
 
     testset: str
     baseline: str
@@ -87,9 +135,22 @@ class GateResult:
     measures: tuple[MeasureCheck, ...]
 
     @property
+    def outcome(self) -> str:
+        """pass, fail or inconclusive for the whole run."""
+        outcomes = {m.outcome for m in self.measures}
+        if "fail" in outcomes:
+            return "fail"
+        return "pass" if outcomes == {"pass"} else "inconclusive"
+
+    @property
     def passed(self) -> bool:
-        """True when no measure regressed."""
-        return not any(m.regressed for m in self.measures)
+        """True when every measure passed."""
+        return self.outcome == "pass"
+
+    @property
+    def machine_labels(self) -> bool:
+        """True when a machine judge's grades were scored (machine:JUDGE or fill:JUDGE)."""
+        return self.labels != "human"
 
     def to_json(self) -> dict[str, Any]:
         """The JSON of `flask gate --json` and of the API."""
@@ -97,6 +158,11 @@ class GateResult:
             "testset": self.testset,
             "baseline": self.baseline,
             "candidate": self.candidate,
+            "labels": self.labels,
+            "machine_labels": self.machine_labels,
+            "max_drop": self.max_drop,
+            "alpha": self.alpha,
+            "outcome": self.outcome,
             "passed": self.passed,
             "measures": [m.to_json() for m in self.measures],
         }
@@ -117,15 +183,8 @@ def parse_measures(names: list[str] | tuple[str, ...] | None) -> list[str]:
 
 
 def check_labels(labels: str) -> str:
-    """The label source: `human` today; `fill:JUDGE` and `machine:JUDGE` need machine judges."""
-    labels = (labels or "human").strip()
-    if labels in LABEL_SOURCES:
-        return labels
-    if labels.startswith(("fill:", "machine:")):
-        raise ServiceError(f"no machine judges yet: --labels {labels} is not available; use human")
-    raise ServiceError(
-        f"--labels must be human (or fill:JUDGE once machine judges exist), not '{labels}'"
-    )
+    """The label source: human, machine:JUDGE or fill:JUDGE (the judge is looked up on use)."""
+    return ScoreOptions(labels=(labels or "human").strip()).checked().labels
 
 
 def check_threshold(name: str, value: float, low: float, high: float) -> float:
@@ -147,23 +206,51 @@ def _values(result: RunScores, field: str) -> np.ndarray:
     return np.asarray(getattr(result, field), dtype=np.float64)
 
 
-def _check_one(measure: str, base: RunScores, cand: RunScores) -> tuple[MeasureCheck, float | None]:
+def _check_one(
+    measure: str, base: RunScores, cand: RunScores, max_drop: float, alpha: float
+) -> tuple[MeasureCheck, float | None]:
+    """The measure's figures before Holm's adjustment (outcome still open) and its raw p."""
     field, _ = _split(measure)
     a, b = _values(base, field), _values(cand, field)
     keep = ~(np.isnan(a) | np.isnan(b))
     x, y = a[keep], b[keep]
+    d = y - x
     qids = [q for q, kept in zip(base.qids, keep.tolist(), strict=True) if kept]
     p = _p_value(x, y)
     mean_a = float(x.mean()) if x.size else None
     mean_b = float(y.mean()) if y.size else None
     delta = None if mean_a is None or mean_b is None else mean_b - mean_a
+    sd = float(d.std(ddof=1)) if d.size >= 2 else None
+    if sd is not None and np.ptp(d) <= TIE_TOLERANCE:
+        sd = 0.0  # equal differences: no spread, whatever the last bits say
     changes = [
         QueryChange(q, float(u), float(v), float(v - u))
         for q, u, v in zip(qids, x.tolist(), y.tolist(), strict=True)
     ]
     changes.sort(key=lambda c: (c.delta, c.qid))
     worst = tuple(c for c in changes[:WORST] if c.delta < -TIE_TOLERANCE)
-    check = MeasureCheck(measure, mean_a, mean_b, delta, int(x.size), p, None, False, worst)
+    sizes = SampleSize(None, None)
+    if delta is not None and sd is not None:
+        sizes = SampleSize(
+            queries_for_power(delta, sd, alpha, POWER),
+            queries_for_power(POWER_DIFFERENCE, sd, alpha, POWER),
+        )
+    check = MeasureCheck(
+        measure=measure,
+        baseline=mean_a,
+        candidate=mean_b,
+        delta=delta,
+        delta_sd=sd,
+        queries=int(d.size),
+        p_value=p,
+        p_adjusted=None,
+        p_noninferiority=noninferiority_p(d, max_drop),
+        outcome="inconclusive",
+        queries_needed=None,
+        note="",
+        sample_size=sizes,
+        worst=worst,
+    )
     return check, p
 
 
@@ -176,12 +263,47 @@ def _p_value(x: np.ndarray, y: np.ndarray) -> float | None:
     return 0.0 if p is None else p
 
 
+def _decide(
+    check: MeasureCheck, p_adjusted: float | None, max_drop: float, alpha: float
+) -> MeasureCheck:
+    """The measure's outcome, the queries that would decide an open one and why."""
+    if check.queries < 2 or check.delta is None or check.delta_sd is None:
+        return replace(
+            check, p_adjusted=p_adjusted, note="fewer than 2 paired queries: no test can decide."
+        )
+    flat = (
+        " Every query moved by the same amount (sd 0): decided by the mean alone."
+        if (check.delta_sd == 0.0)
+        else ""
+    )
+    if check.delta < -max_drop and p_adjusted is not None and p_adjusted < alpha:
+        note = f"mean drop beyond {max_drop:g}, significant after Holm's adjustment."
+        return replace(check, p_adjusted=p_adjusted, outcome="fail", note=note + flat)
+    p_ni = check.p_noninferiority
+    if p_ni is not None and p_ni < alpha:
+        note = f"not worse by {max_drop:g} or more (non-inferiority p < {alpha:g})."
+        return replace(check, p_adjusted=p_adjusted, outcome="pass", note=note + flat)
+    needed = queries_to_clear(check.delta, check.delta_sd, max_drop, alpha)
+    if needed is None and check.delta <= -max_drop:
+        note = (
+            f"more queries will not make it pass: mean d ≤ −{max_drop:g} (they may make it fail)."
+        )
+    elif needed is None:  # alpha 0, or a gap so thin that no realistic test set clears it
+        note = f"more queries than any test set holds would be needed to pass at alpha {alpha:g}."
+    else:
+        note = (
+            f"about {needed} paired queries would decide it if the mean and spread of d "
+            "stayed as observed."
+        )
+    return replace(check, p_adjusted=p_adjusted, queries_needed=needed, note=note + flat)
+
+
 def run_gate(
     test_set: TestSet,
     baseline: Run,
     candidate: Run,
     measures: list[str] | tuple[str, ...] | None = None,
-    max_drop: float = 0.0,
+    max_drop: float = DEFAULT_MAX_DROP,
     alpha: float = 0.05,
     labels: str = "human",
 ) -> GateResult:
@@ -198,26 +320,18 @@ def run_gate(
     def scores(run: Run, k: int) -> RunScores:
         key = (run.id, k)
         if key not in scored:
-            scored[key] = score_run(run, ScoreOptions(k=k).checked())
+            scored[key] = score_run(run, ScoreOptions(k=k, labels=labels).checked())
         return scored[key]
 
     checks, p_values = [], []
     for name in names:
         k = _split(name)[1]
-        check, p = _check_one(name, scores(baseline, k), scores(candidate, k))
+        check, p = _check_one(name, scores(baseline, k), scores(candidate, k), max_drop, alpha)
         checks.append(check)
         p_values.append(p)
-    adjusted = holm(p_values)
     final = [
-        replace(
-            check,
-            p_adjusted=p_adj,
-            regressed=check.delta is not None
-            and check.delta < -max_drop
-            and p_adj is not None
-            and p_adj < alpha,
-        )
-        for check, p_adj in zip(checks, adjusted, strict=True)
+        _decide(check, p_adj, max_drop, alpha)
+        for check, p_adj in zip(checks, holm(p_values), strict=True)
     ]
     return GateResult(
         test_set.name, baseline.name, candidate.name, max_drop, alpha, labels, tuple(final)

@@ -1,10 +1,17 @@
-"""The gate's verdict for CI: JUnit XML (one test case per measure) and a Markdown table."""
+"""The gate's verdict for CI: JUnit XML (one test case per measure) and a Markdown table.
+
+The three outcomes in JUnit: pass is a test case without children, fail a <failure>, and
+inconclusive a <skipped> whose message says what would decide it; the exit status of
+`flask gate` (3, or what --inconclusive maps it to) is what makes a pipeline stop.
+"""
 
 from __future__ import annotations
 
 from xml.etree import ElementTree as ET
 
-from .check import GateResult, MeasureCheck
+from .check import POWER, POWER_DIFFERENCE, GateResult, MeasureCheck
+
+_BADGE = {"pass": "✅ passed", "fail": "❌ failed", "inconclusive": "❔ inconclusive"}
 
 
 def _num(value: float | None, digits: int = 4) -> str:
@@ -21,35 +28,70 @@ def _signed(value: float | None) -> str:
     return "—" if value is None else f"{value:+.4f}"
 
 
+def _count(value: int | None) -> str:
+    return "—" if value is None else str(value)
+
+
 def _summary(check: MeasureCheck) -> str:
     return (
-        f"{check.measure}: baseline {_num(check.baseline)}, candidate {_num(check.candidate)}, "
-        f"delta {_signed(check.delta)}, p {_p(check.p_value)}, Holm-adjusted p "
-        f"{_p(check.p_adjusted)} over {check.queries} queries"
+        f"{check.measure}: {check.outcome}; baseline {_num(check.baseline)}, candidate "
+        f"{_num(check.candidate)}, delta {_signed(check.delta)} over {check.queries} queries; "
+        f"p {_p(check.p_value)}, Holm-adjusted p {_p(check.p_adjusted)}, non-inferiority p "
+        f"{_p(check.p_noninferiority)}; {check.note}"
     )
 
 
+def _power(check: MeasureCheck) -> str:
+    return (
+        f"Queries for {POWER:.0%} power: {_count(check.sample_size.observed)} at the observed "
+        f"delta, {_count(check.sample_size.at_difference)} at {POWER_DIFFERENCE:g}"
+    )
+
+
+def _labels_line(result: GateResult) -> str:
+    """What the grades were: people's, or a machine judge's (said plainly)."""
+    kind, _, judge = result.labels.partition(":")
+    if kind == "machine":
+        return f"labels machine:{judge}: machine labels only, from judge {judge}"
+    if kind == "fill":
+        return (
+            f"labels fill:{judge}: human grades, and machine labels from judge {judge} "
+            "where a pair has no human grade"
+        )
+    return "labels human: people's grades and imported qrels"
+
+
 def junit_xml(result: GateResult) -> str:
-    """A JUnit XML report: one test suite, one test case per measure, a failure per regression."""
-    failures = sum(1 for m in result.measures if m.regressed)
+    """A JUnit XML report: a test case per measure, a failure per fail, a skip per open one."""
+    failures = sum(1 for m in result.measures if m.outcome == "fail")
+    skipped = sum(1 for m in result.measures if m.outcome == "inconclusive")
     suite = ET.Element(
         "testsuite",
         name=f"ndcg-labeler gate: {result.candidate} vs {result.baseline} on {result.testset}",
         tests=str(len(result.measures)),
         failures=str(failures),
         errors="0",
-        skipped="0",
+        skipped=str(skipped),
     )
+    properties = ET.SubElement(suite, "properties")
+    for name, value in (
+        ("outcome", result.outcome),
+        ("labels", result.labels),
+        ("machine_labels", str(result.machine_labels).lower()),
+        ("max_drop", f"{result.max_drop:g}"),
+        ("alpha", f"{result.alpha:g}"),
+    ):
+        ET.SubElement(properties, "property", name=name, value=value)
     for check in result.measures:
         case = ET.SubElement(
             suite, "testcase", classname=f"gate.{result.testset}", name=check.measure
         )
-        if check.regressed:
+        if check.outcome == "fail":
             failure = ET.SubElement(
                 case,
                 "failure",
                 message=(
-                    f"{check.measure} regressed by {_signed(check.delta)} "
+                    f"{check.measure} failed: regressed by {_signed(check.delta)} "
                     f"(Holm-adjusted p {_p(check.p_adjusted)} < alpha {result.alpha:g})"
                 ),
                 type="regression",
@@ -60,10 +102,14 @@ def junit_xml(result: GateResult) -> str:
                 for c in check.worst
             ]
             failure.text = "\n".join(lines)
-        ET.SubElement(case, "system-out").text = _summary(check)
+        elif check.outcome == "inconclusive":
+            ET.SubElement(case, "skipped", message=f"{check.measure} inconclusive: {check.note}")
+        out = [_summary(check), _power(check), _labels_line(result)]
+        ET.SubElement(case, "system-out").text = "\n".join(out)
     root = ET.Element("testsuites", name="ndcg-labeler gate")
     root.set("tests", suite.get("tests", "0"))
     root.set("failures", str(failures))
+    root.set("skipped", str(skipped))
     root.append(suite)
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
@@ -75,26 +121,31 @@ def _cell(text: str) -> str:
 
 
 def markdown(result: GateResult) -> str:
-    """A short Markdown report for a pull-request comment (worst five queries per regression)."""
-    verdict = "✅ passed" if result.passed else "❌ regressed"
+    """A short Markdown report for a pull-request comment (worst five queries per failure)."""
     lines = [
-        f"### Retrieval gate: {verdict}",
+        f"### Retrieval gate: {_BADGE[result.outcome]}",
         "",
         f"Candidate **{_cell(result.candidate)}** against baseline **{_cell(result.baseline)}** "
         f"on test set **{_cell(result.testset)}** (max drop {result.max_drop:g}, "
-        f"alpha {result.alpha:g}, Holm-adjusted paired t-tests).",
+        f"alpha {result.alpha:g}; fail: Holm-adjusted paired t-test, pass: one-sided "
+        "non-inferiority t-test).",
         "",
-        "| measure | baseline | candidate | delta | p | p (Holm) | queries | verdict |",
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
+        f"Grades: {_cell(_labels_line(result))}.",
+        "",
+        "| measure | baseline | candidate | delta | queries | p | p (Holm) | p (non-inf.) "
+        "| outcome | queries needed |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: |",
     ]
     for m in result.measures:
         lines.append(
             f"| {m.measure} | {_num(m.baseline)} | {_num(m.candidate)} | {_signed(m.delta)} "
-            f"| {_p(m.p_value)} | {_p(m.p_adjusted)} | {m.queries} "
-            f"| {'regressed' if m.regressed else 'ok'} |"
+            f"| {m.queries} | {_p(m.p_value)} | {_p(m.p_adjusted)} | {_p(m.p_noninferiority)} "
+            f"| {m.outcome} | {_count(m.queries_needed)} |"
         )
+    lines.append("")
+    lines += [f"- {m.measure}: {_cell(m.note)} {_cell(_power(m))}." for m in result.measures]
     for m in result.measures:
-        if not m.regressed:
+        if m.outcome != "fail":
             continue
         lines += [
             "",
