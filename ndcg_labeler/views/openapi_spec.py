@@ -45,6 +45,29 @@ RUN = {
     "example": "A",
 }
 
+# The 95% t interval beside every mean NDCG@k (RunScores.interval_json).
+INTERVAL_KEYS = ["n", "ci_low", "ci_high", "ci_method", "ci_reason"]
+INTERVAL = {
+    "n": {"type": "integer", "description": "Queries in the mean (those with a defined NDCG@k)."},
+    "ci_low": {
+        **NUMBER_OR_NULL,
+        "description": "Low end of the 95% interval of the mean; null when n < 2.",
+    },
+    "ci_high": {
+        **NUMBER_OR_NULL,
+        "description": "High end of the 95% interval of the mean; null when n < 2.",
+    },
+    "ci_method": {
+        "type": "string",
+        "enum": ["t"],
+        "description": "t: mean ± t(0.975, n − 1) · sd / √n over the per-query values.",
+    },
+    "ci_reason": {
+        "type": ["string", "null"],
+        "description": "Why there is no interval (n < 2); null when there is one.",
+    },
+}
+
 SCHEMAS: dict[str, Any] = {
     "Error": {
         "type": "object",
@@ -71,6 +94,10 @@ SCHEMAS: dict[str, Any] = {
             "uploaded_at",
             "notes",
             "scores_url",
+            "k",
+            "mean_ndcg",
+            *INTERVAL_KEYS,
+            "queries_in_mean",
         ],
         "properties": {
             "id": {"type": "integer"},
@@ -84,6 +111,13 @@ SCHEMAS: dict[str, Any] = {
             "uploaded_at": {"type": "string"},
             "notes": {"type": "string"},
             "scores_url": {"type": "string"},
+            "k": {"type": "integer", "description": "The cutoff of the mean (10)."},
+            "mean_ndcg": {
+                **NUMBER_OR_NULL,
+                "description": "Mean NDCG@10 under the default options (`flask run list`).",
+            },
+            **INTERVAL,
+            "queries_in_mean": {"type": "integer"},
             "report": {"type": ["object", "null"], "description": "Upload validation report."},
         },
     },
@@ -114,6 +148,7 @@ SCHEMAS: dict[str, Any] = {
             "gain",
             "ideal",
             "mean_ndcg",
+            *INTERVAL_KEYS,
             "queries_in_mean",
             "queries",
         ],
@@ -124,6 +159,7 @@ SCHEMAS: dict[str, Any] = {
             "gain": {"type": "string"},
             "ideal": {"type": "string"},
             "mean_ndcg": NUMBER_OR_NULL,
+            **INTERVAL,
             "queries_in_mean": {"type": "integer"},
             "queries": {"type": "array", "items": _ref("QueryScore")},
         },
