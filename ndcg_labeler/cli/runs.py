@@ -195,6 +195,7 @@ def _table(result: live.RunScores) -> list[str]:
         f"mean NDCG@{k} = {mean} over {result.queries_in_mean} of {result.num_queries} queries"
         f" ({result.num_undefined} undefined: IDCG 0; {result.num_missing} missing from the"
         " run, scored 0)",
+        _interval(result),
         "",
     ]
     width = max([len("qid"), *(len(q) for q in result.qids)])
@@ -242,17 +243,41 @@ def score(testset: str, run: str, options: live.ScoreOptions, as_json: bool, as_
 
 @run_group.command("list")
 @click.argument("testset")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object.")
 @cli_errors
-def list_runs(testset: str) -> None:
-    """List the runs of TESTSET with their mean NDCG@10."""
+def list_runs(testset: str, as_json: bool) -> None:
+    """List the runs of TESTSET with their mean NDCG@10 and its 95% t interval."""
     test_set = testsets.require_by_name(testset)
-    for found in runs.list_runs(test_set):
-        result = live.score_run(found)
+    listed = [(found, live.score_run(found)) for found in runs.list_runs(test_set)]
+    if as_json:
+        rows = [
+            {
+                "run": found.name,
+                "queries": found.num_queries,
+                "entries": found.num_entries,
+                "k": result.k,
+                "mean_ndcg": result.mean_ndcg,
+                **result.interval_json(),
+                "queries_in_mean": result.queries_in_mean,
+            }
+            for found, result in listed
+        ]
+        click.echo(json.dumps({"testset": test_set.name, "runs": rows}, ensure_ascii=False))
+        return
+    for found, result in listed:
         mean = "—" if result.mean_ndcg is None else f"{result.mean_ndcg:.4f}"
         click.echo(
             f"{found.name}\t{found.num_queries} queries\t{found.num_entries} entries\t"
-            f"NDCG@10 {mean} over {result.queries_in_mean} queries"
+            f"NDCG@10 {mean} over {result.queries_in_mean} queries\t{_interval(result)}"
         )
+
+
+def _interval(result: live.RunScores) -> str:
+    """The mean's 95% interval as a listing shows it, or why there is none."""
+    found = result.interval
+    if found.low is None or found.high is None:
+        return f"no 95% interval: {found.reason}"
+    return f"95% {found.method} interval [{found.low:.4f}, {found.high:.4f}] n={found.n}"
 
 
 @run_group.command("delete")

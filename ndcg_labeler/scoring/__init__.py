@@ -7,9 +7,9 @@ gain), `options` (how a run is scored). `many_queries` and `one_query` compute e
 of many queries at once or of one query, with the same numbers; `inputs` joins judgments and a
 run, `results` holds what comes out and `averages` averages it over queries. Around them:
 `aggregation` (several annotators' grades into one), `agreement` (between annotators),
-`calibration` (machine against human grades), `significance` (tests, intervals, Holm's
-correction), `sample_size` (queries a paired test needs) and `fusion` (of several runs).
-Callers import from here, never a module.
+`calibration` (machine against human grades), `intervals` (the t interval of a mean),
+`significance` (tests, bootstrap intervals, Holm's correction), `sample_size` (queries a paired
+test needs) and `fusion` (of several runs). Callers import from here, never a module.
 """
 
 from .aggregation import DEFAULT_POLICY, POLICIES, aggregate, resolve
@@ -29,6 +29,7 @@ from .calibration import calibrate, kendall_tau
 from .fusion import FUSION_METHODS, RRF_K, fuse_arrays
 from .gains import gain_values
 from .inputs import Qrel, RunInputs, ScoredDoc, run_inputs
+from .intervals import TInterval, t_interval
 from .many_queries import evaluate, evaluate_flat
 from .ndcg import dcg, log2_ranks, ndcg_at_k
 from .one_query import evaluate_one
@@ -66,6 +67,7 @@ __all__ = [
     "Rating",
     "RunInputs",
     "ScoredDoc",
+    "TInterval",
     "aggregate",
     "agreement_summary",
     "bootstrap_ci",
@@ -97,6 +99,7 @@ __all__ = [
     "rank_order",
     "resolve",
     "run_inputs",
+    "t_interval",
     "tie_moves",
     "trec_all",
 ]

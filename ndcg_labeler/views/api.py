@@ -99,6 +99,18 @@ def _run_json(run: Run) -> dict[str, Any]:
         "scores_url": url_for(
             "api.scores", test_set=str(run.test_set_id), run=str(run.id), _external=True
         ),
+        **_mean_json(run),
+    }
+
+
+def _mean_json(run: Run) -> dict[str, Any]:
+    """The run's mean NDCG@10 under the default options, with n and its 95% t interval."""
+    result = live.score_run(run)
+    return {
+        "k": result.k,
+        "mean_ndcg": result.mean_ndcg,
+        **result.interval_json(),
+        "queries_in_mean": result.queries_in_mean,
     }
 
 

@@ -46,6 +46,29 @@ RUN = {
     "example": "A",
 }
 
+# The 95% t interval beside every mean NDCG@k (RunScores.interval_json).
+INTERVAL_KEYS = ["n", "ci_low", "ci_high", "ci_method", "ci_reason"]
+INTERVAL = {
+    "n": {"type": "integer", "description": "Queries in the mean (those with a defined NDCG@k)."},
+    "ci_low": {
+        **NUMBER_OR_NULL,
+        "description": "Low end of the 95% interval of the mean; null when n < 2.",
+    },
+    "ci_high": {
+        **NUMBER_OR_NULL,
+        "description": "High end of the 95% interval of the mean; null when n < 2.",
+    },
+    "ci_method": {
+        "type": "string",
+        "enum": ["t"],
+        "description": "t: mean ± t(0.975, n − 1) · sd / √n over the per-query values.",
+    },
+    "ci_reason": {
+        "type": ["string", "null"],
+        "description": "Why there is no interval (n < 2); null when there is one.",
+    },
+}
+
 SCHEMAS: dict[str, Any] = {
     "Error": {
         "type": "object",
@@ -72,6 +95,10 @@ SCHEMAS: dict[str, Any] = {
             "uploaded_at",
             "notes",
             "scores_url",
+            "k",
+            "mean_ndcg",
+            *INTERVAL_KEYS,
+            "queries_in_mean",
         ],
         "properties": {
             "id": {"type": "integer"},
@@ -85,6 +112,13 @@ SCHEMAS: dict[str, Any] = {
             "uploaded_at": {"type": "string"},
             "notes": {"type": "string"},
             "scores_url": {"type": "string"},
+            "k": {"type": "integer", "description": "The cutoff of the mean (10)."},
+            "mean_ndcg": {
+                **NUMBER_OR_NULL,
+                "description": "Mean NDCG@10 under the default options (`flask run list`).",
+            },
+            **INTERVAL,
+            "queries_in_mean": {"type": "integer"},
             "report": {"type": ["object", "null"], "description": "Upload validation report."},
         },
     },
@@ -115,6 +149,7 @@ SCHEMAS: dict[str, Any] = {
             "gain",
             "ideal",
             "mean_ndcg",
+            *INTERVAL_KEYS,
             "queries_in_mean",
             "queries",
         ],
@@ -125,6 +160,7 @@ SCHEMAS: dict[str, Any] = {
             "gain": {"type": "string"},
             "ideal": {"type": "string"},
             "mean_ndcg": NUMBER_OR_NULL,
+            **INTERVAL,
             "queries_in_mean": {"type": "integer"},
             "queries": {"type": "array", "items": _ref("QueryScore")},
         },

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
+from scipy import stats
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Chunk, Judgment, TestSet, User
@@ -71,6 +72,14 @@ def test_upload_then_table_then_grade_in_the_drill_down(
     # The dashboard lists the run; its query table puts the largest gap first.
     page.click("nav.subnav >> text=Dashboard")
     page.wait_for_url(re.compile(r".*/dashboard/$"))
+    # Its mean carries the 95% t interval over its 3 queries (scipy's, as an oracle).
+    per_query = [2.5 / (3 + 1 / L3), 1.0, (2 / L3) / 2]
+    low, high = stats.t.interval(0.95, 2, loc=sum(per_query) / 3, scale=stats.sem(per_query))
+    interval = page.locator("#live-scores .ci").first
+    assert interval.inner_text().startswith(f"[{low:.4f}, {high:.4f}] n=3")
+    assert interval.get_attribute("title") == (
+        f"95% t interval {low:.4f} to {high:.4f} over 3 queries"
+    )
     page.click("#live-scores table >> text=bm25")
     page.wait_for_selector("#query-table")
     order = page.locator("#query-table tbody tr").evaluate_all(

@@ -76,10 +76,12 @@ def test_overview_exports(as_admin: FlaskClient, runner: FlaskCliRunner, dash: D
     a = json.loads(_cli(runner, "run", "score", "dash", "A", "--k", "3", "--json"))
     assert data["runs"][0]["mean_ndcg"] == a["mean_ndcg"]
     assert data["runs"][0]["queries_in_mean"] == a["queries_in_mean"]
+    assert data["runs"][0]["ci_high"] == a["ci_high"]
     assert (data["k"], data["aggregation"]) == (3, "median")
     rows = _rows(as_admin.get(dash.url("/export/overview.csv?k=3")).data)
     assert [r["run"] for r in rows] == ["A", "B"]
     assert float(rows[0]["mean_ndcg"]) == a["mean_ndcg"]
+    assert (float(rows[0]["ci_low"]), rows[0]["n"], rows[0]["ci_method"]) == (a["ci_low"], "4", "t")
     assert (rows[1]["missing"], rows[1]["undefined"]) == ("2", "1")
 
 

@@ -6,11 +6,12 @@ import pytest
 import sqlalchemy as sa
 from flask import Flask
 from flask.testing import FlaskClient
+from scipy import stats
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.factory import create_app
 from ndcg_labeler.models import Chunk, Query
-from tests.factory import A3, AuthActions, Demo, grade, grant, the_test_set
+from tests.factory import A3, B3, AuthActions, Demo, grade, grant, the_test_set
 
 
 def _query_id(app: Flask, demo: Demo, qid: str) -> int:
@@ -88,6 +89,25 @@ def test_overview_page(as_admin: FlaskClient, dash: Demo) -> None:
     )
     for bad in ("k=0", "k=abc", "gain=log", "ideal=none", "aggregation=vote"):
         assert as_admin.get(dash.url(f"/?{bad}")).status_code == 400, bad
+
+
+def test_every_mean_carries_its_t_interval(as_admin: FlaskClient, dash: Demo) -> None:
+    for name, per_query in (("A", A3), ("B", B3)):
+        values = [v for v in per_query.values() if v is not None]
+        mean = sum(values) / len(values)
+        low, high = stats.t.interval(0.95, len(values) - 1, loc=mean, scale=stats.sem(values))
+        compact = f"[{low:.4f}, {high:.4f}] n={len(values)}"
+        spoken = f"95% t interval {low:.4f} to {high:.4f} over {len(values)} queries"
+        overview = as_admin.get(dash.url("/?k=3")).get_data(as_text=True)
+        assert compact in overview and spoken in overview, name
+        assert "Badges and intervals" in overview
+        run_id = dash.run_a if name == "A" else dash.run_b
+        table = as_admin.get(dash.url(f"/runs/{run_id}?k=3")).get_data(as_text=True)
+        assert compact in table and spoken in table, name
+        exported = as_admin.get(dash.url("/export/overview.json?k=3")).json
+        row = next(r for r in exported["runs"] if r["run"] == name)
+        assert (row["n"], row["ci_method"], row["ci_reason"]) == (len(values), "t", None)
+        assert (row["ci_low"], row["ci_high"]) == (pytest.approx(low), pytest.approx(high))
 
 
 def test_run_table_page(app: Flask, as_admin: FlaskClient, dash: Demo) -> None:

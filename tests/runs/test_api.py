@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import math
 import re
 import shutil
 from pathlib import Path
@@ -13,6 +14,7 @@ import pytest
 import sqlalchemy as sa
 from flask import Flask
 from flask.testing import FlaskClient, FlaskCliRunner
+from scipy import stats
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.factory import create_app
@@ -108,11 +110,20 @@ def test_admin_uploads_and_scores(
         assert (run.uploaded_by_id, run.notes) == (admin_id, "from CI")
     listed = client.get(f"/api/testsets/{test_set_id}/runs", headers=bearer(token)).json
     assert [r["name"] for r in listed["runs"]] == ["bm25"]
+    # q1: b (1), a (3) against 3, 1; q2 perfect; q3 has no grade (left out of the mean).
+    per_query = [(1 + 3 / math.log2(3)) / (3 + 1 / math.log2(3)), 1.0]
+    low, high = stats.t.interval(0.95, 1, loc=sum(per_query) / 2, scale=stats.sem(per_query))
+    mean = listed["runs"][0]
+    assert (mean["k"], mean["n"], mean["queries_in_mean"], mean["ci_method"]) == (10, 2, 2, "t")
+    assert mean["mean_ndcg"] == pytest.approx(sum(per_query) / 2)
+    assert (mean["ci_low"], mean["ci_high"]) == (pytest.approx(low), pytest.approx(high))
+    assert mean["ci_reason"] is None
     scores = client.get(body["scores_url"] + "?k=5&gain=exp", headers=bearer(token))
     assert scores.status_code == 200
     cli = runner.invoke(args=["run", "score", "api", "bm25", "--k", "5", "--gain", "exp", "--json"])
     assert scores.json == json.loads(cli.output)
     assert scores.json["k"] == 5
+    assert {"n", "ci_low", "ci_high", "ci_method", "ci_reason"} <= set(scores.json)
 
 
 def test_upload_errors(app: Flask, client: FlaskClient, admin_id: int, test_set_id: int) -> None:

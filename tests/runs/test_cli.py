@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import math
 import re
@@ -11,9 +12,11 @@ import pytest
 import sqlalchemy as sa
 from flask import Flask
 from flask.testing import FlaskCliRunner
+from scipy import stats
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Run
+from ndcg_labeler.services import runs as run_service
 from tests.factory import build_test_set
 from tests.paths import CONFORMANCE
 from tests.runs.helpers import QRELS, QUERIES, RUN
@@ -92,6 +95,11 @@ def test_score_json_is_exact(uploaded: FlaskCliRunner) -> None:
         "gain",
         "ideal",
         "mean_ndcg",
+        "n",
+        "ci_low",
+        "ci_high",
+        "ci_method",
+        "ci_reason",
         "queries_in_mean",
         "queries",
     ]
@@ -143,7 +151,8 @@ def test_score_table(uploaded: FlaskCliRunner) -> None:
     lines = result.output.splitlines()
     assert "mean NDCG@10 = " in lines[2]
     assert "over 3 of 4 queries (1 undefined: IDCG 0; 1 missing from the run" in lines[2]
-    assert lines[5].startswith("q1")
+    assert lines[3].startswith("95% t interval [")
+    assert lines[6].startswith("q1")
     assert "missing from run" in result.output
 
 
@@ -263,3 +272,72 @@ def test_list_and_delete(uploaded: FlaskCliRunner) -> None:
     deleted = invoke(uploaded, "run", "delete", "hr", "bm25")
     assert deleted.exit_code == 0
     assert invoke(uploaded, "run", "list", "hr").output == ""
+
+
+# The per-query NDCG@10 of bm25 in the mean: q1, q2, and q4 (missing from the run: 0).
+BM25 = [(2 + 3 / 2) / (3 + 3 / L3 + 1), 1 / L3, 0.0]
+
+
+def _t_interval(values: list[float]) -> tuple[float, float]:
+    """The independent oracle: scipy's t interval of the mean."""
+    low, high = stats.t.interval(
+        0.95, len(values) - 1, loc=sum(values) / len(values), scale=stats.sem(values)
+    )
+    return float(low), float(high)
+
+
+def test_score_json_carries_the_interval(uploaded: FlaskCliRunner) -> None:
+    data = json.loads(invoke(uploaded, "run", "score", "hr", "bm25", "--json").output)
+    low, high = _t_interval(BM25)
+    assert (data["n"], data["ci_method"], data["ci_reason"]) == (3, "t", None)
+    assert data["ci_low"] == pytest.approx(low, rel=1e-10)
+    assert data["ci_high"] == pytest.approx(high, rel=1e-10)
+
+
+def test_list_shows_each_mean_with_its_interval(uploaded: FlaskCliRunner) -> None:
+    low, high = _t_interval(BM25)
+    line = invoke(uploaded, "run", "list", "hr").output.splitlines()[0].split("\t")
+    assert line[3] == f"NDCG@10 {sum(BM25) / 3:.4f} over 3 queries"
+    assert line[4] == f"95% t interval [{low:.4f}, {high:.4f}] n=3"
+    table = invoke(uploaded, "run", "score", "hr", "bm25").output.splitlines()
+    assert table[3] == line[4]
+
+
+def test_list_json(uploaded: FlaskCliRunner) -> None:
+    result = invoke(uploaded, "run", "list", "hr", "--json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    low, high = _t_interval(BM25)
+    assert data["testset"] == "hr"
+    (row,) = data["runs"]
+    assert list(row) == [
+        "run",
+        "queries",
+        "entries",
+        "k",
+        "mean_ndcg",
+        "n",
+        "ci_low",
+        "ci_high",
+        "ci_method",
+        "ci_reason",
+        "queries_in_mean",
+    ]
+    assert (row["run"], row["queries"], row["entries"], row["k"]) == ("bm25", 3, 6, 10)
+    assert row["mean_ndcg"] == pytest.approx(sum(BM25) / 3)
+    assert (row["n"], row["queries_in_mean"], row["ci_method"]) == (3, 3, "t")
+    assert (row["ci_low"], row["ci_high"]) == (pytest.approx(low), pytest.approx(high))
+
+
+def test_one_query_has_no_interval_and_says_why(app: Flask, runner: FlaskCliRunner) -> None:
+    with app.app_context():
+        test_set = build_test_set("one", {"q1": "leave"}, [("q1", "a", 1)])
+        run_service.upload_run(test_set, io.BytesIO(b"q1 Q0 a 1 1.0 s\n"), "r", "r", None)
+        db.session.remove()
+    row = json.loads(invoke(runner, "run", "list", "one", "--json").output)["runs"][0]
+    assert (row["mean_ndcg"], row["n"], row["ci_low"], row["ci_high"]) == (1.0, 1, None, None)
+    assert row["ci_reason"] == "one query: an interval needs at least 2"
+    scored = json.loads(invoke(runner, "run", "score", "one", "r", "--json").output)
+    assert (scored["n"], scored["ci_low"], scored["ci_high"]) == (1, None, None)
+    line = invoke(runner, "run", "list", "one").output.split("\t")
+    assert line[4].strip() == "no 95% interval: one query: an interval needs at least 2"

@@ -9,6 +9,7 @@ import pytest
 import sqlalchemy as sa
 from flask import Flask
 from flask.testing import FlaskClient
+from scipy import stats
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Run
@@ -81,6 +82,22 @@ def test_list_shows_mean_ndcg_at_10(as_admin: FlaskClient, test_set_id: int, run
     page = as_admin.get(f"/test-sets/{test_set_id}/runs/").get_data(as_text=True)
     assert f"{MEAN:.4f}" in page
     assert "2 of 2" in page  # queries in the mean
+    low, high = stats.t.interval(0.95, 1, loc=MEAN, scale=stats.sem([Q1, 1.0]))
+    assert f"[{low:.4f}, {high:.4f}] n=2" in page
+    assert f"95% t interval {low:.4f} to {high:.4f} over 2 queries" in page  # screen readers
+    assert "Badges and intervals" in page
+    shown = as_admin.get(f"/test-sets/{test_set_id}/runs/{run_id}").get_data(as_text=True)
+    assert f"[{low:.4f}, {high:.4f}] n=2" in shown
+
+
+def test_a_mean_over_one_query_has_no_interval(app: Flask, as_admin: FlaskClient) -> None:
+    with app.app_context():
+        test_set = build_test_set("one", {"q1": "leave"}, [("q1", "a", 1)])
+        run_service.upload_run(test_set, io.BytesIO(b"q1 Q0 a 1 1.0 s\n"), "r", "r", None)
+        test_set_id = test_set.id
+        db.session.remove()
+    page = as_admin.get(f"/test-sets/{test_set_id}/runs/").get_data(as_text=True)
+    assert "no interval: one query: an interval needs at least 2" in page
 
 
 def test_admin_uploads_and_sees_the_report(app: Flask, as_admin: FlaskClient, test_set_id: int):

@@ -45,7 +45,8 @@ def to_csv(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
 def overview_csv(overview: Overview) -> str:
     """The overview's runs table."""
     data = overview.to_json()
-    keys = ("run", "mean_ndcg", "queries_in_mean", "queries", "undefined", "missing", "judged_at_k")
+    keys = ("run", "mean_ndcg", "n", "ci_low", "ci_high", "ci_method", "queries_in_mean")
+    keys += ("queries", "undefined", "missing", "judged_at_k")
     settings = [data[name] for name in ("k", "gain", "ideal", "aggregation")]
     header = [*keys, "k", "gain", "ideal", "aggregation"]
     return to_csv(header, ([*(r[key] for key in keys), *settings] for r in data["runs"]))

@@ -105,6 +105,7 @@ class Overview:
                 {
                     "run": s.run.name,
                     "mean_ndcg": s.mean,
+                    **s.scores.interval_json(),
                     "queries_in_mean": s.scores.queries_in_mean,
                     "queries": s.scores.num_queries,
                     "undefined": s.scores.num_undefined,

@@ -11,6 +11,7 @@ import sqlalchemy as sa
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Query, Run
+from ndcg_labeler.scoring import TInterval, t_interval
 from ndcg_labeler.services.live.options import Resolved
 from ndcg_labeler.services.live.state import QuerySet, TestSetState
 from ndcg_labeler.services.live.store import ScoreState
@@ -89,6 +90,22 @@ class RunScores:
         return float(defined.mean()) if defined.size else None
 
     @property
+    def interval(self) -> TInterval:
+        """The mean NDCG@k with n and its 95% t interval over the same queries."""
+        return t_interval(self.ndcg)
+
+    def interval_json(self) -> dict[str, Any]:
+        """The interval's JSON keys, beside `mean_ndcg` wherever a mean is sent."""
+        found = self.interval
+        return {
+            "n": found.n,
+            "ci_low": found.low,
+            "ci_high": found.high,
+            "ci_method": found.method,
+            "ci_reason": found.reason,
+        }
+
+    @property
     def num_queries(self) -> int:
         """Test-set queries scored (in the run or missing from it)."""
         return len(self.qids)
@@ -161,6 +178,7 @@ class RunScores:
             "gain": self.options.gain,
             "ideal": self.options.ideal,
             "mean_ndcg": self.mean_ndcg,
+            **self.interval_json(),
             "queries_in_mean": self.queries_in_mean,
             "queries": self._query_dicts(),
         }
