@@ -1,6 +1,6 @@
 """Bounded uploads (issue 28, finding 3): a gzip of 1 GiB unpacked with a bad line 2 is refused
-at that line without the rest being read, within about a second and 200 MB; the figures print
-with the security section at the end of the run."""
+at that line without the rest being read, within about a second and 200 MB, on every upload
+and import path; the figures print with the security section at the end of the run."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from flask import Flask
 from ndcg_labeler.formats import FormatError, read_run
 from ndcg_labeler.services import ServiceError
 from ndcg_labeler.services import runs as run_service
+from ndcg_labeler.services.imports import ImportFile, import_files
 from tests.factory import build_test_set
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -164,6 +165,102 @@ def test_run_upload_refuses_line_2_without_reading_the_rest(
             f"uploads (service, {backend}): line-2 error in a 1 GiB gzip refused in "
             f"{seconds:.2f} s, +{growth:.0f} MB over the process's RSS",
         )
+
+
+IMPORT_CASES = [
+    (
+        "qrels, a bad grade",
+        "qrels",
+        "big.qrels.gz",
+        b"q1 0 d1 1\nq1 0 d2 x\n",
+        lambda i: b"q2 0 doc%05d 1\n" % i,
+        "big.qrels.gz:2: grade 'x' is not an integer",
+    ),
+    (
+        "qrels, a grade outside the scale",
+        "qrels",
+        "big.qrels.gz",
+        b"q1 0 d1 1\nq1 0 d2 7\n",
+        lambda i: b"q2 0 doc%05d 1\n" % i,
+        "big.qrels.gz:2: grade 7 for query q1, docid 'd2' is outside this test set's scale",
+    ),
+    (
+        "qrels, an unknown query",
+        "qrels",
+        "big.qrels.gz",
+        b"q1 0 d1 1\nq9 0 d2 1\n",
+        lambda i: b"q2 0 doc%05d 1\n" % i,
+        "big.qrels.gz:2: unknown query 'q9'",
+    ),
+    (
+        "qrels, a docid too long",
+        "qrels",
+        "big.qrels.gz",
+        b"q1 0 d1 1\nq1 0 " + b"x" * 301 + b" 1\n",
+        lambda i: b"q2 0 doc%05d 1\n" % i,
+        "big.qrels.gz:2: docid 'xxx",
+    ),
+    (
+        "queries, a missing column",
+        "queries",
+        "big-queries.tsv.gz",
+        b"q1\trefund policy\nq3\n",
+        lambda i: b"x%05d\tparking rules\n" % i,
+        "big-queries.tsv.gz:2: expected 2 columns",
+    ),
+    (
+        "queries, a qid too long",
+        "queries",
+        "big-queries.tsv.gz",
+        b"q1\trefund policy\n" + b"q" * 201 + b"\tparking\n",
+        lambda i: b"x%05d\tparking rules\n" % i,
+        "big-queries.tsv.gz:2: qid 'qqq",
+    ),
+    (
+        "corpus, a missing id",
+        "corpus",
+        "big-corpus.jsonl.gz",
+        b'{"_id": "d1", "text": "a"}\n{"text": "b"}\n',
+        lambda i: b'{"_id": "doc%05d", "text": "refunds within 30 days"}\n' % i,
+        'big-corpus.jsonl.gz:2: missing key "_id" or "docid"',
+    ),
+    (
+        "pool, an unknown query",
+        "pool",
+        "big-pool.csv.gz",
+        b"qid,docid\nq1,d1\nq9,d2\n",
+        lambda i: b"q2,doc%05d\n" % i,
+        "big-pool.csv.gz:3: unknown query 'q9'",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("kind", "field", "name", "head", "line", "expected"),
+    IMPORT_CASES,
+    ids=[c[0] for c in IMPORT_CASES],
+)
+def test_import_refuses_an_early_bad_line_without_reading_the_rest(
+    app: Flask,
+    tmp_path: Path,
+    kind: str,
+    field: str,
+    name: str,
+    head: bytes,
+    line: Callable[[int], bytes],
+    expected: str,
+) -> None:
+    path = big_gzip(tmp_path / name, head, line)
+    app.config["NDCG_MAX_DECOMPRESSED_BYTES"] = 2 * GIB
+    with app.app_context():
+        test_set = _test_set()
+        with path.open("rb") as stream:
+            files = {field: ImportFile(stream, name)}
+            message, seconds, peak, growth = refused(lambda: import_files(test_set, **files))
+    print(f"{kind}: refused in {seconds:.2f} s, peak {peak:.0f} MB (+{growth:.0f} MB)")
+    assert message.startswith(expected)
+    assert seconds <= SECONDS
+    assert growth <= GROWTH_MB
 
 
 # The `flask` command, printing its own peak RSS as it exits. Measured from inside: a child's
