@@ -25,6 +25,9 @@ from .run_lines import Grouped
 from .textio import Opened
 
 _BLOCK = 8 * 1024 * 1024  # bytes handed to one read_csv call; the next one parses meanwhile
+# The first block is small and blocks double up to _BLOCK: a bad line near the top (a docid
+# twice, found only once the rows are grouped) is then seen before the rest is read.
+_FIRST_BLOCK = 64 * 1024
 _ARROW_BLOCK = 2 * 1024 * 1024  # pyarrow's own chunking inside a call (its threads)
 _MAX_TAIL = 1024 * 1024  # a line longer than this sends the file to the line parser
 _RANK_PATTERN = r"^[0-9]+$"
@@ -58,17 +61,23 @@ def _blocks(opened: Opened, delimiter: str) -> Iterator[tuple[memoryview, bool]]
 
     Blocks are read into _BUFFERS buffers taken in turn (a new 8 MB object per block costs
     its pages' faults again): the caller must be done parsing a block before it takes the
-    block _BUFFERS after it (read_fast has at most two on the way).
+    block _BUFFERS after it (read_fast has at most two on the way). The first block holds
+    _FIRST_BLOCK bytes, and each next one twice as many, up to _BLOCK.
     """
     odd = tuple({b"\t", b"\v", b"\f", b"\x00"} - {delimiter.encode()})
     readinto, readline = opened.stream.readinto, opened.stream.readline
-    buffers = [bytearray(_BLOCK + _MAX_TAIL) for _ in range(_BUFFERS)]
+    buffers = [bytearray() for _ in range(_BUFFERS)]  # each grows with the blocks, then stays
+    size = _FIRST_BLOCK
     for turn in itertools.count():
-        data = buffers[turn % _BUFFERS]
+        slot = turn % _BUFFERS
+        if len(buffers[slot]) < size + _MAX_TAIL:
+            buffers[slot] = bytearray(size + _MAX_TAIL)
+        data = buffers[slot]
         view = memoryview(data)
         n = 0
-        while n < _BLOCK and (got := readinto(view[n:_BLOCK])):
+        while n < size and (got := readinto(view[n:size])):
             n += got
+        size = min(2 * size, _BLOCK)
         if not n:
             return
         if data[n - 1] != 10:  # the block ends inside a line: read the rest of it
@@ -98,7 +107,10 @@ def read_fast(
     (run_dedup.string_hashes of the docids themselves, same order).
 
     A worker thread parses block k+1 (pyarrow releases the GIL and uses its own threads) while
-    this thread groups block k and hashes its docids, so the two overlap.
+    this thread groups block k and hashes its docids, so the two overlap. While the blocks
+    still grow, the rows so far are checked for a docid twice after each one: a duplicate near
+    the top then sends the file to the line parser, which refuses it at its line, before the
+    rest is read (the check of the whole run at the end finds any later one).
     """
     trec = fmt == "trec"
     options = _csv_options(trec, delimiter)
@@ -114,6 +126,7 @@ def read_fast(
     with ThreadPoolExecutor(max_workers=1) as pool:
         try:
             pending = _submit(pool, parse, blocks)
+            read = 0
             while pending is not None:
                 following = _submit(pool, parse, blocks)
                 table, ended, padded, block_size = pending.result()
@@ -126,6 +139,11 @@ def read_fast(
                     ids = ended.slice(start, batch.num_rows)
                     grouper.add(batch.column(0), batch.column(docid_col), ids, scores)
                     start += batch.num_rows
+                read += block_size
+                # Only while the blocks grow (the first _BLOCK bytes); the last block is left to
+                # grouper.result(), which checks every row.
+                if read < _BLOCK and following is not None and grouper.duplicated():
+                    return None
                 pending = following
         except FormatError:  # size guard or broken gzip: final, not a fallback case
             raise
@@ -247,6 +265,24 @@ class _Grouper:
         self._scores.extend(scores)
         self.rows += n
 
+    def _segments(self) -> tuple[np.ndarray, np.ndarray]:
+        """Each segment's length and query code."""
+        seg_len = np.diff(np.array([*self._seg_starts, self.rows], dtype=np.int64))
+        return seg_len, np.array(self._seg_codes, dtype=np.int64)
+
+    def _check(self, seg_len: np.ndarray, seg_codes: np.ndarray) -> tuple[bool, np.ndarray | None]:
+        """Whether a docid repeats within a query among the rows so far, and the query code
+        per entry when the check needed them (None when the quick check settled it)."""
+        hashes = self._hashes.array()
+        if not self._interleaved and none_in_groups(seg_len, hashes):  # one segment per query
+            return False, None
+        row_codes = np.repeat(seg_codes, seg_len)
+        return has_duplicates(row_codes, hashes, self._docids.array()), row_codes
+
+    def duplicated(self) -> bool:
+        """True when a docid repeats within a query among the rows added so far."""
+        return self._check(*self._segments())[0]
+
     def result(self) -> tuple[Grouped, np.ndarray] | None:
         """The grouped run and the docids' hashes. Its docids are one LargeStringArray of
         `newline_ended` values (compared whole, they are equal when the docids are).
@@ -254,14 +290,11 @@ class _Grouper:
         None if a docid repeats within a query.
         """
         docids, scores = self._docids.array(), self._scores.array()
-        seg_len = np.diff(np.array([*self._seg_starts, self.rows], dtype=np.int64))
-        seg_codes = np.array(self._seg_codes, dtype=np.int64)
+        seg_len, seg_codes = self._segments()
         hashes = self._hashes.array()
-        row_codes = None  # a query code per entry: only when the quick check cannot settle it
-        if self._interleaved or not none_in_groups(seg_len, hashes):  # one segment per query?
-            row_codes = np.repeat(seg_codes, seg_len)
-            if has_duplicates(row_codes, hashes, docids):
-                return None
+        duplicated, row_codes = self._check(seg_len, seg_codes)
+        if duplicated:
+            return None
         qids = list(self._first_seen)
         offsets = np.zeros(len(qids) + 1, dtype=np.int64)
         counts = np.bincount(seg_codes, weights=seg_len, minlength=len(qids)).astype(np.int64)

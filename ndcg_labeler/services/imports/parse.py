@@ -156,14 +156,35 @@ def _max_bytes() -> int:
 Numbered = list[tuple[int | None, str, str]]
 """(line or None, qid, docid) of every record of a pool or qrels file, in file order."""
 
+# Each record is checked as it is read, so a bad line near the top is refused before the rest
+# of the file is read or held (a 1 GiB file with a bad line 2 is refused at once).
 
-def _too_long(
-    file: ImportFile, lines: Iterable[tuple[int | None, str]], limit: int, what: str
-) -> None:
-    """Refuse ids longer than their column: one max() per file, the line only on failure."""
-    line, longest = max(lines, key=lambda pair: len(pair[1]), default=(None, ""))
-    if len(longest) > limit:
-        reason = f"{what} '{longest[:40]}…' is longer than {limit} characters"
+
+def _refuse_long(file: ImportFile, line: int | None, value: str, limit: int, what: str) -> None:
+    """Refuse an id longer than its column."""
+    if len(value) > limit:
+        reason = f"{what} '{value[:40]}…' is longer than {limit} characters"
+        raise FormatError(file.filename, line, reason)
+
+
+def _refuse_unknown(file: ImportFile, line: int | None, qid: str, known: set[str]) -> None:
+    """Refuse a record naming a qid the test set lacks (and this import does not add)."""
+    if qid not in known:
+        reason = (
+            f"unknown query '{qid}': this test set has no such qid (import its queries first, "
+            "or in the same import)"
+        )
+        raise FormatError(file.filename, line, reason)
+
+
+def _refuse_grade(file: ImportFile, line: int, record: QrelRecord, top: int) -> None:
+    """Refuse a grade outside 0..top."""
+    if not 0 <= record.grade <= top:
+        hint = " (negative grades are not accepted: map them to 0)" if record.grade < 0 else ""
+        reason = (
+            f"grade {record.grade} for query {record.qid}, docid '{record.docid}' is "
+            f"outside this test set's scale 0–{top}{hint}"
+        )
         raise FormatError(file.filename, line, reason)
 
 
@@ -178,71 +199,51 @@ def _pool_kind(file: ImportFile, limit: int) -> str:
     return kind
 
 
-def _read_pool(file: ImportFile, limit: int, meter: _Meter) -> tuple[Numbered, list[int]]:
+def _read_pool(
+    file: ImportFile, limit: int, meter: _Meter, known: set[str]
+) -> tuple[Numbered, list[int]]:
     """Entries and priorities: a TREC run's rank per query (trec_eval order), else file order.
 
     Runs are read with read_run for their scores; it yields no line numbers, so they are None
     and looked up again only when an error needs one (see _line_of).
     """
+    start = _start_of(file.source)
     if _pool_kind(file, limit) != "trec":
+        entries: Numbered = []
         numbered = read_pairs_numbered(file.source, file.filename, max_bytes=limit)
-        entries = [(line, p.qid, p.docid) for line, p in meter.records(file, numbered)]
+        for line, pair in meter.records(file, numbered):
+            _refuse_unknown(file, line, pair.qid, known)
+            _refuse_long(file, line, pair.docid, MAX_DOCID, "docid")
+            entries.append((line, pair.qid, pair.docid))
         return entries, list(range(1, len(entries) + 1))
     from ndcg_labeler.formats import read_run  # numpy + pyarrow: not at start-up
 
     run = read_run(file.source, file.filename, fmt="trec", max_bytes=limit)
     meter.rows += int(run.offsets[-1])
+    for qid in run.qids:
+        if qid not in known:
+            _refuse_unknown(file, _line_of(file, start, qid), qid, known)
     order = rank_grouped(run.offsets, run.docids, run.scores)
     entries, priorities = [], []
     for i, qid in enumerate(run.qids):
         begin, end = int(run.offsets[i]), int(run.offsets[i + 1])
         for rank, index in enumerate(order[begin:end], 1):
-            entries.append((None, qid, str(run.docids[index])))
+            docid = str(run.docids[index])
+            _refuse_long(file, None, docid, MAX_DOCID, "docid")
+            entries.append((None, qid, docid))
             priorities.append(rank)
     return entries, priorities
 
 
-def _line_of(file: ImportFile, start: int | None, line: int | None, qid: str) -> int | None:
-    """The line of the first pool record naming `qid`, re-reading a run only when needed."""
-    if line is not None or start is None:
-        return line
+def _line_of(file: ImportFile, start: int | None, qid: str) -> int | None:
+    """The line of the first record of a run naming `qid` (a run's records have none)."""
+    if start is None:
+        return None
     _rewind(file.source, start)
     for number, record in read_pairs_numbered(file.source, file.filename):
         if record.qid == qid:
             return number
     return None
-
-
-def _check_qids(file: ImportFile, start: int | None, entries: Numbered, known: set[str]) -> None:
-    """Refuse records naming a qid the test set lacks: file, first line, and how many."""
-    unknown: dict[str, int | None] = {}
-    for line, qid, _ in entries:
-        if qid not in known and qid not in unknown:
-            unknown[qid] = line
-    if not unknown:
-        return
-    qid, line = next(iter(unknown.items()))
-    others = ""
-    if len(unknown) > 1:
-        shown = ", ".join(list(unknown)[:5]) + (", …" if len(unknown) > 5 else "")
-        others = f"; {len(unknown)} unknown qids in this file: {shown}"
-    reason = (
-        f"unknown query '{qid}': this test set has no such qid (import its queries first, "
-        f"or in the same import){others}"
-    )
-    raise FormatError(file.filename, _line_of(file, start, line, qid), reason)
-
-
-def _check_grades(file: ImportFile, numbered: list[tuple[int, QrelRecord]], top: int) -> None:
-    """Refuse grades outside 0..top, naming the first offending line."""
-    for line, record in numbered:
-        if not 0 <= record.grade <= top:
-            hint = " (negative grades are not accepted: map them to 0)" if record.grade < 0 else ""
-            reason = (
-                f"grade {record.grade} for query {record.qid}, docid '{record.docid}' is "
-                f"outside this test set's scale 0–{top}{hint}"
-            )
-            raise FormatError(file.filename, line, reason)
 
 
 def _parse(
@@ -259,44 +260,34 @@ def _parse(
     limit = _max_bytes()
     parsed = _Parsed()
     if queries is not None:
-        numbered_queries = list(
-            meter.records(
-                queries, read_queries_numbered(queries.source, queries.filename, max_bytes=limit)
-            )
-        )
+        numbered_queries = read_queries_numbered(queries.source, queries.filename, max_bytes=limit)
+        for line, query in meter.records(queries, numbered_queries):
+            _refuse_long(queries, line, query.qid, MAX_QID, "qid")
+            parsed.queries.append(query)
         meter.file_done(queries)
-        _too_long(queries, ((n, q.qid) for n, q in numbered_queries), MAX_QID, "qid")
-        parsed.queries = [q for _, q in numbered_queries]
         known_qids = known_qids | {q.qid for q in parsed.queries}
     if corpus is not None:
-        numbered_chunks = list(
-            meter.records(
-                corpus, read_corpus_numbered(corpus.source, corpus.filename, max_bytes=limit)
-            )
-        )
+        numbered_chunks = read_corpus_numbered(corpus.source, corpus.filename, max_bytes=limit)
+        for line, chunk in meter.records(corpus, numbered_chunks):
+            _refuse_long(corpus, line, chunk.docid, MAX_DOCID, "docid")
+            parsed.chunks.append(chunk)
         meter.file_done(corpus)
-        _too_long(corpus, ((n, c.docid) for n, c in numbered_chunks), MAX_DOCID, "docid")
-        parsed.chunks = [c for _, c in numbered_chunks]
     if pool is not None:
-        start = _start_of(pool.source)
-        entries, priorities = _read_pool(pool, limit, meter)
+        entries, priorities = _read_pool(pool, limit, meter, known_qids)
         meter.file_done(pool)
-        _check_qids(pool, start, entries, known_qids)
-        _too_long(pool, ((n, d) for n, _, d in entries), MAX_DOCID, "docid")
         source = os.path.basename(pool.filename)[:200]
         for (_, qid, docid), priority in zip(entries, priorities, strict=True):
             key = (qid, docid)
             if key not in parsed.pairs or priority < parsed.pairs[key][0]:
                 parsed.pairs[key] = (priority, source)
     if qrels is not None:
-        numbered = list(
-            meter.records(qrels, read_qrels_numbered(qrels.source, qrels.filename, max_bytes=limit))
-        )
+        numbered = read_qrels_numbered(qrels.source, qrels.filename, max_bytes=limit)
+        for line, record in meter.records(qrels, numbered):
+            _refuse_unknown(qrels, line, record.qid, known_qids)
+            _refuse_long(qrels, line, record.docid, MAX_DOCID, "docid")
+            _refuse_grade(qrels, line, record, test_set.scale_max)
+            parsed.qrels.append(record)
         meter.file_done(qrels)
-        _check_qids(qrels, None, [(n, r.qid, r.docid) for n, r in numbered], known_qids)
-        _too_long(qrels, ((n, r.docid) for n, r in numbered), MAX_DOCID, "docid")
-        _check_grades(qrels, numbered, test_set.scale_max)
-        parsed.qrels = [r for _, r in numbered]
         pair_source = f"qrels:{qrels_source}"[:200]
         for n, record in enumerate(parsed.qrels, 1):
             parsed.pairs.setdefault((record.qid, record.docid), (n, pair_source))
