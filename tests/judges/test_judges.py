@@ -108,7 +108,7 @@ def test_a_run_labels_parses_and_records_failures(
             "d7": ("failed", None),
         }
         assert "##final score: 3" in rows["d1"][3] and rows["d1"][5] == 100
-        assert "HTTP 500" in rows["d7"][4] and "Timeout" in rows["d6"][4]
+        assert "HTTP 500" in rows["d7"][4] and "(timeout)" in rows["d6"][4]
         # Machine labels are not human judgments.
         assert db.session.scalar(sa.select(sa.func.count()).select_from(Judgment)) == 3
     # The request: the model, temperature 0, the test set's own scale and grade names.

@@ -10,7 +10,7 @@ import urllib.parse
 from typing import Any
 
 from ndcg_labeler.formats import Hit, HitsError, Mapping, map_hits
-from ndcg_labeler.services import ServiceError
+from ndcg_labeler.services import ServiceError, outbound
 
 RETRIES = 3
 BACKOFF = 0.5  # seconds before the first retry; doubled each time
@@ -51,7 +51,10 @@ def ask(
     mapping: Mapping,
     timeout: float,
 ) -> list[Hit]:
-    """The mapped hits of one request; ServiceError with what went wrong (after retries)."""
+    """The mapped hits of one request; ServiceError with what went wrong (after retries).
+
+    A request the outbound policy refuses is not retried: OutboundRefused goes straight up.
+    """
     import httpx
 
     url, headers, payload = request
@@ -64,7 +67,7 @@ def ask(
             else:
                 response = client.get(url, headers=headers, timeout=timeout)
         except (httpx.TimeoutException, httpx.TransportError) as exc:
-            error = f"{type(exc).__name__}: {exc}"
+            error = outbound.failure(exc, url, timeout)
         else:
             if response.status_code == 200:
                 try:
@@ -75,7 +78,7 @@ def ask(
                     return map_hits(document, mapping)
                 except HitsError as exc:
                     raise ServiceError(str(exc)) from None
-            error = f"HTTP {response.status_code}: {response.text[:200]}"
+            error = outbound.status_line(response)
             if response.status_code != 429 and response.status_code < 500:
                 break
         if attempt < RETRIES:

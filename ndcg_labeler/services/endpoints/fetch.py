@@ -21,7 +21,7 @@ import sqlalchemy as sa
 from ndcg_labeler.extensions import db
 from ndcg_labeler.formats import Hit
 from ndcg_labeler.models import Chunk, Query, RetrieverEndpoint, Run, TestSet, User, utcnow
-from ndcg_labeler.services import ServiceError, imports, runs
+from ndcg_labeler.services import ServiceError, imports, outbound, runs
 from ndcg_labeler.services.endpoints.catalog import mapping_of, snapshot
 from ndcg_labeler.services.endpoints.client import ask, build_request
 from ndcg_labeler.services.judges import RateLimiter
@@ -68,8 +68,6 @@ class FetchFailed(ServiceError):
 
 def try_query(endpoint: RetrieverEndpoint, text: str, k: int = 10) -> list[Hit]:
     """The mapped hits for one query text (for "try one query" before fetching everything)."""
-    import httpx
-
     request = build_request(
         endpoint.url,
         endpoint.method,
@@ -79,15 +77,13 @@ def try_query(endpoint: RetrieverEndpoint, text: str, k: int = 10) -> list[Hit]:
         "try",
         k,
     )
-    with httpx.Client() as client:
+    with outbound.outbound_client() as client:
         return ask(client, request, endpoint.method, mapping_of(endpoint), endpoint.timeout)
 
 
 def _ask_all(
     endpoint: RetrieverEndpoint, queries: list[tuple[str, str]], k: int, progress: Callable
 ) -> dict[str, list[Hit] | str]:
-    import httpx
-
     mapping, limiter = mapping_of(endpoint), RateLimiter(endpoint.requests_per_minute)
     headers = endpoint.headers or {}
 
@@ -103,7 +99,7 @@ def _ask_all(
             return str(exc)
 
     out: dict[str, list[Hit] | str] = {}
-    with httpx.Client() as client, ThreadPoolExecutor(endpoint.concurrency) as pool:
+    with outbound.outbound_client() as client, ThreadPoolExecutor(endpoint.concurrency) as pool:
         for n, (item, answer) in enumerate(zip(queries, pool.map(one, queries), strict=True), 1):
             out[item[0]] = answer
             progress("fetch", n, len(queries), n)

@@ -13,6 +13,8 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from ndcg_labeler.services import outbound
+
 RETRIES = 4
 BACKOFF = 0.5  # seconds before the first retry; doubled each time
 MAX_BACKOFF = 20.0
@@ -92,12 +94,15 @@ def ask(client: Any, config: JudgeConfig, prompt: str, limiter: RateLimiter) -> 
         response = None
         try:
             response = client.post(url, json=body, headers=headers, timeout=config.timeout)
+        except outbound.OutboundRefused as exc:
+            error = str(exc)
+            break  # the policy will refuse the next try too
         except (httpx.TimeoutException, httpx.TransportError) as exc:
-            error = f"{type(exc).__name__}: {exc}"
+            error = outbound.failure(exc, url, config.timeout)
         else:
             if response.status_code == 200:
                 return _answer(response, started)
-            error = f"HTTP {response.status_code}: {response.text[:300]}"
+            error = outbound.status_line(response)
             if response.status_code != 429 and response.status_code < 500:
                 break  # a 4xx other than 429 will not get better by asking again
         if attempt < RETRIES:

@@ -20,7 +20,7 @@ import sqlalchemy as sa
 from ndcg_labeler.extensions import db
 from ndcg_labeler.formats import parse_answer_grade
 from ndcg_labeler.models import Chunk, Judge, Judgment, MachineJudgment, Pair, Query, TestSet
-from ndcg_labeler.services import ServiceError
+from ndcg_labeler.services import ServiceError, outbound
 from ndcg_labeler.services._db import insert_if_absent
 from ndcg_labeler.services.judges.client import Answer, JudgeConfig, RateLimiter, ask
 from ndcg_labeler.services.judges.prompts import prompt_version, render
@@ -162,8 +162,6 @@ def run_judge(
     progress: Callable[[int, int, dict[str, int]], None] | None = None,
 ) -> RunReport:
     """Ask the judge about the chosen pairs (skipping those answered before); a report."""
-    import httpx
-
     started = time.monotonic()
     sha = prompt_version(judge.prompt_template)
     db.session.commit()
@@ -177,7 +175,7 @@ def run_judge(
     }
     config, limiter = _config(judge), RateLimiter(judge.requests_per_minute)
     tokens = {"prompt_tokens": 0, "completion_tokens": 0}
-    with httpx.Client() as client, ThreadPoolExecutor(judge.concurrency) as pool:
+    with outbound.outbound_client() as client, ThreadPoolExecutor(judge.concurrency) as pool:
         for begin in range(0, len(todo), BATCH):
             batch = todo[begin : begin + BATCH]
             chunks = {
