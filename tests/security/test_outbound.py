@@ -1,5 +1,6 @@
-"""The outbound policy (issue 28, item 1), against a fake server on 127.0.0.1: what endpoints
-and judges may reach, and what they say when they cannot."""
+"""The outbound policy and the secrets allow-list (issue 28, items 1 and 2), against a fake
+server on 127.0.0.1: what endpoints and judges may reach, what they say when they cannot, and
+which environment variables they may send."""
 
 from __future__ import annotations
 
@@ -14,12 +15,14 @@ from typing import Any
 import httpx
 import pytest
 from flask import Flask
-from flask.testing import FlaskClient
+from flask.testing import FlaskClient, FlaskCliRunner
 from werkzeug.serving import make_server
 from werkzeug.wrappers import Request, Response
 
 from ndcg_labeler import config
-from ndcg_labeler.services import ServiceError, endpoints, outbound
+from ndcg_labeler.extensions import db
+from ndcg_labeler.models import Judge, RetrieverEndpoint
+from ndcg_labeler.services import ServiceError, endpoints, judges, outbound
 from ndcg_labeler.services.judges.client import JudgeConfig, RateLimiter, ask
 from ndcg_labeler.services.outbound.policy import current_policy
 from tests.factory import PASSWORD, build_test_set
@@ -223,15 +226,108 @@ def test_errors_carry_a_status_line_and_one_message_for_no_connection(
     )
 
 
+URL = "http://search.internal/?q={query}"
+REFUSED_NAMES = ["NDCG_ADMIN_PASSWORD", "DATABASE_URL", "NDCG_SECRET_KEY", "HOME"]
+
+
+def test_secrets_outside_the_allow_list_are_refused_at_save(
+    app: Flask, runner: FlaskCliRunner, as_admin: Any, record_property: Any
+) -> None:
+    with app.app_context():
+        test_set = build_test_set("sec", {"q1": "refund"})
+        ts_id = test_set.id
+        for name in REFUSED_NAMES:
+            refused = f"{name} may not be sent.*NDCG_SECRET_ENV"
+            with pytest.raises(ServiceError, match=refused):
+                endpoints.add_endpoint(
+                    test_set, "e", URL, headers=[f"X-Key: a ${{{name}}}"], hits="@", id_expr="id"
+                )
+            with pytest.raises(ServiceError, match=refused):
+                judges.add_judge("j", "http://x/v1", "m", api_key_env=name)
+        # Never the app's own settings, whatever the globs say.
+        app.config["NDCG_SECRET_ENV"] = "*"
+        for name in ("NDCG_ADMIN_PASSWORD", "DATABASE_URL"):
+            with pytest.raises(ServiceError, match="never NDCG_\\* or DATABASE_URL"):
+                judges.add_judge("j", "http://x/v1", "m", api_key_env=name)
+        app.config["NDCG_SECRET_ENV"] = None
+        endpoints.add_endpoint(
+            test_set, "ok", URL, headers=["X-Key: ${OPENAI_API_KEY}"], hits="@", id_expr="id"
+        )
+        judges.add_judge("ok", "http://x/v1", "m", api_key_env="OPENAI_API_KEY")
+    cli = runner.invoke(
+        args=["endpoints", "add", "sec", "cli", "--url", "http://x/?q={query}",
+              "--header", "X-Leak: ${DATABASE_URL}", "--hits", "@", "--id", "id"]
+    )  # fmt: skip
+    assert cli.exit_code == 1 and "NDCG_SECRET_ENV" in cli.output
+    cli = runner.invoke(
+        args=["judges", "add", "cli", "--base-url", "http://x/v1", "--model", "m",
+              "--api-key-env", "NDCG_SECRET_KEY"]
+    )  # fmt: skip
+    assert cli.exit_code == 1 and "NDCG_SECRET_ENV" in cli.output
+    web = as_admin.post(
+        f"/testsets/{ts_id}/endpoints/",
+        data={"name": "web", "url": "http://x/?q={query}", "method": "GET",
+              "headers": "X-Leak: ${NDCG_ADMIN_PASSWORD}", "hits": "@", "id_expr": "id"},
+    )  # fmt: skip
+    assert web.status_code == 200 and "NDCG_SECRET_ENV" in web.get_data(as_text=True)
+    web = as_admin.post(
+        "/judges/",
+        data={"name": "web", "base_url": "http://x/v1", "model": "m", "temperature": "0",
+              "api_key_env": "NDCG_SECRET_KEY", "max_tokens": "8", "timeout": "5",
+              "concurrency": "1", "requests_per_minute": "0"},
+    )  # fmt: skip
+    assert web.status_code == 200 and "NDCG_SECRET_ENV" in web.get_data(as_text=True)
+    with app.app_context():
+        assert {j.name for j in judges.list_judges()} == {"ok"}
+    record_property(
+        "security-summary",
+        f"secrets: {len(REFUSED_NAMES)} names refused at save for endpoint headers and judge "
+        f"keys ({', '.join(REFUSED_NAMES)}; service, CLI and web form), NDCG_* and "
+        "DATABASE_URL refused even under NDCG_SECRET_ENV=*, refused again when used; "
+        "OPENAI_API_KEY accepted",
+    )
+
+
+def test_secrets_saved_before_the_rule_are_refused_when_used(
+    app: Flask, service: FakeService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SEARCH_API_KEY", "fine")
+    with app.app_context():
+        test_set = build_test_set("old", {"q1": "refund"})
+        # Rows as an older version wrote them, without the check.
+        db.session.add(
+            RetrieverEndpoint(
+                test_set_id=test_set.id, name="old", url=service.url + "/s?q={query}",
+                method="GET", body_template="", headers={"X-Leak": "${NDCG_ADMIN_PASSWORD}"},
+                hits_expr="@", id_expr="id", score_expr="score", text_expr="",
+                concurrency=1, requests_per_minute=0, timeout=5.0,
+            )
+        )  # fmt: skip
+        db.session.add(Judge(name="old", base_url=service.url, model="m", max_tokens=8,
+                             api_key_env="NDCG_SECRET_KEY"))  # fmt: skip
+        db.session.commit()
+        endpoint = endpoints.require_endpoint(test_set, "old")
+        with pytest.raises(ServiceError, match="NDCG_ADMIN_PASSWORD may not be sent"):
+            endpoints.try_query(endpoint, "refund")
+        with pytest.raises(ServiceError, match="NDCG_SECRET_KEY may not be sent"):
+            judges.run_judge(test_set, judges.require_judge("old"))
+        endpoint.headers = {"Authorization": "Bearer ${SEARCH_API_KEY}"}
+        db.session.commit()
+        assert [h.docid for h in endpoints.try_query(endpoint, "refund")] == ["d1", "d2"]
+    assert [s.get("Authorization") for s in service.seen] == ["Bearer fine"]
+
+
 def test_the_settings_come_from_the_environment(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     monkeypatch.setenv("NDCG_SECRET_KEY", "k")
     monkeypatch.setenv("NDCG_OUTBOUND_ALLOW", "10.0.0.5,search.internal")
     monkeypatch.setenv("NDCG_OUTBOUND_DENY", "10.0.0.0/8")
+    monkeypatch.setenv("NDCG_SECRET_ENV", "SEARCH_*")
     settings = config.from_environment(str(tmp_path))
     assert settings["NDCG_OUTBOUND_ALLOW"] == "10.0.0.5,search.internal"
     assert settings["NDCG_OUTBOUND_DENY"] == "10.0.0.0/8"
+    assert settings["NDCG_SECRET_ENV"] == "SEARCH_*"
 
 
 def _ip(text: str) -> Any:

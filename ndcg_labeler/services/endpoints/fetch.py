@@ -23,7 +23,7 @@ from ndcg_labeler.formats import Hit
 from ndcg_labeler.models import Chunk, Query, RetrieverEndpoint, Run, TestSet, User, utcnow
 from ndcg_labeler.services import ServiceError, imports, outbound, runs
 from ndcg_labeler.services.endpoints.catalog import mapping_of, snapshot
-from ndcg_labeler.services.endpoints.client import ask, build_request
+from ndcg_labeler.services.endpoints.client import ask, build_request, fill_headers
 from ndcg_labeler.services.judges import RateLimiter
 
 # Results asked of an endpoint per query when a fetch does not say.
@@ -72,7 +72,7 @@ def try_query(endpoint: RetrieverEndpoint, text: str, k: int = 10) -> list[Hit]:
         endpoint.url,
         endpoint.method,
         endpoint.body_template,
-        endpoint.headers or {},
+        fill_headers(endpoint.headers or {}),
         text,
         "try",
         k,
@@ -85,7 +85,8 @@ def _ask_all(
     endpoint: RetrieverEndpoint, queries: list[tuple[str, str]], k: int, progress: Callable
 ) -> dict[str, list[Hit] | str]:
     mapping, limiter = mapping_of(endpoint), RateLimiter(endpoint.requests_per_minute)
-    headers = endpoint.headers or {}
+    # Filled once, here: the worker threads have no app context to read the settings from.
+    headers = fill_headers(endpoint.headers or {})
 
     def one(item: tuple[str, str]) -> list[Hit] | str:
         qid, text = item

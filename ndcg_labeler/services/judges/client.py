@@ -7,10 +7,9 @@ exponential backoff (Retry-After honoured); other errors fail the pair at once.
 
 from __future__ import annotations
 
-import os
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ndcg_labeler.services import outbound
@@ -26,7 +25,7 @@ class JudgeConfig:
 
     base_url: str
     model: str
-    api_key_env: str
+    api_key: str = field(repr=False)  # the value, read in the caller's thread; never logged
     temperature: float
     max_tokens: int
     timeout: float
@@ -77,9 +76,8 @@ def ask(client: Any, config: JudgeConfig, prompt: str, limiter: RateLimiter) -> 
     import httpx
 
     headers = {"Content-Type": "application/json"}
-    key = os.environ.get(config.api_key_env, "") if config.api_key_env else ""
-    if key:
-        headers["Authorization"] = f"Bearer {key}"
+    if config.api_key:
+        headers["Authorization"] = f"Bearer {config.api_key}"
     body = {
         "model": config.model,
         "messages": [{"role": "user", "content": prompt}],

@@ -107,10 +107,12 @@ def _answered(judge: Judge, sha: str, test_set_id: int) -> set[tuple[int, int]]:
 
 
 def _config(judge: Judge) -> JudgeConfig:
+    # The key's name is checked again here: a judge saved before NDCG_SECRET_ENV may name any.
+    key = outbound.secret(judge.api_key_env, required=False) if judge.api_key_env else ""
     return JudgeConfig(
         judge.base_url,
         judge.model,
-        judge.api_key_env,
+        key,
         judge.temperature,
         judge.max_tokens,
         judge.timeout,
