@@ -14,6 +14,7 @@ from typing import Any
 
 import httpx
 import pytest
+import sqlalchemy as sa
 from flask import Flask
 from flask.testing import FlaskClient, FlaskCliRunner
 from werkzeug.serving import make_server
@@ -21,8 +22,9 @@ from werkzeug.wrappers import Request, Response
 
 from ndcg_labeler import config
 from ndcg_labeler.extensions import db
-from ndcg_labeler.models import Judge, RetrieverEndpoint
+from ndcg_labeler.models import Job, Judge, RetrieverEndpoint
 from ndcg_labeler.services import ServiceError, endpoints, judges, outbound
+from ndcg_labeler.services.jobs.runner import run_job
 from ndcg_labeler.services.judges.client import JudgeConfig, RateLimiter, ask
 from ndcg_labeler.services.outbound.policy import current_policy
 from tests.factory import PASSWORD, build_test_set
@@ -145,6 +147,14 @@ def test_the_apps_own_address_is_refused(
         policy = current_policy()
         assert "own address" in policy.refusal("127.0.0.2", _ip("127.0.0.2"), service.port)
         assert not policy.refusal("127.0.0.1", _ip("127.0.0.1"), service.port + 1)
+    # A fetch queued from that request keeps its names: the worker has no request of its own.
+    fetch = {"fetch-run": "r", "fetch-k": "10", "fetch-submit": "Fetch run"}
+    queued = client.post(base + "self", data=fetch, **own)
+    assert queued.status_code == 302
+    with app.app_context():
+        run_job(int(queued.headers["Location"].rsplit("/", 1)[1]))
+        job = db.session.scalars(sa.select(Job)).one()
+        assert job.state == "failed" and "this application's own address" in job.error
     app.config["SERVER_NAME"] = f"127.0.0.1:{service.port}"
     with app.app_context():
         assert "own address" in current_policy().refusal(
@@ -156,8 +166,8 @@ def test_the_apps_own_address_is_refused(
     assert "2 results, as they would be stored" in elsewhere.get_data(as_text=True)
     record_property(
         "security-summary",
-        "outbound: the app's own address refused (the request's Host, another loopback address "
-        "on its port, SERVER_NAME in a job); the same server reached from elsewhere",
+        "outbound: the app's own address refused (the request's Host, in a fetch job it queued, "
+        "another loopback address on its port, SERVER_NAME); the same server from elsewhere",
     )
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -162,8 +162,11 @@ def run_judge(
     judge: Judge,
     which: str = "unjudged",
     progress: Callable[[int, int, dict[str, int]], None] | None = None,
+    own: Sequence[str] = (),
 ) -> RunReport:
-    """Ask the judge about the chosen pairs (skipping those answered before); a report."""
+    """Ask the judge about the chosen pairs (skipping those answered before); a report.
+
+    `own`: the app's 'host:port' names as the request that queued a job saw them."""
     started = time.monotonic()
     sha = prompt_version(judge.prompt_template)
     db.session.commit()
@@ -177,7 +180,10 @@ def run_judge(
     }
     config, limiter = _config(judge), RateLimiter(judge.requests_per_minute)
     tokens = {"prompt_tokens": 0, "completion_tokens": 0}
-    with outbound.outbound_client() as client, ThreadPoolExecutor(judge.concurrency) as pool:
+    with (
+        outbound.outbound_client(own) as client,
+        ThreadPoolExecutor(judge.concurrency) as pool,
+    ):
         for begin in range(0, len(todo), BATCH):
             batch = todo[begin : begin + BATCH]
             chunks = {

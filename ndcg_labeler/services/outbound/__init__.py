@@ -5,7 +5,7 @@ and read every secret through `secret`/`fill_secrets`, so one policy covers them
 """
 
 from .client import failure, outbound_client, status_line
-from .policy import OutboundRefused
+from .policy import OutboundRefused, own_names
 from .secrets import check_secret_name, check_secret_references, fill_secrets, secret
 
 __all__ = [
@@ -15,6 +15,7 @@ __all__ = [
     "failure",
     "fill_secrets",
     "outbound_client",
+    "own_names",
     "secret",
     "status_line",
 ]

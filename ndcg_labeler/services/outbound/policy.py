@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ipaddress
 import socket
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from flask import current_app, has_request_context, request
@@ -111,27 +112,32 @@ def resolve(host: str, port: int) -> list[Address]:
     return out
 
 
-def current_policy() -> Policy:
-    """The policy from the app's settings, with the app's own addresses as this request sees them.
+def own_names() -> list[str]:
+    """The app's own 'host:port' names: the request's Host and the address the WSGI server is
+    bound to when there is a request, plus SERVER_NAME when set (ports 80 and 443 without one).
 
-    The app's own address is the request's Host (and the address the WSGI server says it is
-    bound to) when there is a request, plus SERVER_NAME when set: a background job has no request,
-    so only SERVER_NAME (and NDCG_OUTBOUND_DENY) keeps it from reaching the app there.
-    """
+    A background job has no request: the job records these when it is queued (see jobs)."""
+    names: list[str] = []
+    if has_request_context():
+        default = 443 if request.scheme == "https" else 80
+        host, port = _host_port(request.host, default)
+        names.append(f"{host}:{port}")
+        bound = request.environ.get("SERVER_NAME"), request.environ.get("SERVER_PORT")
+        if bound[0] and str(bound[1] or "").isdigit():
+            names.append(f"{bound[0]}:{bound[1]}")
+    if current_app.config.get("SERVER_NAME"):
+        host, port = _host_port(current_app.config["SERVER_NAME"], 0)
+        names.extend([f"{host}:{port}"] if port else [f"{host}:80", f"{host}:443"])
+    return names
+
+
+def current_policy(also_own: Iterable[str] = ()) -> Policy:
+    """The policy from the app's settings; the app's own names are `own_names()` and `also_own`."""
     config = current_app.config
     allow_text = config.get("NDCG_OUTBOUND_ALLOW") or ""
     allow = Rules.parse(allow_text, "NDCG_OUTBOUND_ALLOW") if allow_text.strip() else None
     deny = Rules.parse(config.get("NDCG_OUTBOUND_DENY") or "", "NDCG_OUTBOUND_DENY")
-    names: list[tuple[str, int]] = []
-    if has_request_context():
-        default = 443 if request.scheme == "https" else 80
-        names.append(_host_port(request.host, default))
-        bound = request.environ.get("SERVER_NAME"), request.environ.get("SERVER_PORT")
-        if bound[0] and str(bound[1] or "").isdigit():
-            names.append((str(bound[0]), int(bound[1])))
-    if config.get("SERVER_NAME"):
-        host, port = _host_port(config["SERVER_NAME"], 0)
-        names.extend([(host, port)] if port else [(host, 80), (host, 443)])
+    names = [_host_port(name, 80) for name in {*own_names(), *also_own}]
     own = {(address, port) for host, port in names for address in _own_addresses(host, port)}
     return Policy(allow, deny, frozenset(own))
 
