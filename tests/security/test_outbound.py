@@ -188,7 +188,7 @@ def test_the_check_is_made_on_the_address_connected_to(
         index = min(calls.count(host) - 1, len(found) - 1)
         return [_ip(found[index])]
 
-    monkeypatch.setattr("ndcg_labeler.services.outbound.client.resolve", resolver)
+    monkeypatch.setattr("ndcg_labeler.services.outbound.transport.resolve", resolver)
     app.config["NDCG_OUTBOUND_ALLOW"] = "127.0.0.1,search.test,rebind.test"
     url = f"http://search.test:{service.port}/s?q={{query}}"
     assert _try(app, url, "by-name") == "d1,d2"
