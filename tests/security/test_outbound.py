@@ -155,6 +155,8 @@ def test_the_apps_own_address_is_refused(
         run_job(int(queued.headers["Location"].rsplit("/", 1)[1]))
         job = db.session.scalars(sa.select(Job)).one()
         assert job.state == "failed" and "this application's own address" in job.error
+    with app.test_request_context(base_url="http://[::1]:5000"):
+        assert "own address" in current_policy().refusal("::1", _ip("::1"), 5000)
     app.config["SERVER_NAME"] = f"127.0.0.1:{service.port}"
     with app.app_context():
         assert "own address" in current_policy().refusal(

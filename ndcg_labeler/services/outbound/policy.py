@@ -120,14 +120,13 @@ def own_names() -> list[str]:
     names: list[str] = []
     if has_request_context():
         default = 443 if request.scheme == "https" else 80
-        host, port = _host_port(request.host, default)
-        names.append(f"{host}:{port}")
+        names.append(_name(*_host_port(request.host, default)))
         bound = request.environ.get("SERVER_NAME"), request.environ.get("SERVER_PORT")
         if bound[0] and str(bound[1] or "").isdigit():
-            names.append(f"{bound[0]}:{bound[1]}")
+            names.append(_name(str(bound[0]), int(bound[1])))
     if current_app.config.get("SERVER_NAME"):
         host, port = _host_port(current_app.config["SERVER_NAME"], 0)
-        names.extend([f"{host}:{port}"] if port else [f"{host}:80", f"{host}:443"])
+        names.extend([_name(host, port)] if port else [_name(host, 80), _name(host, 443)])
     return names
 
 
@@ -148,6 +147,12 @@ def _own_addresses(host: str, port: int) -> list[Address]:
     if any(a.is_unspecified for a in addresses):
         addresses += [ipaddress.ip_address("127.0.0.1"), *resolve(socket.gethostname(), port)]
     return addresses
+
+
+def _name(host: str, port: int) -> str:
+    """'host:port', with an IPv6 address in brackets."""
+    host = host.strip("[]")
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
 def _host_port(text: str, default: int) -> tuple[str, int]:
