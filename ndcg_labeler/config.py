@@ -105,6 +105,11 @@ def from_environment(instance_path: str) -> dict[str, Any]:
         "NDCG_LOGIN_LIMIT": os.environ.get("NDCG_LOGIN_LIMIT") or DEFAULT_FAILURE_LIMIT,
         "NDCG_API_AUTH_LIMIT": os.environ.get("NDCG_API_AUTH_LIMIT") or DEFAULT_FAILURE_LIMIT,
         "NDCG_THROTTLE_PREFIX": os.environ.get("NDCG_THROTTLE_PREFIX") or "ndcg",
+        # Requests made on an admin's behalf (endpoints, judges): see services/outbound.
+        "NDCG_OUTBOUND_ALLOW": os.environ.get("NDCG_OUTBOUND_ALLOW", ""),
+        "NDCG_OUTBOUND_DENY": os.environ.get("NDCG_OUTBOUND_DENY", ""),
+        # None: the default globs (*_API_KEY,*_API_TOKEN); an empty value allows no variable.
+        "NDCG_SECRET_ENV": os.environ.get("NDCG_SECRET_ENV"),
         "REMEMBER_COOKIE_HTTPONLY": True,
         "REMEMBER_COOKIE_SAMESITE": "Lax",
         "WTF_CSRF_TIME_LIMIT": None,

@@ -30,7 +30,12 @@ def endpoints_group() -> None:
 @click.option("--url", required=True, help="With {query}, {qid} and {k} placeholders.")
 @click.option("--method", type=click.Choice(["GET", "POST"]), default="GET", show_default=True)
 @click.option("--body", "body_file", type=click.Path(dir_okay=False), help="JSON body template.")
-@click.option("--header", "headers", multiple=True, help="'Name: value', ${ENV_VAR} for secrets.")
+@click.option(
+    "--header",
+    "headers",
+    multiple=True,
+    help="'Name: value', ${ENV_VAR} for secrets (names allowed by NDCG_SECRET_ENV).",
+)
 @click.option("--hits", default="", help="JMESPath to the list of hits.")
 @click.option("--id", "id_expr", default="", help="JMESPath to a hit's docid.")
 @click.option("--score", default="", help="JMESPath to a hit's score (rank order if missing).")

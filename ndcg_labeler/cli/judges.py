@@ -26,7 +26,11 @@ def judges_group() -> None:
 @click.argument("name")
 @click.option("--base-url", required=True, help="e.g. http://127.0.0.1:8000/v1 (vLLM, Ollama).")
 @click.option("--model", required=True, help="The model name the endpoint serves.")
-@click.option("--api-key-env", default="", help="NAME of the environment variable with the key.")
+@click.option(
+    "--api-key-env",
+    default="",
+    help="NAME of the environment variable with the key (allowed by NDCG_SECRET_ENV).",
+)
 @click.option("--prompt", "prompt_file", type=click.Path(dir_okay=False), default=None)
 @click.option("--temperature", type=float, default=0.0, show_default=True)
 @click.option("--max-tokens", type=int, default=judges.DEFAULT_MAX_TOKENS, show_default=True)

@@ -28,7 +28,9 @@ class EndpointForm(FlaskForm):
         "Method", choices=[SelectChoice("GET", "GET"), SelectChoice("POST", "POST")]
     )
     body = TextAreaField("JSON body template (POST)", validators=[Optional()])
-    headers = TextAreaField("Headers, one 'Name: value' a line; ${ENV_VAR} for secrets")
+    headers = TextAreaField(
+        "Headers, one 'Name: value' a line; ${ENV_VAR} for secrets (names matching NDCG_SECRET_ENV)"
+    )
     preset = SelectField("Response shape", choices=PRESET_CHOICES, default="")
     text_field = StringField("Text field (with a preset)", validators=[Optional()])
     hits = StringField("Hits (JMESPath)", validators=[Optional()])

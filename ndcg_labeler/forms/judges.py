@@ -20,7 +20,8 @@ class JudgeForm(FlaskForm):
     )
     model = StringField("Model", validators=[DataRequired(), Length(max=200)])
     api_key_env = StringField(
-        "Environment variable holding the API key (its name, never the key)",
+        "Environment variable holding the API key (its name, e.g. OPENAI_API_KEY: names "
+        "matching NDCG_SECRET_ENV, never the key)",
         validators=[Optional(), Length(max=100)],
     )
     temperature = DecimalField("Temperature", default=0, places=2, validators=[NumberRange(0, 2)])

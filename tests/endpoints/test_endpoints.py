@@ -104,7 +104,7 @@ class FakeSearch:
 @pytest.fixture
 def search(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeSearch]:
     monkeypatch.setattr("ndcg_labeler.services.endpoints.client.BACKOFF", 0.01)
-    monkeypatch.setenv("SEARCH_TOKEN", "s3cret")
+    monkeypatch.setenv("SEARCH_API_TOKEN", "s3cret")
     server = FakeSearch()
     yield server
     server.stop()
@@ -126,7 +126,7 @@ def ep_set(app: Flask, runner: FlaskCliRunner, search: FakeSearch) -> str:
         args=[
             "endpoints", "add", "ep", "es",
             "--url", search.url + "/search?q={query}&size={k}",
-            "--header", "Authorization: Bearer ${SEARCH_TOKEN}",
+            "--header", "Authorization: Bearer ${SEARCH_API_TOKEN}",
             "--preset", "elasticsearch", "--text-field", "body",
         ]
     )  # fmt: skip
@@ -266,7 +266,7 @@ def test_the_browser_adds_tries_and_fetches_as_a_job(
             "name": "es",
             "url": search.url + "/search?q={query}&size={k}",
             "method": "GET",
-            "headers": "Authorization: Bearer ${SEARCH_TOKEN}",
+            "headers": "Authorization: Bearer ${SEARCH_API_TOKEN}",
             "preset": "elasticsearch",
             "text_field": "body",
         },
@@ -307,4 +307,4 @@ def test_a_slow_endpoint_times_out_per_query_and_is_listed(
     assert result.exit_code == 0, result.output
     report = json.loads(result.output.splitlines()[0])
     assert (report["fetched"], report["failed"]) == (1, 1)
-    assert "left out q2: ReadTimeout" in result.output
+    assert "left out q2: no answer from" in result.output

@@ -108,7 +108,7 @@ def test_a_run_labels_parses_and_records_failures(
             "d7": ("failed", None),
         }
         assert "##final score: 3" in rows["d1"][3] and rows["d1"][5] == 100
-        assert "HTTP 500" in rows["d7"][4] and "Timeout" in rows["d6"][4]
+        assert "HTTP 500" in rows["d7"][4] and "(timeout)" in rows["d6"][4]
         # Machine labels are not human judgments.
         assert db.session.scalar(sa.select(sa.func.count()).select_from(Judgment)) == 3
     # The request: the model, temperature 0, the test set's own scale and grade names.
@@ -247,7 +247,7 @@ def test_the_browser_defines_runs_and_calibrates_a_judge(
             "name": "local",
             "base_url": llm.url,
             "model": "llama",
-            "api_key_env": "LOCAL_KEY",
+            "api_key_env": "LOCAL_API_KEY",
             "temperature": "0",
             "max_tokens": "256",
             "timeout": "5",
@@ -260,7 +260,7 @@ def test_the_browser_defines_runs_and_calibrates_a_judge(
     with app.app_context():
         local = judges.require_judge("local")
         ts_id, judge_id = testsets.require_by_name("mj").id, local.id
-        assert local.api_key_env == "LOCAL_KEY"  # the name is stored, never a key
+        assert local.api_key_env == "LOCAL_API_KEY"  # the name is stored, never a key
     url = f"/testsets/{ts_id}/judges/{judge_id}"
     assert as_admin.get(url).status_code == 200
     run = as_admin.post(url, data={"pairs": "human"})

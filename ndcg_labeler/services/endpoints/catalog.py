@@ -11,7 +11,7 @@ import sqlalchemy as sa
 from ndcg_labeler.extensions import db
 from ndcg_labeler.formats import HitsError, Mapping, check_mapping, preset
 from ndcg_labeler.models import RetrieverEndpoint, TestSet
-from ndcg_labeler.services import ServiceError
+from ndcg_labeler.services import ServiceError, outbound
 
 METHODS = ("GET", "POST")
 # The name column's length (RetrieverEndpoint.name).
@@ -20,10 +20,11 @@ _HEADER = re.compile(r"^\s*([A-Za-z0-9-]+)\s*:\s*(.*)$")
 
 
 def parse_header(text: str) -> tuple[str, str]:
-    """'Name: value' (the value may hold ${ENV_VAR}) -> (name, value)."""
+    """'Name: value' (the value may hold ${ENV_VAR}, if NDCG_SECRET_ENV allows) -> (name, value)."""
     found = _HEADER.match(text or "")
     if found is None:
         raise ServiceError(f"a header must read 'Name: value', not '{text}'")
+    outbound.check_secret_references(found.group(2))
     return found.group(1), found.group(2).strip()
 
 

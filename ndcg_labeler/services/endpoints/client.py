@@ -3,34 +3,26 @@
 from __future__ import annotations
 
 import json
-import os
-import re
 import time
 import urllib.parse
 from typing import Any
 
 from ndcg_labeler.formats import Hit, HitsError, Mapping, map_hits
-from ndcg_labeler.services import ServiceError
+from ndcg_labeler.services import ServiceError, outbound
 
 RETRIES = 3
 BACKOFF = 0.5  # seconds before the first retry; doubled each time
-_ENV = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
-def _env(value: str) -> str:
-    def fill(found: re.Match[str]) -> str:
-        name = found.group(1)
-        if name not in os.environ:
-            raise ServiceError(f"the environment variable {name} is not set")
-        return os.environ[name]
-
-    return _ENV.sub(fill, value)
+def fill_headers(headers: dict[str, str]) -> dict[str, str]:
+    """The endpoint's headers with their ${NAME} secrets filled in (checked against the rule)."""
+    return {name: outbound.fill_secrets(value) for name, value in headers.items()}
 
 
 def build_request(
     url: str, method: str, body: str, headers: dict[str, str], query: str, qid: str, k: int
 ) -> tuple[str, dict[str, str], Any]:
-    """(URL, headers, JSON body or None) for one query: placeholders filled and escaped."""
+    """(URL, headers as given, JSON body or None) for one query: placeholders filled, escaped."""
     filled_url = (
         url.replace("{query}", urllib.parse.quote(query, safe=""))
         .replace("{qid}", urllib.parse.quote(qid, safe=""))
@@ -41,7 +33,7 @@ def build_request(
         as_json = body.replace("{query}", json.dumps(query)[1:-1])
         as_json = as_json.replace("{qid}", json.dumps(qid)[1:-1]).replace("{k}", str(k))
         payload = json.loads(as_json)
-    return filled_url, {name: _env(value) for name, value in headers.items()}, payload
+    return filled_url, headers, payload
 
 
 def ask(
@@ -51,7 +43,10 @@ def ask(
     mapping: Mapping,
     timeout: float,
 ) -> list[Hit]:
-    """The mapped hits of one request; ServiceError with what went wrong (after retries)."""
+    """The mapped hits of one request; ServiceError with what went wrong (after retries).
+
+    A request the outbound policy refuses is not retried: OutboundRefused goes straight up.
+    """
     import httpx
 
     url, headers, payload = request
@@ -64,7 +59,7 @@ def ask(
             else:
                 response = client.get(url, headers=headers, timeout=timeout)
         except (httpx.TimeoutException, httpx.TransportError) as exc:
-            error = f"{type(exc).__name__}: {exc}"
+            error = outbound.failure(exc, url, timeout)
         else:
             if response.status_code == 200:
                 try:
@@ -75,7 +70,7 @@ def ask(
                     return map_hits(document, mapping)
                 except HitsError as exc:
                     raise ServiceError(str(exc)) from None
-            error = f"HTTP {response.status_code}: {response.text[:200]}"
+            error = outbound.status_line(response)
             if response.status_code != 429 and response.status_code < 500:
                 break
         if attempt < RETRIES:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import csv
 import io
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,9 +21,9 @@ import sqlalchemy as sa
 from ndcg_labeler.extensions import db
 from ndcg_labeler.formats import Hit
 from ndcg_labeler.models import Chunk, Query, RetrieverEndpoint, Run, TestSet, User, utcnow
-from ndcg_labeler.services import ServiceError, imports, runs
+from ndcg_labeler.services import ServiceError, imports, outbound, runs
 from ndcg_labeler.services.endpoints.catalog import mapping_of, snapshot
-from ndcg_labeler.services.endpoints.client import ask, build_request
+from ndcg_labeler.services.endpoints.client import ask, build_request, fill_headers
 from ndcg_labeler.services.judges import RateLimiter
 
 # Results asked of an endpoint per query when a fetch does not say.
@@ -68,28 +68,29 @@ class FetchFailed(ServiceError):
 
 def try_query(endpoint: RetrieverEndpoint, text: str, k: int = 10) -> list[Hit]:
     """The mapped hits for one query text (for "try one query" before fetching everything)."""
-    import httpx
-
     request = build_request(
         endpoint.url,
         endpoint.method,
         endpoint.body_template,
-        endpoint.headers or {},
+        fill_headers(endpoint.headers or {}),
         text,
         "try",
         k,
     )
-    with httpx.Client() as client:
+    with outbound.outbound_client() as client:
         return ask(client, request, endpoint.method, mapping_of(endpoint), endpoint.timeout)
 
 
 def _ask_all(
-    endpoint: RetrieverEndpoint, queries: list[tuple[str, str]], k: int, progress: Callable
+    endpoint: RetrieverEndpoint,
+    queries: list[tuple[str, str]],
+    k: int,
+    progress: Callable,
+    own: Sequence[str],
 ) -> dict[str, list[Hit] | str]:
-    import httpx
-
     mapping, limiter = mapping_of(endpoint), RateLimiter(endpoint.requests_per_minute)
-    headers = endpoint.headers or {}
+    # Filled once, here: the worker threads have no app context to read the settings from.
+    headers = fill_headers(endpoint.headers or {})
 
     def one(item: tuple[str, str]) -> list[Hit] | str:
         qid, text = item
@@ -103,7 +104,7 @@ def _ask_all(
             return str(exc)
 
     out: dict[str, list[Hit] | str] = {}
-    with httpx.Client() as client, ThreadPoolExecutor(endpoint.concurrency) as pool:
+    with outbound.outbound_client(own) as client, ThreadPoolExecutor(endpoint.concurrency) as pool:
         for n, (item, answer) in enumerate(zip(queries, pool.map(one, queries), strict=True), 1):
             out[item[0]] = answer
             progress("fetch", n, len(queries), n)
@@ -154,8 +155,11 @@ def fetch_run(
     accept_partial: bool = False,
     user: User | None = None,
     progress: Callable[[str, int, int, int], None] | None = None,
+    own: Sequence[str] = (),
 ) -> tuple[Run | None, FetchReport]:
-    """Ask the endpoint for every query and store the run (and new chunks); the report."""
+    """Ask the endpoint for every query and store the run (and new chunks); the report.
+
+    `own`: the app's 'host:port' names as the request that queued a job saw them."""
     started = time.monotonic()
     name = runs.clean_name(name)
     if runs.name_taken(test_set, name):
@@ -166,7 +170,7 @@ def fetch_run(
         sa.select(Query.qid, Query.text).where(Query.test_set_id == test_set.id).order_by(Query.qid)
     ).all()
     queries = [(qid, text) for qid, text in rows]
-    answers = _ask_all(endpoint, queries, k, progress or (lambda *_: None))
+    answers = _ask_all(endpoint, queries, k, progress or (lambda *_: None), own)
     report = FetchReport(name, len(queries))
     report.failed = [{"qid": q, "error": a} for q, a in answers.items() if isinstance(a, str)]
     report.fetched = len(queries) - len(report.failed)

@@ -6,7 +6,7 @@ from typing import Any, BinaryIO
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Job, Run, TestSet, User
-from ndcg_labeler.services import ServiceError, pooling
+from ndcg_labeler.services import ServiceError, outbound, pooling
 from ndcg_labeler.services import endpoints as endpoints_service
 from ndcg_labeler.services import judges as judges_service
 from ndcg_labeler.services import runs as run_service
@@ -67,7 +67,9 @@ def enqueue_judge(test_set: TestSet, judge_id: int, pairs: str, user: User | Non
     if judge is None:
         raise ServiceError("unknown judge")
     judges_service.select_pairs(test_set, pairs)  # refuse a bad choice now, not in the worker
+    # The worker has no request to tell the app's own address by: the queuing request's names.
     params = {"judge_id": judge.id, "judge": judge.name, "pairs": pairs}
+    params["own"] = outbound.own_names()
     return _enqueue(kinds.JUDGE, test_set, user, params, {})
 
 
@@ -85,6 +87,7 @@ def enqueue_fetch(
     if run_service.name_taken(test_set, run_name):
         raise ServiceError(f"this test set already has a run named '{run_name}'")
     params = {"endpoint": endpoint_name, "run": run_name, "k": k, "accept_partial": accept_partial}
+    params["own"] = outbound.own_names()  # as for a judge
     return _enqueue(kinds.FETCH, test_set, user, params, {})
 
 

@@ -119,7 +119,8 @@ def _run_judge(job: Job, progress: Progress) -> dict[str, Any]:
         tokens_used.update(tokens)
         progress("judge", done, total, done)
 
-    found = judges_service.run_judge(test_set, judge, params.get("pairs") or "unjudged", report)
+    pairs = params.get("pairs") or "unjudged"
+    found = judges_service.run_judge(test_set, judge, pairs, report, own=params.get("own") or ())
     return {**found.to_json(), "skipped": found.skipped, **tokens_used}
 
 
@@ -137,6 +138,7 @@ def _run_fetch(job: Job, progress: Progress) -> dict[str, Any]:
         accept_partial=bool(params.get("accept_partial")),
         user=user,
         progress=progress,
+        own=params.get("own") or (),
     )
     return {**report.to_json(), "failures": report.failed, "run_id": run.id if run else None}
 

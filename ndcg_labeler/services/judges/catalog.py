@@ -8,10 +8,8 @@ import sqlalchemy as sa
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Judge
-from ndcg_labeler.services import ServiceError
+from ndcg_labeler.services import ServiceError, outbound
 from ndcg_labeler.services.judges.prompts import check_template
-
-_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 DEFAULT_MAX_TOKENS = 512  # tokens a judge may generate per answer, unless told otherwise
 # The largest settings add_judge accepts (and the judge form's ranges).
@@ -57,8 +55,8 @@ def add_judge(
         raise ServiceError("the base URL must start with http:// or https://")
     if not (model or "").strip():
         raise ServiceError("name the model the endpoint serves")
-    if api_key_env and not _ENV_NAME.match(api_key_env):
-        raise ServiceError("the API key setting is the NAME of an environment variable")
+    if api_key_env:
+        outbound.check_secret_name(api_key_env)
     if not 0.0 <= temperature <= 2.0:
         raise ServiceError("temperature must be between 0 and 2")
     if not 1 <= max_tokens <= MAX_TOKENS or not 1 <= concurrency <= MAX_CONCURRENCY:

@@ -7,11 +7,12 @@ exponential backoff (Retry-After honoured); other errors fail the pair at once.
 
 from __future__ import annotations
 
-import os
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
+
+from ndcg_labeler.services import outbound
 
 RETRIES = 4
 BACKOFF = 0.5  # seconds before the first retry; doubled each time
@@ -24,7 +25,7 @@ class JudgeConfig:
 
     base_url: str
     model: str
-    api_key_env: str
+    api_key: str = field(repr=False)  # the value, read in the caller's thread; never logged
     temperature: float
     max_tokens: int
     timeout: float
@@ -75,9 +76,8 @@ def ask(client: Any, config: JudgeConfig, prompt: str, limiter: RateLimiter) -> 
     import httpx
 
     headers = {"Content-Type": "application/json"}
-    key = os.environ.get(config.api_key_env, "") if config.api_key_env else ""
-    if key:
-        headers["Authorization"] = f"Bearer {key}"
+    if config.api_key:
+        headers["Authorization"] = f"Bearer {config.api_key}"
     body = {
         "model": config.model,
         "messages": [{"role": "user", "content": prompt}],
@@ -92,12 +92,15 @@ def ask(client: Any, config: JudgeConfig, prompt: str, limiter: RateLimiter) -> 
         response = None
         try:
             response = client.post(url, json=body, headers=headers, timeout=config.timeout)
+        except outbound.OutboundRefused as exc:
+            error = str(exc)
+            break  # the policy will refuse the next try too
         except (httpx.TimeoutException, httpx.TransportError) as exc:
-            error = f"{type(exc).__name__}: {exc}"
+            error = outbound.failure(exc, url, config.timeout)
         else:
             if response.status_code == 200:
                 return _answer(response, started)
-            error = f"HTTP {response.status_code}: {response.text[:300]}"
+            error = outbound.status_line(response)
             if response.status_code != 429 and response.status_code < 500:
                 break  # a 4xx other than 429 will not get better by asking again
         if attempt < RETRIES:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -20,7 +20,7 @@ import sqlalchemy as sa
 from ndcg_labeler.extensions import db
 from ndcg_labeler.formats import parse_answer_grade
 from ndcg_labeler.models import Chunk, Judge, Judgment, MachineJudgment, Pair, Query, TestSet
-from ndcg_labeler.services import ServiceError
+from ndcg_labeler.services import ServiceError, outbound
 from ndcg_labeler.services._db import insert_if_absent
 from ndcg_labeler.services.judges.client import Answer, JudgeConfig, RateLimiter, ask
 from ndcg_labeler.services.judges.prompts import (
@@ -112,10 +112,12 @@ def _answered(judge: Judge, sha: str, test_set_id: int) -> set[tuple[int, int]]:
 
 
 def _config(judge: Judge) -> JudgeConfig:
+    # The key's name is checked again here: a judge saved before NDCG_SECRET_ENV may name any.
+    key = outbound.secret(judge.api_key_env, required=False) if judge.api_key_env else ""
     return JudgeConfig(
         judge.base_url,
         judge.model,
-        judge.api_key_env,
+        key,
         judge.temperature,
         judge.max_tokens,
         judge.timeout,
@@ -178,10 +180,11 @@ def run_judge(
     judge: Judge,
     which: str = "unjudged",
     progress: Callable[[int, int, dict[str, int]], None] | None = None,
+    own: Sequence[str] = (),
 ) -> RunReport:
-    """Ask the judge about the chosen pairs (skipping those answered before); a report."""
-    import httpx
+    """Ask the judge about the chosen pairs (skipping those answered before); a report.
 
+    `own`: the app's 'host:port' names as the request that queued a job saw them."""
     started = time.monotonic()
     sha = prompt_version(judge.prompt_template)
     db.session.commit()
@@ -196,7 +199,7 @@ def run_judge(
     config, limiter = _config(judge), RateLimiter(judge.requests_per_minute)
     tokens = {"prompt_tokens": 0, "completion_tokens": 0}
     with (
-        httpx.Client() as client,
+        outbound.outbound_client(own) as client,
         ThreadPoolExecutor(judge.concurrency) as pool,
         PromptRenderer(judge.prompt_template) as renderer,
     ):

@@ -1,0 +1,59 @@
+"""Which environment variables an endpoint header or a judge key may send (NDCG_SECRET_ENV)."""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+
+from flask import current_app
+
+from ndcg_labeler.services import ServiceError
+
+DEFAULT_SECRET_ENV = "*_API_KEY,*_API_TOKEN"
+# The app's own settings: never sent, whatever NDCG_SECRET_ENV matches.
+_NEVER = ("NDCG_*", "DATABASE_URL")
+_REFERENCE = re.compile(r"\$\{([^}]*)\}")
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def check_secret_name(name: str) -> None:
+    """A ServiceError naming NDCG_SECRET_ENV unless `name` may be sent to an outside service."""
+    if not _NAME.match(name or ""):
+        raise ServiceError(f"'{name}' is not the NAME of an environment variable (never a key)")
+    globs = _globs()
+    never = any(fnmatch.fnmatchcase(name, glob) for glob in _NEVER)
+    if never or not any(fnmatch.fnmatchcase(name, glob) for glob in globs):
+        listed = ",".join(globs) or "nothing"
+        raise ServiceError(
+            f"the environment variable {name} may not be sent: only names matching "
+            f"NDCG_SECRET_ENV ({listed}) may, and never NDCG_* or DATABASE_URL"
+        )
+
+
+def check_secret_references(value: str) -> None:
+    """Check every ${NAME} in a header value (ServiceError for the first refused one)."""
+    for name in _REFERENCE.findall(value or ""):
+        check_secret_name(name)
+
+
+def secret(name: str, *, required: bool = True) -> str:
+    """An allowed variable's value, checked again at use ('' if unset and not `required`)."""
+    check_secret_name(name)
+    if name not in os.environ:
+        if not required:
+            return ""
+        raise ServiceError(f"the environment variable {name} is not set")
+    return os.environ[name]
+
+
+def fill_secrets(value: str) -> str:
+    """A header value with every ${NAME} replaced by that allowed variable's value."""
+    check_secret_references(value)
+    return _REFERENCE.sub(lambda found: secret(found.group(1)), value)
+
+
+def _globs() -> list[str]:
+    text = current_app.config.get("NDCG_SECRET_ENV")
+    text = DEFAULT_SECRET_ENV if text is None else text
+    return [glob.strip() for glob in text.split(",") if glob.strip()]
