@@ -24,6 +24,8 @@ def update_user(
     """An admin changes a user's role, active flag and (optionally) password.
 
     An admin cannot demote or deactivate themself: the last admin would lock everyone out.
+    A new password, role or deactivation ends the user's sessions; deactivation also revokes
+    their API token, so reactivating them revives neither.
     """
     if user.is_import_source:
         raise ServiceError(f"'{user.username}' is an import source, not a person")
@@ -35,6 +37,11 @@ def update_user(
         check_new_password(password)
         user.set_password(password)
         audit.record(actor, "user.password_reset", "user", user.id, username=user.username)
+    if password or role != user.role or (user.active and not active):
+        user.end_sessions()
+    if user.active and not active and user.api_token_hash is not None:
+        user.api_token_hash = None
+        audit.record(actor, "token.revoke", "user", user.id, username=user.username)
     if role != user.role:
         audit.record(
             actor, "user.role", "user", user.id, username=user.username, old=user.role, new=role
@@ -56,11 +63,15 @@ def update_user(
 
 
 def change_own_password(user: User, current: str, new: str) -> None:
-    """Change one's own password after checking the current one."""
+    """Change one's own password after checking the current one; ends every session of the user.
+
+    The caller logs its own browser in again with the new session token.
+    """
     if not user.check_password(current):
         raise ServiceError("This is not your current password.")
     check_new_password(new)
     user.set_password(new)
+    user.end_sessions()
     db.session.commit()
 
 
