@@ -9,6 +9,8 @@ from ndcg_labeler.models import User
 from ndcg_labeler.models.users import ROLES
 from ndcg_labeler.services import ServiceError, audit
 
+from .passwords import verify_password
+
 MIN_PASSWORD = 8
 
 
@@ -82,8 +84,12 @@ def set_preferences(user: User, *, shortcuts_enabled: bool) -> None:
 
 
 def authenticate(username: str, password: str) -> User | None:
-    """The active person with this name and password, or None (same answer for every failure)."""
+    """The active person with this name and password, or None.
+
+    Every failure gives the same answer after the same work (one hash check), so neither the
+    answer nor its time tells whether the name exists or is active.
+    """
     user = db.session.scalar(sa.select(User).where(User.username == username))
-    if user is None or not user.is_active or not user.check_password(password):
+    if not verify_password(user, password) or user is None or not user.is_active:
         return None
     return user
