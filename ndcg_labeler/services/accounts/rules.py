@@ -9,15 +9,7 @@ from ndcg_labeler.models import User
 from ndcg_labeler.models.users import ROLES
 from ndcg_labeler.services import ServiceError, audit
 
-from .passwords import verify_password
-
-MIN_PASSWORD = 8
-
-
-def check_new_password(password: str) -> None:
-    """Refuse passwords shorter than MIN_PASSWORD characters."""
-    if len(password) < MIN_PASSWORD:
-        raise ServiceError(f"password must have at least {MIN_PASSWORD} characters")
+from .passwords import check_new_password, verify_password
 
 
 def update_user(
@@ -36,7 +28,7 @@ def update_user(
     if user.id == actor.id and (role != "admin" or not active):
         raise ServiceError("You cannot remove your own admin rights or deactivate yourself.")
     if password:
-        check_new_password(password)
+        check_new_password(password, user.username)
         user.set_password(password)
         audit.record(actor, "user.password_reset", "user", user.id, username=user.username)
     if password or role != user.role or (user.active and not active):
@@ -71,7 +63,7 @@ def change_own_password(user: User, current: str, new: str) -> None:
     """
     if not user.check_password(current):
         raise ServiceError("This is not your current password.")
-    check_new_password(new)
+    check_new_password(new, user.username)
     user.set_password(new)
     user.end_sessions()
     db.session.commit()
