@@ -5,12 +5,14 @@ from __future__ import annotations
 import os
 import secrets
 from collections.abc import Mapping
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 # Failed logins (per account and per address) and failed API tokens (per address) allowed.
 DEFAULT_FAILURE_LIMIT = "10 per minute; 50 per hour"
 FIGURES_CACHE_INLINE_MAX = 50_000
+REMEMBER_DAYS = 30
 
 
 def _bool(value: str | None, default: bool) -> bool:
@@ -111,6 +113,10 @@ def from_environment(instance_path: str) -> dict[str, Any]:
         # None: the default globs (*_API_KEY,*_API_TOKEN); an empty value allows no variable.
         "NDCG_SECRET_ENV": os.environ.get("NDCG_SECRET_ENV"),
         "REMEMBER_COOKIE_HTTPONLY": True,
+        # "Keep me signed in" lasts this many days (Flask-Login's default would be 365).
+        "REMEMBER_COOKIE_DURATION": timedelta(
+            days=float(os.environ.get("NDCG_REMEMBER_DAYS") or REMEMBER_DAYS)
+        ),
         "REMEMBER_COOKIE_SAMESITE": "Lax",
         "WTF_CSRF_TIME_LIMIT": None,
     }

@@ -79,3 +79,24 @@ def test_the_figures_cache_rename_keeps_its_rows_both_ways(app: Flask) -> None:
         db.session.commit()
         upgrade()
     assert _diff(app) == []
+
+
+def test_existing_users_get_their_own_session_token(app: Flask) -> None:
+    """0012 gives every user a random token of their own, then makes the column required."""
+    with app.app_context():
+        downgrade(revision="0011_figures_cache")
+        for name in ("ann", "bob"):
+            db.session.execute(
+                sa.text(
+                    'INSERT INTO "user" (username, role, active, shortcuts_enabled, created_at) '
+                    "VALUES (:name, 'annotator', :yes, :yes, CURRENT_TIMESTAMP)"
+                ),
+                {"name": name, "yes": True},
+            )
+        db.session.commit()
+        upgrade()
+        tokens = db.session.execute(sa.text('SELECT session_token FROM "user"')).scalars().all()
+        assert len(tokens) == 2 and len(set(tokens)) == 2
+        assert all(len(token) >= 32 for token in tokens)
+        db.session.commit()
+    assert _diff(app) == []

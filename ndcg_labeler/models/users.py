@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import secrets
 from datetime import datetime
 
 import sqlalchemy as sa
@@ -15,6 +16,11 @@ from ndcg_labeler.models._common import utcnow
 ROLES = ("admin", "annotator")
 # An import source (a qrels file's name) owns imported judgments; it can never log in.
 IMPORT_ROLE = "import"
+
+
+def new_session_token() -> str:
+    """A fresh random session token (see User.session_token)."""
+    return secrets.token_urlsafe(24)
 
 
 class User(UserMixin, db.Model):
@@ -31,6 +37,16 @@ class User(UserMixin, db.Model):
     # sha256 of the personal API token (Authorization: Bearer ...); the token itself is not kept.
     api_token_hash: Mapped[str | None] = mapped_column(sa.String(64), unique=True)
     created_at: Mapped[datetime] = mapped_column(sa.DateTime(timezone=True), default=utcnow)
+    # Part of every session and remember-me cookie (get_id): a new token ends them all.
+    session_token: Mapped[str] = mapped_column(sa.String(64), default=new_session_token)
+
+    def get_id(self) -> str:
+        """Flask-Login's id for cookies: the user id and the current session token."""
+        return f"{self.id}:{self.session_token}"
+
+    def end_sessions(self) -> None:
+        """Make every session and remember-me cookie issued so far stop loading this user."""
+        self.session_token = new_session_token()
 
     def set_password(self, password: str) -> None:
         """Store a salted hash of the password (werkzeug's scrypt)."""

@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+import secrets
 from urllib.parse import urlsplit
 
 from flask import Blueprint, flash, make_response, redirect, render_template, request, url_for
-from flask_login import current_user, login_required, login_user, logout_user
+from flask_login import (
+    current_user,
+    login_remembered,
+    login_required,
+    login_user,
+    logout_user,
+)
 from werkzeug.wrappers import Response
 
 from ndcg_labeler import throttle
@@ -19,10 +26,19 @@ bp = Blueprint("auth", __name__)
 
 
 @login_manager.user_loader
-def load_user(user_id: str) -> User | None:
-    """Flask-Login hook: the session's user, if still active."""
+def load_user(cookie_id: str) -> User | None:
+    """Flask-Login hook: the cookie's user, if still active and the cookie still current.
+
+    The cookie holds `id:session_token` (User.get_id); a password, role or activity change
+    draws a new token, so cookies issued before it load nobody.
+    """
+    user_id, _, token = cookie_id.partition(":")
+    if not user_id.isdigit() or not token:
+        return None
     user = db.session.get(User, int(user_id))
-    return user if user is not None and user.is_active else None
+    if user is None or not user.is_active:
+        return None
+    return user if secrets.compare_digest(user.session_token, token) else None
 
 
 def _safe_next(target: str | None) -> str:
@@ -51,6 +67,15 @@ def login() -> str | Response:
             login_user(user, remember=bool(form.remember.data))
             return redirect(_safe_next(request.args.get("next")))
     return render_template("auth/login.html", form=form)
+
+
+def stay_logged_in(user: User) -> None:
+    """Log this browser in again after its own user's session token changed.
+
+    The other browsers' cookies carry the old token and stop working; this one gets the new
+    one, with a fresh remember-me cookie when it had one.
+    """
+    login_user(user, remember=login_remembered())
 
 
 def _too_many(refusal: throttle.Refusal) -> Response:
@@ -83,7 +108,8 @@ def account() -> str | Response:
         except ServiceError as exc:
             password_form.current.errors.append(str(exc))
         else:
-            flash("Your password was changed.", "success")
+            stay_logged_in(current_user)
+            flash("Your password was changed; your other sessions were ended.", "success")
             return redirect(url_for("auth.account"))
     elif prefs_form.submit.data and prefs_form.validate_on_submit():
         accounts.set_preferences(

@@ -11,6 +11,7 @@ from ndcg_labeler.forms.auth import UserCreateForm, UserEditForm
 from ndcg_labeler.models import User
 from ndcg_labeler.services import ServiceError, accounts
 from ndcg_labeler.views.access import admin_required
+from ndcg_labeler.views.auth import stay_logged_in
 
 bp = Blueprint("users", __name__, url_prefix="/users")
 
@@ -57,6 +58,8 @@ def edit(user_id: int) -> str | Response:
             db.session.rollback()
             form.role.errors.append(str(exc))
         else:
+            if user.id == current_user.id:
+                stay_logged_in(user)
             flash(f"User {user.username} saved.", "success")
             return redirect(url_for("users.index"))
     return render_template("users/edit.html", user=user, form=form)

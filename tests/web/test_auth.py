@@ -68,14 +68,14 @@ def test_change_own_password(app: Flask, as_annotator: FlaskClient, annotator_id
         "/account",
         data={
             "pw-current": PASSWORD,
-            "pw-new": "a-new-password",
-            "pw-confirm": "a-new-password",
+            "pw-new": "a-new-tulip-password",
+            "pw-confirm": "a-new-tulip-password",
             "pw-submit": "1",
         },
     )
     assert response.status_code == 302
     with app.app_context():
-        assert db.session.get(User, annotator_id).check_password("a-new-password")
+        assert db.session.get(User, annotator_id).check_password("a-new-tulip-password")
 
 
 def test_change_password_needs_current(app: Flask, as_annotator: FlaskClient, annotator_id: int):
@@ -94,13 +94,15 @@ def test_users_page_is_admin_only(client: FlaskClient, as_annotator: FlaskClient
 
 def test_admin_creates_user(app: Flask, as_admin: FlaskClient) -> None:
     response = as_admin.post(
-        "/users/", data={"username": "bob", "role": "annotator", "password": "bob-password"}
+        "/users/", data={"username": "bob", "role": "annotator", "password": "bob-tulip-ember-7"}
     )
     assert response.status_code == 302
     with app.app_context():
         bob = db.session.scalar(sa.select(User).where(User.username == "bob"))
-        assert bob is not None and bob.role == "annotator" and bob.check_password("bob-password")
-        assert bob.password_hash != "bob-password"
+        assert (
+            bob is not None and bob.role == "annotator" and bob.check_password("bob-tulip-ember-7")
+        )
+        assert bob.password_hash != "bob-tulip-ember-7"
 
 
 def test_admin_cannot_demote_self(app: Flask, as_admin: FlaskClient, admin_id: int) -> None:

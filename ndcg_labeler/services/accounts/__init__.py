@@ -1,8 +1,9 @@
 """People and their credentials: users, passwords, roles, API tokens."""
 
 from .examples import api_example
+from .passwords import MIN_PASSWORD
 from .permissions import can_view, grades_visible, visible_test_sets
-from .rules import MIN_PASSWORD, authenticate, change_own_password, set_preferences, update_user
+from .rules import authenticate, change_own_password, set_preferences, update_user
 from .tokens import create_token, revoke_token, user_for_token
 from .users import create_user, ensure_first_admin, get_by_username, import_source, list_people
 

@@ -9,13 +9,7 @@ from ndcg_labeler.models import User
 from ndcg_labeler.models.users import ROLES
 from ndcg_labeler.services import ServiceError, audit
 
-MIN_PASSWORD = 8
-
-
-def check_new_password(password: str) -> None:
-    """Refuse passwords shorter than MIN_PASSWORD characters."""
-    if len(password) < MIN_PASSWORD:
-        raise ServiceError(f"password must have at least {MIN_PASSWORD} characters")
+from .passwords import check_new_password, verify_password
 
 
 def update_user(
@@ -24,6 +18,8 @@ def update_user(
     """An admin changes a user's role, active flag and (optionally) password.
 
     An admin cannot demote or deactivate themself: the last admin would lock everyone out.
+    A new password, role or deactivation ends the user's sessions; deactivation also revokes
+    their API token, so reactivating them revives neither.
     """
     if user.is_import_source:
         raise ServiceError(f"'{user.username}' is an import source, not a person")
@@ -32,9 +28,14 @@ def update_user(
     if user.id == actor.id and (role != "admin" or not active):
         raise ServiceError("You cannot remove your own admin rights or deactivate yourself.")
     if password:
-        check_new_password(password)
+        check_new_password(password, user.username)
         user.set_password(password)
         audit.record(actor, "user.password_reset", "user", user.id, username=user.username)
+    if password or role != user.role or (user.active and not active):
+        user.end_sessions()
+    if user.active and not active and user.api_token_hash is not None:
+        user.api_token_hash = None
+        audit.record(actor, "token.revoke", "user", user.id, username=user.username)
     if role != user.role:
         audit.record(
             actor, "user.role", "user", user.id, username=user.username, old=user.role, new=role
@@ -56,11 +57,15 @@ def update_user(
 
 
 def change_own_password(user: User, current: str, new: str) -> None:
-    """Change one's own password after checking the current one."""
+    """Change one's own password after checking the current one; ends every session of the user.
+
+    The caller logs its own browser in again with the new session token.
+    """
     if not user.check_password(current):
         raise ServiceError("This is not your current password.")
-    check_new_password(new)
+    check_new_password(new, user.username)
     user.set_password(new)
+    user.end_sessions()
     db.session.commit()
 
 
@@ -71,8 +76,12 @@ def set_preferences(user: User, *, shortcuts_enabled: bool) -> None:
 
 
 def authenticate(username: str, password: str) -> User | None:
-    """The active person with this name and password, or None (same answer for every failure)."""
+    """The active person with this name and password, or None.
+
+    Every failure gives the same answer after the same work (one hash check), so neither the
+    answer nor its time tells whether the name exists or is active.
+    """
     user = db.session.scalar(sa.select(User).where(User.username == username))
-    if user is None or not user.is_active or not user.check_password(password):
+    if not verify_password(user, password) or user is None or not user.is_active:
         return None
     return user

@@ -10,7 +10,8 @@ from ndcg_labeler.extensions import db
 from ndcg_labeler.models import User
 from ndcg_labeler.models.users import IMPORT_ROLE, ROLES
 from ndcg_labeler.services import ServiceError, audit
-from ndcg_labeler.services.accounts.rules import check_new_password
+
+from .passwords import check_new_password
 
 
 def get_by_username(username: str) -> User | None:
@@ -29,7 +30,7 @@ def create_user(
         raise ServiceError("username must not be empty")
     if role not in ROLES:
         raise ServiceError(f"role must be one of {', '.join(ROLES)}, not {role!r}")
-    check_new_password(password)
+    check_new_password(password, username)
     if get_by_username(username) is not None:
         raise ServiceError(f"user {username!r} already exists")
     user = User(username=username, role=role, active=True)
@@ -60,12 +61,18 @@ def import_source(name: str) -> User:
 
 
 def ensure_first_admin(password: str | None) -> tuple[User, str | None]:
-    """On a database without people, create `admin`; returns the generated password if any."""
+    """On a database without people, create `admin`; returns the generated password if any.
+
+    A given password (NDCG_ADMIN_PASSWORD) must pass the same rules as any other.
+    """
     existing = db.session.scalar(sa.select(User).where(User.role == "admin").limit(1))
     if existing is not None:
         return existing, None
     generated = None
     if not password:
-        generated = password = secrets.token_urlsafe(12)
-    user = create_user("admin", password, role="admin")
+        generated = password = secrets.token_urlsafe(16)
+    try:
+        user = create_user("admin", password, role="admin")
+    except ServiceError as exc:
+        raise ServiceError(f"NDCG_ADMIN_PASSWORD is refused: {exc}") from None
     return user, generated
