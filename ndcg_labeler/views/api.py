@@ -161,7 +161,7 @@ def scores(test_set: str, run: str) -> Response:
 def _gate_params() -> dict[str, Any]:
     """The gate's parameters from a JSON object or form fields (400 on a malformed body)."""
     if request.is_json:
-        body = request.get_json(silent=True)
+        body = request.get_json()  # malformed or too deeply nested: 400 saying why
         if not isinstance(body, dict):
             abort(_error(400, "send the gate's parameters as one JSON object"))
         return body

@@ -60,3 +60,36 @@ def test_page_numbers_past_any_listing_show_the_last_page(
             response = client.get(f"{url}?page={value}")
             assert response.status_code == 200, (url, value)
     _finding(request, f"page numbers ({len(pages)} listings × {len(PAGES)} values, no 500)")
+
+
+def _gate(client: FlaskClient, token: str, set_id: int, body: str) -> object:
+    return client.post(
+        f"/api/testsets/{set_id}/gate",
+        data=body,
+        content_type="application/json",
+        headers={"Authorization": f"Bearer {token}"},
+    )
+
+
+@pytest.mark.parametrize("depth", [65, 100_000])
+def test_deeply_nested_json_is_a_400_that_says_why(
+    world: World, depth: int, request: pytest.FixtureRequest
+) -> None:
+    client = world.app.test_client()
+    body = '{"baseline": ' + "[" * depth + "]" * depth + "}"
+    response = _gate(client, world.tokens["admin"], world.sets["A"].test_set_id, body)
+    assert response.status_code == 400
+    assert "nests deeper than 64 levels" in response.get_json()["detail"]
+    _finding(request, "JSON depth (65 and 100,000 levels: 400)")
+
+
+def test_json_within_the_depth_and_brackets_in_strings_still_parse(world: World) -> None:
+    client = world.app.test_client()
+    # 200 brackets inside a string are text, not nesting: the gate reads the body and answers
+    # about the unknown run instead.
+    body = '{"baseline": "' + "[" * 200 + '", "candidate": "two"}'
+    response = _gate(client, world.tokens["admin"], world.sets["A"].test_set_id, body)
+    assert response.status_code == 404, response.get_data(as_text=True)
+    malformed = _gate(client, world.tokens["admin"], world.sets["A"].test_set_id, "{nope")
+    assert malformed.status_code == 400
+    assert "not valid JSON" in malformed.get_json()["detail"]
