@@ -17,6 +17,7 @@ from flask.testing import FlaskClient
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Query, TestSet
+from ndcg_labeler.services import ServiceError, endpoints, judges
 from ndcg_labeler.services import runs as run_service
 from tests.factory import PASSWORD, build, judge, trec
 from tests.security.world import World, make_world
@@ -160,3 +161,37 @@ def test_every_csv_export_defuses_formulas(world: World, request: pytest.Fixture
                     dangerous.append(f"{url}: {cell!r}")
     assert not dangerous, "\n".join(dangerous)
     _finding(request, f"CSV exports ({len(urls)} routes, {cells} cells, none runs)")
+
+
+URL = "http://127.0.0.1:9/?q={query}"  # nothing listens: the tests never call it
+REFUSED_NAMES = ("a/b", "../x", "x?y", "x#y", "100%", "a:b", ".hidden", "-x", "  ", "é")
+
+
+def test_endpoint_and_judge_names_keep_to_url_characters(
+    world: World, request: pytest.FixtureRequest
+) -> None:
+    app = world.app
+    a = world.sets["A"]
+    with app.app_context():
+        test_set = db.session.get_one(TestSet, a.test_set_id)
+        for name in REFUSED_NAMES:
+            with pytest.raises(ServiceError, match="letters, digits, spaces"):
+                endpoints.add_endpoint(test_set, name, URL, preset_name="list")
+            with pytest.raises(ServiceError, match="letters, digits, spaces"):
+                judges.add_judge(name, "http://127.0.0.1:9/v1", "m")
+        kept = endpoints.add_endpoint(test_set, " BM25  title v1.2_x-y ", URL, preset_name="list")
+        assert kept.name == "BM25 title v1.2_x-y"
+        assert judges.add_judge("gpt-4o mini.2", "http://127.0.0.1:9/v1", "m").name
+    client = _login(app, "admin")
+    # The accepted name is reachable at its own address; the refused one is said why, on the form.
+    assert client.get(f"/testsets/{a.test_set_id}/endpoints/BM25 title v1.2_x-y").status_code == 200
+    form = {"name": "a/b", "url": URL, "method": "GET"}
+    form |= {"preset": "list"}
+    page = client.post(f"/testsets/{a.test_set_id}/endpoints/", data=form)
+    assert page.status_code == 200
+    assert "an endpoint name must be" in page.get_data(as_text=True)
+    added = app.test_cli_runner().invoke(
+        args=["judges", "add", "x/y", "--base-url", "http://127.0.0.1:9/v1", "--model", "m"]
+    )
+    assert added.exit_code != 0 and "a judge name must be" in added.output
+    _finding(request, f"endpoint and judge names ({len(REFUSED_NAMES)} refused in web, CLI, API)")
