@@ -16,8 +16,8 @@ from flask import Flask
 from flask.testing import FlaskClient
 
 from ndcg_labeler.extensions import db
-from ndcg_labeler.models import Query, TestSet
-from ndcg_labeler.services import ServiceError, endpoints, judges
+from ndcg_labeler.models import Query, TestSet, User
+from ndcg_labeler.services import ServiceError, accounts, endpoints, judges
 from ndcg_labeler.services import runs as run_service
 from tests.factory import PASSWORD, build, judge, trec
 from tests.security.world import World, make_world
@@ -195,3 +195,37 @@ def test_endpoint_and_judge_names_keep_to_url_characters(
     )
     assert added.exit_code != 0 and "a judge name must be" in added.output
     _finding(request, f"endpoint and judge names ({len(REFUSED_NAMES)} refused in web, CLI, API)")
+
+
+def test_blind_set_aggregates_are_hidden_from_its_annotators(
+    world: World, request: pytest.FixtureRequest
+) -> None:
+    app = world.app
+    c, b = world.sets["C"], world.sets["B"]
+    figures = (
+        "/test-sets/{s}/agreement",
+        "/test-sets/{s}/agreement.json",
+        "/test-sets/{s}/dashboard/runs/{r}",
+        "/test-sets/{s}/dashboard/runs/{r}/_table",
+        "/test-sets/{s}/dashboard/export/runs/{r}/queries.csv",
+        "/test-sets/{s}/dashboard/export/runs/{r}/queries.json",
+        "/test-sets/{s}/dashboard/export/runs/{r}/trec_eval.txt",
+    )
+    blind, member, admin = _login(app, "blindie"), _login(app, "bmember"), _login(app, "admin")
+    for url in figures:
+        assert blind.get(url.format(s=c.test_set_id, r=c.run_id)).status_code == 403, url
+        assert admin.get(url.format(s=c.test_set_id, r=c.run_id)).status_code == 200, url
+        assert member.get(url.format(s=b.test_set_id, r=b.run_id)).status_code == 200, url
+    # The pages the blind annotator may open do not lead there.
+    overview = blind.get(f"/test-sets/{c.test_set_id}/dashboard/").get_data(as_text=True)
+    assert f"/dashboard/runs/{c.run_id}" not in overview
+    assert f"/test-sets/{c.test_set_id}/agreement" not in overview
+    with app.app_context():
+        token = accounts.create_token(db.session.get_one(User, world.users["blind-annotator"]))
+    api = app.test_client()
+    headers = {"Authorization": f"Bearer {token}"}
+    scores = f"/api/testsets/{c.test_set_id}/runs/{c.run_id}/scores"
+    assert api.get(scores, headers=headers).status_code == 403
+    admin_headers = {"Authorization": f"Bearer {world.tokens['admin']}"}
+    assert api.get(scores, headers=admin_headers).status_code == 200
+    _finding(request, f"blind-set aggregates ({len(figures) + 1} pages, exports and API: 403)")
