@@ -194,7 +194,7 @@ def test_endpoint_and_judge_names_keep_to_url_characters(
         args=["judges", "add", "x/y", "--base-url", "http://127.0.0.1:9/v1", "--model", "m"]
     )
     assert added.exit_code != 0 and "a judge name must be" in added.output
-    _finding(request, f"endpoint and judge names ({len(REFUSED_NAMES)} refused in web, CLI, API)")
+    _finding(request, f"endpoint and judge names ({len(REFUSED_NAMES)} refused by the service)")
 
 
 def test_blind_set_aggregates_are_hidden_from_its_annotators(
