@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import os
+import re
 import shlex
 from pathlib import Path
 from typing import Any
 
-from flask import Flask, Response, render_template, request
-from werkzeug.exceptions import HTTPException
+from flask import Flask, Request, Response, render_template, request
+from flask.json.provider import DefaultJSONProvider
+from werkzeug.exceptions import BadRequest, HTTPException
 from werkzeug.middleware.proxy_fix import ProxyFix
 
 from ndcg_labeler import config
@@ -19,6 +21,42 @@ CSP = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
     "object-src 'none'; base-uri 'self'; form-action 'self'; frame-ancestors 'none'"
 )
+# Request bodies (the gate's parameters) are flat; Python's JSON parser recurses per level and
+# raises RecursionError (a 500) near 1,000, so anything deeper than this is refused unparsed.
+MAX_JSON_DEPTH = 64
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_JSON_BRACKET = re.compile(r"[\[\]{}]")
+
+
+def _json_depth(text: str | bytes) -> int:
+    """How deep the arrays and objects of a JSON text nest, counted without parsing it."""
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", "replace")
+    depth = deepest = 0
+    for bracket in _JSON_BRACKET.findall(_JSON_STRING.sub("", text)):
+        depth += 1 if bracket in "[{" else -1
+        deepest = max(deepest, depth)
+    return deepest
+
+
+class _BoundedJSON(DefaultJSONProvider):
+    """Flask's JSON, refusing texts nested deeper than MAX_JSON_DEPTH before parsing them."""
+
+    def loads(self, s: str | bytes, **kwargs: Any) -> Any:
+        """Parse `s`; ValueError (a 400 in a request) when it nests too deep."""
+        if _json_depth(s) > MAX_JSON_DEPTH:
+            raise ValueError(f"it nests deeper than {MAX_JSON_DEPTH} levels")
+        return super().loads(s, **kwargs)
+
+
+class _Request(Request):
+    """A request whose unreadable JSON body is a 400 that says why, in production too."""
+
+    def on_json_loading_failed(self, e: ValueError | None) -> Any:
+        """Flask keeps the parser's reason for debug mode only; the reason is the answer."""
+        if e is None:
+            return super().on_json_loading_failed(e)
+        raise BadRequest(f"the body is not valid JSON: {e}") from e
 
 
 def create_app(test_config: dict[str, Any] | None = None) -> Flask:
@@ -37,6 +75,8 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
         template_folder=str(ROOT / "templates"),
         static_folder=str(ROOT / "static"),
     )
+    app.request_class = _Request
+    app.json = _BoundedJSON(app)
     Path(app.instance_path).mkdir(parents=True, exist_ok=True)
     app.config.from_mapping(config.from_environment(app.instance_path))
     if test_config:

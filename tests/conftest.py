@@ -187,6 +187,15 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
             f"{sum(r[3] == '1' for r in refused)} of them with 0 rows written; "
             f"{len(rows) - len(refused)} valid files in unusual dress accepted"
         )
+    low = {
+        value
+        for reports in terminalreporter.stats.values()
+        for report in reports
+        for key, value in getattr(report, "user_properties", ())
+        if key == "low-finding" and getattr(report, "when", "call") == "call"
+    }
+    if low:
+        lines.append(f"low findings held: {'; '.join(sorted(low))}")
     if lines:
         terminalreporter.section("security")
         for line in sorted(set(lines)):

@@ -32,6 +32,7 @@ _WHERE = {
     "read_queries": "queries",
     "read_queries_numbered": "queries",
     "safe_cell": "spreadsheet",
+    "safe_value": "spreadsheet",
     "ChunkRecord": "records",
     "PairRecord": "records",
     "QrelRecord": "records",

@@ -20,6 +20,9 @@ from ndcg_labeler.extensions import db
 from ndcg_labeler.models import TestSet
 
 BATCH = 5000
+# OFFSET is a signed 64-bit integer in SQLite and PostgreSQL, so a page number is capped well
+# below the point where (page - 1) * per_page overflows it; no listing has 2**31 pages.
+LAST_PAGE_ASKED = 2**31
 
 
 @contextmanager
@@ -193,7 +196,8 @@ def paginate(
     """One page of a SELECT (entities, or Row tuples with `rows=True`) or of a sequence.
 
     Flask-SQLAlchemy's Pagination, so that every listing and the one pager macro
-    (templates/_macros.html) speak the same object. A page past the end shows the last page.
+    (templates/_macros.html) speak the same object. A page below 1 shows the first page and a
+    page past the end (even past what the database can count, ?page=2**64) the last one.
     """
 
     def make(number: int) -> Pagination:
@@ -204,7 +208,7 @@ def paginate(
             return _RowsPagination(select=source, **args)
         return db.paginate(source, **args)
 
-    found = make(max(1, page))
+    found = make(min(max(1, page), LAST_PAGE_ASKED))
     if found.page > found.pages > 0:
         found = make(found.pages)
     return found

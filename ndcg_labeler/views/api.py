@@ -162,7 +162,10 @@ def _upload(test_set: TestSet) -> tuple[Response, int] | Response:
 @bp.get("/testsets/<test_set>/runs/<run>/scores")
 def scores(test_set: str, run: str) -> Response:
     """The run's current scores: the same JSON as `flask run score --json`."""
-    found = _run(_test_set(test_set), run)
+    chosen = _test_set(test_set)
+    if not accounts.grades_visible(g.api_user, chosen):  # per-query figures, as on the pages
+        return _error(403, "this test set is judged blind: per-query scores are for admins")
+    found = _run(chosen, run)
     try:
         options = live.parse_options(request.args)
     except ServiceError as exc:
@@ -173,7 +176,7 @@ def scores(test_set: str, run: str) -> Response:
 def _gate_params() -> dict[str, Any]:
     """The gate's parameters from a JSON object or form fields (400 on a malformed body)."""
     if request.is_json:
-        body = request.get_json(silent=True)
+        body = request.get_json()  # malformed or too deeply nested: 400 saying why
         if not isinstance(body, dict):
             abort(_error(400, "send the gate's parameters as one JSON object"))
         return body

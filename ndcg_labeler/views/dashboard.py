@@ -11,7 +11,7 @@ from werkzeug.wrappers import Response
 from ndcg_labeler.services import ServiceError, dashboard, judges, live
 from ndcg_labeler.views import figures
 from ndcg_labeler.views._scoring import run_or_404, score_options
-from ndcg_labeler.views.access import get_test_set_or_404
+from ndcg_labeler.views.access import get_test_set_or_404, require_grades_visible
 
 bp = Blueprint("dashboard", __name__, url_prefix="/test-sets/<int:test_set_id>/dashboard")
 
@@ -110,6 +110,9 @@ def live_check(test_set_id: int) -> Response:
 
 def _table_context(test_set_id: int, run_id: int) -> dict[str, object]:
     test_set = get_test_set_or_404(test_set_id)
+    # Per-query DCG, IDCG and relevant counts are others' grades, summed up; blind sets keep
+    # them from annotators as they keep the grades.
+    require_grades_visible(test_set)
     run = run_or_404(test_set, run_id)
     options = score_options()
     try:

@@ -7,6 +7,7 @@ import json
 from flask import Blueprint, Response, abort
 from flask_login import current_user
 
+from ndcg_labeler.models import TestSet
 from ndcg_labeler.services import ServiceError, comparison, dashboard, live
 from ndcg_labeler.views._responses import still_computing
 from ndcg_labeler.views._scoring import chosen_runs, run_or_404, score_options
@@ -56,10 +57,17 @@ def qrels(test_set_id: int) -> Response:
     return _download(body, f"test-set-{test_set.id}.qrels", "text/plain")
 
 
+def _per_query_figures(test_set_id: int) -> TestSet:
+    """The test set, when this user may see per-query figures (blind sets: as the grades)."""
+    test_set = get_test_set_or_404(test_set_id)
+    require_grades_visible(test_set)
+    return test_set
+
+
 @bp.get("/runs/<int:run_id>/queries.csv")
 def run_csv(test_set_id: int, run_id: int) -> Response:
     """A run's per-query scores as CSV (the order and numbers of `flask run score --json`)."""
-    run = run_or_404(get_test_set_or_404(test_set_id), run_id)
+    run = run_or_404(_per_query_figures(test_set_id), run_id)
     return _csv(
         dashboard.run_csv(live.score_run(run, score_options())), f"run-{run.id}-queries.csv"
     )
@@ -68,14 +76,14 @@ def run_csv(test_set_id: int, run_id: int) -> Response:
 @bp.get("/runs/<int:run_id>/queries.json")
 def run_json(test_set_id: int, run_id: int) -> Response:
     """A run's per-query scores: exactly `flask run score --json`."""
-    run = run_or_404(get_test_set_or_404(test_set_id), run_id)
+    run = run_or_404(_per_query_figures(test_set_id), run_id)
     return _json(live.score_run(run, score_options()).to_json())
 
 
 @bp.get("/runs/<int:run_id>/trec_eval.txt")
 def run_trec(test_set_id: int, run_id: int) -> Response:
     """A run's per-query scores in trec_eval's -q layout (`flask run score --trec`)."""
-    run = run_or_404(get_test_set_or_404(test_set_id), run_id)
+    run = run_or_404(_per_query_figures(test_set_id), run_id)
     body = "\n".join(live.trec_eval_lines(run, score_options())) + "\n"
     return _download(body, f"run-{run.id}.trec_eval.txt", "text/plain")
 

@@ -326,7 +326,10 @@ PATHS: dict[str, Any] = {
                     "example": "judged",
                 },
             ],
-            "responses": {"200": _json(_ref("Scores"), "The scores."), **_errors(400, 401, 404)},
+            "responses": {
+                "200": _json(_ref("Scores"), "The scores."),
+                **_errors(400, 401, 403, 404),
+            },
         },
     },
     "/api/testsets/{test_set}/gate": {

@@ -25,7 +25,11 @@ from ndcg_labeler.scoring import POLICIES
 from ndcg_labeler.services import ServiceError, live, paginate, team
 from ndcg_labeler.views._responses import still_computing
 from ndcg_labeler.views._scoring import page_arg
-from ndcg_labeler.views.access import admin_required, get_test_set_or_404
+from ndcg_labeler.views.access import (
+    admin_required,
+    get_test_set_or_404,
+    require_grades_visible,
+)
 
 bp = Blueprint("team", __name__, url_prefix="/test-sets/<int:test_set_id>")
 
@@ -59,6 +63,7 @@ def _imports_arg() -> bool:
 def agreement_page(test_set_id: int) -> str:
     """Agreement for the test set, per two annotators and per query, with what each means."""
     test_set = get_test_set_or_404(test_set_id)
+    require_grades_visible(test_set)  # agreement figures are others' grades, summed up
     include = _imports_arg()
     figures = team.cached_agreement_report(test_set, include_imports=include, background=True)
     found = figures.value
@@ -81,6 +86,7 @@ def agreement_page(test_set_id: int) -> str:
 def agreement_json(test_set_id: int) -> BaseResponse:
     """The agreement page as JSON: the CLI's object plus per-query figures."""
     test_set = get_test_set_or_404(test_set_id)
+    require_grades_visible(test_set)
     try:
         cached = team.cached_agreement_report(
             test_set, include_imports=_imports_arg(), background=True

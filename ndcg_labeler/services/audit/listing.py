@@ -13,7 +13,7 @@ import sqlalchemy as sa
 from flask_sqlalchemy.pagination import Pagination
 
 from ndcg_labeler.extensions import db
-from ndcg_labeler.formats import safe_cell
+from ndcg_labeler.formats import safe_value
 from ndcg_labeler.models import AuditEvent
 from ndcg_labeler.services._db import paginate
 
@@ -75,12 +75,7 @@ def events_csv(action: str | None = None, actor: str | None = None) -> str:
     writer.writerow(FIELDS)
     for row in event_rows(action, actor):
         row["details"] = json.dumps(row["details"], ensure_ascii=False, sort_keys=True)
-        writer.writerow(
-            [
-                safe_cell(value) if isinstance(value, str) else ("" if value is None else value)
-                for value in (row[name] for name in FIELDS)
-            ]
-        )
+        writer.writerow([safe_value(row[name]) for name in FIELDS])
     return out.getvalue()
 
 

@@ -11,7 +11,7 @@ import sqlalchemy as sa
 from ndcg_labeler.extensions import db
 from ndcg_labeler.formats import HitsError, Mapping, check_mapping, preset
 from ndcg_labeler.models import RetrieverEndpoint, TestSet
-from ndcg_labeler.services import ServiceError, outbound
+from ndcg_labeler.services import ServiceError, outbound, url_name
 
 METHODS = ("GET", "POST")
 # The name column's length (RetrieverEndpoint.name).
@@ -74,9 +74,7 @@ def add_endpoint(
     timeout: float = 30.0,
 ) -> RetrieverEndpoint:
     """Create an endpoint after checking the URL, body template, headers and mapping."""
-    name = " ".join((name or "").split())
-    if not name or len(name) > MAX_NAME:
-        raise ServiceError(f"an endpoint needs a name of 1–{MAX_NAME} characters")
+    name = url_name("an endpoint", name, MAX_NAME)
     method = _check_request(url, method, body)
     mapping = _mapping(preset_name, text_field, hits, id_expr, score, text)
     parsed: dict[str, Any] = dict(parse_header(h) for h in headers or [])

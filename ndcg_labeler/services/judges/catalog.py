@@ -8,7 +8,7 @@ import sqlalchemy as sa
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Judge
-from ndcg_labeler.services import ServiceError, outbound
+from ndcg_labeler.services import ServiceError, outbound, url_name
 from ndcg_labeler.services.judges.prompts import check_template
 
 DEFAULT_MAX_TOKENS = 512  # tokens a judge may generate per answer, unless told otherwise
@@ -46,9 +46,7 @@ def add_judge(
     requests_per_minute: int = 0,
 ) -> Judge:
     """Create a judge after checking every setting (the key itself is never stored)."""
-    name = " ".join((name or "").split())
-    if not name or len(name) > MAX_NAME or ":" in name:
-        raise ServiceError(f"a judge needs a name of 1–{MAX_NAME} characters without ':'")
+    name = url_name("a judge", name, MAX_NAME)
     if db.session.scalar(sa.select(Judge.id).where(Judge.name == name)) is not None:
         raise ServiceError(f"a judge named '{name}' already exists")
     if not re.match(r"^https?://", base_url or ""):

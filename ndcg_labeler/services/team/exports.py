@@ -17,7 +17,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from ndcg_labeler.extensions import db
-from ndcg_labeler.formats import safe_cell
+from ndcg_labeler.formats import safe_value
 from ndcg_labeler.models import Chunk, Judgment, Query, TestSet, User
 from ndcg_labeler.services import ServiceError
 
@@ -83,15 +83,15 @@ def judgment_rows(test_set: TestSet) -> Iterator[dict[str, Any]]:
 def judgment_csv_chunks(test_set: TestSet) -> Iterator[str]:
     """The judgments as CSV text (header first), a batch of lines at a time.
 
-    Notes are free text typed by people; one that starts like a formula gets a leading
-    apostrophe so opening the file in a spreadsheet never runs it. JSONL keeps notes verbatim.
+    Notes, qids, docids and user names come from people and imported files; text that starts
+    like a formula gets a leading apostrophe so opening the file in a spreadsheet never runs
+    it. JSONL keeps them verbatim.
     """
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(EXPORT_FIELDS)
     for i, row in enumerate(judgment_rows(test_set), start=1):
-        row["note"] = safe_cell(row["note"])
-        writer.writerow(["" if row[name] is None else row[name] for name in EXPORT_FIELDS])
+        writer.writerow([safe_value(row[name]) for name in EXPORT_FIELDS])
         if i % _BATCH == 0:
             yield buffer.getvalue()
             buffer.seek(0)

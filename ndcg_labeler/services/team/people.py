@@ -20,7 +20,7 @@ from datetime import datetime
 import sqlalchemy as sa
 
 from ndcg_labeler.extensions import db
-from ndcg_labeler.formats import safe_cell
+from ndcg_labeler.formats import safe_value
 from ndcg_labeler.models import Judgment, TestSet, TestSetMember, User
 from ndcg_labeler.models.users import IMPORT_ROLE
 from ndcg_labeler.scoring import ConsensusAgreement, Rating, consensus_agreement
@@ -229,7 +229,6 @@ def people_csv(persons: list[Person], scale_max: int) -> str:
     for record in people_records(persons):
         counts = record.pop("grade_counts")
         assert isinstance(counts, dict)
-        cells = ["" if record[f] is None else record[f] for f in PEOPLE_FIELDS]
-        cells[0] = safe_cell(str(cells[0]))
+        cells = [safe_value(record[f]) for f in PEOPLE_FIELDS]
         writer.writerow([*cells, *(counts.get(str(g), 0) for g in range(scale_max + 1))])
     return out.getvalue()
