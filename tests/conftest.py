@@ -156,26 +156,28 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         session.exitstatus = 1
 
 
+def _user_properties(
+    terminalreporter: pytest.TerminalReporter, key: str, *, unique: bool = True
+) -> list[str]:
+    """The values the tests' calls attached under `key` (xdist carries them back)."""
+    values = [
+        value
+        for reports in terminalreporter.stats.values()
+        for report in reports
+        for name, value in getattr(report, "user_properties", ())
+        if name == key and getattr(report, "when", "call") == "call"
+    ]
+    return sorted(set(values)) if unique else values
+
+
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     """Print the security tests' totals (the authorization matrix line) in every run's output.
 
     Tests attach them as `security-summary` user properties, which xdist carries back from its
     workers, so the line appears with or without -s and -n.
     """
-    lines = [
-        value
-        for reports in terminalreporter.stats.values()
-        for report in reports
-        for key, value in getattr(report, "user_properties", ())
-        if key == "security-summary" and getattr(report, "when", "call") == "call"
-    ]
-    hostile = {
-        value
-        for reports in terminalreporter.stats.values()
-        for report in reports
-        for key, value in getattr(report, "user_properties", ())
-        if key == "hostile-case" and getattr(report, "when", "call") == "call"
-    }
+    lines = _user_properties(terminalreporter, "security-summary", unique=False)
+    hostile = _user_properties(terminalreporter, "hostile-case")
     if hostile:
         rows = [case.split("|") for case in hostile]
         refused = [r for r in rows if r[2] == "refused"]
@@ -187,15 +189,9 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
             f"{sum(r[3] == '1' for r in refused)} of them with 0 rows written; "
             f"{len(rows) - len(refused)} valid files in unusual dress accepted"
         )
-    low = {
-        value
-        for reports in terminalreporter.stats.values()
-        for report in reports
-        for key, value in getattr(report, "user_properties", ())
-        if key == "low-finding" and getattr(report, "when", "call") == "call"
-    }
+    low = _user_properties(terminalreporter, "low-finding")
     if low:
-        lines.append(f"low findings held: {'; '.join(sorted(low))}")
+        lines.append(f"low findings held: {'; '.join(low)}")
     if lines:
         terminalreporter.section("security")
         for line in sorted(set(lines)):
