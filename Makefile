@@ -56,12 +56,13 @@ browser:
 	  fi; \
 	fi
 
-## make test: install (with test tools), then lint, the manual's strict build and the whole suite
+## make test: install (with test tools), then lint, the manual's strict build and the whole
+## suite on both cores (pytest-xdist; each worker gets its own PostgreSQL database)
 test: setup-dev browser
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
-	$(BIN)/pytest
+	$(BIN)/pytest -n 2
 
 ## make docs: serve the manual (mkdocs.yml, docs/) on http://127.0.0.1:8000, rebuilt on each edit.
 ## NO_MKDOCS_2_WARNING hides Material's end-of-life banner (May 2027), printed on every build.
