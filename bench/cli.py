@@ -5,7 +5,9 @@ queries, ~40 graded chunks each, a 7,000 x 1,000 TREC run; generated and prepare
 missing) on a copy of the prepared SQLite test set, and times, each as its own process with
 its peak RSS (ru_maxrss read with wait4):
 
-- `flask --app app --help` (start-up; the median of three);
+- `flask --app app --help` (start-up; the median of three), and beside it the floor: a
+  Flask-tutorial-shaped app on the same libraries (bench.floor_app) created in a new process,
+  and `python -c "import flask"`;
 - `flask run upload` then `flask run score --json` (the first score in a new process), and
   pytrec_eval's parse + evaluate of the same files, also a whole process, three rounds of the
   three on fresh copies of the database (run_bench.upload_score_rounds: the two-process ratio is
@@ -77,10 +79,13 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
     env = _env(work)
     _timed([*FLASK, "run", "--help"], env)  # writes the bytecode caches; not counted
     help_timed = median_timed([*FLASK, "--help"], env)
+    floor = median_timed([sys.executable, "-m", "bench.floor_app"], env)[0]
+    bare_flask = median_timed([sys.executable, "-c", "import flask"], env)[0]
     run_file = str(paths["run"])
     pytrec = pytrec_command(args.queries, args.depth, args.judged)
     out = upload_score_rounds(paths["prepared"], work, env, paths["run"], pytrec, "run1")
     out["help"], out["help_rss"], _ = help_timed
+    out["floor"], out["bare_flask"] = floor, bare_flask
     out["score_first"] = out["score"]
     # Every later process does the same work (the upload stored the scores): median of three.
     out["score"] = median_timed([*FLASK, "run", "score", "bench", "run1", "--json"], env)[0]
@@ -107,6 +112,9 @@ def report(out: dict[str, Any]) -> None:
         ("flask --app app --help (start-up)", "1.04 s", f"{out['help']:.2f} s", "<= 0.4 s",
          out["help"] <= 0.4),
         ("  peak RSS", "156 MB", f"{out['help_rss'] / MB:.0f} MB", "", None),
+        ("  floor: tutorial app, same libraries (process)", "", f"{out['floor']:.2f} s", "", None),
+        ("  python -c 'import flask' (process)", "", f"{out['bare_flask']:.2f} s", "", None),
+        ("  start-up / floor (side by side)", "", f"{out['help'] / out['floor']:.2f}x", "", None),
         ("flask run list TESTSET (5 runs; median of 3)", "6.6 s", f"{list5:.2f} s", "<= 1 s",
          list5 <= 1.0),
         ("  peak RSS", "1.34 GB", f"{list5_rss / MB:.0f} MB", "<= 300 MB",
