@@ -256,6 +256,7 @@ class _Grouper:
         self._qid_check = qid_check
         self.refused: Refused | None = None  # the first query qid_check refused
         self._block = (0, 0, False)  # first row, codes before, a qid came back in it
+        self._back = False  # the current qid had rows before its current segment
         self._keys = np.empty(0, dtype=np.uint64)  # sorted query_keys of rows [0, _indexed)
         self._indexed = 0
 
@@ -273,7 +274,8 @@ class _Grouper:
 
     def start_block(self) -> None:
         """Mark where the next block's rows begin (see check_block)."""
-        self._block = (self.rows, len(self._first_seen), False)
+        # A query that came back and is still open has rows before its segment too.
+        self._block = (self.rows, len(self._first_seen), self._back)
 
     def add(self, qids: pa.Array, docids: pa.Array, ended: pa.Array, scores: np.ndarray) -> None:
         """Take one batch: its qids, docids, the same docids newline_ended, and scores."""
@@ -289,7 +291,8 @@ class _Grouper:
         seg_qids = pc.take(qids, pa.array(starts, pa.int64())).to_pylist()
         for start, qid in zip(starts, seg_qids, strict=True):
             if qid != self._current:
-                if qid in self._first_seen:
+                self._back = qid in self._first_seen
+                if self._back:
                     self._interleaved = True
                     self._block = (*self._block[:2], True)
                 else:
