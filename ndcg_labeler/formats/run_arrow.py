@@ -22,7 +22,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 from .errors import FormatError
-from .filled import Filled, FilledStrings
+from .filled import Filled, FilledStrings, indices, numbers
 from .run_dedup import first_duplicate, found_in, merged, none_in_groups, query_keys, string_hashes
 from .run_lines import Grouped
 from .textio import Opened
@@ -201,13 +201,13 @@ def _checked_scores(batch: pa.RecordBatch, trec: bool, padded: bool) -> np.ndarr
         ):
             return None
     if trec:
-        scores = batch.column(4).to_numpy()
+        scores = numbers(batch.column(4))
         return scores if np.isfinite(scores).all() else None  # the line parser words it
     ranks = batch.column(2)
     if not pc.all(pc.match_substring_regex(ranks, _RANK_PATTERN)).as_py():
         return None
     try:
-        return -pc.cast(ranks, pa.int64()).to_numpy().astype(np.float64)
+        return -numbers(pc.cast(ranks, pa.int64())).astype(np.float64)
     except pa.ArrowInvalid:  # beyond int64: the line parser copes
         return None
 
@@ -284,11 +284,9 @@ class _Grouper:
             return
         starts = [0]
         if n > 1:
-            changed = pc.not_equal(qids.slice(1), qids.slice(0, n - 1)).to_numpy(
-                zero_copy_only=False
-            )
+            changed = numbers(pc.not_equal(qids.slice(1), qids.slice(0, n - 1)))
             starts += (np.flatnonzero(changed) + 1).tolist()
-        seg_qids = pc.take(qids, pa.array(starts, pa.int64())).to_pylist()
+        seg_qids = pc.take(qids, indices(np.array(starts))).to_pylist()
         for start, qid in zip(starts, seg_qids, strict=True):
             if qid != self._current:
                 self._back = qid in self._first_seen
@@ -419,6 +417,6 @@ class _Grouper:
         np.cumsum(counts, out=offsets[1:])
         if self._interleaved:
             order = np.argsort(np.repeat(seg_codes, seg_len), kind="stable")
-            docids, scores = docids.take(pa.array(order)), scores[order]
+            docids, scores = docids.take(indices(order)), scores[order]
             hashes = hashes[order]
         return (qids, offsets, docids, scores, self.rows), hashes

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-from .filled import string_offsets
+from .filled import indices, string_offsets
 
 _C1 = np.uint64(0x9E3779B97F4A7C15)
 _C2 = np.uint64(0xC4CEB9FE1A85EC53)
@@ -128,7 +128,7 @@ def first_duplicate(
     if not equal.any():
         return None
     suspects = np.flatnonzero(np.isin(keys, ordered[1:][equal]))  # ascending
-    names = docids.take(pa.array(suspects)).to_pylist()
+    names = docids.take(indices(suspects)).to_pylist()
     seen: dict[tuple[int, str], int] = {}
     for index, code, name in zip(
         suspects.tolist(), query_codes[suspects].tolist(), names, strict=True
