@@ -35,6 +35,35 @@ class Filled:
         return self._data[: self.size]
 
 
+# pa.array() and Array.to_numpy() import pandas (~45 MB and up to a second of CPU) to ask
+# whether they deal with a pandas object; the run parser uses the two below instead, so that a
+# refused upload does not pay for it.
+
+
+def indices(values: np.ndarray) -> pa.Array:
+    """Positions for `take`, as an int64 Arrow array over the numpy buffer (no copy)."""
+    values = np.ascontiguousarray(values, dtype=np.int64)
+    return pa.Array.from_buffers(pa.int64(), values.size, [None, pa.py_buffer(values)])
+
+
+_NUMBERS = {pa.float64(): np.float64, pa.int64(): np.int64, pa.uint64(): np.uint64}
+
+
+def numbers(array: pa.Array) -> np.ndarray:
+    """A float64, int64, uint64 or boolean Arrow array without nulls as a read-only numpy
+    array (no copy, except booleans, which Arrow packs eight to a byte)."""
+    n, offset, data = len(array), array.offset, array.buffers()[1]
+    if pa.types.is_boolean(array.type):
+        if not n:
+            return np.zeros(0, dtype=bool)
+        bits = np.unpackbits(np.frombuffer(data, np.uint8), count=offset + n, bitorder="little")
+        return bits[offset:].view(bool)
+    dtype = np.dtype(_NUMBERS[array.type])
+    if not n:
+        return np.zeros(0, dtype=dtype)
+    return np.frombuffer(data, dtype=dtype, count=n, offset=offset * dtype.itemsize)
+
+
 def string_offsets(strings: pa.Array) -> tuple[np.ndarray, pa.Buffer | None]:
     """A (large) string array's len + 1 offsets into its data buffer (int32 or int64, as
     stored; a slice's start past 0), and that buffer."""

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-from .filled import string_offsets
+from .filled import indices, string_offsets
 
 
 def permute_values(values: np.ndarray, moved: np.ndarray, sources: np.ndarray) -> None:
@@ -43,7 +43,7 @@ def permute_strings(strings: pa.Array, moved: np.ndarray, sources: np.ndarray, l
         return False
     taking = positions.copy()  # perm over the ranges: entries that stay take their own
     taking[np.searchsorted(positions, moved)] = sources
-    taken = strings.take(pa.array(taking))  # the ranges' strings in their new order
+    taken = strings.take(indices(taking))  # the ranges' strings in their new order
     new_offsets, new_data = string_offsets(taken)
     offsets, _ = string_offsets(strings)  # views of the buffers: written below
     # Each range's bytes span the same place before and after: copy the taken bytes over it.

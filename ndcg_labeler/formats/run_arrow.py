@@ -1,7 +1,9 @@
 """Fast path for whitespace run files (TREC, MS MARCO) through pyarrow's multithreaded CSV reader.
 
-It only ever says "this file is clean, here is the run" or "not sure" (None); in the latter case
-the caller re-reads the file line by line, which decides and words any error. So it must never
+It says "this file is clean, here is the run", "not sure" (None: the caller re-reads the file
+line by line, which decides and words any error) or, for the two errors found only once rows
+are grouped (a docid twice in a query, a query the caller refuses), Refused at a row whose
+every predecessor is clean, which the caller words as the line parser would. So it must never
 accept a file that the line parser would reject or read differently: bytes that trec_eval counts
 as whitespace but pyarrow does not split on send the file to the line parser.
 """
@@ -19,14 +21,15 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 from .errors import FormatError
-from .filled import Filled, FilledStrings
-from .run_dedup import has_duplicates, none_in_groups, string_hashes
+from .filled import Filled, FilledStrings, indices, numbers
+from .run_dedup import first_duplicate, found_in, merged, none_in_groups, query_keys, string_hashes
 from .run_lines import Grouped
 from .textio import Opened
 
 _BLOCK = 8 * 1024 * 1024  # bytes handed to one read_csv call; the next one parses meanwhile
 # The first block is small and blocks double up to _BLOCK: a bad line near the top (a docid
-# twice, found only once the rows are grouped) is then seen before the rest is read.
+# twice, found only once the rows are grouped) is then seen before much is read; each block
+# is checked as it comes (_Grouper.check_block), so one further in is seen at its block.
 _FIRST_BLOCK = 64 * 1024
 _ARROW_BLOCK = 2 * 1024 * 1024  # pyarrow's own chunking inside a call (its threads)
 _MAX_TAIL = 1024 * 1024  # a line longer than this sends the file to the line parser
@@ -96,21 +99,25 @@ def _blocks(opened: Opened, delimiter: str) -> Iterator[tuple[memoryview, bool]]
 
 
 def read_fast(
-    opened: Opened, fmt: str, delimiter: str, size: int = 0
+    opened: Opened,
+    fmt: str,
+    delimiter: str,
+    size: int = 0,
+    qid_check: Callable[[str], str | None] | None = None,
 ) -> tuple[Grouped, np.ndarray] | None:
     """Parse a clean TREC or MS MARCO run; None when the line parser must have a look.
 
     `size`: the file's size in bytes when known (0 if not). The run's arrays are reserved
-    from it and the first block (see formats.filled and _Grouper).
+    from it and the first block (see formats.filled and _Grouper). `qid_check` (see
+    runs.read_run) is asked about each query as it is first met.
 
     Returns the grouped run, its docids `newline_ended`, and the docids' hashes
-    (run_dedup.string_hashes of the docids themselves, same order).
+    (run_dedup.string_hashes of the docids themselves, same order). Raises Refused at the
+    first docid twice in a query or query qid_check refuses, once the block that holds it
+    is read (every row before it clean), without reading the rest.
 
     A worker thread parses block k+1 (pyarrow releases the GIL and uses its own threads) while
-    this thread groups block k and hashes its docids, so the two overlap. While the blocks
-    still grow, the rows so far are checked for a docid twice after each one: a duplicate near
-    the top then sends the file to the line parser, which refuses it at its line, before the
-    rest is read (the check of the whole run at the end finds any later one).
+    this thread groups block k, hashes its docids and checks it for repeats, so the two overlap.
     """
     trec = fmt == "trec"
     options = _csv_options(trec, delimiter)
@@ -121,16 +128,16 @@ def read_fast(
         table = pacsv.read_csv(pa.py_buffer(data), **options)
         return table, newline_ended(table.column(docid_col)).combine_chunks(), padded, len(data)
 
-    grouper = _Grouper(size * 4 if opened.gzipped else size)
+    grouper = _Grouper(size * 4 if opened.gzipped else size, qid_check)
     blocks = _blocks(opened, delimiter)
     with ThreadPoolExecutor(max_workers=1) as pool:
         try:
             pending = _submit(pool, parse, blocks)
-            read = 0
             while pending is not None:
                 following = _submit(pool, parse, blocks)
                 table, ended, padded, block_size = pending.result()
                 grouper.reserve(block_size, len(ended), ended.nbytes)
+                grouper.start_block()
                 start = 0
                 for batch in table.to_batches():
                     scores = _checked_scores(batch, trec, padded)
@@ -139,11 +146,9 @@ def read_fast(
                     ids = ended.slice(start, batch.num_rows)
                     grouper.add(batch.column(0), batch.column(docid_col), ids, scores)
                     start += batch.num_rows
-                read += block_size
-                # Only while the blocks grow (the first _BLOCK bytes); the last block is left to
-                # grouper.result(), which checks every row.
-                if read < _BLOCK and following is not None and grouper.duplicated():
-                    return None
+                refused = grouper.check_block()
+                if refused is not None:
+                    raise refused
                 pending = following
         except FormatError:  # size guard or broken gzip: final, not a fallback case
             raise
@@ -196,36 +201,65 @@ def _checked_scores(batch: pa.RecordBatch, trec: bool, padded: bool) -> np.ndarr
         ):
             return None
     if trec:
-        scores = batch.column(4).to_numpy()
+        scores = numbers(batch.column(4))
         return scores if np.isfinite(scores).all() else None  # the line parser words it
     ranks = batch.column(2)
     if not pc.all(pc.match_substring_regex(ranks, _RANK_PATTERN)).as_py():
         return None
     try:
-        return -pc.cast(ranks, pa.int64()).to_numpy().astype(np.float64)
+        return -numbers(pc.cast(ranks, pa.int64())).astype(np.float64)
     except pa.ArrowInvalid:  # beyond int64: the line parser copes
         return None
+
+
+class Refused(Exception):
+    """A run refused at a row (0-based among its non-blank lines), every row before it clean.
+
+    The fast path counts rows, not lines (pyarrow skips blank lines), so read_run turns `row`
+    (and `first`, the row a repeated docid was first seen at) into line numbers by reading
+    the file's lines again up to there.
+    """
+
+    def __init__(self, row: int, reason: str, first: int | None = None) -> None:
+        super().__init__(reason)
+        self.row, self.reason, self.first = row, reason, first
+
+
+# An open query whose earlier rows outnumber a block's by this much is checked against the
+# sorted keys of the rows before (built when first needed) instead of being re-read per block.
+_REREAD = 4
 
 
 class _Grouper:
     """Collects batches as runs of equal qids ("segments"); docids (newline-ended), their
     hashes and the scores go straight into arrays of the whole run (formats.filled).
 
-    Duplicates are found once at the end (run_dedup: hashes of the docid bytes, computed per
-    batch while the worker thread parses the next block), interleaved queries included.
+    Each block is checked for a docid twice as it is added (`check_block`), so a repeat is
+    refused at the block that holds it: rows of a block are checked against each other and
+    against the rows before of its queries. A run lists a query's lines together, so those
+    are only the open query's first rows; a query that comes back later (or a very long one)
+    is checked against the sorted keys of every row before (run_dedup.query_keys, 8 bytes a
+    row, built only then).
     """
 
-    def __init__(self, size: int) -> None:
+    def __init__(self, size: int, qid_check: Callable[[str], str | None] | None = None) -> None:
         self.rows = 0
         self._size = size  # the file's bytes, 0 when unknown
         self._docids = FilledStrings(0, 0)  # newline_ended; all three reserved by `reserve`
         self._hashes = Filled(np.uint64, 0)
         self._scores = Filled(np.float64, 0)
         self._first_seen: dict[str, int] = {}
-        self._seg_codes: list[int] = []
-        self._seg_starts: list[int] = []
+        # Per segment (numpy, appended a batch at a time: the checks slice them per block).
+        self._seg_codes = Filled(np.int64, 64)
+        self._seg_starts = Filled(np.int64, 64)
         self._current: str | None = None
         self._interleaved = False  # a qid came back after another: regroup at the end
+        self._qid_check = qid_check
+        self.refused: Refused | None = None  # the first query qid_check refused
+        self._block = (0, 0, False)  # first row, codes before, a qid came back in it
+        self._back = False  # the current qid had rows before its current segment
+        self._keys = np.empty(0, dtype=np.uint64)  # sorted query_keys of rows [0, _indexed)
+        self._indexed = 0
 
     def reserve(self, block_size: int, entries: int, docid_bytes: int) -> None:
         """Before the first block is added: reserve room for the whole file, scaled from what
@@ -239,6 +273,11 @@ class _Grouper:
         self._hashes = Filled(np.uint64, rows)
         self._scores = Filled(np.float64, rows)
 
+    def start_block(self) -> None:
+        """Mark where the next block's rows begin (see check_block)."""
+        # A query that came back and is still open has rows before its segment too.
+        self._block = (self.rows, len(self._first_seen), self._back)
+
     def add(self, qids: pa.Array, docids: pa.Array, ended: pa.Array, scores: np.ndarray) -> None:
         """Take one batch: its qids, docids, the same docids newline_ended, and scores."""
         n = len(qids)
@@ -246,61 +285,146 @@ class _Grouper:
             return
         starts = [0]
         if n > 1:
-            changed = pc.not_equal(qids.slice(1), qids.slice(0, n - 1)).to_numpy(
-                zero_copy_only=False
-            )
+            changed = numbers(pc.not_equal(qids.slice(1), qids.slice(0, n - 1)))
             starts += (np.flatnonzero(changed) + 1).tolist()
-        seg_qids = pc.take(qids, pa.array(starts, pa.int64())).to_pylist()
+        seg_qids = pc.take(qids, indices(np.array(starts))).to_pylist()
+        codes, begins = [], []
         for start, qid in zip(starts, seg_qids, strict=True):
             if qid != self._current:
-                if qid in self._first_seen:
+                self._back = qid in self._first_seen
+                if self._back:
                     self._interleaved = True
+                    self._block = (*self._block[:2], True)
+                else:
+                    self._new_query(qid, self.rows + start)
                 code = self._first_seen.setdefault(qid, len(self._first_seen))
                 self._current = qid
-                self._seg_codes.append(code)
-                self._seg_starts.append(self.rows + start)
+                codes.append(code)
+                begins.append(self.rows + start)
+        self._seg_codes.extend(np.array(codes, dtype=np.int64))
+        self._seg_starts.extend(np.array(begins, dtype=np.int64))
         self._hashes.extend(string_hashes(docids))
         # Kept newline-ended (the form the upload stores): ranking then copies them once.
         self._docids.extend(ended)
         self._scores.extend(scores)
         self.rows += n
 
-    def _segments(self) -> tuple[np.ndarray, np.ndarray]:
-        """Each segment's length and query code."""
-        seg_len = np.diff(np.array([*self._seg_starts, self.rows], dtype=np.int64))
-        return seg_len, np.array(self._seg_codes, dtype=np.int64)
+    def _new_query(self, qid: str, row: int) -> None:
+        """Ask the caller's qid_check about a query met for the first time."""
+        if self._qid_check is not None and self.refused is None:
+            reason = self._qid_check(qid)
+            if reason is not None:
+                self.refused = Refused(row, reason)
 
-    def _check(self, seg_len: np.ndarray, seg_codes: np.ndarray) -> tuple[bool, np.ndarray | None]:
-        """Whether a docid repeats within a query among the rows so far, and the query code
-        per entry when the check needed them (None when the quick check settled it)."""
+    def check_block(self) -> Refused | None:
+        """The first row of the block since start_block whose docid its query had before
+        (in this block or earlier), or the first query qid_check refused: whichever comes
+        first; None when the block is clean."""
+        r0, codes_before, came_back = self._block
+        r1 = self.rows
+        if r1 == r0:
+            return self.refused
+        s0 = self._segment_of(r0)
+        open_start = int(self._seg_starts.array()[s0])
+        if came_back or r0 - open_start > _REREAD * (r1 - r0):
+            found = self._against_keys(r0, r1, codes_before)
+        else:
+            found = self._within(open_start, r1, s0)
+        refused = self.refused
+        if found is not None and (refused is None or found[1] < refused.row):
+            first, row = found
+            docid = self._docids.array()[row].as_py()[:-1]
+            qid = list(self._first_seen)[self._code_of(row)]
+            return Refused(row, f"docid '{docid}' appears twice for query {qid}", first)
+        return refused
+
+    def _within(self, a: int, b: int, s0: int) -> tuple[int, int] | None:
+        """First repeat among rows [a, b), whose segments (from s0) are distinct queries."""
+        starts = np.append(self._seg_starts.array()[s0:], b)
+        lengths = np.diff(starts)
+        hashes = self._hashes.array()[a:b]
+        # The first and last queries are cut by the block's ends; the ones between usually
+        # have as many rows each, which none_in_groups checks fastest (no padding).
+        cuts = [0, 1, lengths.size - 1, lengths.size] if lengths.size > 2 else [0, lengths.size]
+        bounds = starts[cuts] - a
+        if all(
+            none_in_groups(lengths[c0:c1], hashes[b0:b1])
+            for c0, c1, b0, b1 in zip(cuts, cuts[1:], bounds, bounds[1:], strict=False)
+        ):
+            return None
+        codes = np.repeat(np.arange(lengths.size), lengths)
+        found = first_duplicate(codes, hashes, self._docids.array().slice(a, b - a))
+        return None if found is None else (found[0] + a, found[1] + a)
+
+    def _against_keys(self, r0: int, r1: int, codes_before: int) -> tuple[int, int] | None:
+        """First repeat among rows [r0, r1), within them or with a row before r0."""
         hashes = self._hashes.array()
-        if not self._interleaved and none_in_groups(seg_len, hashes):  # one segment per query
-            return False, None
-        row_codes = np.repeat(seg_codes, seg_len)
-        return has_duplicates(row_codes, hashes, self._docids.array()), row_codes
+        codes = self._row_codes(r0, r1)
+        found = first_duplicate(codes, hashes[r0:r1], self._docids.array().slice(r0, r1 - r0))
+        if found is not None:
+            found = (found[0] + r0, found[1] + r0)
+        self._index_until(r0)
+        older = np.flatnonzero(codes < codes_before)  # rows of queries met before the block
+        hits = older[found_in(self._keys, query_keys(codes[older], hashes[r0 + older]))]
+        for row in (hits + r0).tolist():
+            if found is not None and row > found[1]:
+                break
+            first = self._earlier(row)
+            if first is not None:  # else two keys alike by chance: not a repeat
+                return first, row
+        return found
 
-    def duplicated(self) -> bool:
-        """True when a docid repeats within a query among the rows added so far."""
-        return self._check(*self._segments())[0]
+    def _earlier(self, row: int) -> int | None:
+        """The row before `row` with its query and docid (exact), if any."""
+        hashes = self._hashes.array()
+        same = np.flatnonzero(hashes[:row] == hashes[row])
+        code, docids = self._code_of(row), self._docids.array()
+        name = docids[row].as_py()
+        for other in same.tolist():
+            if self._code_of(other) == code and docids[other].as_py() == name:
+                return other
+        return None
 
-    def result(self) -> tuple[Grouped, np.ndarray] | None:
+    def _code_of(self, row: int) -> int:
+        return int(self._seg_codes.array()[self._segment_of(row)])
+
+    def _segment_of(self, row: int) -> int:
+        """The index of the segment that holds `row`."""
+        return int(np.searchsorted(self._seg_starts.array(), row, side="right")) - 1
+
+    def _row_codes(self, a: int, b: int) -> np.ndarray:
+        """The query code of each row of [a, b)."""
+        s0 = self._segment_of(a)
+        s1 = int(np.searchsorted(self._seg_starts.array(), b, side="left"))
+        starts = self._seg_starts.array()[s0:s1].copy()
+        ends = np.append(starts[1:], b)
+        starts[0] = a
+        return np.repeat(self._seg_codes.array()[s0:s1], ends - starts)
+
+    def _index_until(self, row: int) -> None:
+        """Bring the sorted keys up to the rows before `row`."""
+        if row > self._indexed:
+            codes = self._row_codes(self._indexed, row)
+            more = np.sort(query_keys(codes, self._hashes.array()[self._indexed : row]))
+            self._keys = merged(self._keys, more)
+            self._indexed = row
+
+    def result(self) -> tuple[Grouped, np.ndarray]:
         """The grouped run and the docids' hashes. Its docids are one LargeStringArray of
         `newline_ended` values (compared whole, they are equal when the docids are).
 
-        None if a docid repeats within a query.
+        Every block was checked for repeats as it came (check_block).
         """
         docids, scores = self._docids.array(), self._scores.array()
-        seg_len, seg_codes = self._segments()
+        seg_len = np.diff(np.append(self._seg_starts.array(), self.rows))
+        seg_codes = self._seg_codes.array()
         hashes = self._hashes.array()
-        duplicated, row_codes = self._check(seg_len, seg_codes)
-        if duplicated:
-            return None
         qids = list(self._first_seen)
         offsets = np.zeros(len(qids) + 1, dtype=np.int64)
         counts = np.bincount(seg_codes, weights=seg_len, minlength=len(qids)).astype(np.int64)
         np.cumsum(counts, out=offsets[1:])
-        if row_codes is not None and self._interleaved:
-            order = np.argsort(row_codes, kind="stable")
-            docids, scores = docids.take(pa.array(order)), scores[order]
+        if self._interleaved:
+            order = np.argsort(np.repeat(seg_codes, seg_len), kind="stable")
+            docids, scores = docids.take(indices(order)), scores[order]
             hashes = hashes[order]
         return (qids, offsets, docids, scores, self.rows), hashes

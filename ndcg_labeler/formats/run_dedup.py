@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-from .filled import string_offsets
+from .filled import indices, string_offsets
 
 _C1 = np.uint64(0x9E3779B97F4A7C15)
 _C2 = np.uint64(0xC4CEB9FE1A85EC53)
@@ -106,20 +106,66 @@ def none_in_groups(lengths: np.ndarray, hashes: np.ndarray) -> bool:
     return True
 
 
-def has_duplicates(query_codes: np.ndarray, hashes: np.ndarray, docids: pa.Array) -> bool:
-    """True when some docid occurs twice with the same query code (exact).
-
-    When every query's entries are consecutive (one group per query, in order), ask
-    none_in_groups first: it is faster, and needs no code per entry.
-    """
+def query_keys(query_codes: np.ndarray, hashes: np.ndarray) -> np.ndarray:
+    """One 64-bit key per entry from its query's code and its docid's hash (equal pairs, equal
+    keys; unequal pairs, almost always unequal keys)."""
     with np.errstate(over="ignore"):
         keys = hashes ^ (query_codes.astype(np.uint64) * _C2)
-        keys = (keys ^ (keys >> np.uint64(31))) * _C1
+        return (keys ^ (keys >> np.uint64(31))) * _C1
+
+
+def first_duplicate(
+    query_codes: np.ndarray, hashes: np.ndarray, docids: pa.Array
+) -> tuple[int, int] | None:
+    """The first entry whose docid occurred before with the same query code, as (index of
+    that earlier occurrence, its own index); None when no docid repeats (exact).
+
+    "First" is the lowest index, the line a line-by-line reader stops at.
+    """
+    keys = query_keys(query_codes, hashes)
     ordered = np.sort(keys)
     equal = ordered[1:] == ordered[:-1]
     if not equal.any():
-        return False
-    suspects = np.flatnonzero(np.isin(keys, ordered[1:][equal]))
-    names = docids.take(pa.array(suspects)).to_pylist()
-    pairs = list(zip(query_codes[suspects].tolist(), names, strict=True))
-    return len(set(pairs)) != len(pairs)
+        return None
+    suspects = np.flatnonzero(np.isin(keys, ordered[1:][equal]))  # ascending
+    names = docids.take(indices(suspects)).to_pylist()
+    seen: dict[tuple[int, str], int] = {}
+    for index, code, name in zip(
+        suspects.tolist(), query_codes[suspects].tolist(), names, strict=True
+    ):
+        first = seen.setdefault((code, name), index)
+        if first != index:
+            return first, index
+    return None
+
+
+def has_duplicates(query_codes: np.ndarray, hashes: np.ndarray, docids: pa.Array) -> bool:
+    """True when some docid occurs twice with the same query code (exact)."""
+    return first_duplicate(query_codes, hashes, docids) is not None
+
+
+def merged(ordered: np.ndarray, more: np.ndarray) -> np.ndarray:
+    """The sorted union (with repeats) of a sorted array and a sorted array of the same dtype.
+
+    A stable sort of the two joined is timsort for 64-bit keys: it finds the two runs and
+    merges them, in time linear in both.
+    """
+    out = np.concatenate([ordered, more])
+    out.sort(kind="stable")
+    return out
+
+
+def found_in(ordered: np.ndarray, keys: np.ndarray) -> np.ndarray:
+    """Which of `keys` occur in the sorted array `ordered` (a mask).
+
+    The keys are looked up in sorted order: each search then starts where the one before
+    ended, ~10x faster than random lookups into a large array.
+    """
+    if not ordered.size or not keys.size:
+        return np.zeros(keys.size, dtype=bool)
+    order = np.argsort(keys)
+    wanted = keys[order]
+    at = np.minimum(np.searchsorted(ordered, wanted), ordered.size - 1)
+    mask = np.empty(keys.size, dtype=bool)
+    mask[order] = ordered[at] == wanted
+    return mask

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import numpy as np
 import pyarrow as pa
@@ -19,7 +19,7 @@ from .fields import (
     width_error,
 )
 from .tabular import check_width, iter_csv_rows, iter_json_objects, read_header
-from .textio import Opened, iter_lines, iter_raw_lines
+from .textio import Opened, iter_lines, iter_raw_lines, line_blocks
 
 Entry = tuple[int, str, str | None, float]
 """(line_no, qid, docid, score) of one ranked document; docid None marks an empty ranking."""
@@ -31,9 +31,13 @@ Grouped = tuple[list[str], np.ndarray, "np.ndarray | pa.Array", np.ndarray, int]
 
 docids: an object array of str (line parser) or a pyarrow LargeStringArray (fast path)."""
 
+QidCheck = Callable[[str], "str | None"]
+"""Asked about each query id as it is first met: a reason to refuse the file there, or None."""
 
-def collect(entries: Iterator[Entry], filename: str) -> Grouped:
-    """Group entries by query in first-seen order; a docid twice in one query is an error."""
+
+def collect(entries: Iterator[Entry], filename: str, qid_check: QidCheck | None = None) -> Grouped:
+    """Group entries by query in first-seen order; a docid twice in one query is an error, and
+    so is a query `qid_check` refuses (at the line that first names it)."""
     by_query: dict[str, tuple[dict[str, int], list[float]]] = {}
     lines = 0
     last_line = 0
@@ -43,6 +47,7 @@ def collect(entries: Iterator[Entry], filename: str) -> Grouped:
             last_line = line_no
         group = by_query.get(qid)
         if group is None:
+            _check_qid(qid_check, qid, filename, line_no)
             group = by_query[qid] = ({}, [])
         if docid is None:
             continue
@@ -56,12 +61,13 @@ def collect(entries: Iterator[Entry], filename: str) -> Grouped:
     return _assemble(by_query, lines, filename)
 
 
-def collect_whitespace(opened: Opened, fmt: str) -> Grouped:
+def collect_whitespace(opened: Opened, fmt: str, qid_check: QidCheck | None = None) -> Grouped:
     """Parse a TREC run (qid Q0 docid rank score tag) or MS MARCO run (qid docid rank).
 
     Columns split on ASCII whitespace exactly as trec_eval splits them (bytes.split() is C's
     isspace); like trec_eval, a TREC line may carry more fields after the tag. One inlined
     loop, because this is also the path for 7M-line files with irregular spacing or errors.
+    A query `qid_check` refuses is an error at the line that first names it.
     """
     name = opened.filename
     trec = fmt == "trec"
@@ -84,7 +90,10 @@ def collect_whitespace(opened: Opened, fmt: str) -> Grouped:
         lines += 1
         if tokens[0] != current:
             current = tokens[0]
-            seen, scores = by_query.setdefault(current.decode(), ({}, []))
+            qid = current.decode()
+            if qid not in by_query:
+                _check_qid(qid_check, qid, name, line_no)
+            seen, scores = by_query.setdefault(qid, ({}, []))
         token = tokens[s_col]
         if trec:
             try:
@@ -112,6 +121,49 @@ def collect_whitespace(opened: Opened, fmt: str) -> Grouped:
             raise FormatError(name, line_no, reason)
         scores.append(value)
     return _assemble(by_query, lines, name)
+
+
+def _check_qid(qid_check: QidCheck | None, qid: str, filename: str, line_no: int) -> None:
+    """Refuse a query the caller's check refuses, at this line."""
+    if qid_check is not None and (reason := qid_check(qid)) is not None:
+        raise FormatError(filename, line_no, reason)
+
+
+_BLANK = np.zeros(256, dtype=bool)
+_BLANK[list(b" \t\n\v\f\r")] = True  # C's isspace: what bytes.split() splits on
+
+
+def row_lines(opened: Opened, rows: list[int]) -> list[int]:
+    """The line number of each of `rows`, 0-based indexes among the file's non-blank lines
+    (the rows of the fast path, which skips blank lines), reading only up to the last."""
+    wanted = sorted(set(rows))
+    found: dict[int, int] = {}
+    seen = 0  # non-blank lines before the block
+    for before, block in line_blocks(opened):
+        if len(found) == len(wanted):
+            break
+        nonblank = _nonblank_lines(block)
+        for row in wanted[len(found) :]:
+            if row >= seen + nonblank.size:
+                break
+            found[row] = before + int(nonblank[row - seen]) + 1
+        seen += nonblank.size
+    return [found[row] for row in rows]
+
+
+def _nonblank_lines(block: bytes) -> np.ndarray:
+    """Indexes of the lines of a block of whole lines that hold more than whitespace."""
+    data = np.frombuffer(block, dtype=np.uint8)
+    ends = np.flatnonzero(data == 10)
+    if not block.endswith(b"\n"):
+        ends = np.append(ends, data.size)  # the last line, without its LF
+    starts = np.concatenate(([0], ends[:-1] + 1))
+    # A line whose first byte is not whitespace holds more; the few others are looked at whole.
+    keep = starts < ends
+    keep[keep] = ~_BLANK[data[starts[keep]]]
+    for i in np.flatnonzero((starts < ends) & ~keep).tolist():
+        keep[i] = not block[starts[i] : ends[i]].isspace()
+    return np.flatnonzero(keep)
 
 
 def delimited_entries(opened: Opened, delimiter: str) -> Iterator[Entry]:

@@ -13,9 +13,17 @@ import pyarrow as pa
 
 from .errors import FormatError
 from .fields import QRELS_NOT_RUN, looks_like_qrels, split_ws
-from .run_arrow import newline_ended, read_fast, without_newlines
+from .run_arrow import Refused, newline_ended, read_fast, without_newlines
 from .run_dedup import string_hashes
-from .run_lines import Grouped, collect, collect_whitespace, delimited_entries, jsonl_entries
+from .run_lines import (
+    Grouped,
+    QidCheck,
+    collect,
+    collect_whitespace,
+    delimited_entries,
+    jsonl_entries,
+    row_lines,
+)
 from .tabular import header_names
 from .textio import DEFAULT_MAX_BYTES, Opened, Source, first_line, open_source, size_of
 
@@ -123,14 +131,17 @@ def read_run(
     fmt: str | None = None,
     max_bytes: int = DEFAULT_MAX_BYTES,
     fast: bool = True,
+    qid_check: QidCheck | None = None,
 ) -> ParsedRun:
     """Parse and validate a whole run; keep the top `depth` per query when given.
 
     The format is detected from the content unless `fmt` names it. Validation is trec_eval's
     (a docid twice in one query, too few columns, a bad score are file:line errors) and covers
-    the whole file even with `depth`. Clean TREC/MS MARCO files take a pyarrow fast path;
-    anything it is unsure about is re-read by the line parser (`fast=False` forces that),
-    which needs `source` to be a path or a seekable stream for the fast path to be tried.
+    the whole file even with `depth`; the first error is raised without reading the rest.
+    `qid_check` is asked about each query id as it is first met: a string it returns refuses
+    the file at that line, with that reason. Clean TREC/MS MARCO files take a pyarrow fast
+    path; anything it is unsure about is re-read by the line parser (`fast=False` forces
+    that), which needs `source` to be a path or a seekable stream for the fast path to be tried.
     """
     if depth is not None and depth < 1:
         raise ValueError("depth must be a positive integer")
@@ -140,20 +151,26 @@ def read_run(
     grouped: Grouped | None = None
     hashes: np.ndarray | None = None
     ended = False  # the fast path hands its docids over newline-ended
+    refused: Refused | None = None
     with open_source(source, filename, max_bytes=max_bytes) as opened:
         name = _resolve(opened, fmt)
         if fast and name in ("trec", "msmarco") and start is not None:
             delimiter = "\t" if "\t" in (first_line(opened.head, skip_hash=True) or "") else " "
-            fast_run = read_fast(opened, name, delimiter, _size(source, start))
+            try:
+                fast_run = read_fast(opened, name, delimiter, _size(source, start), qid_check)
+            except Refused as exc:
+                fast_run, refused = None, exc
             if fast_run is not None:
                 (grouped, hashes), ended = fast_run, True
         else:
-            grouped, name = _read_lines(opened, name)
-    if grouped is None:  # the fast path declined: re-read line by line for the exact verdict
+            grouped, name = _read_lines(opened, name, qid_check)
+    if grouped is None:  # the fast path refused or declined: re-read for the line or verdict
         if not isinstance(source, str | os.PathLike):
             source.seek(start or 0)
         with open_source(source, filename, max_bytes=max_bytes) as opened:
-            grouped, name = _read_lines(opened, name)
+            if refused is not None:
+                raise _located(opened, refused)
+            grouped, name = _read_lines(opened, name, qid_check)
     qids, offsets, docids, scores, lines = grouped
     if depth is not None and (np.diff(offsets) > depth).any():
         if not isinstance(docids, np.ndarray):
@@ -195,16 +212,29 @@ def _resolve(opened: Opened, fmt: str | None) -> str:
     return fmt
 
 
-def _read_lines(opened: Opened, name: str) -> tuple[Grouped, str]:
+def _read_lines(opened: Opened, name: str, qid_check: QidCheck | None) -> tuple[Grouped, str]:
     filename = opened.filename
     if name in ("trec", "msmarco"):
-        return collect_whitespace(opened, name), name
+        return collect_whitespace(opened, name, qid_check), name
     if name == "jsonl" or name.startswith("jsonl-"):
         mode: list[str] = []
-        grouped = collect(jsonl_entries(opened, mode), filename)
+        grouped = collect(jsonl_entries(opened, mode), filename, qid_check)
         return grouped, mode[0]
     delimiter = "\t" if name.startswith("tsv") else ","
-    return collect(delimited_entries(opened, delimiter), filename), name
+    return collect(delimited_entries(opened, delimiter), filename, qid_check), name
+
+
+def _located(opened: Opened, refused: Refused) -> FormatError:
+    """The fast path's refusal at a row, worded as the line parser words it at that line.
+
+    Only the lines up to the row are read again (numpy over whole blocks, not a Python loop
+    per line), so the time to refuse follows where the error is, not the file's size.
+    """
+    if refused.first is None:
+        (line,) = row_lines(opened, [refused.row])
+        return FormatError(opened.filename, line, refused.reason)
+    line, first = row_lines(opened, [refused.row, refused.first])
+    return FormatError(opened.filename, line, f"{refused.reason} (first at line {first})")
 
 
 def cut_depth(

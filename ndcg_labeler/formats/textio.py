@@ -221,6 +221,11 @@ def _checked_blocks(opened: Opened, max_line_bytes: int) -> Iterator[tuple[int, 
             before += block.count(b"\n")
 
 
+def line_blocks(opened: Opened) -> Iterator[tuple[int, bytes]]:
+    """Yield `(lines_before, block)` of whole lines (UTF-8 and NUL checked), streaming."""
+    return _checked_blocks(opened, DEFAULT_MAX_LINE_BYTES)
+
+
 def _check_block(block: bytes, before: int, filename: str) -> None:
     """Reject invalid UTF-8 and NUL bytes, naming the line and byte."""
     if not block.isascii():

@@ -6,7 +6,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from ndcg_labeler.formats.filled import Filled, FilledStrings
+from ndcg_labeler.formats.filled import Filled, FilledStrings, indices, numbers
 
 
 @pytest.mark.parametrize("capacity", [1, 7, 1000])  # grows from 1 and 7; never from 1000
@@ -49,3 +49,25 @@ def test_filled_strings_equal_concat_arrays(capacity: tuple[int, int]) -> None:
 def test_filled_strings_with_nothing_appended() -> None:
     empty = FilledStrings(1, 1).array()
     assert len(empty) == 0 and empty.type == pa.large_string()
+
+
+@pytest.mark.parametrize("kind", ["float64", "int64", "uint64", "bool"])
+@pytest.mark.parametrize(("start", "length"), [(0, 0), (0, 21), (3, 11), (13, 8), (20, 1)])
+def test_numbers_read_arrow_buffers_like_to_numpy(kind: str, start: int, length: int) -> None:
+    """Slices included: their offset is in elements, and booleans are packed eight to a byte."""
+    rng = np.random.default_rng(start * 31 + length)
+    values = rng.random(21) > 0.5 if kind == "bool" else (rng.random(21) * 1e6).astype(kind)
+    array = pa.array(values).slice(start, length)
+    got = numbers(array)
+    assert got.dtype == np.dtype(kind)
+    assert got.tolist() == values[start : start + length].tolist()
+
+
+def test_indices_take_like_a_list_of_positions() -> None:
+    strings = pa.array(["a", "b", "c", "d"])
+    assert strings.take(indices(np.array([3, 0, 0, 2], dtype=np.int32))).to_pylist() == [
+        "d",
+        "a",
+        "a",
+        "c",
+    ]

@@ -1,6 +1,7 @@
 """Bounded uploads (issue 28, finding 3): a gzip of 1 GiB unpacked with a bad line 2 is refused
 at that line without the rest being read, within about a second and 200 MB, on every upload
-and import path; the figures print with the security section at the end of the run."""
+and import path; a docid repeated ~100 MB in is refused in a time that follows its position,
+not the file's size. The figures print with the security section at the end of the run."""
 
 from __future__ import annotations
 
@@ -232,6 +233,14 @@ IMPORT_CASES = [
         lambda i: b"q2,doc%05d\n" % i,
         "big-pool.csv.gz:3: unknown query 'q9'",
     ),
+    (
+        "pool as a TREC run, an unknown query",
+        "pool",
+        "big-pool.trec.gz",
+        b"q1 Q0 d1 1 2.0 pool\nq9 Q0 d2 1 1.0 pool\n",
+        lambda i: b"q2 Q0 doc%05d %d 1.5 pool\n" % (i, i + 1),
+        "big-pool.trec.gz:2: unknown query 'q9'",
+    ),
 ]
 
 
@@ -243,6 +252,7 @@ IMPORT_CASES = [
 def test_import_refuses_an_early_bad_line_without_reading_the_rest(
     app: Flask,
     tmp_path: Path,
+    record_property,
     kind: str,
     field: str,
     name: str,
@@ -261,6 +271,13 @@ def test_import_refuses_an_early_bad_line_without_reading_the_rest(
     assert message.startswith(expected)
     assert seconds <= SECONDS
     assert growth <= GROWTH_MB
+    if kind == "pool as a TREC run, an unknown query":
+        backend = app.config["SQLALCHEMY_DATABASE_URI"].split(":")[0]
+        record_property(
+            "security-summary",
+            f"imports (service, {backend}): a TREC pool's unknown qid at line 2 of a 1 GiB gzip "
+            f"refused in {seconds:.2f} s, +{growth:.0f} MB over the process's RSS",
+        )
 
 
 # The `flask` command, printing its own peak RSS as it exits. Measured from inside: a child's
@@ -279,8 +296,9 @@ _WITH_PEAK = (
 )
 
 
-def test_cli_upload_refuses_line_2_within_200_mb(tmp_path: Path, record_property) -> None:
-    path = big_gzip(tmp_path / "big.trec.gz", RUN_CASES[0][2], _trec)
+def _cli_refusal(tmp_path: Path, args: list[str]) -> tuple[str, float, float]:
+    """Run `flask ARGS` as its own process on a new SQLite database holding the demo test set;
+    it must fail. Its stderr, wall seconds (start-up included) and peak RSS (MB)."""
     env = {
         **os.environ,
         "NDCG_INSTANCE_PATH": str(tmp_path),
@@ -290,15 +308,14 @@ def test_cli_upload_refuses_line_2_within_200_mb(tmp_path: Path, record_property
         "NDCG_MAX_DECOMPRESSED_MB": "2048",
     }
     flask = [str(Path(sys.executable).parent / "flask"), "--app", "app"]
-    for args in (["db", "upgrade"], ["bootstrap"]):
+    for setup in (["db", "upgrade"], ["bootstrap"]):
         done = subprocess.run(
-            [*flask, *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
+            [*flask, *setup], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
         )
         assert done.returncode == 0, done.stderr
-    demo = "Demo: HR policies (example data)"
     start = time.perf_counter()
     done = subprocess.run(
-        [sys.executable, "-c", _WITH_PEAK, "--app", "app", "run", "upload", demo, str(path)],
+        [sys.executable, "-c", _WITH_PEAK, "--app", "app", *args],
         cwd=ROOT,
         env=env,
         capture_output=True,
@@ -307,12 +324,109 @@ def test_cli_upload_refuses_line_2_within_200_mb(tmp_path: Path, record_property
     )
     seconds = time.perf_counter() - start
     peak = int(done.stderr.rsplit("VmHWM:", 1)[1].split()[0]) / 1024
+    assert done.returncode == 1, done.stderr
+    return done.stderr, seconds, peak
+
+
+DEMO = "Demo: HR policies (example data)"  # its queries are q1, q2, ... (NDCG_DEMO=1)
+
+
+def test_cli_upload_refuses_line_2_within_200_mb(tmp_path: Path, record_property) -> None:
+    path = big_gzip(tmp_path / "big.trec.gz", RUN_CASES[0][2], _trec)
+    stderr, seconds, peak = _cli_refusal(tmp_path, ["run", "upload", DEMO, str(path)])
     print(f"CLI: refused in {seconds:.2f} s (start-up included), peak {peak:.0f} MB")
     record_property(
         "security-summary",
         f"uploads (CLI process, start-up included): line-2 error in a 1 GiB gzip refused in "
         f"{seconds:.2f} s, peak {peak:.0f} MB",
     )
-    assert done.returncode == 1
-    assert "big.trec.gz:2: docid 'd1' appears twice for query q1" in done.stderr
+    assert "big.trec.gz:2: docid 'd1' appears twice for query q1" in stderr
     assert peak <= PEAK_MB
+
+
+def test_cli_pool_import_refuses_an_unknown_query_at_line_2_within_200_mb(
+    tmp_path: Path, record_property
+) -> None:
+    head, line, expected = IMPORT_CASES[-1][3:]
+    path = big_gzip(tmp_path / "big-pool.trec.gz", head, line)
+    stderr, seconds, peak = _cli_refusal(tmp_path, ["testset", "import", DEMO, "--pool", str(path)])
+    print(f"CLI pool: refused in {seconds:.2f} s (start-up included), peak {peak:.0f} MB")
+    record_property(
+        "security-summary",
+        f"imports (CLI process, start-up included): a TREC pool's unknown qid at line 2 of a "
+        f"1 GiB gzip refused in {seconds:.2f} s, peak {peak:.0f} MB",
+    )
+    assert expected in stderr
+    assert peak <= PEAK_MB
+
+
+# A docid twice ~100 MB into a 1 GiB gzip: every block is checked for repeats as it is read,
+# so the time to refuse follows the position, not the size. Measured against the same file cut
+# ~16 MB after the repeat: CPU time (the parser's threads included), steadier than wall time
+# on a shared machine, may differ by half at most (reading to the end took 8x as long).
+DEEP_MB = 100
+DEEP_RATIO = 1.5
+KEPT_MULTIPLE = 3  # the refusal's peak growth, over the bytes of the rows it read
+
+
+def _deep_repeat(path: Path, tail_members: int) -> tuple[Path, str, int]:
+    """A gzip of DEEP_MB of distinct run lines (500 per query), the last line again, then the
+    16 MiB filler member `tail_members` times; the expected message and the rows before it."""
+    unit = b"".join(b"QQQQQQ Q0 doc%05d %d 1.5 bm25\n" % (r, r + 1) for r in range(500))
+    queries = DEEP_MB * MIB // len(unit) + 1
+    text = b"".join(unit.replace(b"QQQQQQ", b"q%05d" % q) for q in range(queries))
+    rows = 500 * queries
+    last = text[text.rindex(b"\n", 0, len(text) - 1) + 1 :]
+    lines: list[bytes] = []
+    while sum(map(len, lines)) < 16 * 1024:
+        lines.append(_trec(len(lines)))
+    filler = gzip.compress(b"".join(lines) * (16 * MIB // sum(map(len, lines))), 6)
+    with path.open("wb") as out:
+        out.write(gzip.compress(text + last, 1))
+        for _ in range(tail_members):
+            out.write(filler)
+    qid = f"q{queries - 1:05d}"
+    expected = f"{path.name}:{rows + 1}: docid 'doc00499' appears twice for query {qid} "
+    return path, expected + f"(first at line {rows})", rows
+
+
+def _timed_refusal(test_set, path: Path) -> tuple[str, float, float, float, float]:  # type: ignore[no-untyped-def]
+    """Upload `path` through the service, which must refuse: message, wall and CPU seconds,
+    peak RSS and its growth (MB)."""
+    with path.open("rb") as stream:
+        cpu = time.process_time()
+        message, seconds, peak, growth = refused(
+            lambda: run_service.upload_run(test_set, stream, path.name, path.stem, None)
+        )
+        cpu = time.process_time() - cpu
+    return message, seconds, cpu, peak, growth
+
+
+def test_a_repeat_100_mb_into_a_1_gib_gzip_is_refused_in_time_with_its_position(
+    app: Flask, tmp_path: Path, record_property
+) -> None:
+    app.config["NDCG_MAX_DECOMPRESSED_BYTES"] = 2 * GIB
+    short, short_expected, _ = _deep_repeat(tmp_path / "short.trec.gz", 1)
+    members = (GIB - DEEP_MB * MIB) // (16 * MIB) + 1
+    whole, expected, _ = _deep_repeat(tmp_path / "big.trec.gz", members)
+    with app.app_context():
+        test_set = _test_set()
+        # The short file first: the process's first refusal pays for the pages it maps.
+        short_message, short_seconds, short_cpu, _, _ = _timed_refusal(test_set, short)
+        message, seconds, cpu, peak, growth = _timed_refusal(test_set, whole)
+    print(
+        f"a docid twice {DEEP_MB} MB in: 1 GiB gzip refused in {seconds:.2f} s ({cpu:.2f} s CPU),"
+        f" peak {peak:.0f} MB (+{growth:.0f} MB); cut after it: {short_seconds:.2f} s "
+        f"({short_cpu:.2f} s CPU)"
+    )
+    backend = app.config["SQLALCHEMY_DATABASE_URI"].split(":")[0]
+    record_property(
+        "security-summary",
+        f"uploads (service, {backend}): a docid twice {DEEP_MB} MB into a 1 GiB gzip refused in "
+        f"{seconds:.2f} s ({cpu:.2f} s CPU; the same file cut after it: {short_seconds:.2f} s, "
+        f"{short_cpu:.2f} s CPU), +{growth:.0f} MB over the process's RSS",
+    )
+    assert short_message == short_expected
+    assert message == expected
+    assert cpu <= DEEP_RATIO * short_cpu
+    assert growth <= KEPT_MULTIPLE * DEEP_MB  # the rows kept: DEEP_MB of text

@@ -167,13 +167,21 @@ def _refuse_long(file: ImportFile, line: int | None, value: str, limit: int, wha
         raise FormatError(file.filename, line, reason)
 
 
+def _unknown(qid: str, known: set[str]) -> str | None:
+    """Why a record naming `qid` is refused: the test set lacks it (and this import does not
+    add it); None when it is known."""
+    if qid in known:
+        return None
+    return (
+        f"unknown query '{qid}': this test set has no such qid (import its queries first, "
+        "or in the same import)"
+    )
+
+
 def _refuse_unknown(file: ImportFile, line: int | None, qid: str, known: set[str]) -> None:
     """Refuse a record naming a qid the test set lacks (and this import does not add)."""
-    if qid not in known:
-        reason = (
-            f"unknown query '{qid}': this test set has no such qid (import its queries first, "
-            "or in the same import)"
-        )
+    reason = _unknown(qid, known)
+    if reason is not None:
         raise FormatError(file.filename, line, reason)
 
 
@@ -204,10 +212,10 @@ def _read_pool(
 ) -> tuple[Numbered, list[int]]:
     """Entries and priorities: a TREC run's rank per query (trec_eval order), else file order.
 
-    Runs are read with read_run for their scores; it yields no line numbers, so they are None
-    and looked up again only when an error needs one (see _line_of).
+    Runs are read with read_run for their scores; it asks about each qid as it first meets
+    it, so an unknown one is refused at its line before the rest is read. Its entries have
+    no line numbers (None).
     """
-    start = _start_of(file.source)
     if _pool_kind(file, limit) != "trec":
         entries: Numbered = []
         numbered = read_pairs_numbered(file.source, file.filename, max_bytes=limit)
@@ -218,11 +226,14 @@ def _read_pool(
         return entries, list(range(1, len(entries) + 1))
     from ndcg_labeler.formats import read_run  # numpy + pyarrow: not at start-up
 
-    run = read_run(file.source, file.filename, fmt="trec", max_bytes=limit)
+    run = read_run(
+        file.source,
+        file.filename,
+        fmt="trec",
+        max_bytes=limit,
+        qid_check=lambda qid: _unknown(qid, known),
+    )
     meter.rows += int(run.offsets[-1])
-    for qid in run.qids:
-        if qid not in known:
-            _refuse_unknown(file, _line_of(file, start, qid), qid, known)
     order = rank_grouped(run.offsets, run.docids, run.scores)
     entries, priorities = [], []
     for i, qid in enumerate(run.qids):
@@ -233,17 +244,6 @@ def _read_pool(
             entries.append((None, qid, docid))
             priorities.append(rank)
     return entries, priorities
-
-
-def _line_of(file: ImportFile, start: int | None, qid: str) -> int | None:
-    """The line of the first record of a run naming `qid` (a run's records have none)."""
-    if start is None:
-        return None
-    _rewind(file.source, start)
-    for number, record in read_pairs_numbered(file.source, file.filename):
-        if record.qid == qid:
-            return number
-    return None
 
 
 def _parse(
