@@ -30,7 +30,7 @@ from ndcg_labeler.models import Run, TestSetMember, User
 from tests.factory import PASSWORD, make_app
 from tests.security.world import World, make_world
 
-PUBLIC, LOGIN, MEMBER, BLIND, ADMIN, API, OWNER = (
+PUBLIC, LOGIN, MEMBER, BLIND, ADMIN, API, OWNER, SSO = (
     "public",
     "login",
     "member",
@@ -38,11 +38,14 @@ PUBLIC, LOGIN, MEMBER, BLIND, ADMIN, API, OWNER = (
     "admin",
     "api-token",
     "owner",  # a job: its starter and admins; 404 for anyone else
+    "sso",  # single sign-on: public when configured, 404 for everyone when not (as here)
 )
 # endpoint -> access class. A route missing here fails the suite.
 ROUTES = {
     "static": PUBLIC,
     "auth.login": PUBLIC,
+    "auth.sso_start": SSO,
+    "auth.sso_callback": SSO,
     "auth.logout": LOGIN,
     "auth.account": LOGIN,
     "main.index": LOGIN,
@@ -182,6 +185,8 @@ def _expected(access: str, role: str) -> str:
     """What `role` should get on a route of class `access` (on the set that role is tested on)."""
     if access == PUBLIC:
         return "allowed"
+    if access == SSO:
+        return "404"
     if access == API:
         return "401"
     if role == "anonymous":
