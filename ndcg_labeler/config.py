@@ -88,6 +88,8 @@ def from_environment(instance_path: str) -> dict[str, Any]:
         "NDCG_POOL_JOB_PAIRS": int(os.environ.get("NDCG_POOL_JOB_PAIRS", "20000")),
         # Fusing runs from the browser with more ranked entries than this (together) is a job.
         "NDCG_FUSE_JOB_ENTRIES": int(os.environ.get("NDCG_FUSE_JOB_ENTRIES", "200000")),
+        # A BM25 run from the browser over a corpus of more chunks than this is a job.
+        "NDCG_BM25_JOB_CHUNKS": int(os.environ.get("NDCG_BM25_JOB_CHUNKS", "20000")),
         "NDCG_REDIS_URL": os.environ.get("NDCG_REDIS_URL") or os.environ.get("NDCG_JOBS_URL"),
         "NDCG_JOBS_QUEUE": os.environ.get("NDCG_JOBS_QUEUE", "ndcg-labeler"),
         "NDCG_JOBS_SQLITE": os.environ.get("NDCG_JOBS_SQLITE") or None,

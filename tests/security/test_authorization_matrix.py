@@ -76,6 +76,7 @@ ROUTES = {
     "runs.show": MEMBER,
     "runs.upload": ADMIN,
     "runs.delete": ADMIN,
+    "runs.bm25": ADMIN,
     "dashboard.overview": MEMBER,
     "dashboard.overview_fragment": MEMBER,
     "dashboard.live": MEMBER,
