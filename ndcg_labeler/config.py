@@ -88,6 +88,8 @@ def from_environment(instance_path: str) -> dict[str, Any]:
         "NDCG_POOL_JOB_PAIRS": int(os.environ.get("NDCG_POOL_JOB_PAIRS", "20000")),
         # Fusing runs from the browser with more ranked entries than this (together) is a job.
         "NDCG_FUSE_JOB_ENTRIES": int(os.environ.get("NDCG_FUSE_JOB_ENTRIES", "200000")),
+        # A BM25 run from the browser over a corpus of more chunks than this is a job.
+        "NDCG_BM25_JOB_CHUNKS": int(os.environ.get("NDCG_BM25_JOB_CHUNKS", "20000")),
         "NDCG_REDIS_URL": os.environ.get("NDCG_REDIS_URL") or os.environ.get("NDCG_JOBS_URL"),
         "NDCG_JOBS_QUEUE": os.environ.get("NDCG_JOBS_QUEUE", "ndcg-labeler"),
         "NDCG_JOBS_SQLITE": os.environ.get("NDCG_JOBS_SQLITE") or None,
@@ -112,6 +114,18 @@ def from_environment(instance_path: str) -> dict[str, Any]:
         "NDCG_OUTBOUND_DENY": os.environ.get("NDCG_OUTBOUND_DENY", ""),
         # None: the default globs (*_API_KEY,*_API_TOKEN); an empty value allows no variable.
         "NDCG_SECRET_ENV": os.environ.get("NDCG_SECRET_ENV"),
+        # Single sign-on with OpenID Connect (services/sso): on when an issuer is set.
+        "NDCG_OIDC_ISSUER": (os.environ.get("NDCG_OIDC_ISSUER") or "").rstrip("/") or None,
+        "NDCG_OIDC_CLIENT_ID": os.environ.get("NDCG_OIDC_CLIENT_ID") or None,
+        # Read from the environment only; a public client (PKCE alone) has none.
+        "NDCG_OIDC_CLIENT_SECRET": os.environ.get("NDCG_OIDC_CLIENT_SECRET") or None,
+        "NDCG_OIDC_NAME": os.environ.get("NDCG_OIDC_NAME") or "single sign-on",
+        "NDCG_OIDC_SCOPES": os.environ.get("NDCG_OIDC_SCOPES") or "openid profile email",
+        "NDCG_OIDC_ADMIN_CLAIM": os.environ.get("NDCG_OIDC_ADMIN_CLAIM") or "groups",
+        # None: nobody becomes an admin through the identity provider.
+        "NDCG_OIDC_ADMIN_VALUE": os.environ.get("NDCG_OIDC_ADMIN_VALUE") or None,
+        # 0 switches local passwords off: people sign in through the identity provider only.
+        "NDCG_LOCAL_LOGIN": _bool(os.environ.get("NDCG_LOCAL_LOGIN"), True),
         "REMEMBER_COOKIE_HTTPONLY": True,
         # "Keep me signed in" lasts this many days (Flask-Login's default would be 365).
         "REMEMBER_COOKIE_DURATION": timedelta(

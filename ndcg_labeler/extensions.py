@@ -5,8 +5,6 @@ The web-only ones (CSRF, login) are in `web_extensions`: commands do not import 
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from flask import Flask
 from flask_sqlalchemy import SQLAlchemy
 from sqlalchemy import MetaData, event
@@ -14,6 +12,7 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.orm import DeclarativeBase
 from sqlalchemy.pool import Pool
 
+from ndcg_labeler import paths
 from ndcg_labeler.sqlite import on_checkin, on_connect
 
 NAMING_CONVENTION = {
@@ -32,7 +31,7 @@ class Base(DeclarativeBase):
 
 
 db = SQLAlchemy(model_class=Base)
-MIGRATIONS = Path(__file__).resolve().parent.parent / "migrations"
+MIGRATIONS = paths.data_folder("migrations")
 
 
 def ensure_migrate(app: Flask) -> None:

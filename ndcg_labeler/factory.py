@@ -13,9 +13,7 @@ from flask.json.provider import DefaultJSONProvider
 from werkzeug.exceptions import BadRequest, HTTPException
 from werkzeug.middleware.proxy_fix import ProxyFix
 
-from ndcg_labeler import config
-
-ROOT = Path(__file__).resolve().parent.parent
+from ndcg_labeler import config, paths
 
 CSP = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
@@ -66,14 +64,14 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     instance folder as INSTANCE_PATH).
     """
     instance_path = (test_config or {}).get("INSTANCE_PATH") or os.environ.get(
-        "NDCG_INSTANCE_PATH", str(ROOT / "instance")
+        "NDCG_INSTANCE_PATH", str(paths.default_instance())
     )
     # Named after the package, not this module: the logger's name and the app's root path.
     app = Flask(
         "ndcg_labeler",
         instance_path=str(instance_path),
-        template_folder=str(ROOT / "templates"),
-        static_folder=str(ROOT / "static"),
+        template_folder=str(paths.data_folder("templates")),
+        static_folder=str(paths.data_folder("static")),
     )
     app.request_class = _Request
     app.json = _BoundedJSON(app)

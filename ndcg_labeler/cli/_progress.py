@@ -12,7 +12,8 @@ from ndcg_labeler.services import Progress, no_progress
 
 WIDTH = 30
 LABELS = {"parse": "reading", "write": "writing", "rank": "ranking", "store": "storing",
-          "plan": "choosing pairs", "pool": "adding pairs", "fuse": "fusing"}  # fmt: skip
+          "plan": "choosing pairs", "pool": "adding pairs", "fuse": "fusing",
+          "index": "indexing the corpus", "search": "searching"}  # fmt: skip
 
 
 def wants_bar(stream: TextIO | None) -> bool:

@@ -1,4 +1,5 @@
-"""`flask gate TESTSET --baseline RUN --candidate RUN` and `flask run fuse TESTSET RUN RUN...`."""
+"""`flask gate TESTSET --baseline RUN --candidate RUN`, and the runs made from others or from
+the corpus: `flask run fuse TESTSET RUN RUN...`, `flask run bm25 TESTSET`."""
 
 from __future__ import annotations
 
@@ -163,4 +164,31 @@ def fuse(
     click.echo(
         f"Created run '{fused.name}' in test set '{test_set.name}': {fused.num_queries} queries, "
         f"{fused.num_entries} ranked entries. {fused.notes}."
+    )
+
+
+@run_group.command("bm25")
+@click.argument("testset")
+@click.option("--name", default="BM25", show_default=True, help="Name of the new run.")
+@click.option("--depth", default=100, show_default=True, help="Chunks kept per query.")
+@click.option("--k1", default=0.9, show_default=True, help="BM25's term-frequency saturation.")
+@click.option("--b", "b", default=0.4, show_default=True, help="BM25's length normalisation.")
+@click.option("--json", "as_json", is_flag=True, help="Print the new run as JSON.")
+@cli_errors
+def bm25(testset: str, name: str, depth: int, k1: float, b: float, as_json: bool) -> None:
+    """Create run NAME of TESTSET: a BM25 ranking of its corpus for each of its queries."""
+    test_set = testsets.require_by_name(testset)
+    settings = runs.Bm25Settings(depth=depth, k1=k1, b=b)
+    with terminal_progress() as progress:  # a bar on stderr when it is a terminal
+        run = runs.create_bm25_run(test_set, name, None, settings, progress=progress)
+    if as_json:
+        click.echo(json.dumps({
+            "id": run.id, "name": run.name, "queries": run.num_queries,
+            "entries": run.num_entries, "depth": run.depth, "k1": k1, "b": b,
+            "notes": run.notes,
+        }))  # fmt: skip
+        return
+    click.echo(
+        f"Created run '{run.name}' in test set '{test_set.name}': {run.num_queries} queries, "
+        f"{run.num_entries} ranked entries. {run.notes}."
     )

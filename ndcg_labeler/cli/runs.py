@@ -32,7 +32,11 @@ class RunGroup(AppGroup):
     """A command group that falls back to Flask's development server for unknown input."""
 
     # Subcommands defined in other modules, which attach them to this group on import.
-    ATTACHED: ClassVar[dict[str, str]] = {"compare": "dashboard", "fuse": "evaluation"}
+    ATTACHED: ClassVar[dict[str, str]] = {
+        "bm25": "evaluation",
+        "compare": "dashboard",
+        "fuse": "evaluation",
+    }
 
     def _load_subcommands(self, *names: str) -> None:
         """Import the modules that define these subcommands (all of them when none are named)."""

@@ -39,6 +39,11 @@ class User(UserMixin, db.Model):
     created_at: Mapped[datetime] = mapped_column(sa.DateTime(timezone=True), default=utcnow)
     # Part of every session and remember-me cookie (get_id): a new token ends them all.
     session_token: Mapped[str] = mapped_column(sa.String(64), default=new_session_token)
+    # Who the person is at the identity provider (single sign-on): the ID token's iss and sub.
+    oidc_issuer: Mapped[str | None] = mapped_column(sa.String(255))
+    oidc_subject: Mapped[str | None] = mapped_column(sa.String(255))
+
+    __table_args__ = (sa.UniqueConstraint("oidc_issuer", "oidc_subject"),)
 
     def get_id(self) -> str:
         """Flask-Login's id for cookies: the user id and the current session token."""

@@ -10,7 +10,15 @@ from werkzeug.wrappers import Response
 
 # Endpoints reachable without a session; the API authenticates with its own bearer tokens.
 PUBLIC_ENDPOINTS = frozenset(
-    {"auth.login", "static", "main.favicon", "api_docs.openapi", "api_docs.reference"}
+    {
+        "auth.login",
+        "auth.sso_start",
+        "auth.sso_callback",
+        "static",
+        "main.favicon",
+        "api_docs.openapi",
+        "api_docs.reference",
+    }
 )
 
 # One module per area, each exposing `bp`.

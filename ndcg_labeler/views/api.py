@@ -18,7 +18,7 @@ from werkzeug.wrappers import Response
 from ndcg_labeler import throttle
 from ndcg_labeler.formats import FormatError
 from ndcg_labeler.models import Run, TestSet
-from ndcg_labeler.services import ServiceError, accounts, gate, live, runs, testsets
+from ndcg_labeler.services import ServiceError, accounts, gate, imports, live, runs, testsets
 from ndcg_labeler.web_extensions import csrf
 
 bp = Blueprint("api", __name__, url_prefix="/api")
@@ -112,6 +112,67 @@ def _mean_json(run: Run) -> dict[str, Any]:
         **result.interval_json(),
         "queries_in_mean": result.queries_in_mean,
     }
+
+
+@bp.get("/testsets")
+def list_test_sets() -> Response:
+    """The test sets the token's owner may see, with their sizes."""
+    out = []
+    for test_set in accounts.visible_test_sets(g.api_user):
+        counts = testsets.summary(test_set)
+        out.append(
+            {
+                "id": test_set.id,
+                "name": test_set.name,
+                "scale_max": test_set.scale_max,
+                "aggregation": test_set.aggregation,
+                "queries": counts.queries,
+                "chunks": counts.chunks,
+                "pairs": counts.pairs,
+                "judged_pairs": counts.judged_pairs,
+                "runs_url": url_for("api.list_runs", test_set=str(test_set.id), _external=True),
+            }
+        )
+    return jsonify(test_sets=out)
+
+
+@bp.get("/testsets/<test_set>/qrels")
+def qrels(test_set: str) -> Response:
+    """The grades scoring uses, as TREC qrels text (?format=trec) or {qid: {docid: grade}}."""
+    chosen = _test_set(test_set)
+    if not accounts.grades_visible(g.api_user, chosen):
+        return _error(403, "this test set is judged blind: its grades are for admins")
+    text = live.qrels_text(chosen)
+    if request.args.get("format", "json") == "trec":
+        return Response(text, mimetype="text/plain")
+    grades: dict[str, dict[str, int]] = {}
+    for line in text.splitlines():
+        qid, _, docid, grade = line.split()
+        grades.setdefault(qid, {})[docid] = int(grade)
+    return jsonify(qrels=grades)
+
+
+@bp.post("/testsets/<test_set>/import")
+def import_files(test_set: str) -> tuple[Response, int] | Response:
+    """Import multipart files `queries`, `corpus`, `pool` and/or `qrels` (admins), all or
+    nothing, as the import page does; optional `source` names the qrels' source."""
+    chosen = _test_set(test_set)
+    if not g.api_user.is_admin:
+        return _error(403, "only admins import files")
+    files = {
+        kind: imports.ImportFile(storage.stream, os.path.basename(storage.filename or kind))
+        for kind in ("queries", "corpus", "pool", "qrels")
+        if (storage := request.files.get(kind)) is not None
+    }
+    try:
+        report = imports.import_files(
+            chosen, **files, source=request.form.get("source") or None, actor_id=g.api_user.id
+        )
+    except FormatError as exc:
+        return _error(400, str(exc), file=exc.filename, line=exc.line, reason=exc.reason)
+    except ServiceError as exc:
+        return _error(400, str(exc))
+    return jsonify(report=report.lines(), files=report.files), 201
 
 
 @bp.get("/testsets/<test_set>/runs")

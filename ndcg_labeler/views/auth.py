@@ -5,7 +5,18 @@ from __future__ import annotations
 import secrets
 from urllib.parse import urlsplit
 
-from flask import Blueprint, flash, make_response, redirect, render_template, request, url_for
+from flask import (
+    Blueprint,
+    abort,
+    current_app,
+    flash,
+    make_response,
+    redirect,
+    render_template,
+    request,
+    session,
+    url_for,
+)
 from flask_login import (
     current_user,
     login_remembered,
@@ -19,7 +30,7 @@ from ndcg_labeler import throttle
 from ndcg_labeler.extensions import db
 from ndcg_labeler.forms.auth import ChangePasswordForm, LoginForm, PreferencesForm
 from ndcg_labeler.models import User
-from ndcg_labeler.services import ServiceError, accounts
+from ndcg_labeler.services import ServiceError, accounts, sso
 from ndcg_labeler.web_extensions import login_manager
 
 bp = Blueprint("auth", __name__)
@@ -54,7 +65,10 @@ def login() -> str | Response:
     if current_user.is_authenticated:
         return redirect(url_for("main.index"))
     form = LoginForm()
-    if form.validate_on_submit():
+    local = current_app.config["NDCG_LOCAL_LOGIN"]
+    if not local and request.method == "POST":
+        flash("Passwords are switched off here: sign in through single sign-on.", "error")
+    elif form.validate_on_submit():
         keys = throttle.login_keys(form.username.data or "")
         refusal = throttle.refused(throttle.LOGIN, keys)
         if refusal is not None:
@@ -66,7 +80,45 @@ def login() -> str | Response:
         else:
             login_user(user, remember=bool(form.remember.data))
             return redirect(_safe_next(request.args.get("next")))
-    return render_template("auth/login.html", form=form)
+    return render_template(
+        "auth/login.html",
+        form=form,
+        local_login=local,
+        sso_name=current_app.config["NDCG_OIDC_NAME"] if sso.enabled() else None,
+        next=request.args.get("next"),
+    )
+
+
+@bp.get("/login/sso")
+def sso_start() -> Response:
+    """Send the browser to the identity provider (authorization code flow with PKCE)."""
+    if not sso.enabled():
+        abort(404)  # no identity provider is configured: there is nothing to sign in with
+    next_url = _safe_next(request.args.get("next"))
+    try:
+        url, pending = sso.begin(url_for("auth.sso_callback", _external=True), next_url)
+    except ServiceError as exc:
+        flash(f"Single sign-on is unavailable: {exc}", "error")
+        return redirect(url_for("auth.login"))
+    session["sso"] = pending.as_dict()
+    return redirect(url)
+
+
+@bp.get("/login/sso/callback")
+def sso_callback() -> Response:
+    """The identity provider's answer: sign the person in, or say why not."""
+    if not sso.enabled():
+        abort(404)
+    pending = sso.Pending.from_dict(session.pop("sso", None))
+    try:
+        user = sso.finish(
+            request.args.to_dict(), pending, url_for("auth.sso_callback", _external=True)
+        )
+    except ServiceError as exc:
+        flash(f"Single sign-on failed: {exc}", "error")
+        return redirect(url_for("auth.login"))
+    login_user(user)
+    return redirect(_safe_next(pending.next if pending else None))
 
 
 def stay_logged_in(user: User) -> None:

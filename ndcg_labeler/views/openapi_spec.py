@@ -264,7 +264,124 @@ SCHEMAS: dict[str, Any] = {
     },
 }
 
+_TEST_SETS = {
+    "type": "object",
+    "required": ["test_sets"],
+    "properties": {
+        "test_sets": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["id", "name", "scale_max", "queries", "chunks"],
+                "properties": {
+                    "id": {"type": "integer"},
+                    "name": {"type": "string"},
+                    "scale_max": {"type": "integer", "enum": [3, 4]},
+                    "aggregation": {"type": "string"},
+                    "queries": {"type": "integer"},
+                    "chunks": {"type": "integer"},
+                    "pairs": {"type": "integer"},
+                    "judged_pairs": {"type": "integer"},
+                    "runs_url": {"type": "string"},
+                },
+            },
+        }
+    },
+}
+_QRELS = {
+    "type": "object",
+    "required": ["qrels"],
+    "properties": {
+        "qrels": {
+            "type": "object",
+            "description": "{qid: {docid: grade}}: the grades scoring uses (pytrec_eval's shape).",
+            "additionalProperties": {
+                "type": "object",
+                "additionalProperties": {"type": "integer"},
+            },
+        }
+    },
+}
+_IMPORT_FILES = {
+    kind: {"type": "string", "format": "binary", "description": description}
+    for kind, description in (
+        ("queries", "Queries: TSV qid<TAB>text, CSV, JSONL or TREC topics."),
+        ("corpus", "Chunks: CSV/TSV docid,text, JSONL or BEIR corpus.jsonl."),
+        ("pool", "Pairs to judge: a TREC run or qid,docid pairs."),
+        ("qrels", "Existing judgments: TREC qrels."),
+    )
+}
+
 PATHS: dict[str, Any] = {
+    "/api/testsets": {
+        "get": {
+            "operationId": "listTestSets",
+            "summary": "The test sets your token may see, with their sizes.",
+            "responses": {"200": _json(_TEST_SETS, "The test sets."), **_errors(401)},
+        },
+    },
+    "/api/testsets/{test_set}/qrels": {
+        "parameters": [TEST_SET],
+        "get": {
+            "operationId": "qrels",
+            "summary": "The grades scoring uses: JSON {qid: {docid: grade}}, or TREC qrels text.",
+            "parameters": [
+                {
+                    "name": "format",
+                    "in": "query",
+                    "schema": {"type": "string", "enum": ["json", "trec"], "default": "json"},
+                }
+            ],
+            "responses": {
+                "200": {
+                    "description": "The qrels.",
+                    "content": {
+                        "application/json": {"schema": _QRELS},
+                        "text/plain": {"schema": {"type": "string"}},
+                    },
+                },
+                **_errors(401, 403, 404),
+            },
+        },
+    },
+    "/api/testsets/{test_set}/import": {
+        "parameters": [TEST_SET],
+        "post": {
+            "operationId": "importFiles",
+            "summary": "Import queries, corpus, pool and/or qrels (admins), all or nothing.",
+            "requestBody": {
+                "required": True,
+                "content": {
+                    "multipart/form-data": {
+                        "schema": {
+                            "type": "object",
+                            "properties": {
+                                **_IMPORT_FILES,
+                                "source": {
+                                    "type": "string",
+                                    "description": "Who the qrels' judgments belong to.",
+                                },
+                            },
+                        }
+                    }
+                },
+            },
+            "responses": {
+                "201": _json(
+                    {
+                        "type": "object",
+                        "required": ["report", "files"],
+                        "properties": {
+                            "report": {"type": "array", "items": {"type": "string"}},
+                            "files": {"type": "array", "items": {"type": "string"}},
+                        },
+                    },
+                    "What the import created, changed and found unchanged.",
+                ),
+                **_errors(400, 401, 403, 404, 413),
+            },
+        },
+    },
     "/api/testsets/{test_set}/runs": {
         "parameters": [TEST_SET],
         "get": {

@@ -4,7 +4,17 @@ from __future__ import annotations
 
 import os
 
-from flask import Blueprint, abort, flash, jsonify, redirect, render_template, request, url_for
+from flask import (
+    Blueprint,
+    abort,
+    current_app,
+    flash,
+    jsonify,
+    redirect,
+    render_template,
+    request,
+    url_for,
+)
 from flask_login import current_user
 from werkzeug.wrappers import Response
 
@@ -44,6 +54,43 @@ def index(test_set_id: int) -> str:
         scores={run.id: live.score_run(run) for run in listed},
         uploaders=runs.uploaders(listed),
     )
+
+
+@bp.post("/bm25")
+@admin_required
+def bm25(test_set_id: int) -> Response:
+    """Create a BM25 run of the test set's corpus (admins); a job for a large corpus."""
+    test_set = get_test_set_or_404(test_set_id)
+    form = request.form
+    try:
+        settings = runs.Bm25Settings(
+            depth=_whole(form.get("depth", "100"), "depth"),
+            k1=_decimal(form.get("k1", "0.9"), "k1"),
+            b=_decimal(form.get("b", "0.4"), "b"),
+        ).check()
+        chunks = runs.corpus_size(test_set)
+        if chunks > current_app.config["NDCG_BM25_JOB_CHUNKS"]:
+            job = jobs.enqueue_bm25(test_set, form.get("name", ""), settings, current_user)
+            return redirect(url_for("jobs.show", job_id=job.id))
+        run = runs.create_bm25_run(test_set, form.get("name", ""), current_user, settings)
+    except ServiceError as exc:
+        flash(f"Could not create the BM25 run: {exc}", "error")
+        return redirect(url_for("runs.index", test_set_id=test_set.id))
+    flash(f"Run {run.name} created: {run.notes}.", "success")
+    return redirect(url_for("runs.show", test_set_id=test_set.id, run_id=run.id))
+
+
+def _whole(text: str, name: str) -> int:
+    if not text.strip().isdigit():
+        raise ServiceError(f"{name} must be a whole number, not '{text}'")
+    return int(text)
+
+
+def _decimal(text: str, name: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise ServiceError(f"{name} must be a number, not '{text}'") from None
 
 
 def _xhr() -> bool:

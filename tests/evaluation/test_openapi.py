@@ -115,6 +115,13 @@ def test_schemathesis_finds_no_server_error_and_no_schema_violation(app: Flask) 
         check()
     # And one known-good request per operation, so every success schema is checked too.
     good = {
+        "GET /api/testsets": {},
+        "GET /api/testsets/{test_set}/qrels": {"path_parameters": {"test_set": "demo"}},
+        "POST /api/testsets/{test_set}/import": {
+            "path_parameters": {"test_set": "demo"},
+            "body": {"queries": b"q-new\tprinter toner\n"},
+            "media_type": "multipart/form-data",
+        },
         "GET /api/testsets/{test_set}/runs": {"path_parameters": {"test_set": "demo"}},
         "GET /api/testsets/{test_set}/runs/{run}/scores": {
             "path_parameters": {"test_set": "demo", "run": "A"},

@@ -30,7 +30,7 @@ from ndcg_labeler.models import Run, TestSetMember, User
 from tests.factory import PASSWORD, make_app
 from tests.security.world import World, make_world
 
-PUBLIC, LOGIN, MEMBER, BLIND, ADMIN, API, OWNER = (
+PUBLIC, LOGIN, MEMBER, BLIND, ADMIN, API, OWNER, SSO, API_LIST = (
     "public",
     "login",
     "member",
@@ -38,11 +38,15 @@ PUBLIC, LOGIN, MEMBER, BLIND, ADMIN, API, OWNER = (
     "admin",
     "api-token",
     "owner",  # a job: its starter and admins; 404 for anyone else
+    "sso",  # single sign-on: public when configured, 404 for everyone when not (as here)
+    "api-token-listing",  # any valid token; lists only what its owner may see
 )
 # endpoint -> access class. A route missing here fails the suite.
 ROUTES = {
     "static": PUBLIC,
     "auth.login": PUBLIC,
+    "auth.sso_start": SSO,
+    "auth.sso_callback": SSO,
     "auth.logout": LOGIN,
     "auth.account": LOGIN,
     "main.index": LOGIN,
@@ -73,6 +77,7 @@ ROUTES = {
     "runs.show": MEMBER,
     "runs.upload": ADMIN,
     "runs.delete": ADMIN,
+    "runs.bm25": ADMIN,
     "dashboard.overview": MEMBER,
     "dashboard.overview_fragment": MEMBER,
     "dashboard.live": MEMBER,
@@ -109,6 +114,9 @@ ROUTES = {
     "team.export_page": ADMIN,
     "team.export_judgments": ADMIN,
     "team.export_qrels": ADMIN,
+    "api.list_test_sets": API_LIST,
+    "api.qrels": API,
+    "api.import_files": API,
     "api.list_runs": API,
     "api.upload": API,
     "api.scores": API,
@@ -182,7 +190,9 @@ def _expected(access: str, role: str) -> str:
     """What `role` should get on a route of class `access` (on the set that role is tested on)."""
     if access == PUBLIC:
         return "allowed"
-    if access == API:
+    if access == SSO:
+        return "404"
+    if access in (API, API_LIST):
         return "401"
     if role == "anonymous":
         return "login"
@@ -264,7 +274,7 @@ def test_session_matrix(world: World, request: pytest.FixtureRequest) -> None:
 def test_api_matrix(world: World, request: pytest.FixtureRequest) -> None:
     """Every API route × {no token, garbage, revoked, another user's}, then the owner's token."""
     app = world.app
-    api = [(rule, m) for rule, m in _routes(app) if ROUTES[rule.endpoint] == API]
+    api = [(rule, m) for rule, m in _routes(app) if ROUTES[rule.endpoint] in (API, API_LIST)]
     credentials = {
         "no token": None,
         "garbage token": "ndcg_" + "x" * 43,
@@ -284,7 +294,12 @@ def test_api_matrix(world: World, request: pytest.FixtureRequest) -> None:
         for what, token in credentials.items():
             headers = {"Authorization": f"Bearer {token}"} if token else {}
             response = client.open(url, method=method, headers=headers)
-            if response.status_code != expected[what]:
+            want = expected[what]
+            if ROUTES[rule.endpoint] == API_LIST and what == "another user's token":
+                want = 200  # a listing answers, without the sets its owner may not see
+                if str(world.sets["A"].test_set_id) in _listed_ids(response):
+                    problems.append(f"{what}: {method} {url} lists set A")
+            if response.status_code != want:
                 problems.append(f"{what}: {method} {url} gave {response.status_code}")
             if response.status_code == 401:
                 assert response.headers["WWW-Authenticate"].startswith("Bearer")
@@ -300,6 +315,12 @@ def test_api_matrix(world: World, request: pytest.FixtureRequest) -> None:
     )
     _report(request, line)
     assert not problems, "\n".join(problems)
+
+
+def _listed_ids(response) -> set[str]:
+    """The ids of the test sets a listing answer names."""
+    body = response.get_json(silent=True) or {}
+    return {str(item.get("id")) for item in body.get("test_sets", [])}
 
 
 def _csrf_token(client: FlaskClient) -> str:
@@ -338,7 +359,7 @@ def test_posts_without_csrf_are_refused(
     posts = [
         (rule, m)
         for rule, m in _routes(app)
-        if m == "POST" and ROUTES[rule.endpoint] not in (API, PUBLIC)
+        if m == "POST" and ROUTES[rule.endpoint] not in (API, API_LIST, PUBLIC)
     ]
     refused = 0
     for rule, _method in posts:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlalchemy as sa
+from flask import current_app
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import User
@@ -84,4 +85,5 @@ def authenticate(username: str, password: str) -> User | None:
     user = db.session.scalar(sa.select(User).where(User.username == username))
     if not verify_password(user, password) or user is None or not user.is_active:
         return None
-    return user
+    # NDCG_LOCAL_LOGIN=0: people sign in through the identity provider only.
+    return user if current_app.config.get("NDCG_LOCAL_LOGIN", True) else None

@@ -1,6 +1,7 @@
 """Background jobs: enqueue long imports and uploads, report progress, cancel, list, recover."""
 
 from .enqueue import (
+    enqueue_bm25,
     enqueue_fetch,
     enqueue_fuse,
     enqueue_import,
@@ -19,6 +20,7 @@ __all__ = [
     "PHASES",
     "can_see",
     "cancel",
+    "enqueue_bm25",
     "enqueue_fetch",
     "enqueue_fuse",
     "enqueue_import",

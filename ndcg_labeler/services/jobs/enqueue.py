@@ -124,3 +124,15 @@ def enqueue_fuse(
         "filename": f"fused-{method}.trec",
     }
     return _enqueue(kinds.FUSE, test_set, user, params, {})
+
+
+def enqueue_bm25(
+    test_set: TestSet, name: str, settings: run_service.Bm25Settings, user: User | None
+) -> Job:
+    """A background BM25 run of the test set's corpus (checked now, and when stored)."""
+    settings.check()
+    name = run_service.clean_name(name or "BM25")
+    if run_service.name_taken(test_set, name):
+        raise ServiceError(f"this test set already has a run named '{name}'")
+    params = {"name": name, "depth": settings.depth, "k1": settings.k1, "b": settings.b}
+    return _enqueue(kinds.BM25, test_set, user, params, {})

@@ -181,6 +181,20 @@ def _run_fuse(job: Job, progress: Progress) -> dict[str, Any]:
     return {"run_id": run.id, "run_name": run.name, "notes": run.notes, "report": run.report}
 
 
+def _run_bm25(job: Job, progress: Progress) -> dict[str, Any]:
+    """Index the corpus, rank it for every query, and store the run (one transaction)."""
+    test_set = _test_set(job)
+    params = job.params or {}
+    user = db.session.get(User, job.user_id) if job.user_id else None
+    settings = run_service.Bm25Settings(
+        depth=int(params.get("depth") or 0), k1=float(params["k1"]), b=float(params["b"])
+    )
+    run = run_service.create_bm25_run(
+        test_set, params.get("name") or "", user, settings, progress=progress
+    )
+    return {"run_id": run.id, "run_name": run.name, "notes": run.notes, "report": run.report}
+
+
 IMPORT = Kind("import", "Import", _run_import, "nothing was imported")
 RUN_UPLOAD = Kind(
     "run_upload",
@@ -209,8 +223,14 @@ FUSE = Kind(
     _run_fuse,
     stored_run=StoredRun("name", lambda params: (params.get("filename") or "")[:300]),
 )
+BM25 = Kind(
+    "bm25",
+    "BM25 run",
+    _run_bm25,
+    stored_run=StoredRun("name", lambda params: "bm25.trec"),
+)
 KINDS: dict[str, Kind] = {
-    kind.name: kind for kind in (IMPORT, RUN_UPLOAD, JUDGE, FETCH, POOL, FUSE)
+    kind.name: kind for kind in (IMPORT, RUN_UPLOAD, JUDGE, FETCH, POOL, FUSE, BM25)
 }
 
 

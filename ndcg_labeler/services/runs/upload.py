@@ -122,7 +122,7 @@ def upload_run(
     Raises FormatError (file:line) for a bad file and ServiceError for a refused upload
     (duplicate name, no known query, bad depth); in both cases nothing is written.
     """
-    name, depth, notes = _check_upload(test_set, name, depth, notes)
+    name, depth, notes = check_upload(test_set, name, depth, notes)
     owned = isinstance(stream_or_path, str | os.PathLike)
     if filename is None:
         filename = os.path.basename(os.fspath(stream_or_path)) if owned else "<upload>"
@@ -139,7 +139,7 @@ def upload_run(
     )
 
 
-def _check_upload(
+def check_upload(
     test_set: TestSet, name: str, depth: int | None, notes: str
 ) -> tuple[str, int, str]:
     """The cleaned name, depth and notes; refuses a bad or taken name, depth or notes."""
@@ -173,7 +173,7 @@ def store_parsed_run(
     again is skipped (a fused run is made in that order). `parsed` is spent: ranking may put
     its arrays in rank order in place. `ahead`: the test set's grades, read since before the
     parse (else read from here on, while the run is ranked and written)."""
-    name, depth, notes = _check_upload(test_set, name, depth, notes)
+    name, depth, notes = check_upload(test_set, name, depth, notes)
     known = _query_ids(test_set)
     unknown = _unknown_queries(test_set, parsed, known, filename)
     ahead = ahead or live.GradesAhead(test_set.id)

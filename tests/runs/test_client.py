@@ -1,0 +1,154 @@
+"""The Python client (ndcg_labeler.client) against a live server on 127.0.0.1.
+
+Expected values come from pytrec_eval on the same files, never from the server's own output.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import pytrec_eval
+from flask import Flask
+from werkzeug.serving import make_server
+
+from ndcg_labeler.client import Client, ClientError
+from ndcg_labeler.extensions import db
+from ndcg_labeler.models import User
+from ndcg_labeler.services import accounts, testsets
+from tests.factory import build_test_set, make_user
+
+QUERIES = {"q1": "reset my password", "q2": "vpn drops", "q3": "printer jam"}
+QRELS = [("q1", "d1", 3), ("q1", "d2", 1), ("q2", "d3", 2), ("q2", "d4", 0), ("q3", "d5", 1)]
+RUN = {"q1": {"d2": 3.0, "d1": 2.5, "d9": 1.0}, "q2": {"d4": 2.0, "d3": 1.0}, "q3": {"d8": 4.0}}
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@dataclass
+class Server:
+    """The app served on a free port, with an admin's and an annotator's tokens."""
+
+    url: str
+    admin_token: str
+    annotator_token: str
+
+
+@pytest.fixture
+def server(app: Flask) -> Iterator[Server]:
+    admin, ann = make_user(app, "admin", "admin"), make_user(app, "ann", "annotator")
+    with app.app_context():
+        desk = build_test_set("desk", QUERIES, QRELS)
+        testsets.grant(desk, db.session.get_one(User, ann))
+        tokens = [accounts.create_token(db.session.get_one(User, uid)) for uid in (admin, ann)]
+        db.session.remove()
+    http = make_server("127.0.0.1", 0, app, threaded=True)
+    thread = threading.Thread(target=http.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield Server(f"http://127.0.0.1:{http.server_port}", *tokens)
+    finally:
+        http.shutdown()
+        thread.join(timeout=10)
+        http.server_close()
+
+
+def _pytrec(run: dict[str, dict[str, float]], k: int) -> dict[str, float]:
+    qrels = {}
+    for qid, docid, grade in QRELS:
+        qrels.setdefault(qid, {})[docid] = grade
+    measure = f"ndcg_cut_{k}"
+    found = pytrec_eval.RelevanceEvaluator(qrels, {measure}).evaluate(run)
+    return {qid: values[measure] for qid, values in found.items()}
+
+
+def test_upload_a_dict_and_read_per_query_ndcg(server: Server) -> None:
+    with Client(server.url, server.admin_token) as api:
+        assert [s["name"] for s in api.test_sets()] == ["desk"]
+        stored = api.upload_run("desk", RUN, name="bm25")
+        assert stored["name"] == "bm25" and stored["num_queries"] == 3
+        assert [r["name"] for r in api.runs("desk")] == ["bm25"]
+        values = api.scores("desk", "bm25", measures=["nDCG@3", "ndcg_cut_1"], as_frame=False)
+    expected3, expected1 = _pytrec(RUN, 3), _pytrec(RUN, 1)
+    for qid in QUERIES:
+        assert values[qid]["nDCG@3"] == pytest.approx(expected3[qid], abs=1e-12)
+        assert values[qid]["ndcg_cut_1"] == pytest.approx(expected1[qid], abs=1e-12)
+
+
+def test_dataframes_go_in_and_come_out(server: Server) -> None:
+    frame = pd.DataFrame(
+        [(q, d, s) for q, docs in RUN.items() for d, s in docs.items()],
+        columns=["qid", "docid", "score"],
+    )
+    with Client(server.url, server.admin_token) as api:
+        api.upload_run("desk", frame, name="dense")
+        scores = api.scores("desk", "dense", measures=["nDCG@3"])
+        qrels = api.qrels("desk")
+    assert isinstance(scores, pd.DataFrame) and scores.index.name == "qid"
+    assert scores.loc["q1", "nDCG@3"] == pytest.approx(_pytrec(RUN, 3)["q1"], abs=1e-12)
+    assert sorted(map(tuple, qrels.itertuples(index=False, name=None))) == sorted(QRELS)
+
+
+def test_upload_a_file_and_import_files(server: Server, tmp_path: Path) -> None:
+    path = tmp_path / "splade.trec"
+    path.write_text("q1 Q0 d1 1 9.0 s\nq2 Q0 d3 1 8.0 s\n")
+    queries = tmp_path / "more.tsv"
+    queries.write_text("q4\tmonitor flickers\n")
+    with Client(server.url, server.admin_token) as api:
+        stored = api.upload_run("desk", path)
+        assert stored["name"] == "splade" and stored["report"]["entries_stored"] == 2
+        imported = api.import_files("desk", queries=queries)
+        assert any(line.startswith("queries: 1 created") for line in imported["report"])
+        assert api.qrels("desk", as_frame=False)["q2"] == {"d3": 2, "d4": 0}
+
+
+def test_the_gate_answers_with_its_outcome(server: Server) -> None:
+    worse = {"q1": {"d9": 3.0, "d2": 2.0, "d1": 1.0}, "q2": {"d4": 2.0, "d3": 1.0}, "q3": {}}
+    with Client(server.url, server.admin_token) as api:
+        api.upload_run("desk", RUN, name="base")
+        api.upload_run("desk", {q: d for q, d in worse.items() if d}, name="cand")
+        verdict = api.gate("desk", "base", "cand", measures=["ndcg_cut_3"], max_drop=0.01)
+    assert verdict["outcome"] in ("pass", "fail", "inconclusive")
+    assert verdict["outcome"] != "pass"  # three queries cannot show non-inferiority
+
+
+def test_errors_carry_the_servers_message(server: Server, tmp_path: Path) -> None:
+    bad = tmp_path / "bad.trec"
+    bad.write_text("q1 Q0 d1 1 2.0 s\nq1 Q0 d1 2 1.0 s\n")
+    with Client(server.url, server.admin_token) as api:
+        with pytest.raises(ClientError) as refused:
+            api.upload_run("desk", bad)
+        assert refused.value.status == 400 and "appears twice" in refused.value.message
+        assert refused.value.details["line"] == 2
+        with pytest.raises(ClientError, match="no such test set") as missing:
+            api.runs("nowhere")
+        assert missing.value.status == 404
+        with pytest.raises(ClientError, match="NDCG at a cutoff"):
+            api.scores("desk", "x", measures=["P@5"])
+    with Client(server.url, server.annotator_token) as api, pytest.raises(ClientError) as denied:
+        api.upload_run("desk", RUN, name="mine")
+    assert denied.value.status == 403 and "only admins" in denied.value.message
+    with Client(server.url, "not-a-token") as api, pytest.raises(ClientError) as wrong:
+        api.test_sets()
+    assert wrong.value.status == 401
+
+
+def test_the_client_imports_without_flask_or_sqlalchemy() -> None:
+    """Notebook machines may have neither: the client must not pull the server in."""
+    code = (
+        "import sys\n"
+        "class Refuse:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name.split('.')[0] in {'flask', 'sqlalchemy', 'flask_sqlalchemy', 'numpy'}:\n"
+        "            raise ImportError(f'{name} must not be imported')\n"
+        "sys.meta_path.insert(0, Refuse())\n"
+        "from ndcg_labeler.client import Client, ClientError\n"
+        "print('ok')\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
+    assert out.stdout.strip() == "ok", out.stderr
