@@ -133,7 +133,7 @@ def test_the_page_draws_and_extends_the_sample(
     response = as_admin.post(url, data={"audit-queries": "6", "audit-seed": "5"})
     assert response.status_code == 302
     page = _page(as_admin, audit_set)
-    assert '<code id="audit-seed">5</code>' in page
+    assert '<code id="audit-sample-seed">5</code>' in page
     assert "0 of 6 audited" in page
     order = numpy_order(5)
     rows = [page.index(f"<code>{qid}</code>") for qid in order]
