@@ -162,7 +162,9 @@ def audit(
     The draw permutes the qids, sorted in byte order, with numpy.random.default_rng(SEED)
     and takes the first N; the sample is stored in draw order, and its pool pairs come first
     in the labeling queue. A query is audited once every pool pair of it has a human grade
-    (a person's judgment or an imported qrel; machine grades do not count).
+    (a person's judgment or an imported qrel; machine grades do not count). A sampled query
+    without pool pairs is not audited. The output lists the sample in draw order, each
+    query marked "audited", "no pool pairs yet" or "-", then "k of N audited".
     """
     test_set = testsets.require_by_name(testset)
     judge = judges.require_judge(judge_name)
