@@ -18,7 +18,16 @@ from werkzeug.wrappers import Response
 from ndcg_labeler import throttle
 from ndcg_labeler.formats import FormatError
 from ndcg_labeler.models import Run, TestSet
-from ndcg_labeler.services import ServiceError, accounts, gate, live, runs, testsets
+from ndcg_labeler.services import (
+    ServiceError,
+    accounts,
+    comparison,
+    gate,
+    live,
+    ppi,
+    runs,
+    testsets,
+)
 from ndcg_labeler.web_extensions import csrf
 
 bp = Blueprint("api", __name__, url_prefix="/api")
@@ -168,9 +177,29 @@ def scores(test_set: str, run: str) -> Response:
     found = _run(chosen, run)
     try:
         options = live.parse_options(request.args)
+        return jsonify(ppi.score_json(found, options))
     except ServiceError as exc:
         return _error(400, str(exc))
-    return jsonify(live.score_run(found, options).to_json())
+
+
+@bp.get("/testsets/<test_set>/compare")
+def compare(test_set: str) -> Response:
+    """Run `b` against run `a` (default: the two oldest runs): `flask run compare --json`."""
+    chosen = _test_set(test_set)
+    if not accounts.grades_visible(g.api_user, chosen):  # per-query figures, as on the pages
+        return _error(403, "this test set is judged blind: per-query scores are for admins")
+    refs = [request.args.get("a", "").strip(), request.args.get("b", "").strip()]
+    if any(refs):
+        if not all(refs):
+            return _error(400, "name both runs, ?a=RUN&b=RUN (id or name), or neither")
+        found = [_run(chosen, ref) for ref in refs]
+    else:  # as the compare page's first visit: the two oldest runs
+        found = runs.list_runs(chosen)[:2]
+    try:
+        options = live.parse_options(request.args)
+        return jsonify(comparison.compare_json(comparison.compare_runs(found, options)))
+    except ServiceError as exc:
+        return _error(400, str(exc))
 
 
 def _gate_params() -> dict[str, Any]:

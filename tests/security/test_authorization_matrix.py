@@ -113,6 +113,7 @@ ROUTES = {
     "api.upload": API,
     "api.scores": API,
     "api.gate_check": API,
+    "api.compare": API,
     "api_docs.openapi": PUBLIC,
     "api_docs.reference": PUBLIC,
     "compare.fuse": ADMIN,

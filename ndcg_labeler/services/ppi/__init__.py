@@ -11,14 +11,18 @@ from .estimate import (
     is_ppi,
     run_estimate,
 )
+from .shown import describe, labels_json, score_json
 
 __all__ = [
     "AuditStatus",
     "PPIFigures",
     "audit_status",
     "audited_queries",
+    "describe",
     "difference_estimate",
     "estimate_from",
     "is_ppi",
+    "labels_json",
     "run_estimate",
+    "score_json",
 ]

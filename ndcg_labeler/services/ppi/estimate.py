@@ -131,7 +131,7 @@ def _per_query(run: Run, options: live.ScoreOptions, labels: str) -> tuple[np.nd
 
 
 def estimate_from(
-    y: np.ndarray, yhat: np.ndarray, mask: np.ndarray, status: AuditStatus, difference: bool
+    y: np.ndarray, yhat: np.ndarray, mask: np.ndarray, status: AuditStatus, difference: bool = False
 ) -> PPIFigures:
     """scoring.ppi_mean with the audited queries (`mask`) labeled and the others not.
 
