@@ -1,4 +1,4 @@
-"""`flask judges add|run|agreement|list`: machine judges from the command line.
+"""`flask judges add|run|agreement|audit|list`: machine judges from the command line.
 
 `judges run` does the work in this process (a progress bar on stderr when it is a terminal)
 and prints its JSON when done.
@@ -129,3 +129,55 @@ def agreement(testset: str, judge_name: str, k: int, as_json: bool) -> None:
         f"κ binary {found['kappa_binary']}, mean difference {found['mean_difference']}, "
         f"Kendall's τ of the runs {found['kendall_tau']}"
     )
+
+
+@judges_group.command("audit")
+@click.argument("testset")
+@click.option("--judge", "judge_name", required=True)
+@click.option(
+    "--queries",
+    "n",
+    type=int,
+    required=True,
+    help="N: the sample's size; a larger N than before extends the same sample.",
+)
+@click.option(
+    "--seed",
+    type=int,
+    default=None,
+    help="The draw's seed (first draw only; default: a random seed, stored and shown).",
+)
+@click.option(
+    "--reseed",
+    is_flag=True,
+    help="Replace the stored sample by a new draw (with --seed, or a new random seed).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print {queries, seed, audited, ...}.")
+@cli_errors
+def audit(
+    testset: str, judge_name: str, n: int, seed: int | None, reseed: bool, as_json: bool
+) -> None:
+    """Draw (or extend) JUDGE's audit sample: N of TESTSET's queries, uniformly at random.
+
+    The draw permutes the qids, sorted in byte order, with numpy.random.default_rng(SEED)
+    and takes the first N; the sample is stored in draw order, and its pool pairs come first
+    in the labeling queue. A query is audited once every pool pair of it has a human grade
+    (a person's judgment or an imported qrel; machine grades do not count). A sampled query
+    without pool pairs is not audited. The output lists the sample in draw order, each
+    query marked "audited", "no pool pairs yet" or "-", then "k of N audited".
+    """
+    test_set = testsets.require_by_name(testset)
+    judge = judges.require_judge(judge_name)
+    state = judges.draw_audit(test_set, judge, n, seed=seed, reseed=reseed)
+    if as_json:
+        click.echo(json.dumps(state.to_json()))
+        return
+    audited, empty = set(state.audited), set(state.no_pairs)
+    click.echo(
+        f"{judge.name} on {test_set.name}: {len(state.queries)} of {state.query_count} queries "
+        f"sampled with seed {state.seed}"
+    )
+    for place, qid in enumerate(state.queries, start=1):
+        mark = "audited" if qid in audited else "no pool pairs yet" if qid in empty else "-"
+        click.echo(f"{place}\t{qid}\t{mark}")
+    click.echo(f"{len(state.audited)} of {len(state.queries)} audited")

@@ -1,9 +1,17 @@
-"""Machine judge forms: define a judge, run it on a test set's pairs."""
+"""Machine judge forms: define a judge, run it on a test set's pairs, draw its audit sample."""
 
 from __future__ import annotations
 
 from flask_wtf import FlaskForm
-from wtforms import DecimalField, IntegerField, SelectField, StringField, SubmitField, TextAreaField
+from wtforms import (
+    BooleanField,
+    DecimalField,
+    IntegerField,
+    SelectField,
+    StringField,
+    SubmitField,
+    TextAreaField,
+)
 from wtforms.fields.choices import SelectChoice
 from wtforms.validators import DataRequired, Length, NumberRange, Optional
 
@@ -60,3 +68,17 @@ class RunJudgeForm(FlaskForm):
     )
     sample = IntegerField("Sample size", default=100, validators=[Optional(), NumberRange(1)])
     submit = SubmitField("Run judge")
+
+
+class AuditSampleForm(FlaskForm):
+    """Draw a judge's audit sample of N queries, or extend it to N (admins)."""
+
+    queries = IntegerField(
+        "Queries in the sample (N)", validators=[DataRequired(), NumberRange(min=1)]
+    )
+    seed = IntegerField(
+        "Seed (first draw only; empty: a random seed)",
+        validators=[Optional(), NumberRange(0, judges.MAX_SEED)],
+    )
+    reseed = BooleanField("Draw a new sample, replacing the stored one")
+    submit = SubmitField("Draw sample")

@@ -1,9 +1,11 @@
-"""JSON API authenticated by personal tokens (`Authorization: Bearer ...`): runs, scores, gate.
+"""JSON API authenticated by personal tokens (`Authorization: Bearer ...`): runs, scores, gate,
+judges' audit samples.
 
 No session and no CSRF (a bearer token is not sent by browsers on their own); 401 without a
 valid token (429 after too many wrong ones from one address), 404 for test sets the token's
 owner may not see, 403 for non-admins uploading.
-Test sets and runs are addressed by id or by name (an all-digit reference is an id first).
+Test sets, runs and judges are addressed by id or by name (an all-digit reference is an id
+first).
 The OpenAPI document (views/openapi_spec.py) describes every route here.
 """
 
@@ -17,12 +19,13 @@ from werkzeug.wrappers import Response
 
 from ndcg_labeler import throttle
 from ndcg_labeler.formats import FormatError
-from ndcg_labeler.models import Run, TestSet
+from ndcg_labeler.models import Judge, Run, TestSet
 from ndcg_labeler.services import (
     ServiceError,
     accounts,
     comparison,
     gate,
+    judges,
     live,
     ppi,
     runs,
@@ -202,12 +205,12 @@ def compare(test_set: str) -> Response:
         return _error(400, str(exc))
 
 
-def _gate_params() -> dict[str, Any]:
-    """The gate's parameters from a JSON object or form fields (400 on a malformed body)."""
+def _params() -> dict[str, Any]:
+    """The parameters from a JSON object or form fields (400 on a malformed body)."""
     if request.is_json:
         body = request.get_json()  # malformed or too deeply nested: 400 saying why
         if not isinstance(body, dict):
-            abort(_error(400, "send the gate's parameters as one JSON object"))
+            abort(_error(400, "send the parameters as one JSON object"))
         return body
     params: dict[str, Any] = {key: request.form.get(key) for key in request.form}
     if "measure" in request.form:
@@ -252,7 +255,7 @@ def gate_check(test_set: str) -> Response:
     fmt = request.args.get("format", "json")
     if fmt not in ("json", "junit", "markdown"):
         return _error(400, f"format must be json, junit or markdown, not '{fmt}'")
-    params = _gate_params()
+    params = _params()
     baseline = _run(found, _text(params, "baseline"))
     candidate = _run(found, _text(params, "candidate"))
     try:
@@ -272,3 +275,60 @@ def gate_check(test_set: str) -> Response:
     if fmt == "markdown":
         return Response(gate.markdown(result), mimetype="text/markdown")
     return jsonify(result.to_json())
+
+
+def _judge(ref: str) -> Judge:
+    """The judge (id or name); else 404."""
+    judge = judges.get_judge(int(ref)) if ref.isdigit() else None
+    if judge is None:
+        try:
+            judge = judges.require_judge(ref)
+        except ServiceError:
+            abort(_error(404, f"no judge '{ref}'"))
+    return judge
+
+
+@bp.get("/testsets/<test_set>/judges/<judge>/audit")
+def audit_sample(test_set: str, judge: str) -> Response:
+    """The judge's audit sample: seed, sampled qids in draw order, which are audited now."""
+    found = _test_set(test_set)
+    return jsonify(judges.audit_state(found, _judge(judge)).to_json())
+
+
+def _whole(params: dict[str, Any], key: str, *, required: bool) -> int | None:
+    """A whole-number parameter (JSON number or form text); 400 when malformed or missing."""
+    value = params.get(key)
+    if value is None or value == "":
+        if required:
+            abort(_error(400, f"'{key}' is required"))
+        return None
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value)
+    if isinstance(value, bool) or not isinstance(value, int):
+        abort(_error(400, f"'{key}' must be a whole number"))
+    return value
+
+
+@bp.post("/testsets/<test_set>/judges/<judge>/audit")
+def draw_audit(test_set: str, judge: str) -> Response:
+    """Draw the judge's audit sample of `queries` queries, or extend it (admins): the same as
+    `flask judges audit SET --judge JUDGE --queries N [--seed S] [--reseed]`."""
+    found = _test_set(test_set)
+    chosen = _judge(judge)
+    if not g.api_user.is_admin:
+        return _error(403, "only admins draw audit samples")
+    params = _params()
+    reseed = params.get("reseed", False)
+    if isinstance(reseed, str):  # a form field
+        reseed = {"true": True, "1": True, "false": False, "0": False, "": False}.get(
+            reseed.strip().lower(), reseed
+        )
+    if not isinstance(reseed, bool):
+        return _error(400, "'reseed' must be true or false")
+    n = _whole(params, "queries", required=True)
+    seed = _whole(params, "seed", required=False)
+    try:
+        state = judges.draw_audit(found, chosen, n or 0, seed=seed, reseed=reseed, actor=g.api_user)
+    except ServiceError as exc:
+        return _error(400, str(exc))
+    return jsonify(state.to_json())

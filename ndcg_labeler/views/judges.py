@@ -1,4 +1,5 @@
-"""Machine judges in the browser: define judges (admins), run one, read its calibration."""
+"""Machine judges in the browser: define judges (admins), run one, read its calibration, and
+draw its audit sample of queries."""
 
 from __future__ import annotations
 
@@ -6,7 +7,8 @@ from flask import Blueprint, abort, flash, redirect, render_template, url_for
 from flask_login import current_user
 from werkzeug.wrappers import Response
 
-from ndcg_labeler.forms.judges import JudgeForm, RunJudgeForm
+from ndcg_labeler.forms.judges import AuditSampleForm, JudgeForm, RunJudgeForm
+from ndcg_labeler.models import Judge, TestSet
 from ndcg_labeler.services import ServiceError, jobs, judges, paginate
 from ndcg_labeler.views._scoring import page_arg
 from ndcg_labeler.views.access import admin_required, get_test_set_or_404
@@ -14,6 +16,8 @@ from ndcg_labeler.views.access import admin_required, get_test_set_or_404
 bp = Blueprint("judges", __name__)
 
 LABELS_PER_PAGE = 50
+# N offered for a first audit sample (capped at the test set's number of queries).
+DEFAULT_AUDIT = 100
 
 
 @bp.route("/judges/", methods=["GET", "POST"])
@@ -78,7 +82,52 @@ def calibration(test_set_id: int, judge_id: int) -> str | Response:
         else:
             flash(f"{judge.name} runs in the background: follow it here.", "info")
             return redirect(url_for("jobs.show", job_id=job.id))
+    return _calibration_page(test_set, judge, form, _audit_form(test_set, judge))
+
+
+@bp.post("/testsets/<int:test_set_id>/judges/<int:judge_id>/audit")
+@admin_required
+def audit_sample(test_set_id: int, judge_id: int) -> str | Response:
+    """Draw the judge's audit sample of N queries, or extend it to N (CSRF-checked form)."""
+    test_set = get_test_set_or_404(test_set_id)
+    judge = judges.get_judge(judge_id) or abort(404)
+    audit_form = AuditSampleForm(prefix="audit")
+    if audit_form.validate_on_submit():
+        try:
+            state = judges.draw_audit(
+                test_set,
+                judge,
+                audit_form.queries.data or 0,
+                seed=audit_form.seed.data,
+                reseed=bool(audit_form.reseed.data),
+                actor=current_user,
+            )
+        except ServiceError as exc:
+            audit_form.queries.errors.append(str(exc))
+        else:
+            flash(
+                f"Audit sample: {len(state.queries)} queries, seed {state.seed}; "
+                f"{len(state.audited)} audited.",
+                "success",
+            )
+            url = url_for("judges.calibration", test_set_id=test_set.id, judge_id=judge.id)
+            return redirect(url + "#audit-heading")
+    return _calibration_page(test_set, judge, RunJudgeForm(formdata=None), audit_form)
+
+
+def _audit_form(test_set: TestSet, judge: Judge) -> AuditSampleForm:
+    """The sample form, N preset to the sample's size (or 100, at most the set's queries)."""
+    state = judges.audit_state(test_set, judge)
+    size = len(state.queries) or min(DEFAULT_AUDIT, state.query_count)
+    return AuditSampleForm(prefix="audit", formdata=None, queries=size or None)
+
+
+def _calibration_page(
+    test_set: TestSet, judge: Judge, form: RunJudgeForm, audit_form: AuditSampleForm
+) -> str:
+    """The calibration page with its two forms (either may carry errors)."""
     found = judges.judge_agreement(test_set, judge)
+    audit = judges.audit_state(test_set, judge)
     labels = paginate(judges.labels_of(test_set, judge), page_arg(), LABELS_PER_PAGE, rows=True)
     return render_template(
         "judges/calibration.html",
@@ -87,5 +136,9 @@ def calibration(test_set_id: int, judge_id: int) -> str | Response:
         found=found,
         labels=labels,
         form=form,
+        audit=audit,
+        audited_qids=set(audit.audited),
+        empty_qids=set(audit.no_pairs),
+        audit_form=audit_form,
         references=judges.REFERENCES,
     )

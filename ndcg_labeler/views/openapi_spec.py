@@ -280,6 +280,43 @@ SCHEMAS: dict[str, Any] = {
     },
 }
 
+_QIDS = {"type": "array", "items": {"type": "string"}}
+SCHEMAS["AuditSample"] = {
+    "type": "object",
+    "required": ["queries", "seed", "audited", "no_pool_pairs", "query_count"],
+    "properties": {
+        "queries": {**_QIDS, "description": "The sampled qids in draw order."},
+        "seed": {
+            "type": ["integer", "null"],
+            "description": "The draw's seed; null before the first draw.",
+        },
+        "audited": {
+            **_QIDS,
+            "description": "Sampled qids whose every pool pair has a human grade (a person's "
+            "judgment or an imported qrel; machine grades do not count).",
+        },
+        "no_pool_pairs": {**_QIDS, "description": "Sampled qids without pool pairs."},
+        "query_count": {"type": "integer", "description": "The test set's queries."},
+    },
+}
+SCHEMAS["AuditDraw"] = {
+    "type": "object",
+    "required": ["queries"],
+    "properties": {
+        "queries": {"type": "integer", "minimum": 1, "description": "N (the sample only grows)."},
+        "seed": {"type": "integer", "minimum": 0, "description": "The first draw's seed."},
+        "reseed": {"type": "boolean", "description": "Replace the sample by a new draw."},
+    },
+}
+JUDGE = {
+    "name": "judge",
+    "in": "path",
+    "required": True,
+    "description": "Judge id or exact name (an all-digit value is tried as an id first).",
+    "schema": {"type": "string", "minLength": 1},
+    "example": "gpt",
+}
+
 PATHS: dict[str, Any] = {
     "/api/testsets/{test_set}/runs": {
         "parameters": [TEST_SET],
@@ -379,6 +416,34 @@ PATHS: dict[str, Any] = {
             },
         },
     },
+    "/api/testsets/{test_set}/judges/{judge}/audit": {
+        "parameters": [TEST_SET, JUDGE],
+        "get": {
+            "operationId": "auditSample",
+            "summary": "A judge's audit sample: seed, sampled qids, which are audited now.",
+            "responses": {
+                "200": _json(_ref("AuditSample"), "The sample (empty before the first draw)."),
+                **_errors(401, 404),
+            },
+        },
+        "post": {
+            "operationId": "drawAuditSample",
+            "summary": "Draw or extend a judge's audit sample (admins; `flask judges audit`).",
+            "description": (
+                "N of the test set's queries at random: the qids in byte order, permuted by "
+                "numpy.random.default_rng(seed), first N; a larger N later extends the sample. "
+                "Another seed for a drawn sample, or a smaller N, is refused unless reseed."
+            ),
+            "requestBody": {
+                "required": True,
+                "content": {"application/json": {"schema": _ref("AuditDraw")}},
+            },
+            "responses": {
+                "200": _json(_ref("AuditSample"), "The sample after the draw."),
+                **_errors(400, 401, 403, 404),
+            },
+        },
+    },
     "/api/openapi.json": {
         "get": {
             "operationId": "openapi",
@@ -411,7 +476,8 @@ def openapi_document(server_url: str) -> dict[str, Any]:
             "title": "ndcg-labeler API",
             "version": "1",
             "description": (
-                "Upload retriever runs, read their live scores and gate releases on them. "
+                "Upload retriever runs, read their live scores and gate releases on them; "
+                "draw machine judges' audit samples. "
                 "Authenticate with a personal token from the Account page: "
                 '`Authorization: Bearer <token>`. Errors are JSON `{"error", "detail"}`.'
             ),

@@ -21,6 +21,7 @@ from schemathesis.specs.openapi.checks import (
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import User
+from ndcg_labeler.services import judges
 from ndcg_labeler.services import runs as run_service
 from ndcg_labeler.services.accounts import create_token
 from tests.factory import build_test_set, make_user, trec
@@ -75,6 +76,7 @@ def _seed(app: Flask) -> str:
         run_b = {"q1": ["b", "a"], "q2": ["a", "b"], "q3": ["a"]}
         run_service.upload_run(test_set, io.BytesIO(trec(run_a)), "a.trec", "A", None)
         run_service.upload_run(test_set, io.BytesIO(trec(run_b)), "b.trec", "B", None)
+        judges.add_judge("gpt", "http://127.0.0.1:9/v1", "none")  # the audit routes' example
         token = create_token(db.session.get(User, admin))
         db.session.remove()
         return token
@@ -133,6 +135,14 @@ def test_schemathesis_finds_no_server_error_and_no_schema_violation(app: Flask) 
             "path_parameters": {"test_set": "demo"},
             "body": {"file": trec({"q1": ["b"]}), "name": "C"},
             "media_type": "multipart/form-data",
+        },
+        "GET /api/testsets/{test_set}/judges/{judge}/audit": {
+            "path_parameters": {"test_set": "demo", "judge": "gpt"}
+        },
+        "POST /api/testsets/{test_set}/judges/{judge}/audit": {
+            "path_parameters": {"test_set": "demo", "judge": "gpt"},
+            "body": {"queries": 3, "seed": 1, "reseed": True},
+            "media_type": "application/json",
         },
         "GET /api/openapi.json": {},
         "GET /api/docs": {},

@@ -114,6 +114,8 @@ ROUTES = {
     "api.scores": API,
     "api.gate_check": API,
     "api.compare": API,
+    "api.audit_sample": API,
+    "api.draw_audit": API,
     "api_docs.openapi": PUBLIC,
     "api_docs.reference": PUBLIC,
     "compare.fuse": ADMIN,
@@ -124,6 +126,7 @@ ROUTES = {
     "judges.index": ADMIN,
     "judges.for_test_set": ADMIN,
     "judges.calibration": ADMIN,
+    "judges.audit_sample": ADMIN,
     "endpoints.index": ADMIN,
     "endpoints.show": ADMIN,
 }
@@ -161,6 +164,7 @@ def _extra(world: World) -> dict[str, object]:
         "filename": "css/app.css",
         "job_id": world.job_id,
         "judge_id": world.judge_id,
+        "judge": world.judge_id,  # the API addresses judges by id or name
         "name": "matrix",
     }
 
@@ -281,7 +285,7 @@ def test_api_matrix(world: World, request: pytest.FixtureRequest) -> None:
     client = app.test_client()
     problems = []
     for rule, method in api:
-        url = world.sets["A"].fill(rule, {})
+        url = world.sets["A"].fill(rule, {"judge": world.judge_id})
         for what, token in credentials.items():
             headers = {"Authorization": f"Bearer {token}"} if token else {}
             response = client.open(url, method=method, headers=headers)

@@ -1,6 +1,6 @@
 """Machine judges: LLM relevance labels kept apart from human ones, and calibrated against them."""
 
-from .audit_sample import AuditState, audit_state, draw_audit, draw_order
+from .audit_sample import MAX_SEED, AuditState, audit_state, draw_audit, draw_order
 from .calibration import REFERENCES, judge_agreement, labels_of, suggestions
 from .catalog import (
     DEFAULT_MAX_TOKENS,
@@ -22,6 +22,7 @@ __all__ = [
     "DEFAULT_TEMPLATE",
     "MAX_CONCURRENCY",
     "MAX_NAME",
+    "MAX_SEED",
     "MAX_TIMEOUT",
     "MAX_TOKENS",
     "REFERENCES",

@@ -149,7 +149,7 @@ def draw_audit(
                 f"with seed {seed}, ask again with --reseed (the form's 'draw a new sample')"
             )
         replacing = sample is None or reseed
-        stored = [] if replacing else _sampled_ids(sample)  # type: ignore[arg-type]
+        stored = _sampled_ids(sample) if sample is not None and not reseed else []
         ids = _query_ids(test_set)
         _checked_n(n, len(ids), len(stored), replacing)
         if sample is None:

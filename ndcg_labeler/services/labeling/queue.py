@@ -1,7 +1,9 @@
 """The labeling queue: which pair an annotator grades next, with leases that cap overlap.
 
-Order: the current query's remaining pairs first (by pair priority), otherwise the first query
-(in import order) holding a pair with the fewest judgments, started at its best-priority pair.
+Order: the current query's remaining pairs first (by pair priority); otherwise the first query
+of a judge's audit sample (in draw order) holding an open pair; otherwise the first query (in
+import order) holding a pair with the fewest judgments; a query is started at its
+best-priority pair.
 Never a pair the annotator already answered; pairs they skipped come back only when nothing
 else is left; never a pair that already has (or is promised) its target number of judgments.
 
@@ -19,7 +21,16 @@ from datetime import datetime, timedelta
 import sqlalchemy as sa
 
 from ndcg_labeler.extensions import db
-from ndcg_labeler.models import Assignment, Judgment, Pair, TestSet, User, utcnow
+from ndcg_labeler.models import (
+    Assignment,
+    AuditSample,
+    AuditSampleQuery,
+    Judgment,
+    Pair,
+    TestSet,
+    User,
+    utcnow,
+)
 from ndcg_labeler.models.users import IMPORT_ROLE
 from ndcg_labeler.services import tallies
 from ndcg_labeler.services._db import transaction
@@ -97,6 +108,9 @@ def _candidate(
     if query_id is not None:
         stmt = base.where(Pair.query_id == query_id).order_by(Pair.priority, Pair.id)
         return db.session.scalar(stmt.limit(1))
+    sampled = _in_audit_sample(base, test_set.id)
+    if sampled is not None:
+        return sampled
     # Fewest answers first: try pairs with 0 answers, then 1, ... (few levels: target <= 5).
     for level in range(target):
         stmt = base.where(n == level).order_by(Pair.query_id, Pair.id)
@@ -104,6 +118,28 @@ def _candidate(
         if pair is not None:
             return pair
     return None
+
+
+def _in_audit_sample(base: sa.Select[tuple[Pair]], test_set_id: int) -> Pair | None:
+    """The best open pair of the first query in the judges' audit samples that has one.
+
+    Audit samples come first so that their queries get a human grade early (a prediction-
+    powered estimate rests on them). With several judges' samples, a query's place is its
+    earliest place in any of them. The walk starts from the samples (small) and probes each
+    query's pairs by index: a join would let the planner walk the whole pool instead.
+    """
+    has_open = base.with_only_columns(Pair.id).where(Pair.query_id == AuditSampleQuery.query_id)
+    first = db.session.scalar(
+        sa.select(AuditSampleQuery.query_id)
+        .join(AuditSample, AuditSample.id == AuditSampleQuery.sample_id)
+        .where(AuditSample.test_set_id == test_set_id, has_open.exists())
+        .order_by(AuditSampleQuery.position, AuditSample.id)
+        .limit(1)
+    )
+    if first is None:
+        return None
+    stmt = base.where(Pair.query_id == first).order_by(Pair.priority, Pair.id)
+    return db.session.scalar(stmt.limit(1))
 
 
 def _claim(pair: Pair, user: User, target: int, cutoff: datetime) -> bool:
