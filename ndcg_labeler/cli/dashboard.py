@@ -10,7 +10,7 @@ from flask.cli import with_appcontext
 from ndcg_labeler.cli._common import cli_errors
 from ndcg_labeler.cli._progress import terminal_progress
 from ndcg_labeler.cli.runs import run_group, scoring_options
-from ndcg_labeler.services import ServiceError, comparison, live, pooling, runs, testsets
+from ndcg_labeler.services import ServiceError, comparison, live, pooling, ppi, runs, testsets
 
 # How many per-query rows the readable table shows (the JSON has them all).
 TABLE_QUERIES = 20
@@ -45,6 +45,11 @@ def _table(result: comparison.Comparison, name_a: str, name_b: str) -> list[str]
     ]
     for d in result.deltas[:TABLE_QUERIES]:
         lines.append(f"{d.qid:<20}  {d.a:>8.4f}  {d.b:>8.4f}  {d.delta:>+8.4f}")
+    audit = result.labels_extra.get("audit")
+    if audit:  # machine grades: never without how much people audited
+        lines += ["", f"labels {o.shown_labels}: {audit['status']} for judge {audit['judge']}"]
+    if result.estimate is not None:
+        lines.append(ppi.describe(result.estimate))
     return lines
 
 

@@ -61,7 +61,10 @@ def _write(path: str, text: str) -> None:
     "--labels",
     default="human",
     show_default=True,
-    help="Whose grades: human, machine:JUDGE or fill:JUDGE (human first, the judge's elsewhere).",
+    help=(
+        "Whose grades: human, machine:JUDGE, fill:JUDGE (human first, the judge's elsewhere) "
+        "or ppi:JUDGE (the PPI++ estimate from the judge's grades and its human audit)."
+    ),
 )
 @click.option(
     "--inconclusive",
@@ -94,6 +97,10 @@ def gate_command(
     fail and the one-sided t-test of H0: mean d ≤ −max-drop has p < alpha; otherwise it is
     inconclusive and the report says about how many queries would decide it. The run passes
     when every measure passes, fails when one fails.
+
+    With --labels ppi:JUDGE the same rules apply to the PPI++ estimate of mean d over all
+    queries (an undefined value counting 0), with z-tests in place of t-tests; below 10
+    audited queries of the judge's sample a measure stays inconclusive ("audit more queries").
 
     Exit 0 pass, 1 fail, 3 inconclusive (or as --inconclusive says), 2 on bad input.
     """

@@ -23,7 +23,8 @@ from flask.cli import run_command as flask_run_command
 
 from ndcg_labeler.cli._common import cli_errors, one_line_errors
 from ndcg_labeler.cli._progress import terminal_progress
-from ndcg_labeler.services import ServiceError, live, runs, testsets
+from ndcg_labeler.models import Run
+from ndcg_labeler.services import ServiceError, live, ppi, runs, testsets
 
 _SERVE = "ndcg_labeler.serve_args"
 
@@ -93,7 +94,13 @@ _SCORING_OPTIONS = (
     click.option("--judged-only", is_flag=True, help="Rank only judged chunks (condensed lists)."),
     click.option("--aggregation", default=None, help="Override the test set's policy."),
     click.option(
-        "--labels", default="human", show_default=True, help="human, machine:JUDGE or fill:JUDGE."
+        "--labels",
+        default="human",
+        show_default=True,
+        help=(
+            "human, machine:JUDGE, fill:JUDGE or ppi:JUDGE (the judge's NDCG per query, and the "
+            "PPI++ estimate of the human mean over all queries from the judge's audit sample)."
+        ),
     ),
 )
 
@@ -238,11 +245,11 @@ def score(testset: str, run: str, options: live.ScoreOptions, as_json: bool, as_
     if as_trec:
         click.echo("\n".join(live.trec_eval_lines(found, options)))
         return
-    result = live.score_run(found, options)
     if as_json:
-        click.echo(json.dumps(result.to_json(), ensure_ascii=False))
+        click.echo(json.dumps(ppi.score_json(found, options), ensure_ascii=False))
         return
-    click.echo("\n".join(_table(result)))
+    result = live.score_run(found, options)
+    click.echo("\n".join([*_labels_lines(found, options), *_table(result)]))
 
 
 @run_group.command("list")
@@ -274,6 +281,18 @@ def list_runs(testset: str, as_json: bool) -> None:
             f"{found.name}\t{found.num_queries} queries\t{found.num_entries} entries\t"
             f"NDCG@10 {mean} over {result.queries_in_mean} queries\t{_interval(result)}"
         )
+
+
+def _labels_lines(found: Run, options: live.ScoreOptions) -> list[str]:
+    """Under machine:, fill: and ppi: labels: the audit status and the PPI++ estimate."""
+    status = ppi.audit_status(found.test_set, options.labels)
+    if status is None:
+        return []
+    lines = [f"labels {options.labels}: {status.text} for judge {status.judge}"]
+    figures = ppi.run_estimate(found, options)
+    if figures is not None:
+        lines.append(ppi.describe(figures))
+    return lines
 
 
 def _interval(result: live.RunScores) -> str:

@@ -9,7 +9,8 @@ run, `results` holds what comes out and `averages` averages it over queries. Aro
 `aggregation` (several annotators' grades into one), `agreement` (between annotators),
 `calibration` (machine against human grades), `intervals` (the t interval of a mean),
 `significance` (tests, bootstrap intervals, Holm's correction), `sample_size` (queries a paired
-test needs) and `fusion` (of several runs). Callers import from here, never a module.
+test needs), `ppi` (prediction-powered estimates from machine labels and a human audit) and
+`fusion` (of several runs). Callers import from here, never a module.
 """
 
 from .aggregation import DEFAULT_POLICY, POLICIES, aggregate, resolve
@@ -34,6 +35,7 @@ from .many_queries import evaluate, evaluate_flat
 from .ndcg import dcg, log2_ranks, ndcg_at_k
 from .one_query import evaluate_one
 from .options import GAINS, IDEALS, Options
+from .ppi import MIN_AUDITED, PPIEstimate, ppi_mean, ppi_p_value, ppi_paired
 from .ranking import docid_keys, permutation, rank_grouped, rank_order, tie_moves
 from .results import COUNT_MEASURES, DEFAULT_CUTOFFS, Evaluation
 from .sample_size import paired_power, queries_for_power, queries_to_clear
@@ -54,6 +56,7 @@ __all__ = [
     "FUSION_METHODS",
     "GAINS",
     "IDEALS",
+    "MIN_AUDITED",
     "POLICIES",
     "RRF_K",
     "TIE_TOLERANCE",
@@ -63,6 +66,7 @@ __all__ = [
     "Evaluation",
     "MeanInterval",
     "Options",
+    "PPIEstimate",
     "Qrel",
     "Rating",
     "RunInputs",
@@ -93,6 +97,9 @@ __all__ = [
     "paired_t_test",
     "percent_agreement",
     "permutation",
+    "ppi_mean",
+    "ppi_p_value",
+    "ppi_paired",
     "queries_for_power",
     "queries_to_clear",
     "rank_grouped",

@@ -23,10 +23,12 @@ from ndcg_labeler.models import Judge, Run, TestSet
 from ndcg_labeler.services import (
     ServiceError,
     accounts,
+    comparison,
     gate,
     imports,
     judges,
     live,
+    ppi,
     runs,
     testsets,
 )
@@ -240,9 +242,29 @@ def scores(test_set: str, run: str) -> Response:
     found = _run(chosen, run)
     try:
         options = live.parse_options(request.args)
+        return jsonify(ppi.score_json(found, options))
     except ServiceError as exc:
         return _error(400, str(exc))
-    return jsonify(live.score_run(found, options).to_json())
+
+
+@bp.get("/testsets/<test_set>/compare")
+def compare(test_set: str) -> Response:
+    """Run `b` against run `a` (default: the two oldest runs): `flask run compare --json`."""
+    chosen = _test_set(test_set)
+    if not accounts.grades_visible(g.api_user, chosen):  # per-query figures, as on the pages
+        return _error(403, "this test set is judged blind: per-query scores are for admins")
+    refs = [request.args.get("a", "").strip(), request.args.get("b", "").strip()]
+    if any(refs):
+        if not all(refs):
+            return _error(400, "name both runs, ?a=RUN&b=RUN (id or name), or neither")
+        found = [_run(chosen, ref) for ref in refs]
+    else:  # as the compare page's first visit: the two oldest runs
+        found = runs.list_runs(chosen)[:2]
+    try:
+        options = live.parse_options(request.args)
+        return jsonify(comparison.compare_json(comparison.compare_runs(found, options)))
+    except ServiceError as exc:
+        return _error(400, str(exc))
 
 
 def _params() -> dict[str, Any]:

@@ -8,7 +8,8 @@ from flask import Blueprint, abort, jsonify, render_template, request
 from flask_login import current_user
 from werkzeug.wrappers import Response
 
-from ndcg_labeler.services import ServiceError, dashboard, judges, live
+from ndcg_labeler.models import TestSet
+from ndcg_labeler.services import ServiceError, dashboard, judges, live, ppi
 from ndcg_labeler.views import figures
 from ndcg_labeler.views._scoring import run_or_404, score_options
 from ndcg_labeler.views.access import get_test_set_or_404, require_grades_visible
@@ -35,7 +36,14 @@ def label_sources() -> list[tuple[str, str]]:
     for judge in judges.list_judges():
         out.append((f"machine:{judge.name}", f"machine: {judge.name} only"))
         out.append((f"fill:{judge.name}", f"people, filled in by {judge.name}"))
+        out.append((f"ppi:{judge.name}", f"PPI++: {judge.name}, corrected by its audit"))
     return out
+
+
+@bp.app_template_global()
+def audit_of(test_set: TestSet, labels: str) -> ppi.AuditStatus | None:
+    """The judge's audit status beside a machine:, fill: or ppi: mean; None for human labels."""
+    return ppi.audit_status(test_set, labels)
 
 
 @bp.app_template_global()
@@ -126,6 +134,7 @@ def _table_context(test_set_id: int, run_id: int) -> dict[str, object]:
         "raw_options": options,
         "option_args": live.option_args(options),
         "table": table,
+        "estimate": ppi.run_estimate(run, options),
         "k_chart": figures.run_over_k(run, options),
         "histogram": figures.histogram(table),
         "version": dashboard.version_token(test_set.id),

@@ -4,6 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from ndcg_labeler.views.openapi_estimates import (
+    COMPARE_PATH,
+    LABEL_PROPERTIES,
+    LABELS_TEXT,
+    SCORE_PARAMETERS,
+)
+from ndcg_labeler.views.openapi_estimates import SCHEMAS as ESTIMATE_SCHEMAS
+
 NUMBER_OR_NULL = {"type": ["number", "null"]}
 OUTCOME = {"type": "string", "enum": ["pass", "fail", "inconclusive"]}
 _REF = "#/components/schemas/"
@@ -163,6 +171,7 @@ SCHEMAS: dict[str, Any] = {
             **INTERVAL,
             "queries_in_mean": {"type": "integer"},
             "queries": {"type": "array", "items": _ref("QueryScore")},
+            **LABEL_PROPERTIES,
         },
     },
     "GateRequest": {
@@ -183,7 +192,7 @@ SCHEMAS: dict[str, Any] = {
             "labels": {
                 "type": "string",
                 "default": "human",
-                "description": "human, machine:JUDGE or fill:JUDGE.",
+                "description": LABELS_TEXT,
             },
         },
         "example": {"baseline": "A", "candidate": "B", "measure": ["ndcg_cut_10", "map"]},
@@ -223,6 +232,13 @@ SCHEMAS: dict[str, Any] = {
                 "description": "Paired queries that would decide an inconclusive measure.",
             },
             "note": {"type": "string"},
+            "ppi": {
+                "type": "object",
+                "description": (
+                    "Under labels=ppi:JUDGE: the PPI++ estimate of mean d with its 95% interval "
+                    "(the PPI object's keys) and its basis (the PPIBasis object's keys)."
+                ),
+            },
             "sample_size": {
                 "type": "object",
                 "required": ["power", "observed_delta", "delta", "delta_queries"],
@@ -459,26 +475,7 @@ PATHS: dict[str, Any] = {
         "get": {
             "operationId": "runScores",
             "summary": "The run's current NDCG@k per query and its mean (`flask run score`).",
-            "parameters": [
-                {
-                    "name": "k",
-                    "in": "query",
-                    "schema": {"type": "integer", "default": 10},
-                    "example": 10,
-                },
-                {
-                    "name": "gain",
-                    "in": "query",
-                    "schema": {"type": "string", "enum": ["linear", "exp"]},
-                    "example": "exp",
-                },
-                {
-                    "name": "ideal",
-                    "in": "query",
-                    "schema": {"type": "string", "enum": ["judged", "retrieved"]},
-                    "example": "judged",
-                },
-            ],
+            "parameters": SCORE_PARAMETERS,
             "responses": {
                 "200": _json(_ref("Scores"), "The scores."),
                 **_errors(400, 401, 403, 404),
@@ -495,7 +492,9 @@ PATHS: dict[str, Any] = {
                 "mean d < −max_drop and the Holm-adjusted two-sided paired t-test has p < "
                 "alpha; pass when not failing and the one-sided test of H0: mean d ≤ −max_drop "
                 "has p_noninferiority < alpha; inconclusive otherwise, with queries_needed. "
-                "The run passes when every measure passes. "
+                "The run passes when every measure passes. Under labels=ppi:JUDGE the same "
+                "rules apply to the PPI++ estimate of mean d over all queries, with z-tests in "
+                "place of t-tests, and a measure stays inconclusive below 10 audited queries. "
                 "`format=junit` or `format=markdown` return the CI reports instead of JSON."
             ),
             "parameters": [
@@ -520,6 +519,16 @@ PATHS: dict[str, Any] = {
                     },
                 },
                 **_errors(400, 401, 404),
+            },
+        },
+    },
+    "/api/testsets/{test_set}/compare": {
+        "parameters": [TEST_SET],
+        "get": {
+            **COMPARE_PATH["get"],
+            "responses": {
+                "200": _json(_ref("Comparison"), "The comparison."),
+                **_errors(400, 401, 403, 404),
             },
         },
     },
@@ -593,7 +602,7 @@ def openapi_document(server_url: str) -> dict[str, Any]:
         "security": [{"bearer": []}],
         "paths": PATHS,
         "components": {
-            "schemas": SCHEMAS,
+            "schemas": {**SCHEMAS, **ESTIMATE_SCHEMAS},
             "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
         },
     }

@@ -121,6 +121,7 @@ ROUTES = {
     "api.upload": API,
     "api.scores": API,
     "api.gate_check": API,
+    "api.compare": API,
     "api.audit_sample": API,
     "api.draw_audit": API,
     "api_docs.openapi": PUBLIC,

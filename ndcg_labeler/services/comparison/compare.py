@@ -10,14 +10,14 @@ score 0 there, as everywhere. Statistics: scoring.significance (scipy).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
 from ndcg_labeler.models import Run
 from ndcg_labeler.scoring import MeanInterval
-from ndcg_labeler.services import ServiceError
+from ndcg_labeler.services import ServiceError, ppi
 from ndcg_labeler.services.comparison import stats as stats_service
 from ndcg_labeler.services.comparison.stats import Mode, PairTests, counts
 from ndcg_labeler.services.dashboard import MIN_INTERVAL_QUERIES, mean_band
@@ -86,6 +86,10 @@ class Comparison:
     pairs: list[PairResult]
     deltas: list[QueryDelta]
     stats_ready: bool = True
+    # Under machine:, fill: and ppi: labels, beside the means: "labels", "audit" and, under
+    # ppi:JUDGE, the PPI++ estimate of B − A ("ppi", "ppi_basis"); {} under human labels.
+    labels_extra: dict[str, Any] = field(default_factory=dict)
+    estimate: ppi.PPIFigures | None = None
 
     @property
     def first_pair(self) -> PairResult:
@@ -106,6 +110,7 @@ class Comparison:
             "t_test_p": pair.t_test_p,
             "randomization_p": pair.randomization_p,
             "queries": [{"qid": d.qid, "a": d.a, "b": d.b, "delta": d.delta} for d in self.deltas],
+            **self.labels_extra,
         }
         return out
 
@@ -189,7 +194,11 @@ def compare_runs(
         _pair(runs[0], run, values[0], v, found.pairs[n] if found else None)
         for n, (run, v) in enumerate(zip(runs[1:], values[1:], strict=True))
     ]
+    # B − A of the first two runs, as the CLI's JSON and the page's first pair.
+    estimate = ppi.difference_estimate(runs[0], runs[1], options)
     return Comparison(
+        labels_extra=ppi.labels_json(runs[0].test_set, options, estimate),
+        estimate=estimate,
         options=first.options,
         means=means,
         compared=int(index.size),

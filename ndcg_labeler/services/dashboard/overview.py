@@ -18,7 +18,7 @@ from flask_sqlalchemy.pagination import Pagination
 from ndcg_labeler.extensions import db
 from ndcg_labeler.formats import natural_key
 from ndcg_labeler.models import Run, TestSet, User
-from ndcg_labeler.services import ServiceError
+from ndcg_labeler.services import ServiceError, ppi
 from ndcg_labeler.services import labeling as labeling_service
 from ndcg_labeler.services import runs as run_service
 from ndcg_labeler.services._db import paginate
@@ -71,6 +71,7 @@ class RunSummary:
     run: Run
     scores: RunScores
     uploader: str | None
+    estimate: ppi.PPIFigures | None = None  # under labels=ppi:JUDGE
 
     @property
     def mean(self) -> float | None:
@@ -89,6 +90,8 @@ class Overview:
     version: str
     means_by_k: list[tuple[str, list[float | None]]]
     """Each run's name and mean NDCG@k for every k in K_CHOICES (for the chart)."""
+    audit: ppi.AuditStatus | None = None
+    """The judge's audit status under machine:, fill: and ppi: labels."""
 
     def to_json(self) -> dict[str, Any]:
         """The overview table as JSON (means as `flask run score --json` prints them)."""
@@ -111,9 +114,12 @@ class Overview:
                     "undefined": s.scores.num_undefined,
                     "missing": s.scores.num_missing,
                     "judged_at_k": s.scores.mean_judged_at_k,
+                    **({"ppi": s.estimate.to_json()} if s.estimate else {}),
+                    **({"ppi_basis": s.estimate.basis_json()} if s.estimate else {}),
                 }
                 for s in self.runs
             ],
+            **({"audit": self.audit.to_json()} if self.audit else {}),
         }
 
 
@@ -129,7 +135,10 @@ def overview(test_set: TestSet, user: User, options: ScoreOptions) -> Overview:
     runs = run_service.list_runs(test_set)
     names = run_service.uploaders(runs)
     version = version_token(test_set.id)
-    summaries = [RunSummary(run, score_run(run, options), names.get(run.id)) for run in runs]
+    summaries = [
+        RunSummary(run, score_run(run, options), names.get(run.id), ppi.run_estimate(run, options))
+        for run in runs
+    ]
     resolved = summaries[0].scores.options if summaries else _resolved(test_set, options)
     return Overview(
         test_set=test_set,
@@ -138,6 +147,7 @@ def overview(test_set: TestSet, user: User, options: ScoreOptions) -> Overview:
         progress=labeling_service.progress(test_set, user),
         version=version,
         means_by_k=[(r.name, means_over_k(r, options)) for r in runs],
+        audit=ppi.audit_status(test_set, options.labels),
     )
 
 

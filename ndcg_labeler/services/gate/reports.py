@@ -42,6 +42,15 @@ def _summary(check: MeasureCheck) -> str:
 
 
 def _power(check: MeasureCheck) -> str:
+    """Queries for power under the t rule; the PPI interval and λ̂ under ppi:JUDGE."""
+    if check.ppi is not None:
+        low, high, lam = check.ppi["ci_low"], check.ppi["ci_high"], check.ppi["lambda"]
+        if low is None or high is None:
+            return f"No PPI++ interval: {check.ppi['reason']}"
+        return (
+            f"PPI++ 95% z interval of mean d [{low:.4f}, {high:.4f}], λ {_num(lam)}, "
+            f"{check.ppi['audit']['status']}"
+        )
     return (
         f"Queries for {POWER:.0%} power: {_count(check.sample_size.observed)} at the observed "
         f"delta, {_count(check.sample_size.at_difference)} at {POWER_DIFFERENCE:g}"
@@ -53,12 +62,28 @@ def _labels_line(result: GateResult) -> str:
     kind, _, judge = result.labels.partition(":")
     if kind == "machine":
         return f"labels machine:{judge}: machine labels only, from judge {judge}"
+    if kind == "ppi":
+        return (
+            f"labels ppi:{judge}: PPI++ estimates of the human means over all queries, from "
+            f"judge {judge}'s labels on every query corrected by people's grades on its audited "
+            "queries (undefined values count 0)"
+        )
     if kind == "fill":
         return (
             f"labels fill:{judge}: human grades, and machine labels from judge {judge} "
             "where a pair has no human grade"
         )
     return "labels human: people's grades and imported qrels"
+
+
+def _rule(result: GateResult) -> str:
+    """The tests behind the outcomes, in the report's first line."""
+    if result.labels.startswith("ppi:"):
+        return (
+            "fail: Holm-adjusted two-sided z-test on the PPI++ estimate of mean d, pass: "
+            "one-sided non-inferiority z-test on it"
+        )
+    return "fail: Holm-adjusted paired t-test, pass: one-sided non-inferiority t-test"
 
 
 def junit_xml(result: GateResult) -> str:
@@ -127,8 +152,7 @@ def markdown(result: GateResult) -> str:
         "",
         f"Candidate **{_cell(result.candidate)}** against baseline **{_cell(result.baseline)}** "
         f"on test set **{_cell(result.testset)}** (max drop {result.max_drop:g}, "
-        f"alpha {result.alpha:g}; fail: Holm-adjusted paired t-test, pass: one-sided "
-        "non-inferiority t-test).",
+        f"alpha {result.alpha:g}; {_rule(result)}).",
         "",
         f"Grades: {_cell(_labels_line(result))}.",
         "",

@@ -1,0 +1,166 @@
+"""The OpenAPI parts of label sources and PPI++ estimates: the `labels` parameter, the audit
+status, the "ppi" object and its basis, and the compare operation that carries them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+NUMBER_OR_NULL = {"type": ["number", "null"]}
+_REF = "#/components/schemas/"
+
+LABELS_TEXT = (
+    "Whose grades: human (people and imported qrels), machine:JUDGE (that judge's only), "
+    "fill:JUDGE (people's, the judge's where a pair has none) or ppi:JUDGE (per query the "
+    "judge's, plus the PPI++ estimate of the human mean over all queries from the judge's "
+    "audit sample)."
+)
+LABELS = {
+    "name": "labels",
+    "in": "query",
+    "description": LABELS_TEXT,
+    "schema": {"type": "string", "default": "human"},
+    "example": "human",
+}
+
+# Scoring options every score operation takes, as query parameters (live.parse_options).
+SCORE_PARAMETERS: list[dict[str, Any]] = [
+    {"name": "k", "in": "query", "schema": {"type": "integer", "default": 10}, "example": 10},
+    {
+        "name": "gain",
+        "in": "query",
+        "schema": {"type": "string", "enum": ["linear", "exp"]},
+        "example": "exp",
+    },
+    {
+        "name": "ideal",
+        "in": "query",
+        "schema": {"type": "string", "enum": ["judged", "retrieved"]},
+        "example": "judged",
+    },
+    LABELS,
+]
+
+SCHEMAS: dict[str, Any] = {
+    "AuditStatus": {
+        "type": "object",
+        "description": "How much of the test set people audited for the judge (machine means).",
+        "required": ["judge", "audited", "queries", "sampled", "status"],
+        "properties": {
+            "judge": {"type": "string"},
+            "audited": {
+                "type": "integer",
+                "description": "Sampled queries whose every pool pair has a human grade.",
+            },
+            "queries": {"type": "integer", "description": "The test set's queries."},
+            "sampled": {"type": "integer", "description": "Queries in the audit sample."},
+            "status": {"type": "string", "description": "“k of N queries audited”."},
+        },
+    },
+    "PPI": {
+        "type": "object",
+        "description": (
+            "PPI++ estimate of the mean over all queries of NDCG@k under human labels (a "
+            "query without a relevant judged chunk counting 0), or of B − A in a comparison. "
+            "Below 10 audited queries ci_low and ci_high are null and reason says "
+            "“audit more queries”."
+        ),
+        "required": [
+            "estimate",
+            "ci_low",
+            "ci_high",
+            "n_audited",
+            "n_unaudited",
+            "lambda",
+            "reason",
+        ],
+        "properties": {
+            "estimate": NUMBER_OR_NULL,
+            "ci_low": {**NUMBER_OR_NULL, "description": "95% normal interval's low end."},
+            "ci_high": {**NUMBER_OR_NULL, "description": "95% normal interval's high end."},
+            "n_audited": {"type": "integer", "description": "Labeled queries (audited)."},
+            "n_unaudited": {"type": "integer", "description": "Every other query."},
+            "lambda": {**NUMBER_OR_NULL, "description": "Power-tuning weight, in [0, 1]."},
+            "reason": {"type": ["string", "null"], "description": "Why there is no interval."},
+        },
+    },
+    "PPIBasis": {
+        "type": "object",
+        "required": ["judge", "confidence", "se", "machine_mean", "human_audited_mean", "audit"],
+        "properties": {
+            "judge": {"type": "string"},
+            "confidence": {"type": "number"},
+            "se": NUMBER_OR_NULL,
+            "machine_mean": {
+                **NUMBER_OR_NULL,
+                "description": "Mean machine NDCG@k over every query (undefined counting 0).",
+            },
+            "human_audited_mean": {
+                **NUMBER_OR_NULL,
+                "description": "Mean human NDCG@k over the audited queries only.",
+            },
+            "audit": {"$ref": _REF + "AuditStatus"},
+        },
+    },
+    "Comparison": {
+        "type": "object",
+        "required": ["k", "runs", "wins", "ties", "losses", "t_test_p", "randomization_p"],
+        "properties": {
+            "k": {"type": "integer"},
+            "runs": {
+                "type": "object",
+                "description": "Per run: mean NDCG@k with its 95% bootstrap interval.",
+                "additionalProperties": {
+                    "type": "object",
+                    "properties": {
+                        "mean": NUMBER_OR_NULL,
+                        "ci_low": NUMBER_OR_NULL,
+                        "ci_high": NUMBER_OR_NULL,
+                    },
+                },
+            },
+            "wins": {"type": "integer"},
+            "ties": {"type": "integer"},
+            "losses": {"type": "integer"},
+            "t_test_p": NUMBER_OR_NULL,
+            "randomization_p": NUMBER_OR_NULL,
+            "queries": {"type": "array", "items": {"type": "object"}},
+        },
+    },
+}
+
+# Beside the scores and the comparison under machine:, fill: and ppi: labels.
+LABEL_PROPERTIES: dict[str, Any] = {
+    "labels": {"type": "string", "description": "The label source (absent for human)."},
+    "audit": {"$ref": _REF + "AuditStatus"},
+    "ppi": {"$ref": _REF + "PPI"},
+    "ppi_basis": {"$ref": _REF + "PPIBasis"},
+}
+SCHEMAS["Comparison"]["properties"].update(LABEL_PROPERTIES)
+
+COMPARE_PATH: dict[str, Any] = {
+    "get": {
+        "operationId": "compareRuns",
+        "summary": "Run b against run a (`flask run compare --json`).",
+        "description": (
+            "Means with 95% bootstrap intervals, the paired tests and per-query deltas; under "
+            "labels=ppi:JUDGE also the PPI++ estimate of B − A."
+        ),
+        "parameters": [
+            {
+                "name": "a",
+                "in": "query",
+                "description": "Run id or name (A); without a and b, the two oldest runs.",
+                "schema": {"type": "string", "minLength": 1},
+                "example": "A",
+            },
+            {
+                "name": "b",
+                "in": "query",
+                "description": "Run id or name (B).",
+                "schema": {"type": "string", "minLength": 1},
+                "example": "B",
+            },
+            *SCORE_PARAMETERS,
+        ],
+    }
+}

@@ -1,0 +1,117 @@
+"""labels=ppi:JUDGE in `flask run score|compare --json` and the API, against the hand-worked
+scenario of tests/evaluation/ppi_scenario.py; and the audit status beside machine means."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from flask import Flask
+from flask.testing import FlaskClient, FlaskCliRunner
+
+from ndcg_labeler.extensions import db
+from ndcg_labeler.models import User
+from ndcg_labeler.services.accounts import create_token
+from tests.evaluation.ppi_scenario import Z975, build_ppi_set, expected
+
+PPI_KEYS = {"estimate", "ci_low", "ci_high", "n_audited", "n_unaudited", "lambda", "reason"}
+
+
+def _score(runner: FlaskCliRunner, *args: str) -> dict:
+    result = runner.invoke(args=["run", "score", "ppi", *args, "--k", "1", "--json"])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.output)
+
+
+def test_run_score_json_carries_the_ppi_estimate(app: Flask, runner: FlaskCliRunner) -> None:
+    build_ppi_set(app, "ppi")
+    want = expected(1)
+    out = _score(runner, "A", "--labels", "ppi:gpt")
+    ppi = out["ppi"]
+    assert set(ppi) == PPI_KEYS
+    assert ppi["lambda"] == pytest.approx(19 / 216, abs=1e-12)
+    assert ppi["estimate"] == pytest.approx(want["theta"], abs=1e-12)
+    assert ppi["ci_low"] == pytest.approx(want["theta"] - Z975 * want["se"], abs=1e-12)
+    assert ppi["ci_high"] == pytest.approx(want["theta"] + Z975 * want["se"], abs=1e-12)
+    assert (ppi["n_audited"], ppi["n_unaudited"], ppi["reason"]) == (12, 8, None)
+    basis = out["ppi_basis"]
+    assert basis["machine_mean"] == pytest.approx(3 / 5, abs=1e-12)
+    assert basis["human_audited_mean"] == pytest.approx(2 / 3, abs=1e-12)
+    assert basis["se"] == pytest.approx(want["se"], abs=1e-12)
+    assert out["audit"]["status"] == "12 of 20 queries audited"
+    assert out["labels"] == "ppi:gpt"
+    # The per-query figures are the judge's: A's machine NDCG@1 is 1 on 12 of 20 queries.
+    assert out["mean_ndcg"] == pytest.approx(12 / 20)
+    # The readable table says the same in words.
+    text = runner.invoke(args=["run", "score", "ppi", "A", "--k", "1", "--labels", "ppi:gpt"])
+    assert "12 of 20 queries audited" in text.output
+    assert f"{want['theta']:.4f}" in text.output
+
+
+def test_run_compare_json_estimates_b_minus_a(app: Flask, runner: FlaskCliRunner) -> None:
+    build_ppi_set(app, "ppi")
+    want = expected(1)
+    result = runner.invoke(
+        args=["run", "compare", "ppi", "A", "B", "--k", "1", "--labels", "ppi:gpt", "--json"]
+    )
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.output)
+    ppi = out["ppi"]
+    assert set(ppi) == PPI_KEYS
+    assert ppi["estimate"] == pytest.approx(want["d_theta"], abs=1e-12)
+    assert ppi["ci_low"] == pytest.approx(want["d_theta"] - Z975 * want["d_se"], abs=1e-12)
+    assert ppi["ci_high"] == pytest.approx(want["d_theta"] + Z975 * want["d_se"], abs=1e-12)
+    assert ppi["lambda"] == pytest.approx(19 / 216, abs=1e-12)
+    assert out["ppi_basis"]["machine_mean"] == pytest.approx(1 - 2 * 3 / 5, abs=1e-12)
+    assert out["ppi_basis"]["human_audited_mean"] == pytest.approx(1 - 2 * 2 / 3, abs=1e-12)
+    assert out["audit"]["status"] == "12 of 20 queries audited"
+
+
+def test_fewer_than_ten_audited_queries_withhold_the_interval(
+    app: Flask, runner: FlaskCliRunner
+) -> None:
+    # Six audited queries, all Y = Ŷ = 1: cov 0, so λ̂ = 0 and the estimate is their mean, 1.
+    build_ppi_set(app, "ppi", audited_limit=6)
+    ppi = _score(runner, "A", "--labels", "ppi:gpt")["ppi"]
+    assert (ppi["ci_low"], ppi["ci_high"]) == (None, None)
+    assert ppi["reason"].startswith("audit more queries: 6 of 20 queries audited")
+    assert (ppi["estimate"], ppi["lambda"], ppi["n_audited"]) == (1.0, 0.0, 6)
+
+
+def test_machine_means_come_with_their_audit_status(app: Flask, runner: FlaskCliRunner) -> None:
+    build_ppi_set(app, "ppi")
+    for labels in ("machine:gpt", "fill:gpt"):
+        out = _score(runner, "A", "--labels", labels)
+        assert out["audit"] == {
+            "judge": "gpt",
+            "audited": 12,
+            "queries": 20,
+            "sampled": 20,
+            "status": "12 of 20 queries audited",
+        }
+        assert "ppi" not in out
+    assert "audit" not in _score(runner, "A")
+
+
+def test_the_api_scores_and_compares_under_ppi(
+    app: Flask, client: FlaskClient, admin_id: int
+) -> None:
+    build_ppi_set(app, "ppi")
+    want = expected(1)
+    with app.app_context():
+        token = create_token(db.session.get_one(User, admin_id))
+        db.session.remove()
+    headers = {"Authorization": f"Bearer {token}"}
+    scores = client.get("/api/testsets/ppi/runs/A/scores?k=1&labels=ppi:gpt", headers=headers)
+    assert scores.status_code == 200
+    assert scores.get_json()["ppi"]["estimate"] == pytest.approx(want["theta"], abs=1e-12)
+    compare = client.get("/api/testsets/ppi/compare?a=A&b=B&k=1&labels=ppi:gpt", headers=headers)
+    assert compare.status_code == 200
+    assert compare.get_json()["ppi"]["estimate"] == pytest.approx(want["d_theta"], abs=1e-12)
+    bad = client.get("/api/testsets/ppi/compare?a=A&b=B&labels=ppi:nobody", headers=headers)
+    assert bad.status_code == 400 and "unknown judge 'nobody'" in bad.get_json()["detail"]
+    half = client.get("/api/testsets/ppi/compare?a=A", headers=headers)
+    assert half.status_code == 400 and "name both runs" in half.get_json()["detail"]
+    # Without a and b: the two oldest runs, A then B, as the compare page's first visit.
+    oldest = client.get("/api/testsets/ppi/compare?k=1&labels=ppi:gpt", headers=headers)
+    assert oldest.get_json()["ppi"] == compare.get_json()["ppi"]
