@@ -1,8 +1,9 @@
-"""Safe rendering of untrusted text: Markdown guidelines and query-term highlighting."""
+"""Rendering helpers of the templates: Markdown, query-term highlighting and times in UTC."""
 
 from __future__ import annotations
 
 import re
+from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Any
 
@@ -85,3 +86,18 @@ def highlight_terms(text: str | None, query: str) -> Markup:
         last = match.end()
     parts.append(str(escape(raw[last:])))
     return Markup("".join(parts))
+
+
+def utc_time(value: datetime | None, fmt: str = "%Y-%m-%d %H:%M") -> str:
+    """A stored time as UTC text, marked "UTC" whenever it shows a time of day.
+
+    Every page shows times through this one filter (`{{ x | utc }}`), so none is ever read as
+    local time. Times are stored in UTC; SQLite hands them back naive, PostgreSQL aware.
+    """
+    if value is None:
+        return ""
+    if value.tzinfo is not None:
+        value = value.astimezone(UTC)
+    text = value.strftime(fmt)
+    # A date alone is a UTC day too, but "2026-01-02 UTC" reads oddly in a column of dates.
+    return f"{text} UTC" if "%H" in fmt else text

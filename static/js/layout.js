@@ -1,0 +1,65 @@
+// Layout helpers of every page, all optional (the pages work without them):
+//  - the test set's menu groups (<details>) behave like menus: opening one closes the others,
+//    and Escape or a click elsewhere closes it (Escape gives the focus back to its summary);
+//  - a table too wide for its box scrolls inside it (.table-scroll); such a box is made a
+//    focusable, named region so that keyboard users can scroll it too (WCAG 2.1.1), and only
+//    then, so narrow tables add no Tab stop;
+//  - a same-page skip link ("Skip to grades") moves the focus to its target, not only the view.
+(() => {
+  const menus = () => document.querySelectorAll("details.menu");
+  document.addEventListener(
+    "toggle",
+    (event) => {
+      const opened = event.target;
+      if (!(opened instanceof HTMLDetailsElement) || !opened.matches(".menu") || !opened.open) return;
+      for (const other of menus()) if (other !== opened) other.open = false;
+    },
+    true,
+  );
+  document.addEventListener("click", (event) => {
+    for (const menu of menus()) if (menu.open && !menu.contains(event.target)) menu.open = false;
+  });
+  document.addEventListener("keydown", (event) => {
+    if (event.key !== "Escape") return;
+    for (const menu of menus()) {
+      if (!menu.open) continue;
+      menu.open = false;
+      menu.querySelector("summary").focus();
+    }
+  });
+
+  const markScrollers = () => {
+    for (const box of document.querySelectorAll(".table-scroll")) {
+      if (box.scrollWidth > box.clientWidth + 1) {
+        const caption = box.querySelector("caption");
+        box.setAttribute("tabindex", "0");
+        box.setAttribute("role", "region");
+        box.setAttribute("aria-label", caption ? caption.textContent.trim() : "Table");
+      } else if (box.getAttribute("role") === "region") {
+        box.removeAttribute("tabindex");
+        box.removeAttribute("role");
+        box.removeAttribute("aria-label");
+      }
+    }
+  };
+  document.addEventListener("DOMContentLoaded", markScrollers);
+  document.addEventListener("htmx:afterSettle", markScrollers);
+  window.addEventListener("resize", markScrollers);
+
+  document.addEventListener("click", (event) => {
+    const link = event.target instanceof Element && event.target.closest("a[data-skip-to]");
+    if (!link) return;
+    // The first of the listed targets on the page (the grade buttons exist only while a
+    // chunk of the run's top k is unjudged).
+    const target = link
+      .getAttribute("data-skip-to")
+      .split(",")
+      .map((selector) => document.querySelector(selector))
+      .find(Boolean);
+    if (!target) return;
+    event.preventDefault();
+    if (target.tabIndex < 0 && !target.hasAttribute("tabindex")) target.setAttribute("tabindex", "-1");
+    target.focus();
+    target.scrollIntoView({ block: "center" });
+  });
+})();
