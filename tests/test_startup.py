@@ -32,6 +32,7 @@ from tests.factory import build_dashboard
 ROOT = Path(__file__).resolve().parents[1]
 HEAVY = ("alembic", "pyarrow", "scipy", "sklearn", "krippendorff", "markdown_it", "httpx")
 HEAVY += ("jmespath", "huey", "redis", "pandas", "limits", "flask_limiter", "rich")
+HEAVY += ("authlib", "joserfc", "cryptography", "bm25s", "Stemmer")
 # A venv that still has Flask-Limiter installed (it was a dependency) loads it, with `limits` and
 # `rich`, through its `flask limiter` CLI plugin in every `flask` command: not ours to avoid.
 PLUGIN = ("limits", "flask_limiter", "rich") if importlib.util.find_spec("flask_limiter") else ()

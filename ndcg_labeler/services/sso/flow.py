@@ -13,12 +13,7 @@ import secrets
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from authlib.common.security import generate_token
-from authlib.common.urls import add_params_to_uri
-from authlib.oauth2.rfc7636 import create_s256_code_challenge
 from flask import current_app
-from joserfc import jwt
-from joserfc.errors import ExpiredTokenError, JoseError
 
 from ndcg_labeler.models import User
 from ndcg_labeler.services import ServiceError, outbound
@@ -66,6 +61,11 @@ def enabled() -> bool:
 
 def begin(redirect_uri: str, next_url: str) -> tuple[str, Pending]:
     """The provider's authorization URL to send the browser to, and what to keep meanwhile."""
+    # Authlib and joserfc (with cryptography) cost ~0.2 s to import: only when someone signs in.
+    from authlib.common.security import generate_token
+    from authlib.common.urls import add_params_to_uri
+    from authlib.oauth2.rfc7636 import create_s256_code_challenge
+
     found = _provider()
     pending = Pending(
         state=secrets.token_urlsafe(24),
@@ -156,6 +156,9 @@ def _trade_code(found: Provider, code: str, verifier: str, redirect_uri: str) ->
 
 def _checked_claims(found: Provider, id_token: str, nonce: str) -> dict[str, Any]:
     """The ID token's claims, once its signature, issuer, audience, expiry and nonce hold."""
+    from joserfc import jwt
+    from joserfc.errors import ExpiredTokenError, JoseError
+
     config = current_app.config
     try:
         try:
@@ -180,7 +183,7 @@ def _checked_claims(found: Provider, id_token: str, nonce: str) -> dict[str, Any
     return dict(token.claims)
 
 
-def _why(exc: JoseError) -> str:
+def _why(exc: Exception) -> str:
     """A short reason from joserfc's error ('invalid_claim: Invalid claim: aud' and so on)."""
     detail = getattr(exc, "description", None) or exc.error
     return f"{detail}" if detail else type(exc).__name__

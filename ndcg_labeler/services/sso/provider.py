@@ -5,11 +5,12 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any
-
-from joserfc.jwk import KeySet
+from typing import TYPE_CHECKING, Any
 
 from ndcg_labeler.services import ServiceError, outbound
+
+if TYPE_CHECKING:
+    from joserfc.jwk import KeySet
 
 TIMEOUT = 10.0
 # Discovery documents and keys change rarely; a key the cache lacks triggers one re-read.
@@ -54,6 +55,8 @@ def provider(issuer: str) -> Provider:
 
 def signing_keys(found: Provider, *, refresh: bool = False) -> KeySet:
     """The provider's public keys (re-read when `refresh`: a token named a key not seen yet)."""
+    from joserfc.jwk import KeySet
+
     cached = _CACHE.setdefault(found.issuer, _Cached())
     with cached.lock:
         if cached.keys is None or refresh:
