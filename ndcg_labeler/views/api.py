@@ -1,4 +1,5 @@
-"""JSON API authenticated by personal tokens (`Authorization: Bearer ...`): runs, scores, gate.
+"""JSON API authenticated by personal tokens (`Authorization: Bearer ...`): runs, scores, gate,
+what to label next for a comparison.
 
 No session and no CSRF (a bearer token is not sent by browsers on their own); 401 without a
 valid token (429 after too many wrong ones from one address), 404 for test sets the token's
@@ -18,7 +19,7 @@ from werkzeug.wrappers import Response
 from ndcg_labeler import throttle
 from ndcg_labeler.formats import FormatError
 from ndcg_labeler.models import Run, TestSet
-from ndcg_labeler.services import ServiceError, accounts, gate, live, runs, testsets
+from ndcg_labeler.services import ServiceError, accounts, gate, live, pooling, runs, testsets
 from ndcg_labeler.web_extensions import csrf
 
 bp = Blueprint("api", __name__, url_prefix="/api")
@@ -171,6 +172,29 @@ def scores(test_set: str, run: str) -> Response:
     except ServiceError as exc:
         return _error(400, str(exc))
     return jsonify(live.score_run(found, options).to_json())
+
+
+@bp.get("/testsets/<test_set>/next-labels")
+def next_labels(test_set: str) -> Response:
+    """What to label next between runs a and b: the same list as `flask pool SET --for-compare
+    A B --depth K --json`, under "pairs", beside the flip test's figures."""
+    chosen = _test_set(test_set)
+    if not accounts.grades_visible(g.api_user, chosen):  # which pairs are judged, per query
+        return _error(403, "this test set is judged blind: per-pair figures are for admins")
+    names = {key: request.args.get(key, "").strip() for key in ("a", "b")}
+    missing = [key for key, value in names.items() if not value]
+    if missing:
+        return _error(400, f"name the runs to compare: {', '.join(missing)}")
+    run_a, run_b = _run(chosen, names["a"]), _run(chosen, names["b"])
+    depth_text = request.args.get("depth", "10").strip()
+    try:
+        options = live.parse_options(request.args)
+        if not depth_text.isdigit():
+            raise ServiceError(f"depth must be a whole number, not '{depth_text}'")
+        plan = pooling.plan_for_compare(chosen, run_a, run_b, int(depth_text), options)
+    except ServiceError as exc:
+        return _error(400, str(exc))
+    return jsonify({**plan.summary_json(), "pairs": plan.to_json()})
 
 
 def _gate_params() -> dict[str, Any]:

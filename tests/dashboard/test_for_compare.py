@@ -8,7 +8,7 @@ import math
 import pytest
 import sqlalchemy as sa
 from flask import Flask
-from flask.testing import FlaskCliRunner
+from flask.testing import FlaskClient, FlaskCliRunner
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import (
@@ -23,6 +23,7 @@ from ndcg_labeler.models import (
     User,
 )
 from ndcg_labeler.services import ServiceError, labeling, live, pooling
+from ndcg_labeler.services.accounts import create_token
 from tests.factory import A3, B3, Demo, grade, make_user, the_test_set
 
 L3 = math.log2(3)
@@ -204,3 +205,26 @@ def test_cli_json_table_and_add(app: Flask, runner: FlaskCliRunner, dash: Demo) 
         assert failed.exit_code == 1 and message in failed.output
     plain = runner.invoke(args=["pool", "dash", "--depth", "4", "--json"])
     assert plain.exit_code == 1 and "--for-compare" in plain.output
+
+
+def test_api_lists_the_same_pairs_with_the_flip_test(
+    app: Flask, client: FlaskClient, admin_id: int, dash: Demo
+) -> None:
+    with app.app_context():
+        token = create_token(db.session.get_one(User, admin_id))
+    headers = {"Authorization": f"Bearer {token}"}
+    url = f"/api/testsets/{dash.test_set_id}/next-labels"
+    found = client.get(f"{url}?a=A&b=B&depth=4&k=3", headers=headers)
+    assert found.status_code == 200, found.json
+    body = found.json
+    assert body["pairs"] == EXPECTED
+    assert (body["robust"], body["labels_remaining"], body["depth"], body["k"]) == (True, 0, 4, 3)
+    assert (body["run_a"], body["run_b"], body["unjudged_pairs"]) == ("A", "B", 4)
+    assert body["mean_delta"] == pytest.approx(
+        sum(B3[q] - A3[q] for q in ("q1", "q2", "q3", "q5")) / 4
+    )
+    assert client.get(f"{url}?a=A&b=B", headers=headers).json["depth"] == 10  # the default
+    for query, status in (("a=A", 400), ("a=A&b=nope", 404), ("a=A&b=B&depth=x", 400),
+                          ("a=A&b=B&depth=0", 400), ("a=A&b=A", 400)):  # fmt: skip
+        assert client.get(f"{url}?{query}", headers=headers).status_code == status, query
+    assert client.get(f"{url}?a=A&b=B").status_code == 401
