@@ -4,7 +4,13 @@ from ndcg_labeler.models._common import utcnow
 from ndcg_labeler.models.audit import AuditEvent
 from ndcg_labeler.models.endpoints import RetrieverEndpoint
 from ndcg_labeler.models.jobs import Job
-from ndcg_labeler.models.judges import Judge, MachineJudgment, PromptVersion
+from ndcg_labeler.models.judges import (
+    AuditSample,
+    AuditSampleQuery,
+    Judge,
+    MachineJudgment,
+    PromptVersion,
+)
 from ndcg_labeler.models.judgments import Adjudication, Assignment, Judgment, JudgmentEvent
 from ndcg_labeler.models.runs import Run, RunQuery, RunScore
 from ndcg_labeler.models.testsets import (
@@ -24,6 +30,8 @@ __all__ = [
     "AnnotatorTally",
     "Assignment",
     "AuditEvent",
+    "AuditSample",
+    "AuditSampleQuery",
     "Chunk",
     "FiguresCache",
     "Job",

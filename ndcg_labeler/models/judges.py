@@ -79,3 +79,40 @@ class MachineJudgment(db.Model):
             name="grade_matches_status",
         ),
     )
+
+
+class AuditSample(db.Model):
+    """A judge's audit sample on a test set: queries drawn at random for people to grade.
+
+    The draw is a seeded permutation of the set's qids in byte order (services/judges/audit.py);
+    the drawn queries are kept in draw order (AuditSampleQuery) so that a larger N extends
+    the same sample instead of drawing a new one.
+    """
+
+    __tablename__ = "audit_sample"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    test_set_id: Mapped[int] = mapped_column(sa.ForeignKey("test_set.id", ondelete="CASCADE"))
+    judge_id: Mapped[int] = mapped_column(sa.ForeignKey("judge.id", ondelete="CASCADE"), index=True)
+    # Seeds are 0 ≤ seed < 2**63 (a signed 64-bit column on both databases).
+    seed: Mapped[int] = mapped_column(sa.BigInteger)
+    created_at: Mapped[datetime] = mapped_column(sa.DateTime(timezone=True), default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(
+        sa.DateTime(timezone=True), default=utcnow, onupdate=utcnow
+    )
+
+    __table_args__ = (sa.UniqueConstraint("test_set_id", "judge_id"),)
+
+
+class AuditSampleQuery(db.Model):
+    """One drawn query of an audit sample, at its place in the draw (0 first)."""
+
+    __tablename__ = "audit_sample_query"
+
+    sample_id: Mapped[int] = mapped_column(
+        sa.ForeignKey("audit_sample.id", ondelete="CASCADE"), primary_key=True
+    )
+    position: Mapped[int] = mapped_column(primary_key=True)
+    query_id: Mapped[int] = mapped_column(sa.ForeignKey("query.id", ondelete="CASCADE"), index=True)
+
+    __table_args__ = (sa.UniqueConstraint("sample_id", "query_id"),)

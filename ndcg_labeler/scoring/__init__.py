@@ -10,7 +10,8 @@ run, `results` holds what comes out and `averages` averages it over queries. Aro
 `calibration` (machine against human grades), `intervals` (the t interval of a mean),
 `significance` (tests, bootstrap intervals, Holm's correction), `sample_size` (queries a paired
 test needs), `next_labels` (what to label next for a comparison, and the labels until it is
-robust) and `fusion` (of several runs). Callers import from here, never a module.
+robust), `ppi` (prediction-powered estimates from machine labels and a human audit) and
+`fusion` (of several runs). Callers import from here, never a module.
 """
 
 from .aggregation import DEFAULT_POLICY, POLICIES, aggregate, resolve
@@ -36,6 +37,7 @@ from .ndcg import dcg, log2_ranks, ndcg_at_k
 from .next_labels import FlipQuery, NextLabel, Robustness, labels_to_robust, order_for_compare
 from .one_query import evaluate_one
 from .options import GAINS, IDEALS, Options
+from .ppi import MIN_AUDITED, PPIEstimate, ppi_mean, ppi_p_value, ppi_paired
 from .ranking import docid_keys, permutation, rank_grouped, rank_order, tie_moves
 from .results import COUNT_MEASURES, DEFAULT_CUTOFFS, Evaluation
 from .sample_size import paired_power, queries_for_power, queries_to_clear
@@ -56,6 +58,7 @@ __all__ = [
     "FUSION_METHODS",
     "GAINS",
     "IDEALS",
+    "MIN_AUDITED",
     "POLICIES",
     "RRF_K",
     "TIE_TOLERANCE",
@@ -67,6 +70,7 @@ __all__ = [
     "MeanInterval",
     "NextLabel",
     "Options",
+    "PPIEstimate",
     "Qrel",
     "Rating",
     "Robustness",
@@ -100,6 +104,9 @@ __all__ = [
     "paired_t_test",
     "percent_agreement",
     "permutation",
+    "ppi_mean",
+    "ppi_p_value",
+    "ppi_paired",
     "queries_for_power",
     "queries_to_clear",
     "rank_grouped",

@@ -261,7 +261,7 @@ def test_the_candidate_against_itself_passes(runner: FlaskCliRunner, gate_set: i
         ),
         (
             ["gate", "--baseline", "base", "--candidate", "cand", "--labels", "machine:"],
-            "labels must be human, machine:JUDGE or fill:JUDGE",
+            "labels must be human, machine:JUDGE, fill:JUDGE or ppi:JUDGE",
         ),
     ],
 )

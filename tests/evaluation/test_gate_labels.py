@@ -138,8 +138,9 @@ def test_people_alone_see_one_change(runner: FlaskCliRunner, judged_gate: None) 
     ("labels", "message"),
     [
         ("fill:nobody", "unknown judge 'nobody'"),
-        ("machine:", "labels must be human, machine:JUDGE or fill:JUDGE"),
-        ("ppi:gpt", "labels must be human, machine:JUDGE or fill:JUDGE"),
+        ("machine:", "labels must be human, machine:JUDGE, fill:JUDGE or ppi:JUDGE"),
+        ("ppi:nobody", "unknown judge 'nobody'"),
+        ("ppi: ", "labels must be human, machine:JUDGE, fill:JUDGE or ppi:JUDGE"),
     ],
 )
 def test_unknown_judges_and_sources_exit_2(

@@ -21,6 +21,7 @@ ACTIONS = {
     "run.delete": "run deleted",
     "adjudication.set": "final grade set",
     "adjudication.remove": "final grade removed",
+    "audit_sample.draw": "judge's audit sample drawn, extended or drawn anew",
     "database.backup": "database backed up",
     "database.restore": "database restored",
 }

@@ -21,17 +21,15 @@ from typing import Any
 
 import numpy as np
 
-from ndcg_labeler.models import Run, TestSet
 from ndcg_labeler.scoring import (
     TIE_TOLERANCE,
-    holm,
     noninferiority_p,
     paired_t_test,
     queries_for_power,
     queries_to_clear,
 )
 from ndcg_labeler.services import ServiceError
-from ndcg_labeler.services.live import RunScores, ScoreOptions, score_run
+from ndcg_labeler.services.live import RunScores, ScoreOptions
 
 DEFAULT_MEASURES = ("ndcg_cut_10",)
 DEFAULT_MAX_DROP = 0.01
@@ -96,6 +94,8 @@ class MeasureCheck:
     note: str
     sample_size: SampleSize
     worst: tuple[QueryChange, ...]
+    # Under labels=ppi:JUDGE: the PPI++ estimate of mean d, its interval, λ̂ and the audit.
+    ppi: dict[str, Any] | None = None
 
     @property
     def regressed(self) -> bool:
@@ -119,6 +119,7 @@ class MeasureCheck:
             "queries_needed": self.queries_needed,
             "note": self.note,
             "sample_size": self.sample_size.to_json(),
+            **({"ppi": self.ppi} if self.ppi is not None else {}),
         }
 
 
@@ -149,7 +150,7 @@ class GateResult:
 
     @property
     def machine_labels(self) -> bool:
-        """True when a machine judge's grades were scored (machine:JUDGE or fill:JUDGE)."""
+        """True when a machine judge's grades were scored (machine:, fill: or ppi:JUDGE)."""
         return self.labels != "human"
 
     def to_json(self) -> dict[str, Any]:
@@ -183,7 +184,7 @@ def parse_measures(names: list[str] | tuple[str, ...] | None) -> list[str]:
 
 
 def check_labels(labels: str) -> str:
-    """The label source: human, machine:JUDGE or fill:JUDGE (the judge is looked up on use)."""
+    """The label source: human, machine:, fill: or ppi:JUDGE (the judge is looked up on use)."""
     return ScoreOptions(labels=(labels or "human").strip()).checked().labels
 
 
@@ -194,7 +195,7 @@ def check_threshold(name: str, value: float, low: float, high: float) -> float:
     return float(value)
 
 
-def _split(measure: str) -> tuple[str, int]:
+def split_measure(measure: str) -> tuple[str, int]:
     """(RunScores field, cutoff k) of a checked measure name."""
     if measure in _MEASURES:
         return _MEASURES[measure][0], 10
@@ -206,11 +207,11 @@ def _values(result: RunScores, field: str) -> np.ndarray:
     return np.asarray(getattr(result, field), dtype=np.float64)
 
 
-def _check_one(
+def check_one(
     measure: str, base: RunScores, cand: RunScores, max_drop: float, alpha: float
 ) -> tuple[MeasureCheck, float | None]:
     """The measure's figures before Holm's adjustment (outcome still open) and its raw p."""
-    field, _ = _split(measure)
+    field, _ = split_measure(measure)
     a, b = _values(base, field), _values(cand, field)
     keep = ~(np.isnan(a) | np.isnan(b))
     x, y = a[keep], b[keep]
@@ -263,7 +264,7 @@ def _p_value(x: np.ndarray, y: np.ndarray) -> float | None:
     return 0.0 if p is None else p
 
 
-def _decide(
+def decide(
     check: MeasureCheck, p_adjusted: float | None, max_drop: float, alpha: float
 ) -> MeasureCheck:
     """The measure's outcome, the queries that would decide an open one and why."""
@@ -296,43 +297,3 @@ def _decide(
             "stayed as observed."
         )
     return replace(check, p_adjusted=p_adjusted, queries_needed=needed, note=note + flat)
-
-
-def run_gate(
-    test_set: TestSet,
-    baseline: Run,
-    candidate: Run,
-    measures: list[str] | tuple[str, ...] | None = None,
-    max_drop: float = DEFAULT_MAX_DROP,
-    alpha: float = 0.05,
-    labels: str = "human",
-) -> GateResult:
-    """Check every measure of `candidate` against `baseline` on the test set's queries."""
-    labels = check_labels(labels)
-    names = parse_measures(measures)
-    max_drop = check_threshold("max-drop", max_drop, 0.0, 1e9)
-    alpha = check_threshold("alpha", alpha, 0.0, 1.0)
-    for run in (baseline, candidate):
-        if run.test_set_id != test_set.id:
-            raise ServiceError(f"run '{run.name}' is not a run of test set '{test_set.name}'")
-    scored: dict[tuple[int, int], RunScores] = {}
-
-    def scores(run: Run, k: int) -> RunScores:
-        key = (run.id, k)
-        if key not in scored:
-            scored[key] = score_run(run, ScoreOptions(k=k, labels=labels).checked())
-        return scored[key]
-
-    checks, p_values = [], []
-    for name in names:
-        k = _split(name)[1]
-        check, p = _check_one(name, scores(baseline, k), scores(candidate, k), max_drop, alpha)
-        checks.append(check)
-        p_values.append(p)
-    final = [
-        _decide(check, p_adj, max_drop, alpha)
-        for check, p_adj in zip(checks, holm(p_values), strict=True)
-    ]
-    return GateResult(
-        test_set.name, baseline.name, candidate.name, max_drop, alpha, labels, tuple(final)
-    )

@@ -1,5 +1,6 @@
 """Machine judges: LLM relevance labels kept apart from human ones, and calibrated against them."""
 
+from .audit_sample import AuditState, audit_state, draw_audit, draw_order
 from .calibration import REFERENCES, judge_agreement, labels_of, suggestions
 from .catalog import (
     DEFAULT_MAX_TOKENS,
@@ -24,9 +25,13 @@ __all__ = [
     "MAX_TIMEOUT",
     "MAX_TOKENS",
     "REFERENCES",
+    "AuditState",
     "RateLimiter",
     "TemplateRefused",
     "add_judge",
+    "audit_state",
+    "draw_audit",
+    "draw_order",
     "get_judge",
     "judge_agreement",
     "labels_of",

@@ -19,6 +19,8 @@ K_CHOICES = (1, 3, 5, 10, 20, 100)
 # trec_eval's cutoffs plus the small ones dashboards offer; a k outside is added on demand.
 STANDARD_CUTOFFS: tuple[int, ...] = tuple(sorted({1, 3, *DEFAULT_CUTOFFS}))
 MAX_K = 100_000
+# The kinds of label source naming a judge: KIND:JUDGE.
+LABEL_KINDS = ("machine", "fill", "ppi")
 
 
 @dataclass(frozen=True)
@@ -34,8 +36,10 @@ class ScoreOptions:
     judged_only: bool = False
     policy: str | None = None
     threshold: int | None = None
-    # Whose grades: "human" (people and imported qrels), "machine:JUDGE" (that judge's only)
-    # or "fill:JUDGE" (human where a pair has a human grade, the judge's elsewhere).
+    # Whose grades: "human" (people and imported qrels), "machine:JUDGE" (that judge's only),
+    # "fill:JUDGE" (human where a pair has a human grade, the judge's elsewhere) or "ppi:JUDGE"
+    # (per query the judge's, as machine:JUDGE; services/ppi adds the prediction-powered
+    # estimate of the human mean from the judge's audit sample).
     labels: str = "human"
 
     def checked(self) -> ScoreOptions:
@@ -55,15 +59,18 @@ class ScoreOptions:
         ):
             raise ServiceError("the relevance threshold must be a whole number of at least 1")
         kind, _, judge = (self.labels or "").partition(":")
-        if not (self.labels == "human" or (kind in ("machine", "fill") and judge.strip())):
+        if not (self.labels == "human" or (kind in LABEL_KINDS and judge.strip())):
             raise ServiceError(
-                f"labels must be human, machine:JUDGE or fill:JUDGE, not '{self.labels}'"
+                f"labels must be human, machine:JUDGE, fill:JUDGE or ppi:JUDGE, not '{self.labels}'"
             )
         return self
 
     def resolve(self, aggregation: str, threshold: int) -> Resolved:
         """The checked options with a test set's aggregation policy and threshold filled in."""
         self.checked()
+        kind, _, judge = self.labels.partition(":")
+        # ppi:JUDGE scores every query with the judge's grades; the store keeps them once,
+        # under machine:JUDGE, for both label sources.
         return Resolved(
             self.k,
             self.gain,
@@ -71,7 +78,8 @@ class ScoreOptions:
             self.judged_only,
             self.policy or aggregation,
             self.threshold if self.threshold is not None else threshold,
-            self.labels,
+            f"machine:{judge}" if kind == "ppi" else self.labels,
+            judge if kind == "ppi" else None,
         )
 
 
@@ -85,7 +93,13 @@ class Resolved:
     judged_only: bool
     policy: str
     threshold: int
-    labels: str = "human"
+    labels: str = "human"  # whose grades scored each query (machine:JUDGE under ppi:JUDGE)
+    ppi_judge: str | None = None  # asked for ppi:JUDGE
+
+    @property
+    def shown_labels(self) -> str:
+        """The label source as asked for (ppi:JUDGE stays ppi:JUDGE)."""
+        return f"ppi:{self.ppi_judge}" if self.ppi_judge else self.labels
 
     @property
     def scoring(self) -> Options:
@@ -108,7 +122,7 @@ class Resolved:
             "judged_only": self.judged_only,
             "aggregation": self.policy,
             "threshold": self.threshold,
-            "labels": self.labels,
+            "labels": self.shown_labels,
         }
 
 

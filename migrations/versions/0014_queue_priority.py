@@ -1,7 +1,7 @@
 """ix_pair_queue: answers, then priority, then query: the queue's order across queries
 
-Revision ID: 0013_queue_priority
-Revises: 0012_session_token
+Revision ID: 0014_queue_priority
+Revises: 0013_audit_sample
 Create Date: 2026-11-26 19:30:00
 
 The labeling queue now starts the query holding the open pair of lowest priority (among those
@@ -12,8 +12,8 @@ walks pairs in that order, so finding the next pair stays one index range scan.
 
 from alembic import op
 
-revision = "0013_queue_priority"
-down_revision = "0012_session_token"
+revision = "0014_queue_priority"
+down_revision = "0013_audit_sample"
 branch_labels = None
 depends_on = None
 
