@@ -18,7 +18,9 @@ first m pairs of the order labeled and each label confirming today's value (grad
 relevant), the flip test passes; the rest stay at the top grade. It is an estimate: a label
 that finds a relevant chunk moves today's values as well, so it is computed again after every
 label. None when even the whole list does not make it pass (the list is cut at a depth K
-below k, so unjudged chunks remain at the top grade).
+below k, so unjudged chunks remain at the top grade). Given the grades the labels will find
+(`revealed`: the decisions bench knows them), a label moves today's values and the ideal as
+well, and the winner is that of today's values after the labels.
 """
 
 from __future__ import annotations
@@ -118,27 +120,44 @@ class _Query:
     """One query's today and top-grade NDCG difference as its unjudged chunks are labeled."""
 
     def __init__(self, query: FlipQuery, k: int, top_gain: float, gain: GainKind) -> None:
-        discounts = log2_ranks(k)
-        self.today_diff = _dcg(query.grades_b, k, gain, discounts) - _dcg(
-            query.grades_a, k, gain, discounts
+        self.k, self.top_gain, self.gain = k, top_gain, gain
+        self.discounts = log2_ranks(k)
+        self.today_diff = _dcg(query.grades_b, k, gain, self.discounts) - _dcg(
+            query.grades_a, k, gain, self.discounts
         )
-        # Each unjudged chunk of either top k: its gain-weighted discount difference B − A.
-        self.moves: dict[str, float] = {}
+        # Each unjudged chunk of either top k: its discount difference B − A (1/log2(r + 1)).
+        self.shifts: dict[str, float] = {}
         for docids, grades, sign in (
             (query.docids_a, query.grades_a, -1.0),
             (query.docids_b, query.grades_b, 1.0),
         ):
             for rank, (docid, grade) in enumerate(zip(docids[:k], grades[:k], strict=True)):
                 if grade is None:
-                    move = sign * top_gain / float(discounts[rank])
-                    self.moves[docid] = self.moves.get(docid, 0.0) + move
-        self.idcg = _ideal_dcgs(query.judged, len(self.moves), k, top_gain, gain, discounts)
-        self.open = dict(self.moves)
+                    shift = sign / float(self.discounts[rank])
+                    self.shifts[docid] = self.shifts.get(docid, 0.0) + shift
+        self.judged = list(query.judged)
+        self._ideals()
+        self.open = {docid: top_gain * shift for docid, shift in self.shifts.items()}
+        self.today = self.today_diff / self.idcg[0] if self.idcg[0] > 0 else math.nan
 
-    @property
-    def today(self) -> float:
-        """NDCG@k of B − A with unjudged chunks at 0."""
-        return self.today_diff / self.idcg[0]
+    def _ideals(self) -> None:
+        """IDCG@k for 0 … all of the unjudged chunks at the top grade (after a judged change)."""
+        self.idcg = _ideal_dcgs(
+            self.judged, len(self.shifts), self.k, self.top_gain, self.gain, self.discounts
+        )
+
+    def label(self, docid: str, grade: float) -> bool:
+        """The chunk is labeled `grade`: today's value and the ideal take it; False when it is
+        neither open here nor relevant (nothing moves)."""
+        gain = float(gain_values(np.array([grade], dtype=np.float64), self.gain)[0])
+        was_open = self.open.pop(docid, None) is not None
+        if gain <= 0:
+            return was_open
+        self.today_diff += gain * self.shifts.get(docid, 0.0) if was_open else 0.0
+        self.judged.append(grade)
+        self._ideals()
+        self.today = self.today_diff / self.idcg[0]
+        return True
 
     @property
     def if_top(self) -> float:
@@ -170,44 +189,60 @@ def _ideal_dcgs(
     return (rows / discounts[:k]).sum(axis=1)
 
 
+class _Means:
+    """Running sums over the compared queries of today's and the top-grade differences."""
+
+    def __init__(self, state: dict[str, _Query]) -> None:
+        self.state = state
+        self.today = {qid: q.today for qid, q in state.items()}
+        self.top = {qid: q.if_top for qid, q in state.items()}
+        self.sums = [math.fsum(self.today.values()), math.fsum(self.top.values())]
+
+    def update(self, qid: str) -> None:
+        """Query `qid` moved: a running sum, since one query changes per label."""
+        query = self.state[qid]
+        self.sums[0] += query.today - self.today[qid]
+        self.sums[1] += query.if_top - self.top[qid]
+        self.today[qid], self.top[qid] = query.today, query.if_top
+
+    def robust(self, exact: bool = False) -> bool:
+        """The flip test; `exact` sums again (the running sums drift by rounding)."""
+        if exact:
+            self.sums = [math.fsum(self.today.values()), math.fsum(self.top.values())]
+        count = len(self.state)
+        return _winner(self.sums[0] / count) == _winner(self.sums[1] / count)
+
+
 def labels_to_robust(
     queries: Sequence[FlipQuery],
     order: Sequence[tuple[str, str]],
     k: int,
     top_grade: float,
     gain: GainKind = "linear",
+    revealed: Mapping[tuple[str, str], float] | None = None,
 ) -> Robustness:
     """The flip test and the labels remaining in `order` ((qid, docid) pairs) until it passes.
 
-    Queries whose ideal is empty today (NDCG@k undefined) are left out, as the comparison
-    leaves them out. See the module's docstring for the definitions.
+    Each label confirms today's value (grade 0) unless `revealed` gives its grade (the bench
+    knows the true grades). Queries whose ideal is empty at the start (NDCG@k undefined) are
+    left out, as the comparison leaves them out. See the module's docstring.
     """
     top_gain = float(gain_values(np.array([top_grade], dtype=np.float64), gain)[0])
-    state: dict[str, _Query] = {}
-    for query in queries:
-        built = _Query(query, k, top_gain, gain)
-        if built.idcg[0] > 0:
-            state[query.qid] = built
+    state = {q.qid: built for q in queries if (built := _Query(q, k, top_gain, gain)).idcg[0] > 0}
     if not state:
         return Robustness(True, 0, None, None)
-    count = len(state)
-    today = math.fsum(q.today for q in state.values()) / count
-    values = {qid: q.if_top for qid, q in state.items()}
-    if_top = math.fsum(values.values()) / count
-    target = _winner(today)
-    if _winner(if_top) == target:
+    means = _Means(state)
+    today, if_top = means.sums[0] / len(state), means.sums[1] / len(state)
+    if means.robust():
         return Robustness(True, 0, today, if_top)
-    total = if_top * count
+    grades = revealed or {}
     for m, (qid, docid) in enumerate(order, start=1):
         query = state.get(qid)
-        if query is None or query.open.pop(docid, None) is None:
-            continue  # judged, beyond k, or a query not compared: nothing moves
-        value = query.if_top
-        total += value - values[qid]  # a running sum: one query changes per label
-        values[qid] = value
-        # The running sum drifts by rounding; an exact sum confirms before answering.
-        if _winner(total / count) == target or abs(total / count) <= 1e-9:
-            total = math.fsum(values.values())
-            if _winner(total / count) == target:
-                return Robustness(False, m, today, if_top)
+        if query is None or not query.label(docid, grades.get((qid, docid), 0.0)):
+            continue  # a query not compared, or a chunk beyond k found not relevant
+        means.update(qid)
+        # Near a tie the running sums could misjudge the sign: sum exactly before answering.
+        near_tie = min(abs(v) for v in means.sums) <= 1e-9 * len(state)
+        if (means.robust() or near_tie) and means.robust(exact=True):
+            return Robustness(False, m, today, if_top)
     return Robustness(False, None, today, if_top)

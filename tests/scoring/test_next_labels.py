@@ -120,3 +120,18 @@ def test_exponential_gain_uses_two_to_the_grade_minus_one() -> None:
     assert found.mean_delta_if_top == pytest.approx((6 / L3 - 6) / (7 + 7 / L3))
     # u1 labeled: DCG_A = 1/log2(3), DCG_B = 1 + 7/log2(3) > DCG_A: B wins again.
     assert found.labels_remaining == 1
+
+
+def test_revealed_grades_move_todays_values_and_the_winner() -> None:
+    # u1 found highly relevant (3): today DCG_A = 3 + 1/log2(3), DCG_B = 1, ideal [3, 1]:
+    # B − A = (1 − 3 − 1/log2(3)) / (3 + 1/log2(3)) < 0, A wins now; with u2 at 3 (ideal 3 3):
+    # (1 + 3/log2(3) − 3 − 1/log2(3)) / (3 + 3/log2(3)) < 0, A still wins: robust after 1.
+    assert (1 - 3 - 1 / L3) / (3 + 1 / L3) < 0 and (2 / L3 - 2) / (3 + 3 / L3) < 0
+    found = scoring.labels_to_robust([FLIP], [("q1", "u1")], 2, 3.0, revealed={("q1", "u1"): 3})
+    assert (found.robust, found.labels_remaining) == (False, 1)
+    # u2 found relevant (3) first: today (1 + 3/log2(3) − 1/log2(3)) / (3 + 1/log2(3)) > 0,
+    # B wins; with u1 at 3, (2/log2(3) − 2) / (3 + 3/log2(3)) < 0: not yet; u1 then found 0.
+    assert (1 + 2 / L3) / (3 + 1 / L3) > 0
+    order = [("q1", "u2"), ("q1", "u1")]
+    found = scoring.labels_to_robust([FLIP], order, 2, 3.0, revealed={("q1", "u2"): 3})
+    assert (found.robust, found.labels_remaining) == (False, 2)
