@@ -25,6 +25,7 @@ well, and the winner is that of today's values after the labels.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Collection, Mapping, Sequence
 from typing import NamedTuple
@@ -117,76 +118,82 @@ def _winner(delta: float) -> int:
 
 
 class _Query:
-    """One query's today and top-grade NDCG difference as its unjudged chunks are labeled."""
+    """One query's today and top-grade NDCG difference as its unjudged chunks are labeled.
+
+    Plain Python over at most 2k values: the numpy calls cost more than the sums at k = 10,
+    and the flip test builds one of these per query.
+    """
 
     def __init__(self, query: FlipQuery, k: int, top_gain: float, gain: GainKind) -> None:
         self.k, self.top_gain, self.gain = k, top_gain, gain
-        self.discounts = log2_ranks(k)
-        self.today_diff = _dcg(query.grades_b, k, gain, self.discounts) - _dcg(
-            query.grades_a, k, gain, self.discounts
-        )
+        self.discounts, self.top_prefix = _discount_table(k, top_gain)
+        top_a, top_b = query.grades_a[:k], query.grades_b[:k]
+        gains = _gains([*top_a, *top_b, *query.judged], gain)
+        gains_a, gains_b = gains[: len(top_a)], gains[len(top_a) : len(top_a) + len(top_b)]
+        self.today_diff = _dcg(gains_b, self.discounts) - _dcg(gains_a, self.discounts)
         # Each unjudged chunk of either top k: its discount difference B − A (1/log2(r + 1)).
         self.shifts: dict[str, float] = {}
-        for docids, grades, sign in (
-            (query.docids_a, query.grades_a, -1.0),
-            (query.docids_b, query.grades_b, 1.0),
-        ):
-            for rank, (docid, grade) in enumerate(zip(docids[:k], grades[:k], strict=True)):
+        for docids, grades, sign in ((query.docids_a, top_a, -1.0), (query.docids_b, top_b, 1.0)):
+            for rank, (docid, grade) in enumerate(zip(docids[:k], grades, strict=True)):
                 if grade is None:
-                    shift = sign / float(self.discounts[rank])
+                    shift = sign / self.discounts[rank]
                     self.shifts[docid] = self.shifts.get(docid, 0.0) + shift
-        self.judged = list(query.judged)
-        self._ideals()
+        # The judged gains of the ideal, best first (only positive ones add to IDCG).
+        self.ideal = sorted((g for g in gains[len(top_a) + len(top_b) :] if g > 0), reverse=True)
+        self.idcg_cache: dict[int, float] = {}
         self.open = {docid: top_gain * shift for docid, shift in self.shifts.items()}
-        self.today = self.today_diff / self.idcg[0] if self.idcg[0] > 0 else math.nan
+        self.today = self.today_diff / self.idcg(0) if self.idcg(0) > 0 else math.nan
 
-    def _ideals(self) -> None:
-        """IDCG@k for 0 … all of the unjudged chunks at the top grade (after a judged change)."""
-        self.idcg = _ideal_dcgs(
-            self.judged, len(self.shifts), self.k, self.top_gain, self.gain, self.discounts
-        )
+    def idcg(self, extra: int) -> float:
+        """IDCG@k with `extra` top-grade chunks joining the judged ones (they come first: the
+        top grade is at least every grade)."""
+        found = self.idcg_cache.get(extra)
+        if found is None:
+            t = min(extra, self.k)
+            found = self.top_prefix[t] + sum(
+                g / self.discounts[t + j] for j, g in enumerate(self.ideal[: self.k - t])
+            )
+            self.idcg_cache[extra] = found
+        return found
 
     def label(self, docid: str, grade: float) -> bool:
         """The chunk is labeled `grade`: today's value and the ideal take it; False when it is
         neither open here nor relevant (nothing moves)."""
-        gain = float(gain_values(np.array([grade], dtype=np.float64), self.gain)[0])
+        gain = _gains([grade], self.gain)[0]
         was_open = self.open.pop(docid, None) is not None
         if gain <= 0:
             return was_open
         self.today_diff += gain * self.shifts.get(docid, 0.0) if was_open else 0.0
-        self.judged.append(grade)
-        self._ideals()
-        self.today = self.today_diff / self.idcg[0]
+        self.ideal = sorted([*self.ideal, gain], reverse=True)
+        self.idcg_cache.clear()
+        self.today = self.today_diff / self.idcg(0)
         return True
 
     @property
     def if_top(self) -> float:
         """NDCG@k of B − A with the still-open unjudged chunks at the top grade."""
-        return (self.today_diff + math.fsum(self.open.values())) / self.idcg[len(self.open)]
+        return (self.today_diff + math.fsum(self.open.values())) / self.idcg(len(self.open))
 
 
-def _dcg(grades: Sequence[float | None], k: int, gain: GainKind, discounts: np.ndarray) -> float:
-    """DCG@k with unjudged (None) at 0."""
-    values = np.array([np.nan if g is None else g for g in grades[:k]], dtype=np.float64)
-    return float((gain_values(values, gain) / discounts[: values.size]).sum())
+@functools.lru_cache(maxsize=8)
+def _discount_table(k: int, top_gain: float) -> tuple[list[float], list[float]]:
+    """log2(r + 1) for r = 1..k, and the IDCG of t top gains for t = 0..k (read only)."""
+    discounts = log2_ranks(k).tolist()
+    prefix = [0.0]
+    for d in discounts:
+        prefix.append(prefix[-1] + top_gain / d)
+    return discounts, prefix
 
 
-def _ideal_dcgs(
-    judged: Sequence[float],
-    extra: int,
-    k: int,
-    top_gain: float,
-    gain: GainKind,
-    discounts: np.ndarray,
-) -> np.ndarray:
-    """IDCG@k with t top-grade chunks added to the judged ones, for t = 0..extra."""
-    gains = np.sort(gain_values(np.asarray(judged, dtype=np.float64), gain))[::-1][:k]
-    padded = np.zeros(k, dtype=np.float64)
-    padded[: gains.size] = gains
-    # Row t: t top gains first (the top grade is at least every grade), then the judged ones.
-    shift = np.arange(k)[None, :] - np.arange(extra + 1)[:, None]
-    rows = np.where(shift < 0, top_gain, padded[np.clip(shift, 0, k - 1)])
-    return (rows / discounts[:k]).sum(axis=1)
+def _gains(grades: Sequence[float | None], gain: GainKind) -> list[float]:
+    """The gain rule (scoring.gain_values) of each grade; None (unjudged) gains 0."""
+    values = np.array([np.nan if g is None else g for g in grades], dtype=np.float64)
+    return gain_values(values, gain).tolist()
+
+
+def _dcg(gains: Sequence[float], discounts: Sequence[float]) -> float:
+    """DCG of gains in rank order."""
+    return sum(g / d for g, d in zip(gains, discounts, strict=False) if g)
 
 
 class _Means:
@@ -228,7 +235,7 @@ def labels_to_robust(
     left out, as the comparison leaves them out. See the module's docstring.
     """
     top_gain = float(gain_values(np.array([top_grade], dtype=np.float64), gain)[0])
-    state = {q.qid: built for q in queries if (built := _Query(q, k, top_gain, gain)).idcg[0] > 0}
+    state = {q.qid: built for q in queries if (built := _Query(q, k, top_gain, gain)).idcg(0) > 0}
     if not state:
         return Robustness(True, 0, None, None)
     means = _Means(state)
