@@ -143,7 +143,7 @@ def overview(test_set: TestSet, user: User, options: ScoreOptions) -> Overview:
 
 def _resolved(test_set: TestSet, options: ScoreOptions) -> Resolved:
     """Options with the test set's defaults, for pages that have no run to score."""
-    return options.resolve(test_set.aggregation, test_set.relevance_threshold)
+    return options.resolve(test_set.aggregation, test_set.relevance_threshold, test_set.scale_max)
 
 
 # ---- per-run query table ------------------------------------------------------------------

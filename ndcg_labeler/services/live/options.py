@@ -61,8 +61,9 @@ class ScoreOptions:
             )
         return self
 
-    def resolve(self, aggregation: str, threshold: int) -> Resolved:
-        """The checked options with a test set's aggregation policy and threshold filled in."""
+    def resolve(self, aggregation: str, threshold: int, top_grade: int = 3) -> Resolved:
+        """The checked options with a test set's aggregation policy, threshold and top grade
+        (its scale's) filled in."""
         self.checked()
         return Resolved(
             self.k,
@@ -72,6 +73,7 @@ class ScoreOptions:
             self.policy or aggregation,
             self.threshold if self.threshold is not None else threshold,
             self.labels,
+            top_grade,
         )
 
 
@@ -86,11 +88,18 @@ class Resolved:
     policy: str
     threshold: int
     labels: str = "human"
+    top_grade: int = 3  # the scale's top grade: what the sensitivity figures give unjudged
 
     @property
     def scoring(self) -> Options:
         """The pure scoring module's options."""
-        return Options(self.gain, self.ideal, self.judged_only, self.threshold)  # type: ignore[arg-type]
+        return Options(
+            self.gain,  # type: ignore[arg-type]
+            self.ideal,  # type: ignore[arg-type]
+            self.judged_only,
+            self.threshold,
+            self.top_grade,
+        )
 
     @property
     def cutoffs(self) -> tuple[int, ...]:
