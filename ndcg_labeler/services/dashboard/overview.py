@@ -111,6 +111,8 @@ class Overview:
                     "undefined": s.scores.num_undefined,
                     "missing": s.scores.num_missing,
                     "judged_at_k": s.scores.mean_judged_at_k,
+                    "mean_if_unjudged_top": s.scores.mean_if_unjudged_top,
+                    "mean_condensed": s.scores.mean_condensed,
                 }
                 for s in self.runs
             ],
