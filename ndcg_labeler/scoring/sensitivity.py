@@ -130,5 +130,8 @@ def sensitivity_rows(
         dcg_k + gain * (discount_sums(width)[listed] - taken),
         ideal_with_top(ideal, unjudged, ks, gain),
     )
+    # DCG'@k <= IDCG'@k, but the two sums add their terms in different orders: a perfect list
+    # could come out 1 ulp above 1.
+    np.minimum(value, 1.0, out=value)
     # No unjudged entry in the top k: the value is NDCG@k itself, to the last bit.
     return Sensitivity(np.where(unjudged > 0, value, ndcg_k), condensed)
