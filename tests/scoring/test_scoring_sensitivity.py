@@ -163,7 +163,7 @@ OPTIONS_TOP4 = st.builds(
 @given(st.lists(GRADE, max_size=20), st.integers(0, 6), st.data(), OPTIONS_TOP4)
 def test_unjudged_ranked_first_never_lower_ndcg(judged, unjudged, data, options) -> None:
     """When the unjudged entries of the top k are its first ranks, the top-grade value is at
-    least NDCG@k. Proof (docs/user-guide/scoring-conventions.md#sensitivity-to-unjudged-chunks):
+    least NDCG@k. Proof (docs/reference/scoring.md#sensitivity-to-unjudged-chunks):
     with T the top grades' DCG at ranks 1..u, D today's DCG@k and S the base ideal's DCG moved
     down u ranks, D <= S <= IDCG@k, so D / IDCG <= D / S <= (T + D) / (T + S)."""
     retrieved = data.draw(st.permutations(range(len(judged))))
