@@ -43,6 +43,7 @@ def _table(result: comparison.Comparison, name_a: str, name_b: str) -> list[str]
         f"B beats A on {pair.wins} queries, ties on {pair.ties}, loses on {pair.losses}.",
         f"Paired t-test p = {_p(pair.t_test_p)}; randomisation test p = "
         f"{_p(pair.randomization_p)} (two-sided).",
+        robust_statement(pair.robustness, o.top_grade),
         "",
         f"Largest differences (of {len(result.deltas)}):",
         f"{'qid':<20}  {'A':>8}  {'B':>8}  {'B − A':>8}",
@@ -50,6 +51,20 @@ def _table(result: comparison.Comparison, name_a: str, name_b: str) -> list[str]
     for d in result.deltas[:TABLE_QUERIES]:
         lines.append(f"{d.qid:<20}  {d.a:>8.4f}  {d.b:>8.4f}  {d.delta:>+8.4f}")
     return lines
+
+
+def robust_statement(found: comparison.Robustness | None, top_grade: int) -> str:
+    """Whether the winner stays if every unjudged top-k chunk of either run had the top grade."""
+    if found is None:
+        return ""
+    names = {"A": "A wins", "B": "B wins", "tie": "a tie"}
+    rests = f"{found.unjudged_pairs} unjudged (query, chunk) pairs"
+    if found.robust:
+        return f"robust: {names[found.winner]} also if the {rests} had grade {top_grade}."
+    return (
+        f"NOT robust: {names[found.winner]} today, {names[found.winner_if_top]} if the {rests}"
+        f" had grade {top_grade} (flips_if_unjudged_top)."
+    )
 
 
 @run_group.command("compare")
@@ -62,7 +77,14 @@ def _table(result: comparison.Comparison, name_a: str, name_b: str) -> list[str]
 def compare(
     testset: str, run_a: str, run_b: str, options: live.ScoreOptions, as_json: bool
 ) -> None:
-    """Compare RUN_B with RUN_A: means with 95% bootstrap intervals, paired tests, deltas."""
+    """Compare RUN_B with RUN_A: means with 95% bootstrap intervals, paired tests, deltas.
+
+    And whether the winner rests on unjudged chunks: "robust" (JSON robust,
+    flips_if_unjudged_top, unjudged_pairs) says whether the sign of mean B − mean A stays the
+    same when every unjudged chunk in the top k of either run gets the scale's top grade, as if
+    judged so (both runs' ideals grow by them), and on how many distinct unjudged (query, chunk)
+    pairs that rests. See the user guide's scoring conventions.
+    """
     test_set = testsets.require_by_name(testset)
     a = runs.require_run(test_set, run_a)
     b = runs.require_run(test_set, run_b)

@@ -111,6 +111,8 @@ def _mean_json(run: Run) -> dict[str, Any]:
         "k": result.k,
         "mean_ndcg": result.mean_ndcg,
         **result.interval_json(),
+        "mean_if_unjudged_top": result.mean_if_unjudged_top,
+        "mean_condensed": result.mean_condensed,
         "queries_in_mean": result.queries_in_mean,
     }
 

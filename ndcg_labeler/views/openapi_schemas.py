@@ -15,6 +15,20 @@ def ref(name: str) -> dict[str, str]:
 
 
 # The 95% t interval beside every mean NDCG@k (RunScores.interval_json).
+SENSITIVITY_DOC = " (docs: user guide, scoring conventions, sensitivity to unjudged chunks)"
+SENSITIVITY_KEYS = ["mean_if_unjudged_top", "mean_condensed"]
+SENSITIVITY = {
+    "mean_if_unjudged_top": {
+        **NUMBER_OR_NULL,
+        "description": "Mean NDCG@k over the queries of mean_ndcg if every unjudged chunk of "
+        "each top k had the scale's top grade (which joins the ideal too)" + SENSITIVITY_DOC,
+    },
+    "mean_condensed": {
+        **NUMBER_OR_NULL,
+        "description": "Mean NDCG@k over the queries of mean_ndcg with the unjudged chunks "
+        "removed before the cut at k (condensed lists)" + SENSITIVITY_DOC,
+    },
+}
 INTERVAL_KEYS = ["n", "ci_low", "ci_high", "ci_method", "ci_reason"]
 INTERVAL = {
     "n": {"type": "integer", "description": "Queries in the mean (those with a defined NDCG@k)."},
@@ -66,6 +80,7 @@ SCHEMAS: dict[str, Any] = {
             "k",
             "mean_ndcg",
             *INTERVAL_KEYS,
+            *SENSITIVITY_KEYS,
             "queries_in_mean",
         ],
         "properties": {
@@ -86,6 +101,7 @@ SCHEMAS: dict[str, Any] = {
                 "description": "Mean NDCG@10 under the default options (`flask run list`).",
             },
             **INTERVAL,
+            **SENSITIVITY,
             "queries_in_mean": {"type": "integer"},
             "report": {"type": ["object", "null"], "description": "Upload validation report."},
         },
@@ -97,10 +113,30 @@ SCHEMAS: dict[str, Any] = {
     },
     "QueryScore": {
         "type": "object",
-        "required": ["qid", "ndcg", "dcg", "idcg", "gap", "judged_at_k", "num_rel"],
+        "required": [
+            "qid",
+            "ndcg",
+            "ndcg_if_unjudged_top",
+            "ndcg_condensed",
+            "dcg",
+            "idcg",
+            "gap",
+            "judged_at_k",
+            "num_rel",
+        ],
         "properties": {
             "qid": {"type": "string"},
             "ndcg": {**NUMBER_OR_NULL, "description": "null where IDCG@k is 0 (undefined)."},
+            "ndcg_if_unjudged_top": {
+                **NUMBER_OR_NULL,
+                "description": "NDCG@k if every unjudged chunk of the top k had the scale's top "
+                "grade (which joins the ideal too)" + SENSITIVITY_DOC,
+            },
+            "ndcg_condensed": {
+                **NUMBER_OR_NULL,
+                "description": "NDCG@k with the unjudged chunks removed before the cut at k"
+                + SENSITIVITY_DOC,
+            },
             "dcg": {"type": "number"},
             "idcg": {"type": "number"},
             "gap": {"type": "number"},
@@ -118,6 +154,8 @@ SCHEMAS: dict[str, Any] = {
             "ideal",
             "mean_ndcg",
             *INTERVAL_KEYS,
+            *SENSITIVITY_KEYS,
+            "top_grade",
             "queries_in_mean",
             "queries",
         ],
@@ -129,6 +167,11 @@ SCHEMAS: dict[str, Any] = {
             "ideal": {"type": "string"},
             "mean_ndcg": NUMBER_OR_NULL,
             **INTERVAL,
+            **SENSITIVITY,
+            "top_grade": {
+                "type": "integer",
+                "description": "The scale's top grade, the one the sensitivity gives unjudged.",
+            },
             "queries_in_mean": {"type": "integer"},
             "queries": {"type": "array", "items": ref("QueryScore")},
         },

@@ -3,10 +3,12 @@ test needs, and their exports."""
 
 from .compare import UNDEFINED_POLICY, Comparison, SampleSize, compare_runs, sample_size
 from .exports import compare_csv, compare_json
+from .robustness import Robustness
 
 __all__ = [
     "UNDEFINED_POLICY",
     "Comparison",
+    "Robustness",
     "SampleSize",
     "compare_csv",
     "compare_json",

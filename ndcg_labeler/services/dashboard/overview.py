@@ -111,6 +111,8 @@ class Overview:
                     "undefined": s.scores.num_undefined,
                     "missing": s.scores.num_missing,
                     "judged_at_k": s.scores.mean_judged_at_k,
+                    "mean_if_unjudged_top": s.scores.mean_if_unjudged_top,
+                    "mean_condensed": s.scores.mean_condensed,
                 }
                 for s in self.runs
             ],
@@ -143,7 +145,7 @@ def overview(test_set: TestSet, user: User, options: ScoreOptions) -> Overview:
 
 def _resolved(test_set: TestSet, options: ScoreOptions) -> Resolved:
     """Options with the test set's defaults, for pages that have no run to score."""
-    return options.resolve(test_set.aggregation, test_set.relevance_threshold)
+    return options.resolve(test_set.aggregation, test_set.relevance_threshold, test_set.scale_max)
 
 
 # ---- per-run query table ------------------------------------------------------------------
