@@ -98,3 +98,18 @@ def test_only_admins_queue_them_and_the_queue_keeps_the_order(
         dash.url("/compare/queue"), data={"run": [str(dash.run_a)]}, follow_redirects=True
     )
     assert "Nothing added: choose exactly two runs." in one.get_data(as_text=True)
+
+
+def test_blind_sets_keep_the_pairs_from_annotators(
+    app: Flask, client: FlaskClient, auth: AuthActions, annotator_id: int, dash: Demo
+) -> None:
+    grant(app, dash.test_set_id, annotator_id)
+    with app.app_context():
+        db.session.get_one(TestSet, dash.test_set_id).judgments_per_pair = 2  # blind judging
+        db.session.commit()
+    auth.login("ann")
+    page = client.get(dash.url("/compare/?k=4")).get_data(as_text=True)
+    assert 'id="sample-size"' in page  # a figure about the means: shown
+    assert 'id="next-table"' not in page and 'id="labels-remaining"' not in page
+    both = f"run={dash.run_a}&run={dash.run_b}"
+    assert client.get(dash.url(f"/export/compare-next.json?{both}")).status_code == 403
