@@ -78,10 +78,12 @@ format: setup-dev
 	$(BIN)/ruff check --fix .
 
 ## make bench: ours versus pytrec_eval (and ranx if installed) on a 7,000 x 1,000 run, then the
-## CLI as a user runs it (issue 10's table; bench/workers.py is the gunicorn one, run by hand)
+## CLI as a user runs it (issue 10's table; bench/workers.py is the gunicorn one, run by hand),
+## then the decision figures' simulation (issue 29: PPI, the gate's error rates, labels to robust)
 bench: setup-dev
 	$(BIN)/python -m bench.run_bench
 	$(BIN)/python -m bench.cli
+	$(BIN)/python -m bench.decisions
 
 ## make bench-scale: issue 10's scale table (labeling, dashboards, team pages, CLI, worker memory)
 ## on sizes it builds itself, then pooling at 7,000 queries on SQLite (~6 min; QUICK=1 for smaller

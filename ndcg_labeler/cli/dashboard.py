@@ -1,4 +1,5 @@
-"""`flask run compare TESTSET RUN_A RUN_B` and `flask pool TESTSET --depth N [--run RUN ...]`."""
+"""`flask run compare TESTSET RUN_A RUN_B` and `flask pool TESTSET --depth N [--run RUN ...]`
+or `flask pool TESTSET --for-compare A B --depth K [--json] [--add]`."""
 
 from __future__ import annotations
 
@@ -10,10 +11,13 @@ from flask.cli import with_appcontext
 from ndcg_labeler.cli._common import cli_errors
 from ndcg_labeler.cli._progress import terminal_progress
 from ndcg_labeler.cli.runs import run_group, scoring_options
+from ndcg_labeler.models import TestSet
 from ndcg_labeler.services import ServiceError, comparison, live, pooling, ppi, runs, testsets
 
 # How many per-query rows the readable table shows (the JSON has them all).
 TABLE_QUERIES = 20
+# How many pairs `pool --for-compare` shows without --json.
+TABLE_PAIRS = 30
 
 
 def _p(value: float | None) -> str:
@@ -39,6 +43,7 @@ def _table(result: comparison.Comparison, name_a: str, name_b: str) -> list[str]
         f"B beats A on {pair.wins} queries, ties on {pair.ties}, loses on {pair.losses}.",
         f"Paired t-test p = {_p(pair.t_test_p)}; randomisation test p = "
         f"{_p(pair.randomization_p)} (two-sided).",
+        robust_statement(pair.robustness, o.top_grade),
         "",
         f"Largest differences (of {len(result.deltas)}):",
         f"{'qid':<20}  {'A':>8}  {'B':>8}  {'B − A':>8}",
@@ -53,6 +58,20 @@ def _table(result: comparison.Comparison, name_a: str, name_b: str) -> list[str]
     return lines
 
 
+def robust_statement(found: comparison.Robustness | None, top_grade: int) -> str:
+    """Whether the winner stays if every unjudged top-k chunk of either run had the top grade."""
+    if found is None:
+        return ""
+    names = {"A": "A wins", "B": "B wins", "tie": "a tie"}
+    rests = f"{found.unjudged_pairs} unjudged (query, chunk) pairs"
+    if found.robust:
+        return f"robust: {names[found.winner]} also if the {rests} had grade {top_grade}."
+    return (
+        f"NOT robust: {names[found.winner]} today, {names[found.winner_if_top]} if the {rests}"
+        f" had grade {top_grade} (flips_if_unjudged_top)."
+    )
+
+
 @run_group.command("compare")
 @click.argument("testset")
 @click.argument("run_a")
@@ -63,7 +82,14 @@ def _table(result: comparison.Comparison, name_a: str, name_b: str) -> list[str]
 def compare(
     testset: str, run_a: str, run_b: str, options: live.ScoreOptions, as_json: bool
 ) -> None:
-    """Compare RUN_B with RUN_A: means with 95% bootstrap intervals, paired tests, deltas."""
+    """Compare RUN_B with RUN_A: means with 95% bootstrap intervals, paired tests, deltas.
+
+    And whether the winner rests on unjudged chunks: "robust" (JSON robust,
+    flips_if_unjudged_top, unjudged_pairs) says whether the sign of mean B − mean A stays the
+    same when every unjudged chunk in the top k of either run gets the scale's top grade, as if
+    judged so (both runs' ideals grow by them), and on how many distinct unjudged (query, chunk)
+    pairs that rests. See the user guide's scoring conventions.
+    """
     test_set = testsets.require_by_name(testset)
     a = runs.require_run(test_set, run_a)
     b = runs.require_run(test_set, run_b)
@@ -84,15 +110,53 @@ def compare(
     default=None,
     help="Queue first the pairs whose grade by this machine judge would move NDCG most.",
 )
+@click.option(
+    "--for-compare",
+    "for_compare",
+    nargs=2,
+    metavar="A B",
+    default=None,
+    help="List the unjudged pairs of A's or B's top DEPTH by weight = top grade × "
+    "|1/log2(rank_A + 1) − 1/log2(rank_B + 1)| (0 for a run without the chunk in its top "
+    "DEPTH), largest first, ties by qid then docid (byte order); and the labels remaining "
+    "before the comparison is robust. Adds nothing without --add.",
+)
+@click.option("--k", "k", default="10", help="With --for-compare: NDCG@k of the flip test.")
+@click.option("--json", "as_json", is_flag=True, help="With --for-compare: the list as JSON.")
+@click.option(
+    "--add", "add", is_flag=True, help="With --for-compare: queue the pairs in that order."
+)
 @with_appcontext
 @cli_errors
-def pool(testset: str, depth: str, run_names: tuple[str, ...], judge: str | None) -> None:
-    """Add the unjudged chunks of the runs' top DEPTH to TESTSET's labeling queue."""
+def pool(
+    testset: str,
+    depth: str,
+    run_names: tuple[str, ...],
+    judge: str | None,
+    for_compare: tuple[str, str] | None,
+    k: str,
+    as_json: bool,
+    add: bool,
+) -> None:
+    """Add the unjudged chunks of the runs' top DEPTH to TESTSET's labeling queue.
+
+    With --for-compare A B: what to label next to decide between A and B (see docs:
+    "What to label next").
+    """
     try:
         cut = int(depth)
     except ValueError:
         raise ServiceError(f"--depth must be a whole number, not '{depth}'") from None
     test_set = testsets.require_by_name(testset)
+    if for_compare:
+        if run_names or judge:
+            raise ServiceError(
+                "--for-compare takes its two runs alone (no --run, --order-by-judge)"
+            )
+        _for_compare(test_set, for_compare, cut, k, as_json, add)
+        return
+    if as_json or add:
+        raise ServiceError("--json and --add go with --for-compare")
     if run_names:
         pooled = [runs.require_run(test_set, name) for name in run_names]
     else:
@@ -110,3 +174,73 @@ def pool(testset: str, depth: str, run_names: tuple[str, ...], judge: str | None
         now = "—" if c.now is None else f"{100 * c.now:.0f}%"
         after = "—" if c.after is None else f"{100 * c.after:.0f}%"
         click.echo(f"  {c.run.name}: judged@{plan.depth} {now} now, {after} once graded")
+
+
+def _for_compare(
+    test_set: TestSet, names: tuple[str, str], depth: int, k: str, as_json: bool, add: bool
+) -> None:
+    """`flask pool SET --for-compare A B --depth K`: the ordered list, a summary, or adding."""
+    options = live.parse_options({"k": k})
+    a, b = (runs.require_run(test_set, name) for name in names)
+    if add:
+        done = pooling.add_for_compare(test_set, a, b, depth, options)
+        plan = done.plan
+    else:
+        plan = pooling.plan_for_compare(test_set, a, b, depth, options)
+    if as_json:
+        click.echo(json.dumps(plan.to_json(), ensure_ascii=False))
+    else:
+        click.echo("\n".join(_order_table(plan)))
+    if add:
+        # On stderr with --json, so that stdout stays one JSON document.
+        click.echo(
+            f"Queued {done.added} new pairs and moved {done.requeued} queued ones into weight "
+            f"order ({done.not_in_corpus} not in the corpus).",
+            err=as_json,
+        )
+
+
+def _order_table(plan: pooling.CompareOrder) -> list[str]:
+    """The ordered pairs as a readable table (the first TABLE_PAIRS) and the summary."""
+    lines = [
+        f"Unjudged pairs in the top {plan.depth} of {plan.run_a.name} (A) or {plan.run_b.name}"
+        f" (B): {len(plan.pairs)}, by weight = top grade × |1/log2(rank_A + 1) − "
+        "1/log2(rank_B + 1)|.",
+        "",
+        f"{'qid':<20}  {'docid':<24}  {'weight':>8}  {'rank A':>6}  {'rank B':>6}",
+    ]
+    for p in plan.pairs[:TABLE_PAIRS]:
+        rank_a = "—" if p.rank_a is None else str(p.rank_a)
+        rank_b = "—" if p.rank_b is None else str(p.rank_b)
+        lines.append(f"{p.qid:<20}  {p.docid:<24}  {p.weight:>8.4f}  {rank_a:>6}  {rank_b:>6}")
+    if len(plan.pairs) > TABLE_PAIRS:
+        lines.append(f"… {len(plan.pairs) - TABLE_PAIRS} more (--json lists them all).")
+    lines += ["", *_robust_lines(plan)]
+    return lines
+
+
+def _robust_lines(plan: pooling.CompareOrder) -> list[str]:
+    """The flip test in words."""
+    found = plan.robustness
+    if found is None:
+        return [f"Labels remaining before robust: not computed ({plan.note})."]
+    if found.mean_delta is None:
+        return ["Labels remaining before robust: no compared query (NDCG undefined in both)."]
+    lines = [
+        f"Mean NDCG@{plan.k} of B − A: {found.mean_delta:+.4f} today, "
+        f"{found.mean_delta_if_top:+.4f} with every unjudged chunk of either top {plan.k} "
+        "at the top grade."
+    ]
+    if found.robust:
+        lines.append("Robust: the winner is the same either way (0 labels remaining).")
+    elif found.labels_remaining is None:
+        lines.append(
+            "Not robust, and labeling this whole list would not make it so: raise --depth to "
+            f"at least --k ({plan.k})."
+        )
+    else:
+        lines.append(
+            f"Not robust: {found.labels_remaining} labels remaining before robust, in this "
+            "order, if each label finds the chunk not relevant (today's value)."
+        )
+    return lines

@@ -207,12 +207,13 @@ def _table(result: live.RunScores) -> list[str]:
         f" ({result.num_undefined} undefined: IDCG 0; {result.num_missing} missing from the"
         " run, scored 0)",
         _interval(result),
+        _sensitivity(result),
         "",
     ]
     width = max([len("qid"), *(len(q) for q in result.qids)])
     header = (
         f"{'qid':<{width}}  {'NDCG@' + str(k):>9}  {'DCG':>9}  {'IDCG':>9}  {'gap':>9}"
-        f"  {'judged@' + str(k):>10}  {'rel':>5}  note"
+        f"  {'judged@' + str(k):>10}  {'rel':>5}  {'if-top':>9}  {'condensed':>9}  note"
     )
     lines.append(header)
     # Straight from the arrays: the rows' query texts (one read of every text) are not shown.
@@ -223,7 +224,8 @@ def _table(result: live.RunScores) -> list[str]:
         line = (
             f"{result.qids[i]:<{width}}  {_fmt(ndcg, 9)}  {_fmt(dcg, 9)}  {_fmt(idcg, 9)}"
             f"  {_fmt(idcg - dcg, 9)}  {_fmt(float(result.judged_at_k[i]), 10)}"
-            f"  {int(result.num_rel[i]):>5}  {note}"
+            f"  {int(result.num_rel[i]):>5}  {_fmt(float(result.ndcg_if_unjudged_top[i]), 9)}"
+            f"  {_fmt(float(result.ndcg_condensed[i]), 9)}  {note}"
         )
         lines.append(line.rstrip())
     return lines
@@ -237,7 +239,14 @@ def _table(result: live.RunScores) -> list[str]:
 @click.option("--trec", "as_trec", is_flag=True, help="trec_eval's -q layout.")
 @cli_errors
 def score(testset: str, run: str, options: live.ScoreOptions, as_json: bool, as_trec: bool) -> None:
-    """Score RUN of TESTSET with the current grades: NDCG@k per query and the mean."""
+    """Score RUN of TESTSET with the current grades: NDCG@k per query and the mean.
+
+    Beside each NDCG@k, its sensitivity to unjudged chunks: "if-top" (JSON
+    ndcg_if_unjudged_top, mean_if_unjudged_top) is NDCG@k if every unjudged chunk of the top
+    k had the scale's top grade, which then joins the ideal too; "condensed" (ndcg_condensed,
+    mean_condensed) is NDCG@k with the unjudged chunks removed before the cut at k. Their
+    means cover the queries of the mean. See the user guide's scoring conventions.
+    """
     if as_json and as_trec:
         raise ServiceError("choose one of --json and --trec")
     test_set = testsets.require_by_name(testset)
@@ -269,6 +278,7 @@ def list_runs(testset: str, as_json: bool) -> None:
                 "k": result.k,
                 "mean_ndcg": result.mean_ndcg,
                 **result.interval_json(),
+                **result.sensitivity_json(),
                 "queries_in_mean": result.queries_in_mean,
             }
             for found, result in listed
@@ -293,6 +303,15 @@ def _labels_lines(found: Run, options: live.ScoreOptions) -> list[str]:
     if figures is not None:
         lines.append(ppi.describe(figures))
     return lines
+
+
+def _sensitivity(result: live.RunScores) -> str:
+    """The means if unjudged chunks had the top grade, and on condensed lists."""
+    top, condensed = result.mean_if_unjudged_top, result.mean_condensed
+    return (
+        f"if every unjudged chunk of the top {result.k} had grade {result.options.top_grade}:"
+        f" {_fmt(top, 0)}; condensed (unjudged removed): {_fmt(condensed, 0)}"
+    )
 
 
 def _interval(result: live.RunScores) -> str:

@@ -73,7 +73,8 @@ class RunScore(db.Model):
 
     id: Mapped[int] = mapped_column(primary_key=True)
     run_id: Mapped[int] = mapped_column(sa.ForeignKey("run.id", ondelete="CASCADE"))
-    # policy|threshold|gain|ideal|judged_only|cutoffs (services.live.store.settings_key)
+    # policy|threshold|gain|ideal|judged_only|cutoffs|top grade|format|labels
+    # (services.live.store.settings_key)
     settings: Mapped[str] = mapped_column(sa.String(200))
     labels_version: Mapped[int] = mapped_column(default=0)
     # The judgment events applied so far: the highest id (recent ids are in `data`).

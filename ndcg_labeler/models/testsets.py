@@ -168,8 +168,8 @@ class Pair(db.Model):
     __table_args__ = (
         sa.UniqueConstraint("query_id", "chunk_id"),
         sa.Index("ix_pair_test_set_id_query_id", "test_set_id", "query_id"),
-        # The queue: the first query holding a pair with the fewest answers.
-        sa.Index("ix_pair_queue", "test_set_id", "answers", "query_id", "id"),
+        # The queue: the pair with the fewest answers, then the lowest priority.
+        sa.Index("ix_pair_queue", "test_set_id", "answers", "priority", "query_id", "id"),
         # Within a query: its pairs by priority.
         sa.Index("ix_pair_query_id_priority", "query_id", "priority", "id"),
     )

@@ -9,7 +9,8 @@ run, `results` holds what comes out and `averages` averages it over queries. Aro
 `aggregation` (several annotators' grades into one), `agreement` (between annotators),
 `calibration` (machine against human grades), `intervals` (the t interval of a mean),
 `significance` (tests, bootstrap intervals, Holm's correction), `sample_size` (queries a paired
-test needs), `ppi` (prediction-powered estimates from machine labels and a human audit) and
+test needs), `next_labels` (what to label next for a comparison, and the labels until it is
+robust), `ppi` (prediction-powered estimates from machine labels and a human audit) and
 `fusion` (of several runs). Callers import from here, never a module.
 """
 
@@ -33,6 +34,7 @@ from .inputs import Qrel, RunInputs, ScoredDoc, run_inputs
 from .intervals import TInterval, t_interval
 from .many_queries import evaluate, evaluate_flat
 from .ndcg import dcg, log2_ranks, ndcg_at_k
+from .next_labels import FlipQuery, NextLabel, Robustness, labels_to_robust, order_for_compare
 from .one_query import evaluate_one
 from .options import GAINS, IDEALS, Options
 from .ppi import MIN_AUDITED, PPIEstimate, ppi_mean, ppi_p_value, ppi_paired
@@ -64,11 +66,14 @@ __all__ = [
     "CohenPair",
     "ConsensusAgreement",
     "Evaluation",
+    "FlipQuery",
     "MeanInterval",
+    "NextLabel",
     "Options",
     "PPIEstimate",
     "Qrel",
     "Rating",
+    "Robustness",
     "RunInputs",
     "ScoredDoc",
     "TInterval",
@@ -89,10 +94,12 @@ __all__ = [
     "holm",
     "kendall_tau",
     "krippendorff_alpha_ordinal",
+    "labels_to_robust",
     "log2_ranks",
     "mean_defined",
     "ndcg_at_k",
     "noninferiority_p",
+    "order_for_compare",
     "paired_power",
     "paired_t_test",
     "percent_agreement",

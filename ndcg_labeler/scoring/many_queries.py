@@ -20,7 +20,8 @@ from .ndcg import ideal_gain_rows, running_dcg
 from .options import Options
 from .precision_recall import num_relevant_rows, precision, recall_rows, relevant_rows
 from .reciprocal_rank import reciprocal_rank_rows
-from .results import DEFAULT_CUTOFFS, Evaluation, check_cutoffs
+from .results import CUT_MEASURES, DEFAULT_CUTOFFS, Evaluation, check_cutoffs
+from .sensitivity import sensitivity_rows
 
 _DEFAULT_OPTIONS = Options()
 
@@ -110,8 +111,7 @@ class _Output:
         }
         self.counts = {name: np.empty(n, dtype=np.int64) for name in ("num_rel", "num_rel_ret")}
         self.cut = {
-            name: {k: np.empty(n, dtype=np.float64) for k in cutoffs}
-            for name in ("ndcg_cut", "dcg_cut", "idcg_cut", "P", "recall", "judged_at")
+            name: {k: np.empty(n, dtype=np.float64) for k in cutoffs} for name in CUT_MEASURES
         }
         self.num_ret = np.empty(n, dtype=np.int64)
 
@@ -129,6 +129,7 @@ class _Block:
         self, grades: np.ndarray, lengths: np.ndarray, judged: np.ndarray, jlengths: np.ndarray
     ) -> None:
         self.lengths = lengths
+        self.flat = grades
         self.grades = pad(grades, lengths, np.nan)  # padding is unjudged: no gain, not relevant
         self.judged = judged
         self.judged_rows = np.repeat(np.arange(lengths.size), jlengths)
@@ -136,28 +137,38 @@ class _Block:
     def score(self, options: Options, out: _Output, rows: slice) -> None:
         """Compute every measure of the block's queries into `out[rows]`."""
         out.num_ret[rows] = self.lengths
-        self._graded(options, out, rows)
-        self._binary(options, out, rows)
+        judged_cum = judged_count_rows(self.grades)
+        self._graded(options, out, rows, judged_cum)
+        self._binary(options, out, rows, judged_cum)
 
-    def _graded(self, options: Options, out: _Output, rows: slice) -> None:
-        """(n)DCG and IDCG, over the whole list and at each cutoff."""
+    def _graded(self, options: Options, out: _Output, rows: slice, judged_cum: np.ndarray) -> None:
+        """(n)DCG and IDCG, over the whole list and at each cutoff, and their sensitivity."""
         gains = gain_values(self.grades, options.gain)
         dcg = running_dcg(gains)
-        idcg = running_dcg(ideal_gain_rows(gains, self.judged, self.judged_rows, options))
+        ideal = ideal_gain_rows(gains, self.judged, self.judged_rows, options)
+        idcg = running_dcg(ideal)
         out.plain["dcg"][rows] = dcg[:, -1]
         out.plain["idcg"][rows] = idcg[:, -1]
         out.plain["ndcg"][rows] = ratios(dcg[:, -1], idcg[:, -1])
-        for k in out.cutoffs:
-            at_k, ideal_at_k = dcg[:, _column(k, dcg)], idcg[:, _column(k, idcg)]
-            out.cut["dcg_cut"][k][rows] = at_k
-            out.cut["idcg_cut"][k][rows] = ideal_at_k
-            out.cut["ndcg_cut"][k][rows] = ratios(at_k, ideal_at_k)
+        ks = np.array(out.cutoffs, dtype=np.int64)
+        at_k = (
+            dcg[:, np.minimum(ks, dcg.shape[1]) - 1],
+            idcg[:, np.minimum(ks, idcg.shape[1]) - 1],
+        )
+        at_k += (ratios(*at_k),)
+        for c, k in enumerate(out.cutoffs):
+            out.cut["dcg_cut"][k][rows] = at_k[0][:, c]
+            out.cut["idcg_cut"][k][rows] = at_k[1][:, c]
+            out.cut["ndcg_cut"][k][rows] = at_k[2][:, c]
+        found = sensitivity_rows(self.flat, self.lengths, judged_cum, ideal, at_k, ks, options)
+        for c, k in enumerate(out.cutoffs):
+            out.cut["ndcg_if_unjudged_top_cut"][k][rows] = found.if_unjudged_top[:, c]
+            out.cut["ndcg_condensed_cut"][k][rows] = found.condensed[:, c]
 
-    def _binary(self, options: Options, out: _Output, rows: slice) -> None:
+    def _binary(self, options: Options, out: _Output, rows: slice, judged_cum: np.ndarray) -> None:
         """The measures of relevant or not (P, recall, AP, RR, the counts), and Judged@k."""
         grades = self.grades
         relevant, relevant_cum = relevant_rows(grades, options.threshold)
-        judged_cum = judged_count_rows(grades)
         num_rel = num_relevant_rows(
             self.judged, self.judged_rows, options.threshold, grades.shape[0]
         )

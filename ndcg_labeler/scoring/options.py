@@ -1,4 +1,4 @@
-"""How a run is scored: the gain, the ideal ranking, condensed lists and the relevance threshold."""
+"""How a run is scored: gain, ideal ranking, condensed lists, relevance threshold, top grade."""
 
 from __future__ import annotations
 
@@ -24,12 +24,15 @@ class Options:
     list of T. Sakai, "Alternatives to Bpref", SIGIR 2007.
     threshold: minimum grade counted relevant by the binary measures (P, recall, RR, AP,
     num_rel); trec_eval's ``-l``.
+    top_grade: the scale's top grade, the grade the sensitivity figures give unjudged
+    documents (module `sensitivity`).
     """
 
     gain: GainKind = "linear"
     ideal: IdealKind = "judged"
     judged_only: bool = False
     threshold: int = 1
+    top_grade: int = 3
 
     def __post_init__(self) -> None:
         """Reject values the evaluator would silently misread."""
@@ -43,3 +46,7 @@ class Options:
             # Grades <= 0 never give gain; calling them relevant would make P/AP disagree
             # with NDCG (and trec_eval treats negative grades as unjudged).
             raise ValueError(f"threshold must be >= 1, not {self.threshold}")
+        if isinstance(self.top_grade, bool) or not isinstance(self.top_grade, int):
+            raise TypeError(f"top_grade must be an int, not {self.top_grade!r}")
+        if self.top_grade < 1:
+            raise ValueError(f"top_grade must be >= 1, not {self.top_grade}")

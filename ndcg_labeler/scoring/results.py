@@ -12,7 +12,17 @@ import numpy as np
 DEFAULT_CUTOFFS: tuple[int, ...] = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
 
 # Measures computed at every cutoff k, named f"{prefix}_{k}" (trec_eval style).
-CUT_MEASURES: tuple[str, ...] = ("ndcg_cut", "dcg_cut", "idcg_cut", "P", "recall", "judged_at")
+CUT_MEASURES: tuple[str, ...] = (
+    "ndcg_cut",
+    "dcg_cut",
+    "idcg_cut",
+    "P",
+    "recall",
+    "judged_at",
+    # Sensitivity to unjudged documents (module `sensitivity`): not trec_eval's.
+    "ndcg_if_unjudged_top_cut",
+    "ndcg_condensed_cut",
+)
 # Measures without a cutoff; "map" is trec_eval's name for per-query average precision.
 PLAIN_MEASURES: tuple[str, ...] = (
     "ndcg",
@@ -27,7 +37,7 @@ PLAIN_MEASURES: tuple[str, ...] = (
 # Counts: trec_eval's `all` row sums these instead of averaging them.
 COUNT_MEASURES: frozenset[str] = frozenset({"num_rel", "num_rel_ret", "num_ret"})
 
-_CUT_NAME = re.compile(r"^(ndcg_cut|dcg_cut|idcg_cut|P|recall|judged_at)_(\d+)$")
+_CUT_NAME = re.compile(rf"^({'|'.join(CUT_MEASURES)})_(\d+)$")
 _ALIASES = {"map": "ap"}
 
 
@@ -46,6 +56,8 @@ class Evaluation:
     Undefined: ndcg/ndcg_cut when the IDCG is 0; recall, recip_rank and ap when the
     query has no relevant judged document (num_rel == 0). trec_eval prints 0 for all of
     those: use `trec_array` / `trec_value` to reproduce its numbers.
+    ndcg_if_unjudged_top_cut and ndcg_condensed_cut are NDCG@k if the unjudged documents of
+    the top k had the top grade, and on the condensed list (module `sensitivity`).
     """
 
     cutoffs: tuple[int, ...]
@@ -58,6 +70,8 @@ class Evaluation:
     P: dict[int, np.ndarray]
     recall: dict[int, np.ndarray]
     judged_at: dict[int, np.ndarray]
+    ndcg_if_unjudged_top_cut: dict[int, np.ndarray]
+    ndcg_condensed_cut: dict[int, np.ndarray]
     recip_rank: np.ndarray
     ap: np.ndarray
     num_rel: np.ndarray

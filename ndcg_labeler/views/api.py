@@ -1,5 +1,5 @@
 """JSON API authenticated by personal tokens (`Authorization: Bearer ...`): runs, scores, gate,
-judges' audit samples.
+judges' audit samples, and what to label next for a comparison.
 
 No session and no CSRF (a bearer token is not sent by browsers on their own); 401 without a
 valid token (429 after too many wrong ones from one address), 404 for test sets the token's
@@ -28,6 +28,7 @@ from ndcg_labeler.services import (
     imports,
     judges,
     live,
+    pooling,
     ppi,
     runs,
     testsets,
@@ -123,6 +124,8 @@ def _mean_json(run: Run) -> dict[str, Any]:
         "k": result.k,
         "mean_ndcg": result.mean_ndcg,
         **result.interval_json(),
+        "mean_if_unjudged_top": result.mean_if_unjudged_top,
+        "mean_condensed": result.mean_condensed,
         "queries_in_mean": result.queries_in_mean,
     }
 
@@ -265,6 +268,29 @@ def compare(test_set: str) -> Response:
         return jsonify(comparison.compare_json(comparison.compare_runs(found, options)))
     except ServiceError as exc:
         return _error(400, str(exc))
+
+
+@bp.get("/testsets/<test_set>/next-labels")
+def next_labels(test_set: str) -> Response:
+    """What to label next between runs a and b: the same list as `flask pool SET --for-compare
+    A B --depth K --json`, under "pairs", beside the flip test's figures."""
+    chosen = _test_set(test_set)
+    if not accounts.grades_visible(g.api_user, chosen):  # which pairs are judged, per query
+        return _error(403, "this test set is judged blind: per-pair figures are for admins")
+    names = {key: request.args.get(key, "").strip() for key in ("a", "b")}
+    missing = [key for key, value in names.items() if not value]
+    if missing:
+        return _error(400, f"name the runs to compare: {', '.join(missing)}")
+    run_a, run_b = _run(chosen, names["a"]), _run(chosen, names["b"])
+    depth_text = request.args.get("depth", "10").strip()
+    try:
+        options = live.parse_options(request.args)
+        if not depth_text.isdigit():
+            raise ServiceError(f"depth must be a whole number, not '{depth_text}'")
+        plan = pooling.plan_for_compare(chosen, run_a, run_b, int(depth_text), options)
+    except ServiceError as exc:
+        return _error(400, str(exc))
+    return jsonify({**plan.summary_json(), "pairs": plan.to_json()})
 
 
 def _params() -> dict[str, Any]:

@@ -15,14 +15,37 @@ from flask import (
 from flask_login import current_user
 from werkzeug.wrappers import Response
 
-from ndcg_labeler.services import ServiceError, comparison, dashboard, jobs, live, paginate, runs
+from ndcg_labeler.models import Run, TestSet
+from ndcg_labeler.services import (
+    ServiceError,
+    comparison,
+    dashboard,
+    jobs,
+    live,
+    paginate,
+    pooling,
+    runs,
+)
 from ndcg_labeler.views import figures
 from ndcg_labeler.views._scoring import chosen_runs, page_arg, score_options
-from ndcg_labeler.views.access import admin_required, get_test_set_or_404
+from ndcg_labeler.views.access import admin_required, get_test_set_or_404, may_see_grades
 
 bp = Blueprint("compare", __name__, url_prefix="/test-sets/<int:test_set_id>/dashboard/compare")
 
 PER_PAGE = 100
+# The first pairs of "what to label next" the page lists (the JSON export has them all).
+NEXT_SHOWN = 50
+
+
+def _next_labels(
+    test_set: TestSet, chosen: list[Run], options: live.ScoreOptions
+) -> pooling.CompareOrder | None:
+    """What to label next between A and B (two runs, people who may see grades): the unjudged
+    pairs of their top k by weight, and the labels remaining before the comparison is robust."""
+    if len(chosen) != 2 or not may_see_grades(test_set):
+        return None
+    depth = min(options.k, pooling.MAX_DEPTH)
+    return pooling.plan_for_compare(test_set, chosen[0], chosen[1], depth, options)
 
 
 def _context(test_set_id: int, stats: bool, background: bool = False) -> dict[str, object]:
@@ -57,6 +80,9 @@ def _context(test_set_id: int, stats: bool, background: bool = False) -> dict[st
         "version": dashboard.version_token(test_set.id),
         "k_choices": live.k_choices(options.k),
         "policies": live.policies(),
+        "next_labels": _next_labels(test_set, chosen, options) if result else None,
+        "next_shown": NEXT_SHOWN,
+        "sample_size": comparison.sample_size(result) if result else None,
     }
 
 
@@ -91,6 +117,37 @@ def stats_fragment(test_set_id: int) -> tuple[str, int]:
         abort(400, description=str(context["error"] or "choose at least two runs"))
     status = 200 if result.stats_ready else 202  # 202: computing, asked again in a second
     return render_template("dashboard/_compare_stats.html", poll=True, **context), status
+
+
+@bp.post("/queue")
+@admin_required
+def queue(test_set_id: int) -> Response:
+    """Add what to label next between A and B to the labeling queue, in weight order (admins)."""
+    test_set = get_test_set_or_404(test_set_id)
+    chosen = chosen_runs(test_set)
+    options = score_options()
+    back = url_for(
+        "compare.page",
+        test_set_id=test_set.id,
+        run=[r.id for r in chosen],
+        **live.option_args(options),
+    )
+    if len(chosen) != 2:
+        flash("Nothing added: choose exactly two runs.", "error")
+        return redirect(back)
+    try:
+        depth = min(options.k, pooling.MAX_DEPTH)
+        done = pooling.add_for_compare(test_set, chosen[0], chosen[1], depth, options)
+    except ServiceError as exc:
+        flash(f"Nothing added: {exc}", "error")
+        return redirect(back)
+    flash(
+        f"Queued {done.added} new pair{'s' if done.added != 1 else ''} and put "
+        f"{done.requeued} queued one{'s' if done.requeued != 1 else ''} in weight order "
+        f"({done.not_in_corpus} not in the corpus).",
+        "success",
+    )
+    return redirect(back)
 
 
 @bp.post("/fuse")

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 
-from flask import Blueprint, Response, abort
+from flask import Blueprint, Response, abort, request
 from flask_login import current_user
 
 from ndcg_labeler.models import TestSet
-from ndcg_labeler.services import ServiceError, comparison, dashboard, live
+from ndcg_labeler.services import ServiceError, comparison, dashboard, live, pooling
 from ndcg_labeler.views._responses import still_computing
 from ndcg_labeler.views._scoring import chosen_runs, run_or_404, score_options
 from ndcg_labeler.views.access import get_test_set_or_404, require_grades_visible
@@ -141,3 +141,23 @@ def compare_json(test_set_id: int) -> Response:
             retry_after=2,
         )
     return _json(comparison.compare_json(result))
+
+
+@bp.get("/compare-next.json")
+def compare_next_json(test_set_id: int) -> Response:
+    """What to label next between runs A and B: exactly `flask pool SET --for-compare A B
+    --depth K --json` (K: ?depth=, else the k of the scoring options)."""
+    test_set = get_test_set_or_404(test_set_id)
+    require_grades_visible(test_set)  # which pairs are judged is the grades' business
+    chosen = chosen_runs(test_set)
+    if len(chosen) != 2:
+        abort(400, description="choose exactly two runs (?run=A&run=B)")
+    options = score_options()
+    depth_text = request.args.get("depth", "").strip() or str(min(options.k, pooling.MAX_DEPTH))
+    try:
+        if not depth_text.isdigit():
+            raise ServiceError(f"depth must be a whole number, not '{depth_text}'")
+        plan = pooling.plan_for_compare(test_set, chosen[0], chosen[1], int(depth_text), options)
+    except ServiceError as exc:
+        abort(400, description=str(exc))
+    return _json(plan.to_json())

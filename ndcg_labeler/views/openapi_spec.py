@@ -4,21 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ndcg_labeler.views.openapi_estimates import (
-    COMPARE_PATH,
-    LABEL_PROPERTIES,
-    LABELS_TEXT,
-    SCORE_PARAMETERS,
-)
+from ndcg_labeler.views.openapi_estimates import COMPARE_PATH, SCORE_PARAMETERS
 from ndcg_labeler.views.openapi_estimates import SCHEMAS as ESTIMATE_SCHEMAS
-
-NUMBER_OR_NULL = {"type": ["number", "null"]}
-OUTCOME = {"type": "string", "enum": ["pass", "fail", "inconclusive"]}
-_REF = "#/components/schemas/"
-
-
-def _ref(name: str) -> dict[str, str]:
-    return {"$ref": _REF + name}
+from ndcg_labeler.views.openapi_schemas import SCHEMAS, ref
 
 
 def _json(schema: dict[str, Any], description: str) -> dict[str, Any]:
@@ -34,7 +22,7 @@ def _errors(*codes: int) -> dict[str, Any]:
         409: "The test set already has a run of this name.",
         413: "The upload is larger than the server accepts.",
     }
-    return {str(code): _json(_ref("Error"), text[code]) for code in codes}
+    return {str(code): _json(ref("Error"), text[code]) for code in codes}
 
 
 TEST_SET = {
@@ -52,232 +40,6 @@ RUN = {
     "description": "Run id or exact name within the test set.",
     "schema": {"type": "string", "minLength": 1},
     "example": "A",
-}
-
-# The 95% t interval beside every mean NDCG@k (RunScores.interval_json).
-INTERVAL_KEYS = ["n", "ci_low", "ci_high", "ci_method", "ci_reason"]
-INTERVAL = {
-    "n": {"type": "integer", "description": "Queries in the mean (those with a defined NDCG@k)."},
-    "ci_low": {
-        **NUMBER_OR_NULL,
-        "description": "Low end of the 95% interval of the mean; null when n < 2.",
-    },
-    "ci_high": {
-        **NUMBER_OR_NULL,
-        "description": "High end of the 95% interval of the mean; null when n < 2.",
-    },
-    "ci_method": {
-        "type": "string",
-        "enum": ["t"],
-        "description": "t: mean ± t(0.975, n − 1) · sd / √n over the per-query values.",
-    },
-    "ci_reason": {
-        "type": ["string", "null"],
-        "description": "Why there is no interval (n < 2); null when there is one.",
-    },
-}
-
-SCHEMAS: dict[str, Any] = {
-    "Error": {
-        "type": "object",
-        "required": ["error", "detail"],
-        "properties": {
-            "error": {"type": "string", "description": "The HTTP status's name."},
-            "detail": {"type": "string", "description": "What went wrong, for a person."},
-            "file": {"type": ["string", "null"]},
-            "line": {"type": ["integer", "null"]},
-            "reason": {"type": ["string", "null"]},
-        },
-    },
-    "Run": {
-        "type": "object",
-        "required": [
-            "id",
-            "name",
-            "filename",
-            "format",
-            "sha256",
-            "depth",
-            "num_queries",
-            "num_entries",
-            "uploaded_at",
-            "notes",
-            "scores_url",
-            "k",
-            "mean_ndcg",
-            *INTERVAL_KEYS,
-            "queries_in_mean",
-        ],
-        "properties": {
-            "id": {"type": "integer"},
-            "name": {"type": "string"},
-            "filename": {"type": "string"},
-            "format": {"type": "string"},
-            "sha256": {"type": "string"},
-            "depth": {"type": "integer"},
-            "num_queries": {"type": "integer"},
-            "num_entries": {"type": "integer"},
-            "uploaded_at": {"type": "string"},
-            "notes": {"type": "string"},
-            "scores_url": {"type": "string"},
-            "k": {"type": "integer", "description": "The cutoff of the mean (10)."},
-            "mean_ndcg": {
-                **NUMBER_OR_NULL,
-                "description": "Mean NDCG@10 under the default options (`flask run list`).",
-            },
-            **INTERVAL,
-            "queries_in_mean": {"type": "integer"},
-            "report": {"type": ["object", "null"], "description": "Upload validation report."},
-        },
-    },
-    "RunList": {
-        "type": "object",
-        "required": ["runs"],
-        "properties": {"runs": {"type": "array", "items": _ref("Run")}},
-    },
-    "QueryScore": {
-        "type": "object",
-        "required": ["qid", "ndcg", "dcg", "idcg", "gap", "judged_at_k", "num_rel"],
-        "properties": {
-            "qid": {"type": "string"},
-            "ndcg": {**NUMBER_OR_NULL, "description": "null where IDCG@k is 0 (undefined)."},
-            "dcg": {"type": "number"},
-            "idcg": {"type": "number"},
-            "gap": {"type": "number"},
-            "judged_at_k": {"type": "number"},
-            "num_rel": {"type": "integer"},
-        },
-    },
-    "Scores": {
-        "type": "object",
-        "required": [
-            "testset",
-            "run",
-            "k",
-            "gain",
-            "ideal",
-            "mean_ndcg",
-            *INTERVAL_KEYS,
-            "queries_in_mean",
-            "queries",
-        ],
-        "properties": {
-            "testset": {"type": "string"},
-            "run": {"type": "string"},
-            "k": {"type": "integer"},
-            "gain": {"type": "string"},
-            "ideal": {"type": "string"},
-            "mean_ndcg": NUMBER_OR_NULL,
-            **INTERVAL,
-            "queries_in_mean": {"type": "integer"},
-            "queries": {"type": "array", "items": _ref("QueryScore")},
-            **LABEL_PROPERTIES,
-        },
-    },
-    "GateRequest": {
-        "type": "object",
-        "required": ["baseline", "candidate"],
-        "properties": {
-            "baseline": {"type": "string", "description": "Run id or name."},
-            "candidate": {"type": "string", "description": "Run id or name."},
-            "measure": {
-                "oneOf": [
-                    {"type": "string"},
-                    {"type": "array", "items": {"type": "string"}},
-                ],
-                "description": "ndcg_cut_K, P_K, recall_K, map, recip_rank (default ndcg_cut_10).",
-            },
-            "max_drop": {"type": "number", "minimum": 0, "default": 0.01},
-            "alpha": {"type": "number", "minimum": 0, "maximum": 1, "default": 0.05},
-            "labels": {
-                "type": "string",
-                "default": "human",
-                "description": LABELS_TEXT,
-            },
-        },
-        "example": {"baseline": "A", "candidate": "B", "measure": ["ndcg_cut_10", "map"]},
-    },
-    "GateMeasure": {
-        "type": "object",
-        "required": [
-            "measure",
-            "outcome",
-            "baseline",
-            "candidate",
-            "delta",
-            "delta_sd",
-            "queries",
-            "p_value",
-            "p_adjusted",
-            "p_noninferiority",
-            "regressed",
-            "queries_needed",
-            "note",
-            "sample_size",
-        ],
-        "properties": {
-            "measure": {"type": "string"},
-            "outcome": OUTCOME,
-            "baseline": NUMBER_OR_NULL,
-            "candidate": NUMBER_OR_NULL,
-            "delta": NUMBER_OR_NULL,
-            "delta_sd": NUMBER_OR_NULL,
-            "queries": {"type": "integer", "minimum": 0},
-            "p_value": NUMBER_OR_NULL,
-            "p_adjusted": NUMBER_OR_NULL,
-            "p_noninferiority": NUMBER_OR_NULL,
-            "regressed": {"type": "boolean", "description": "outcome is fail."},
-            "queries_needed": {
-                "type": ["integer", "null"],
-                "description": "Paired queries that would decide an inconclusive measure.",
-            },
-            "note": {"type": "string"},
-            "ppi": {
-                "type": "object",
-                "description": (
-                    "Under labels=ppi:JUDGE: the PPI++ estimate of mean d with its 95% interval "
-                    "(the PPI object's keys) and its basis (the PPIBasis object's keys)."
-                ),
-            },
-            "sample_size": {
-                "type": "object",
-                "required": ["power", "observed_delta", "delta", "delta_queries"],
-                "properties": {
-                    "power": {"type": "number"},
-                    "observed_delta": {"type": ["integer", "null"]},
-                    "delta": {"type": "number"},
-                    "delta_queries": {"type": ["integer", "null"]},
-                },
-            },
-        },
-    },
-    "GateResult": {
-        "type": "object",
-        "required": [
-            "testset",
-            "baseline",
-            "candidate",
-            "labels",
-            "machine_labels",
-            "max_drop",
-            "alpha",
-            "outcome",
-            "passed",
-            "measures",
-        ],
-        "properties": {
-            "testset": {"type": "string"},
-            "baseline": {"type": "string"},
-            "candidate": {"type": "string"},
-            "labels": {"type": "string"},
-            "machine_labels": {"type": "boolean"},
-            "max_drop": {"type": "number"},
-            "alpha": {"type": "number"},
-            "outcome": OUTCOME,
-            "passed": {"type": "boolean", "description": "outcome is pass."},
-            "measures": {"type": "array", "items": _ref("GateMeasure")},
-        },
-    },
 }
 
 _TEST_SETS = {
@@ -439,7 +201,7 @@ PATHS: dict[str, Any] = {
         "get": {
             "operationId": "listRuns",
             "summary": "List the test set's runs, oldest first.",
-            "responses": {"200": _json(_ref("RunList"), "The runs."), **_errors(401, 404)},
+            "responses": {"200": _json(ref("RunList"), "The runs."), **_errors(401, 404)},
         },
         "post": {
             "operationId": "uploadRun",
@@ -465,7 +227,7 @@ PATHS: dict[str, Any] = {
                 },
             },
             "responses": {
-                "201": _json(_ref("Run"), "The stored run with its validation report."),
+                "201": _json(ref("Run"), "The stored run with its validation report."),
                 **_errors(400, 401, 403, 404, 409, 413),
             },
         },
@@ -477,7 +239,53 @@ PATHS: dict[str, Any] = {
             "summary": "The run's current NDCG@k per query and its mean (`flask run score`).",
             "parameters": SCORE_PARAMETERS,
             "responses": {
-                "200": _json(_ref("Scores"), "The scores."),
+                "200": _json(ref("Scores"), "The scores."),
+                **_errors(400, 401, 403, 404),
+            },
+        },
+    },
+    "/api/testsets/{test_set}/next-labels": {
+        "parameters": [TEST_SET],
+        "get": {
+            "operationId": "nextLabels",
+            "summary": "What to label next to decide between runs a and b "
+            "(`flask pool --for-compare`).",
+            "description": (
+                "The unjudged pairs (no grade from people; machine grades do not count) of run "
+                "a's or run b's top depth, by weight = top grade × |1/log2(rank_a + 1) − "
+                "1/log2(rank_b + 1)|, best first, and the labels remaining before the "
+                "comparison of NDCG@k is robust."
+            ),
+            "parameters": [
+                {
+                    "name": "a",
+                    "in": "query",
+                    "required": True,
+                    "schema": {"type": "string"},
+                    "example": "A",
+                },
+                {
+                    "name": "b",
+                    "in": "query",
+                    "required": True,
+                    "schema": {"type": "string"},
+                    "example": "B",
+                },
+                {
+                    "name": "depth",
+                    "in": "query",
+                    "schema": {"type": "integer", "minimum": 1, "maximum": 1000, "default": 10},
+                    "example": 10,
+                },
+                {
+                    "name": "k",
+                    "in": "query",
+                    "schema": {"type": "integer", "default": 10},
+                    "example": 10,
+                },
+            ],
+            "responses": {
+                "200": _json(ref("NextLabels"), "The ordered pairs and the flip test."),
                 **_errors(400, 401, 403, 404),
             },
         },
@@ -507,13 +315,13 @@ PATHS: dict[str, Any] = {
             ],
             "requestBody": {
                 "required": True,
-                "content": {"application/json": {"schema": _ref("GateRequest")}},
+                "content": {"application/json": {"schema": ref("GateRequest")}},
             },
             "responses": {
                 "200": {
                     "description": "The verdict (HTTP 200 whether it passed or not).",
                     "content": {
-                        "application/json": {"schema": _ref("GateResult")},
+                        "application/json": {"schema": ref("GateResult")},
                         "application/xml": {"schema": {"type": "string"}},
                         "text/markdown": {"schema": {"type": "string"}},
                     },
@@ -527,7 +335,7 @@ PATHS: dict[str, Any] = {
         "get": {
             **COMPARE_PATH["get"],
             "responses": {
-                "200": _json(_ref("Comparison"), "The comparison."),
+                "200": _json(ref("Comparison"), "The comparison."),
                 **_errors(400, 401, 403, 404),
             },
         },
@@ -538,7 +346,7 @@ PATHS: dict[str, Any] = {
             "operationId": "auditSample",
             "summary": "A judge's audit sample: seed, sampled qids, which are audited now.",
             "responses": {
-                "200": _json(_ref("AuditSample"), "The sample (empty before the first draw)."),
+                "200": _json(ref("AuditSample"), "The sample (empty before the first draw)."),
                 **_errors(401, 404),
             },
         },
@@ -552,10 +360,10 @@ PATHS: dict[str, Any] = {
             ),
             "requestBody": {
                 "required": True,
-                "content": {"application/json": {"schema": _ref("AuditDraw")}},
+                "content": {"application/json": {"schema": ref("AuditDraw")}},
             },
             "responses": {
-                "200": _json(_ref("AuditSample"), "The sample after the draw."),
+                "200": _json(ref("AuditSample"), "The sample after the draw."),
                 **_errors(400, 401, 403, 404),
             },
         },

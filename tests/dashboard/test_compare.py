@@ -90,6 +90,13 @@ def test_json_shape_is_the_cli_contract(ctx: Flask, dash: Demo) -> None:
     assert list(data) == [
         "k",
         "runs",
+        "robust",
+        "flips_if_unjudged_top",
+        "unjudged_pairs",
+        "winner",
+        "winner_if_unjudged_top",
+        "mean_a_if_unjudged_top",
+        "mean_b_if_unjudged_top",
         "wins",
         "ties",
         "losses",
@@ -99,9 +106,20 @@ def test_json_shape_is_the_cli_contract(ctx: Flask, dash: Demo) -> None:
     ]
     assert data["k"] == 3
     assert list(data["runs"]) == ["A", "B"]
-    assert set(data["runs"]["A"]) == {"mean", "ci_low", "ci_high"}
-    assert list(data["queries"][0]) == ["qid", "a", "b", "delta"]
-    assert data["queries"][0] == {"qid": "q5", "a": 1.0, "b": 0.0, "delta": -1.0}
+    assert set(data["runs"]["A"]) == {
+        "mean",
+        "ci_low",
+        "ci_high",
+        "mean_if_unjudged_top",
+        "mean_condensed",
+    }
+    assert list(data["queries"][0])[:4] == ["qid", "a", "b", "delta"]
+    assert {k: data["queries"][0][k] for k in ("qid", "a", "b", "delta")} == {
+        "qid": "q5",
+        "a": 1.0,
+        "b": 0.0,
+        "delta": -1.0,
+    }
 
 
 def test_three_runs_are_each_compared_with_the_first(ctx: Flask, dash: Demo) -> None:

@@ -45,6 +45,7 @@ def _get_routes(app: Flask, demo: Demo) -> list[str]:
         f"/export{run}/queries/{q1}.json",
         f"/export/compare.csv?{both}",
         f"/export/compare.json?{both}",
+        f"/export/compare-next.json?{both}",
     ]
     return [demo.url(p) for p in paths]
 

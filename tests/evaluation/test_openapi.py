@@ -133,6 +133,10 @@ def test_schemathesis_finds_no_server_error_and_no_schema_violation(app: Flask) 
             "path_parameters": {"test_set": "demo"},
             "query": {"a": "A", "b": "B", "k": 3},
         },
+        "GET /api/testsets/{test_set}/next-labels": {
+            "path_parameters": {"test_set": "demo"},
+            "query": {"a": "A", "b": "B", "depth": 2, "k": 2},
+        },
         "POST /api/testsets/{test_set}/gate": {
             "path_parameters": {"test_set": "demo"},
             "body": {"baseline": "A", "candidate": "B", "measure": ["ndcg_cut_3", "map"]},

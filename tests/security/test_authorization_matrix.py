@@ -90,6 +90,7 @@ ROUTES = {
     "exports.overview_json": MEMBER,
     "exports.compare_csv": MEMBER,
     "exports.compare_json": MEMBER,
+    "exports.compare_next_json": BLIND,
     "exports.run_csv": BLIND,
     "exports.run_json": BLIND,
     "exports.run_trec": BLIND,
@@ -124,9 +125,11 @@ ROUTES = {
     "api.compare": API,
     "api.audit_sample": API,
     "api.draw_audit": API,
+    "api.next_labels": API,
     "api_docs.openapi": PUBLIC,
     "api_docs.reference": PUBLIC,
     "compare.fuse": ADMIN,
+    "compare.queue": ADMIN,
     "jobs.index": LOGIN,
     "jobs.show": OWNER,
     "jobs.status": OWNER,
@@ -140,6 +143,8 @@ ROUTES = {
 }
 # Query strings some GETs need to answer 200 (they are not about access).
 QUERY = {"compare.stats_fragment": "?stats=1"}
+# The same for API routes: what to label next names its two runs (the world's "one" and "two").
+API_QUERY = {"api.next_labels": "?a=one&b=two"}
 ROLES = ("anonymous", "outsider", "member-of-other", "blind-annotator", "admin")
 DENIED = {401, 403, 404}
 
@@ -295,7 +300,9 @@ def test_api_matrix(world: World, request: pytest.FixtureRequest) -> None:
     client = app.test_client()
     problems = []
     for rule, method in api:
-        url = world.sets["A"].fill(rule, {"judge": world.judge_id})
+        url = world.sets["A"].fill(rule, {"judge": world.judge_id}) + API_QUERY.get(
+            rule.endpoint, ""
+        )
         for what, token in credentials.items():
             headers = {"Authorization": f"Bearer {token}"} if token else {}
             response = client.open(url, method=method, headers=headers)

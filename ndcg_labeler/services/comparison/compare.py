@@ -16,9 +16,10 @@ from typing import Any
 import numpy as np
 
 from ndcg_labeler.models import Run
-from ndcg_labeler.scoring import MeanInterval
+from ndcg_labeler.scoring import TIE_TOLERANCE, MeanInterval, queries_for_power
 from ndcg_labeler.services import ServiceError, ppi
 from ndcg_labeler.services.comparison import stats as stats_service
+from ndcg_labeler.services.comparison.robustness import Robustness, pair_robustness
 from ndcg_labeler.services.comparison.stats import Mode, PairTests, counts
 from ndcg_labeler.services.dashboard import MIN_INTERVAL_QUERIES, mean_band
 from ndcg_labeler.services.live import Resolved, RunScores, ScoreOptions, score_run
@@ -28,6 +29,11 @@ from ndcg_labeler.services.live import Resolved, RunScores, ScoreOptions, score_
 # a pair of tests (10,000 resamples each): at 1,000 queries two runs take ~0.15 s, six ~0.4 s,
 # after scipy.stats' import (~0.6 s on a 2-core machine, paid by a worker's first comparison).
 INLINE_MAX_VALUES = 2000
+# Item 6 of issue 29, as the gate's report states it: queries for this power at alpha, at the
+# observed difference and at this one.
+POWER = 0.8
+POWER_ALPHA = 0.05
+POWER_DIFFERENCE = 0.02
 UNDEFINED_POLICY = (
     "Queries whose NDCG@k is undefined (IDCG@k is 0) in any compared run are left out of all "
     "of them, so every run is measured on the same queries; queries missing from a run score 0."
@@ -46,6 +52,10 @@ class RunMean:
     """Mean judged@k over the compared queries (the evidence behind the mean's band)."""
     band: str = "undefined"
     """mean_band of the mean: a band, or "not enough labels" on thin evidence."""
+    mean_if_unjudged_top: float | None = None
+    """The run's own mean if every unjudged chunk of its top k had the top grade."""
+    mean_condensed: float | None = None
+    """The run's mean on condensed lists (unjudged chunks removed before the cut at k)."""
 
 
 @dataclass(frozen=True)
@@ -60,6 +70,8 @@ class PairResult:
     t_test_p: float | None
     randomization_p: float | None
     mean_delta: float | None
+    robustness: Robustness | None = None
+    """Whether the winner stays when every unjudged top-k chunk of either run is top grade."""
 
 
 @dataclass(frozen=True)
@@ -72,6 +84,10 @@ class QueryDelta:
     a: float
     b: float
     delta: float
+    a_if_unjudged_top: float | None = None
+    b_if_unjudged_top: float | None = None
+    a_condensed: float | None = None
+    b_condensed: float | None = None
 
 
 @dataclass(frozen=True)
@@ -96,23 +112,64 @@ class Comparison:
         """The first run against the second (the CLI's A and B)."""
         return self.pairs[0]
 
+    @property
+    def robust(self) -> bool:
+        """The first pair's winner stays when the unjudged chunks get the top grade."""
+        found = self.first_pair.robustness
+        return found is None or found.robust
+
     def to_json(self) -> dict[str, Any]:
         """The exact JSON of `flask run compare --json` (A = first run, B = second)."""
         pair = self.first_pair
         out: dict[str, Any] = {
             "k": self.options.k,
             "runs": {
-                m.run.name: {"mean": m.mean, "ci_low": m.low, "ci_high": m.high} for m in self.means
+                m.run.name: {
+                    "mean": m.mean,
+                    "ci_low": m.low,
+                    "ci_high": m.high,
+                    "mean_if_unjudged_top": m.mean_if_unjudged_top,
+                    "mean_condensed": m.mean_condensed,
+                }
+                for m in self.means
             },
+            **robustness_json(pair.robustness),
             "wins": pair.wins,
             "ties": pair.ties,
             "losses": pair.losses,
             "t_test_p": pair.t_test_p,
             "randomization_p": pair.randomization_p,
-            "queries": [{"qid": d.qid, "a": d.a, "b": d.b, "delta": d.delta} for d in self.deltas],
+            "queries": [
+                {
+                    "qid": d.qid,
+                    "a": d.a,
+                    "b": d.b,
+                    "delta": d.delta,
+                    "a_if_unjudged_top": d.a_if_unjudged_top,
+                    "b_if_unjudged_top": d.b_if_unjudged_top,
+                    "a_condensed": d.a_condensed,
+                    "b_condensed": d.b_condensed,
+                }
+                for d in self.deltas
+            ],
             **self.labels_extra,
         }
         return out
+
+
+def robustness_json(found: Robustness | None) -> dict[str, Any]:
+    """The flip test's JSON keys (B against A)."""
+    if found is None:
+        return {"robust": True, "flips_if_unjudged_top": False, "unjudged_pairs": 0}
+    return {
+        "robust": found.robust,
+        "flips_if_unjudged_top": found.flips_if_unjudged_top,
+        "unjudged_pairs": found.unjudged_pairs,
+        "winner": found.winner,
+        "winner_if_unjudged_top": found.winner_if_top,
+        "mean_a_if_unjudged_top": found.mean_a_if_top,
+        "mean_b_if_unjudged_top": found.mean_b_if_top,
+    }
 
 
 def _check(runs: Sequence[Run]) -> None:
@@ -124,7 +181,14 @@ def _check(runs: Sequence[Run]) -> None:
         raise ServiceError("the runs must belong to the same test set")
 
 
-def _pair(a: Run, b: Run, x: np.ndarray, y: np.ndarray, found: PairTests | None) -> PairResult:
+def _pair(
+    a: Run,
+    b: Run,
+    x: np.ndarray,
+    y: np.ndarray,
+    found: PairTests | None,
+    robustness: Robustness | None = None,
+) -> PairResult:
     wins, ties, losses = (found.wins, found.ties, found.losses) if found else counts(x, y)
     return PairResult(
         a=a,
@@ -135,6 +199,7 @@ def _pair(a: Run, b: Run, x: np.ndarray, y: np.ndarray, found: PairTests | None)
         t_test_p=found.t_test_p if found else None,
         randomization_p=found.randomization_p if found else None,
         mean_delta=float((y - x).mean()) if x.size else None,
+        robustness=robustness,
     )
 
 
@@ -154,9 +219,20 @@ def _mode(stats: bool, background: bool, values: int) -> Mode:
     return Mode.STORED
 
 
-def _with_evidence(found: RunMean, judged: np.ndarray) -> RunMean:
+def _with_evidence(found: RunMean, result: RunScores, index: np.ndarray) -> RunMean:
+    judged = result.judged_at_k[index]
     share = float(judged.mean()) if judged.size else None
-    return replace(found, judged=share, band=mean_band(found.mean, int(judged.size), share))
+    return replace(
+        found,
+        judged=share,
+        band=mean_band(found.mean, int(judged.size), share),
+        mean_if_unjudged_top=_mean_of(result.ndcg_if_unjudged_top[index]),
+        mean_condensed=_mean_of(result.ndcg_condensed[index]),
+    )
+
+
+def _mean_of(values: np.ndarray) -> float | None:
+    return float(values.mean()) if values.size else None
 
 
 def compare_runs(
@@ -187,11 +263,12 @@ def compare_runs(
         runs[0].test_set, key, values, mode, min_interval=MIN_INTERVAL_QUERIES
     )
     means = [
-        _with_evidence(_mean(run, v, found.intervals[n] if found else None), r.judged_at_k[index])
+        _with_evidence(_mean(run, v, found.intervals[n] if found else None), r, index)
         for n, (run, v, r) in enumerate(zip(runs, values, results, strict=True))
     ]
+    flips = pair_robustness(runs, results, index)
     pairs = [
-        _pair(runs[0], run, values[0], v, found.pairs[n] if found else None)
+        _pair(runs[0], run, values[0], v, found.pairs[n] if found else None, flips[n])
         for n, (run, v) in enumerate(zip(runs[1:], values[1:], strict=True))
     ]
     # B − A of the first two runs, as the CLI's JSON and the page's first pair.
@@ -205,25 +282,73 @@ def compare_runs(
         left_out=len(first.qids) - int(index.size),
         total=len(first.qids),
         pairs=pairs,
-        deltas=_deltas(first, index, values[0], values[1]),
+        deltas=_deltas(first, results[1], index),
         stats_ready=found is not None,
     )
 
 
-def _deltas(first: RunScores, index: np.ndarray, a: np.ndarray, b: np.ndarray) -> list[QueryDelta]:
-    """Per compared query (`index` into the rows of `first`), B − A: the largest |B − A| first."""
+def _deltas(first: RunScores, second: RunScores, index: np.ndarray) -> list[QueryDelta]:
+    """Per compared query (`index` into the rows of `first`), B − A: the largest |B − A| first;
+    beside each value, the run's own sensitivity figures."""
+    a, b = first.ndcg[index], second.ndcg[index]
     delta = b - a
     # Then qid: the rows are in qid order, so the index breaks ties.
     order = index[np.lexsort((index, -np.abs(delta)))] if index.size else index
     position = {int(i): n for n, i in enumerate(index.tolist())}
     texts = first.texts()
     deltas = []
+    a_top, b_top = first.ndcg_if_unjudged_top.tolist(), second.ndcg_if_unjudged_top.tolist()
+    a_con, b_con = first.ndcg_condensed.tolist(), second.ndcg_condensed.tolist()
     for i in order.tolist():
         n = position[i]
         qpk = int(first.query_ids[i])
         deltas.append(
             QueryDelta(
-                qpk, first.qids[i], texts.get(qpk, ""), float(a[n]), float(b[n]), float(delta[n])
+                qpk,
+                first.qids[i],
+                texts.get(qpk, ""),
+                float(a[n]),
+                float(b[n]),
+                float(delta[n]),
+                a_top[i],
+                b_top[i],
+                a_con[i],
+                b_con[i],
             )
         )
     return deltas
+
+
+@dataclass(frozen=True)
+class SampleSize:
+    """Queries a two-sided paired t-test at `alpha` needs for POWER (None: no number does)."""
+
+    compared: int
+    observed_delta: float | None
+    sd: float | None
+    observed: int | None
+    at_difference: int | None
+    power: float = POWER
+    alpha: float = POWER_ALPHA
+    difference: float = POWER_DIFFERENCE
+
+
+def sample_size(result: Comparison, alpha: float = POWER_ALPHA) -> SampleSize:
+    """Queries the paired t-test of B − A (the first pair) needs to detect a difference of
+    the observed size, and of POWER_DIFFERENCE, with 80% power, if the spread of the
+    per-query differences stays as observed (scoring.queries_for_power)."""
+    d = np.array([q.delta for q in result.deltas], dtype=np.float64)
+    if d.size < 2:
+        return SampleSize(int(d.size), float(d.mean()) if d.size else None, None, None, None)
+    sd = float(d.std(ddof=1))
+    if np.ptp(d) <= TIE_TOLERANCE:
+        sd = 0.0  # equal differences: no spread, whatever the last bits say (as the gate)
+    delta = float(d.mean())
+    return SampleSize(
+        compared=int(d.size),
+        observed_delta=delta,
+        sd=sd,
+        observed=queries_for_power(delta, sd, alpha, POWER),
+        at_difference=queries_for_power(POWER_DIFFERENCE, sd, alpha, POWER),
+        alpha=alpha,
+    )

@@ -4,15 +4,39 @@ from __future__ import annotations
 
 from typing import Any
 
-from ndcg_labeler.services.comparison.compare import Comparison
+from ndcg_labeler.services.comparison.compare import Comparison, robustness_json
 from ndcg_labeler.services.dashboard import to_csv
 
 
 def compare_csv(result: Comparison) -> str:
-    """Per-query NDCG@k of A and B and the difference, largest |B − A| first."""
+    """Per-query NDCG@k of A and B and the difference, largest |B − A| first, with each run's
+    values if its unjudged top k had the top grade and on condensed lists."""
     return to_csv(
-        ["qid", "query", "a", "b", "delta"],
-        ([d.qid, d.text, d.a, d.b, d.delta] for d in result.deltas),
+        [
+            "qid",
+            "query",
+            "a",
+            "b",
+            "delta",
+            "a_if_unjudged_top",
+            "b_if_unjudged_top",
+            "a_condensed",
+            "b_condensed",
+        ],
+        (
+            [
+                d.qid,
+                d.text,
+                d.a,
+                d.b,
+                d.delta,
+                d.a_if_unjudged_top,
+                d.b_if_unjudged_top,
+                d.a_condensed,
+                d.b_condensed,
+            ]
+            for d in result.deltas
+        ),
     )
 
 
@@ -29,6 +53,7 @@ def compare_json(result: Comparison) -> dict[str, Any]:
                 "losses": p.losses,
                 "t_test_p": p.t_test_p,
                 "randomization_p": p.randomization_p,
+                **robustness_json(p.robustness),
             }
             for p in result.pairs
         ]

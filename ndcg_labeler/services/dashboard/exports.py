@@ -47,6 +47,7 @@ def overview_csv(overview: Overview) -> str:
     data = overview.to_json()
     keys = ("run", "mean_ndcg", "n", "ci_low", "ci_high", "ci_method", "queries_in_mean")
     keys += ("queries", "undefined", "missing", "judged_at_k")
+    keys += ("mean_if_unjudged_top", "mean_condensed")
     settings = [data[name] for name in ("k", "gain", "ideal", "aggregation")]
     header = [*keys, "k", "gain", "ideal", "aggregation"]
     return to_csv(header, ([*(r[key] for key in keys), *settings] for r in data["runs"]))
@@ -68,6 +69,8 @@ def run_csv(scores: RunScores) -> str:
         "judged_at_k",
         "num_rel",
         "missing",
+        "ndcg_if_unjudged_top",
+        "ndcg_condensed",
     ]
     missing = {q for q, m in zip(scores.qids, scores.missing.tolist(), strict=True) if m}
     return to_csv(
@@ -84,6 +87,8 @@ def run_csv(scores: RunScores) -> str:
                 q["judged_at_k"],
                 q["num_rel"],
                 q["qid"] in missing,
+                q["ndcg_if_unjudged_top"],
+                q["ndcg_condensed"],
             ]
             for q in queries
         ),

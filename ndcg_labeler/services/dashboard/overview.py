@@ -116,6 +116,8 @@ class Overview:
                     "judged_at_k": s.scores.mean_judged_at_k,
                     **({"ppi": s.estimate.to_json()} if s.estimate else {}),
                     **({"ppi_basis": s.estimate.basis_json()} if s.estimate else {}),
+                    "mean_if_unjudged_top": s.scores.mean_if_unjudged_top,
+                    "mean_condensed": s.scores.mean_condensed,
                 }
                 for s in self.runs
             ],
@@ -153,7 +155,7 @@ def overview(test_set: TestSet, user: User, options: ScoreOptions) -> Overview:
 
 def _resolved(test_set: TestSet, options: ScoreOptions) -> Resolved:
     """Options with the test set's defaults, for pages that have no run to score."""
-    return options.resolve(test_set.aggregation, test_set.relevance_threshold)
+    return options.resolve(test_set.aggregation, test_set.relevance_threshold, test_set.scale_max)
 
 
 # ---- per-run query table ------------------------------------------------------------------

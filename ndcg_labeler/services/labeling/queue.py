@@ -1,9 +1,10 @@
 """The labeling queue: which pair an annotator grades next, with leases that cap overlap.
 
 Order: the current query's remaining pairs first (by pair priority); otherwise the first query
-of a judge's audit sample (in draw order) holding an open pair; otherwise the first query (in
-import order) holding a pair with the fewest judgments; a query is started at its
-best-priority pair.
+of a judge's audit sample (in draw order) holding an open pair; otherwise the query holding the
+pair with the fewest judgments and, among those, the lowest priority (then the first in import
+order); a query is started at its best-priority pair. Priority first across queries is what lets
+a for-compare pool (pooling.add_for_compare) hand out its pairs in weight order.
 Never a pair the annotator already answered; pairs they skipped come back only when nothing
 else is left; never a pair that already has (or is promised) its target number of judgments.
 
@@ -83,7 +84,8 @@ def _candidate(
     query_id: int | None,
     exclude: set[int],
 ) -> Pair | None:
-    """The best open pair: within `query_id` by priority, else the first query's with fewest.
+    """The best open pair: within `query_id` by priority, else the lowest-priority pair with
+    the fewest answers.
 
     The pair's answers are a stored counter (pair.answers, indexed with the test set and the
     query), so the search walks the ix_pair_queue index level by level and stops at the first
@@ -111,9 +113,10 @@ def _candidate(
     sampled = _in_audit_sample(base, test_set.id)
     if sampled is not None:
         return sampled
-    # Fewest answers first: try pairs with 0 answers, then 1, ... (few levels: target <= 5).
+    # Fewest answers first: try pairs with 0 answers, then 1, ... (few levels: target <= 5);
+    # within a level the lowest priority (ix_pair_queue walks them in this order).
     for level in range(target):
-        stmt = base.where(n == level).order_by(Pair.query_id, Pair.id)
+        stmt = base.where(n == level).order_by(Pair.priority, Pair.query_id, Pair.id)
         pair = db.session.scalar(stmt.limit(1))
         if pair is not None:
             return pair

@@ -72,6 +72,10 @@ class QueryDetail:
     judged_at_k: float
     num_rel: int
     num_ret: int
+    ndcg_if_unjudged_top: float | None = None
+    """NDCG@k if every unjudged chunk of the top k had the scale's top grade."""
+    ndcg_condensed: float | None = None
+    """NDCG@k with the unjudged chunks removed before the cut at k."""
 
     @property
     def gap(self) -> float:
@@ -113,6 +117,9 @@ class QueryDetail:
             "dcg": self.dcg,
             "idcg": self.idcg,
             "ndcg": self.ndcg,
+            "ndcg_if_unjudged_top": self.ndcg_if_unjudged_top,
+            "ndcg_condensed": self.ndcg_condensed,
+            "top_grade": self.options.top_grade,
             "gap": self.gap,
             "ordering_loss": self.ordering_loss,
             "recall_loss": self.recall_loss,
@@ -173,7 +180,14 @@ def query_detail(run: Run, query: Query, options: ScoreOptions | None = None) ->
         a = current.arrays
         values = {
             name: float(a[name][i])
-            for name in (f"dcg_cut_{k}", f"idcg_cut_{k}", f"ndcg_cut_{k}", f"judged_at_{k}")
+            for name in (
+                f"dcg_cut_{k}",
+                f"idcg_cut_{k}",
+                f"ndcg_cut_{k}",
+                f"judged_at_{k}",
+                f"ndcg_if_unjudged_top_cut_{k}",
+                f"ndcg_condensed_cut_{k}",
+            )
         }
         counts = (int(a["num_rel"][i]), int(a["num_ret"][i]))
         has_gain, missing = bool(current.has_gain[i]), bool(current.missing[i])
@@ -197,9 +211,12 @@ def query_detail(run: Run, query: Query, options: ScoreOptions | None = None) ->
     ranked_rows = _rows(top, grades, gain, chunks, machine)
     ideal_rows = _rows(ideal_docids, grades, gain, chunks, machine)
     best_rows = _rows(retrieved_best, grades, gain, {})
-    ndcg = values[f"ndcg_cut_{k}"]
-    if math.isnan(ndcg) and missing and has_gain:
-        ndcg = 0.0  # a miss scores 0 (as in score_run)
+    ndcg, if_top, condensed = (
+        values[f"{name}_{k}"]
+        for name in ("ndcg_cut", "ndcg_if_unjudged_top_cut", "ndcg_condensed_cut")
+    )
+    if missing and has_gain:  # a miss scores 0 (as in score_run)
+        ndcg, if_top, condensed = (0.0 if math.isnan(v) else v for v in (ndcg, if_top, condensed))
     return QueryDetail(
         run_id=run.id,
         run_name=run.name,
@@ -218,6 +235,8 @@ def query_detail(run: Run, query: Query, options: ScoreOptions | None = None) ->
         judged_at_k=values[f"judged_at_{k}"],
         num_rel=counts[0],
         num_ret=counts[1],
+        ndcg_if_unjudged_top=None if math.isnan(if_top) else if_top,
+        ndcg_condensed=None if math.isnan(condensed) else condensed,
     )
 
 

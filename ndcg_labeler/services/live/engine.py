@@ -55,7 +55,7 @@ def live_state(
     kept = memory()
     with kept.lock:
         queries = query_set(state, kept.query_sets)
-        resolved = options.resolve(state.aggregation, state.threshold)
+        resolved = options.resolve(state.aggregation, state.threshold, state.scale_max)
         settings = settings_key(resolved)
         if resolved.labels != "human":
             # Machine labels carry no judgment events: the judge's newest answer versions them.
@@ -107,7 +107,7 @@ def new_run_state(run_id: int, read: Grades, data: RunData) -> ScoreState | None
 def default_grades(test_set_id: int) -> Grades:
     """The grades score_new_run scores against, for reading them ahead (see GradesAhead)."""
     state = test_set_state(test_set_id)
-    resolved = ScoreOptions().resolve(state.aggregation, state.threshold)
+    resolved = ScoreOptions().resolve(state.aggregation, state.threshold, state.scale_max)
     return read_grades(state, resolved, _queries(state))
 
 

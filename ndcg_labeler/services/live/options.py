@@ -65,8 +65,9 @@ class ScoreOptions:
             )
         return self
 
-    def resolve(self, aggregation: str, threshold: int) -> Resolved:
-        """The checked options with a test set's aggregation policy and threshold filled in."""
+    def resolve(self, aggregation: str, threshold: int, top_grade: int = 3) -> Resolved:
+        """The checked options with a test set's aggregation policy, threshold and top grade
+        (its scale's) filled in."""
         self.checked()
         kind, _, judge = self.labels.partition(":")
         # ppi:JUDGE scores every query with the judge's grades; the store keeps them once,
@@ -80,6 +81,7 @@ class ScoreOptions:
             self.threshold if self.threshold is not None else threshold,
             f"machine:{judge}" if kind == "ppi" else self.labels,
             judge if kind == "ppi" else None,
+            top_grade,
         )
 
 
@@ -95,6 +97,7 @@ class Resolved:
     threshold: int
     labels: str = "human"  # whose grades scored each query (machine:JUDGE under ppi:JUDGE)
     ppi_judge: str | None = None  # asked for ppi:JUDGE
+    top_grade: int = 3  # the scale's top grade: what the sensitivity figures give unjudged
 
     @property
     def shown_labels(self) -> str:
@@ -104,7 +107,13 @@ class Resolved:
     @property
     def scoring(self) -> Options:
         """The pure scoring module's options."""
-        return Options(self.gain, self.ideal, self.judged_only, self.threshold)  # type: ignore[arg-type]
+        return Options(
+            self.gain,  # type: ignore[arg-type]
+            self.ideal,  # type: ignore[arg-type]
+            self.judged_only,
+            self.threshold,
+            self.top_grade,
+        )
 
     @property
     def cutoffs(self) -> tuple[int, ...]:

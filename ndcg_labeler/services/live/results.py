@@ -19,7 +19,11 @@ from ndcg_labeler.services.live.store import ScoreState
 
 @dataclass(frozen=True)
 class QueryScore:
-    """One query's scores at k (ndcg None where undefined: IDCG@k is 0)."""
+    """One query's scores at k (ndcg None where undefined: IDCG@k is 0).
+
+    ndcg_if_unjudged_top: NDCG@k if every unjudged chunk of the top k had the scale's top
+    grade; ndcg_condensed: NDCG@k of the list without its unjudged chunks (scoring.sensitivity).
+    """
 
     query_id: int
     qid: str
@@ -37,6 +41,8 @@ class QueryScore:
     recip_rank: float | None
     ap: float | None
     missing: bool
+    ndcg_if_unjudged_top: float | None = None
+    ndcg_condensed: float | None = None
 
     @property
     def undefined(self) -> bool:
@@ -71,6 +77,8 @@ class RunScores:
     num_rel: np.ndarray
     num_ret: np.ndarray
     missing: np.ndarray
+    ndcg_if_unjudged_top: np.ndarray
+    ndcg_condensed: np.ndarray
     _texts: dict[int, str] | None = field(default=None, repr=False)
 
     @property
@@ -88,6 +96,31 @@ class RunScores:
         """Mean NDCG@k over the queries with a defined value; None when there are none."""
         defined = self.ndcg[~np.isnan(self.ndcg)]
         return float(defined.mean()) if defined.size else None
+
+    def _mean_in_mean(self, values: np.ndarray) -> float | None:
+        """Mean of `values` over the queries `mean_ndcg` covers (NDCG@k defined)."""
+        defined = values[~np.isnan(self.ndcg)]
+        return float(defined.mean()) if defined.size else None
+
+    @property
+    def mean_if_unjudged_top(self) -> float | None:
+        """Mean NDCG@k if every unjudged chunk of each top k had the top grade, over the
+        queries of `mean_ndcg`."""
+        return self._mean_in_mean(self.ndcg_if_unjudged_top)
+
+    @property
+    def mean_condensed(self) -> float | None:
+        """Mean NDCG@k of the condensed lists (unjudged chunks removed before the cut at k),
+        over the queries of `mean_ndcg`."""
+        return self._mean_in_mean(self.ndcg_condensed)
+
+    def sensitivity_json(self) -> dict[str, Any]:
+        """The sensitivity means' JSON keys, beside `mean_ndcg`."""
+        return {
+            "mean_if_unjudged_top": self.mean_if_unjudged_top,
+            "mean_condensed": self.mean_condensed,
+            "top_grade": self.options.top_grade,
+        }
 
     @property
     def interval(self) -> TInterval:
@@ -156,6 +189,8 @@ class RunScores:
             recip_rank=_none(self.recip_rank[i]),
             ap=_none(self.ap[i]),
             missing=bool(self.missing[i]),
+            ndcg_if_unjudged_top=_none(self.ndcg_if_unjudged_top[i]),
+            ndcg_condensed=_none(self.ndcg_condensed[i]),
         )
 
     def by_gap(self) -> list[int]:
@@ -179,6 +214,7 @@ class RunScores:
             "ideal": self.options.ideal,
             "mean_ndcg": self.mean_ndcg,
             **self.interval_json(),
+            **self.sensitivity_json(),
             "queries_in_mean": self.queries_in_mean,
             "queries": self._query_dicts(),
         }
@@ -190,10 +226,13 @@ class RunScores:
         gap = (self.idcg - self.dcg).tolist()
         judged = self.judged_at_k.astype(np.float64).tolist()
         num_rel = self.num_rel.astype(np.int64).tolist()
+        if_top, condensed = self.ndcg_if_unjudged_top.tolist(), self.ndcg_condensed.tolist()
         return [
             {
                 "qid": self.qids[i],
                 "ndcg": _none(ndcg[i]),
+                "ndcg_if_unjudged_top": _none(if_top[i]),
+                "ndcg_condensed": _none(condensed[i]),
                 "dcg": dcg[i],
                 "idcg": idcg[i],
                 "gap": gap[i],
@@ -209,10 +248,17 @@ def run_scores(
 ) -> RunScores:
     """A snapshot of `current` at `resolved.k` (copies: catching up changes the state in place)."""
     a, k = current.arrays, resolved.k
-    ndcg = a[f"ndcg_cut_{k}"].copy()
     # A query the run lacks scores 0 whenever it has judged gain: a miss, not "unknown"
     # (with ideal=retrieved its IDCG is 0, which would otherwise hide the miss).
-    ndcg[current.missing & current.has_gain & np.isnan(ndcg)] = 0.0
+    missed = current.missing & current.has_gain
+    ndcg, if_top, condensed = (
+        np.where(missed & np.isnan(values), 0.0, values)
+        for values in (
+            a[f"ndcg_cut_{k}"],
+            a[f"ndcg_if_unjudged_top_cut_{k}"],
+            a[f"ndcg_condensed_cut_{k}"],
+        )
+    )
     return RunScores(
         run_id=run.id,
         run_name=run.name,
@@ -233,4 +279,6 @@ def run_scores(
         num_rel=a["num_rel"].copy(),
         num_ret=a["num_ret"].copy(),
         missing=current.missing.copy(),
+        ndcg_if_unjudged_top=if_top,
+        ndcg_condensed=condensed,
     )

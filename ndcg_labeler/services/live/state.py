@@ -27,6 +27,7 @@ class TestSetState:
     aggregation: str
     threshold: int
     query_max_id: int
+    scale_max: int = 3  # the scale's top grade (the sensitivity figures give it to unjudged)
 
     @property
     def queries_key(self) -> int:
@@ -49,6 +50,7 @@ def _test_set_state_statement() -> sa.Select[tuple[Any, ...]]:
         t.c.aggregation,
         t.c.relevance_threshold,
         top,
+        t.c.scale_max,
     ).where(t.c.id == ts)
 
 
@@ -56,9 +58,9 @@ _TEST_SET_STATE = _test_set_state_statement()
 
 
 def test_set_state(test_set_id: int) -> TestSetState:
-    """One round trip: versions, policy, threshold and the query count of a test set."""
+    """One round trip: versions, policy, threshold, scale and the newest query of a test set."""
     row = db.session.execute(_TEST_SET_STATE, {"test_set_id": test_set_id}).one()
-    return TestSetState(test_set_id, row[0], row[1], row[2], row[3], row[4], row[5] or 0)
+    return TestSetState(test_set_id, row[0], row[1], row[2], row[3], row[4], row[5] or 0, row[6])
 
 
 @dataclass

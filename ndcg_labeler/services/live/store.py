@@ -43,6 +43,11 @@ MEMORY_BYTES = 160 * 1024 * 1024
 # that loads the older row catches up the same few queries itself (about 1 ms each).
 SAVE_AFTER_QUERIES = 20
 
+# The layout of the stored measures, part of every settings key: bump it when the measures
+# change, so that rows stored before are never read (they are recomputed under the new key).
+# 2: the sensitivity to unjudged chunks (ndcg_if_unjudged_top_cut_k, ndcg_condensed_cut_k).
+STORE_FORMAT = 2
+
 # Arrays kept beside the measures (prefixed so they never collide with a measure's name).
 _META = ("query_ids", "has_gain", "judged_any", "missing", "seen")
 
@@ -53,7 +58,7 @@ def settings_key(resolved: Resolved) -> str:
     judged_only = int(resolved.judged_only)
     return (
         f"{resolved.policy}|{resolved.threshold}|{resolved.gain}|{resolved.ideal}|"
-        f"{judged_only}|{cutoffs}|{resolved.labels}"
+        f"{judged_only}|{cutoffs}|top{resolved.top_grade}|v{STORE_FORMAT}|{resolved.labels}"
     )
 
 

@@ -27,6 +27,8 @@ def _evaluation(arrays: dict[str, np.ndarray], cutoffs: tuple[int, ...]) -> Eval
         P=cut("P"),
         recall=cut("recall"),
         judged_at=cut("judged_at"),
+        ndcg_if_unjudged_top_cut=cut("ndcg_if_unjudged_top_cut"),
+        ndcg_condensed_cut=cut("ndcg_condensed_cut"),
         recip_rank=arrays["recip_rank"],
         ap=arrays["map"],
         num_rel=arrays["num_rel"],

@@ -1,5 +1,16 @@
-"""Pooling: the unjudged chunks of runs' top `depth` put into the labeling queue, TREC style."""
+"""Pooling: the unjudged chunks of runs' top `depth` put into the labeling queue, TREC style,
+or, for a decision between two runs, by how much their grades could move the difference."""
 
+from .for_compare import Added, CompareOrder, add_for_compare, plan_for_compare
 from .plan import MAX_DEPTH, add_pool, check_depth, plan_pool
 
-__all__ = ["MAX_DEPTH", "add_pool", "check_depth", "plan_pool"]
+__all__ = [
+    "MAX_DEPTH",
+    "Added",
+    "CompareOrder",
+    "add_for_compare",
+    "add_pool",
+    "check_depth",
+    "plan_for_compare",
+    "plan_pool",
+]

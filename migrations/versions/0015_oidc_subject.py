@@ -1,7 +1,7 @@
 """user.oidc_issuer/oidc_subject: who a person is at the identity provider (single sign-on)
 
-Revision ID: 0014_oidc_subject
-Revises: 0013_audit_sample
+Revision ID: 0015_oidc_subject
+Revises: 0014_queue_priority
 Create Date: 2026-11-26 19:20:00
 
 A person created by their first single sign-on is found again by the ID token's issuer and
@@ -11,8 +11,8 @@ subject, never by name or e-mail (those can change, or be claimed by someone els
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0014_oidc_subject"
-down_revision = "0013_audit_sample"
+revision = "0015_oidc_subject"
+down_revision = "0014_queue_priority"
 branch_labels = None
 depends_on = None
 

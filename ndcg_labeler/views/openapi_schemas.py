@@ -1,0 +1,352 @@
+"""The OpenAPI document's component schemas: the JSON bodies the API answers with."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ndcg_labeler.views.openapi_estimates import LABEL_PROPERTIES, LABELS_TEXT
+
+NUMBER_OR_NULL = {"type": ["number", "null"]}
+OUTCOME = {"type": "string", "enum": ["pass", "fail", "inconclusive"]}
+REF = "#/components/schemas/"
+
+
+def ref(name: str) -> dict[str, str]:
+    """A reference to one of the SCHEMAS."""
+    return {"$ref": REF + name}
+
+
+# The 95% t interval beside every mean NDCG@k (RunScores.interval_json).
+SENSITIVITY_DOC = " (docs: user guide, scoring conventions, sensitivity to unjudged chunks)"
+SENSITIVITY_KEYS = ["mean_if_unjudged_top", "mean_condensed"]
+SENSITIVITY = {
+    "mean_if_unjudged_top": {
+        **NUMBER_OR_NULL,
+        "description": "Mean NDCG@k over the queries of mean_ndcg if every unjudged chunk of "
+        "each top k had the scale's top grade (which joins the ideal too)" + SENSITIVITY_DOC,
+    },
+    "mean_condensed": {
+        **NUMBER_OR_NULL,
+        "description": "Mean NDCG@k over the queries of mean_ndcg with the unjudged chunks "
+        "removed before the cut at k (condensed lists)" + SENSITIVITY_DOC,
+    },
+}
+INTERVAL_KEYS = ["n", "ci_low", "ci_high", "ci_method", "ci_reason"]
+INTERVAL = {
+    "n": {"type": "integer", "description": "Queries in the mean (those with a defined NDCG@k)."},
+    "ci_low": {
+        **NUMBER_OR_NULL,
+        "description": "Low end of the 95% interval of the mean; null when n < 2.",
+    },
+    "ci_high": {
+        **NUMBER_OR_NULL,
+        "description": "High end of the 95% interval of the mean; null when n < 2.",
+    },
+    "ci_method": {
+        "type": "string",
+        "enum": ["t"],
+        "description": "t: mean ± t(0.975, n − 1) · sd / √n over the per-query values.",
+    },
+    "ci_reason": {
+        "type": ["string", "null"],
+        "description": "Why there is no interval (n < 2); null when there is one.",
+    },
+}
+
+SCHEMAS: dict[str, Any] = {
+    "Error": {
+        "type": "object",
+        "required": ["error", "detail"],
+        "properties": {
+            "error": {"type": "string", "description": "The HTTP status's name."},
+            "detail": {"type": "string", "description": "What went wrong, for a person."},
+            "file": {"type": ["string", "null"]},
+            "line": {"type": ["integer", "null"]},
+            "reason": {"type": ["string", "null"]},
+        },
+    },
+    "Run": {
+        "type": "object",
+        "required": [
+            "id",
+            "name",
+            "filename",
+            "format",
+            "sha256",
+            "depth",
+            "num_queries",
+            "num_entries",
+            "uploaded_at",
+            "notes",
+            "scores_url",
+            "k",
+            "mean_ndcg",
+            *INTERVAL_KEYS,
+            *SENSITIVITY_KEYS,
+            "queries_in_mean",
+        ],
+        "properties": {
+            "id": {"type": "integer"},
+            "name": {"type": "string"},
+            "filename": {"type": "string"},
+            "format": {"type": "string"},
+            "sha256": {"type": "string"},
+            "depth": {"type": "integer"},
+            "num_queries": {"type": "integer"},
+            "num_entries": {"type": "integer"},
+            "uploaded_at": {"type": "string"},
+            "notes": {"type": "string"},
+            "scores_url": {"type": "string"},
+            "k": {"type": "integer", "description": "The cutoff of the mean (10)."},
+            "mean_ndcg": {
+                **NUMBER_OR_NULL,
+                "description": "Mean NDCG@10 under the default options (`flask run list`).",
+            },
+            **INTERVAL,
+            **SENSITIVITY,
+            "queries_in_mean": {"type": "integer"},
+            "report": {"type": ["object", "null"], "description": "Upload validation report."},
+        },
+    },
+    "RunList": {
+        "type": "object",
+        "required": ["runs"],
+        "properties": {"runs": {"type": "array", "items": ref("Run")}},
+    },
+    "QueryScore": {
+        "type": "object",
+        "required": [
+            "qid",
+            "ndcg",
+            "ndcg_if_unjudged_top",
+            "ndcg_condensed",
+            "dcg",
+            "idcg",
+            "gap",
+            "judged_at_k",
+            "num_rel",
+        ],
+        "properties": {
+            "qid": {"type": "string"},
+            "ndcg": {**NUMBER_OR_NULL, "description": "null where IDCG@k is 0 (undefined)."},
+            "ndcg_if_unjudged_top": {
+                **NUMBER_OR_NULL,
+                "description": "NDCG@k if every unjudged chunk of the top k had the scale's top "
+                "grade (which joins the ideal too)" + SENSITIVITY_DOC,
+            },
+            "ndcg_condensed": {
+                **NUMBER_OR_NULL,
+                "description": "NDCG@k with the unjudged chunks removed before the cut at k"
+                + SENSITIVITY_DOC,
+            },
+            "dcg": {"type": "number"},
+            "idcg": {"type": "number"},
+            "gap": {"type": "number"},
+            "judged_at_k": {"type": "number"},
+            "num_rel": {"type": "integer"},
+        },
+    },
+    "Scores": {
+        "type": "object",
+        "required": [
+            "testset",
+            "run",
+            "k",
+            "gain",
+            "ideal",
+            "mean_ndcg",
+            *INTERVAL_KEYS,
+            *SENSITIVITY_KEYS,
+            "top_grade",
+            "queries_in_mean",
+            "queries",
+        ],
+        "properties": {
+            "testset": {"type": "string"},
+            "run": {"type": "string"},
+            "k": {"type": "integer"},
+            "gain": {"type": "string"},
+            "ideal": {"type": "string"},
+            "mean_ndcg": NUMBER_OR_NULL,
+            **INTERVAL,
+            **SENSITIVITY,
+            "top_grade": {
+                "type": "integer",
+                "description": "The scale's top grade, the one the sensitivity gives unjudged.",
+            },
+            "queries_in_mean": {"type": "integer"},
+            "queries": {"type": "array", "items": ref("QueryScore")},
+            **LABEL_PROPERTIES,
+        },
+    },
+    "GateRequest": {
+        "type": "object",
+        "required": ["baseline", "candidate"],
+        "properties": {
+            "baseline": {"type": "string", "description": "Run id or name."},
+            "candidate": {"type": "string", "description": "Run id or name."},
+            "measure": {
+                "oneOf": [
+                    {"type": "string"},
+                    {"type": "array", "items": {"type": "string"}},
+                ],
+                "description": "ndcg_cut_K, P_K, recall_K, map, recip_rank (default ndcg_cut_10).",
+            },
+            "max_drop": {"type": "number", "minimum": 0, "default": 0.01},
+            "alpha": {"type": "number", "minimum": 0, "maximum": 1, "default": 0.05},
+            "labels": {
+                "type": "string",
+                "default": "human",
+                "description": LABELS_TEXT,
+            },
+        },
+        "example": {"baseline": "A", "candidate": "B", "measure": ["ndcg_cut_10", "map"]},
+    },
+    "GateMeasure": {
+        "type": "object",
+        "required": [
+            "measure",
+            "outcome",
+            "baseline",
+            "candidate",
+            "delta",
+            "delta_sd",
+            "queries",
+            "p_value",
+            "p_adjusted",
+            "p_noninferiority",
+            "regressed",
+            "queries_needed",
+            "note",
+            "sample_size",
+        ],
+        "properties": {
+            "measure": {"type": "string"},
+            "outcome": OUTCOME,
+            "baseline": NUMBER_OR_NULL,
+            "candidate": NUMBER_OR_NULL,
+            "delta": NUMBER_OR_NULL,
+            "delta_sd": NUMBER_OR_NULL,
+            "queries": {"type": "integer", "minimum": 0},
+            "p_value": NUMBER_OR_NULL,
+            "p_adjusted": NUMBER_OR_NULL,
+            "p_noninferiority": NUMBER_OR_NULL,
+            "regressed": {"type": "boolean", "description": "outcome is fail."},
+            "queries_needed": {
+                "type": ["integer", "null"],
+                "description": "Paired queries that would decide an inconclusive measure.",
+            },
+            "note": {"type": "string"},
+            "ppi": {
+                "type": "object",
+                "description": (
+                    "Under labels=ppi:JUDGE: the PPI++ estimate of mean d with its 95% interval "
+                    "(the PPI object's keys) and its basis (the PPIBasis object's keys)."
+                ),
+            },
+            "sample_size": {
+                "type": "object",
+                "required": ["power", "observed_delta", "delta", "delta_queries"],
+                "properties": {
+                    "power": {"type": "number"},
+                    "observed_delta": {"type": ["integer", "null"]},
+                    "delta": {"type": "number"},
+                    "delta_queries": {"type": ["integer", "null"]},
+                },
+            },
+        },
+    },
+    "NextLabel": {
+        "type": "object",
+        "required": ["qid", "docid", "weight", "rank_a", "rank_b"],
+        "properties": {
+            "qid": {"type": "string"},
+            "docid": {"type": "string"},
+            "weight": {
+                "type": "number",
+                "minimum": 0,
+                "description": "top grade × |1/log2(rank_a + 1) − 1/log2(rank_b + 1)|, a "
+                "run's term 0 when the chunk is not in its top depth.",
+            },
+            "rank_a": {
+                "type": ["integer", "null"],
+                "description": "1-based; null: not in A's top depth.",
+            },
+            "rank_b": {
+                "type": ["integer", "null"],
+                "description": "1-based; null: not in B's top depth.",
+            },
+        },
+    },
+    "NextLabels": {
+        "type": "object",
+        "required": [
+            "run_a",
+            "run_b",
+            "depth",
+            "k",
+            "unjudged_pairs",
+            "robust",
+            "labels_remaining",
+            "mean_delta",
+            "mean_delta_if_unjudged_top",
+            "note",
+            "pairs",
+        ],
+        "properties": {
+            "run_a": {"type": "string"},
+            "run_b": {"type": "string"},
+            "depth": {"type": "integer", "minimum": 1},
+            "k": {"type": "integer", "minimum": 1},
+            "unjudged_pairs": {"type": "integer", "minimum": 0},
+            "robust": {
+                "type": ["boolean", "null"],
+                "description": "The winner (sign of mean NDCG@k of B − A) is the same with every "
+                "unjudged chunk of either top k at 0 (today) and at the top grade (joining the "
+                "ideal). null: not computed under these options (see note).",
+            },
+            "labels_remaining": {
+                "type": ["integer", "null"],
+                "minimum": 0,
+                "description": "The smallest m such that, with the first m pairs labeled and each "
+                "label confirming today's value (not relevant), the comparison is robust; null "
+                "when the whole list would not do (depth below k) or not computed.",
+            },
+            "mean_delta": NUMBER_OR_NULL,
+            "mean_delta_if_unjudged_top": NUMBER_OR_NULL,
+            "note": {"type": "string"},
+            "pairs": {
+                "type": "array",
+                "items": ref("NextLabel"),
+                "description": "Best first; ties by qid, then docid (byte order).",
+            },
+        },
+    },
+    "GateResult": {
+        "type": "object",
+        "required": [
+            "testset",
+            "baseline",
+            "candidate",
+            "labels",
+            "machine_labels",
+            "max_drop",
+            "alpha",
+            "outcome",
+            "passed",
+            "measures",
+        ],
+        "properties": {
+            "testset": {"type": "string"},
+            "baseline": {"type": "string"},
+            "candidate": {"type": "string"},
+            "labels": {"type": "string"},
+            "machine_labels": {"type": "boolean"},
+            "max_drop": {"type": "number"},
+            "alpha": {"type": "number"},
+            "outcome": OUTCOME,
+            "passed": {"type": "boolean", "description": "outcome is pass."},
+            "measures": {"type": "array", "items": ref("GateMeasure")},
+        },
+    },
+}

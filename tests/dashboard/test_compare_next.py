@@ -1,0 +1,115 @@
+"""The compare page's decision figures: the queries a paired test needs, what to label next."""
+
+from __future__ import annotations
+
+import statistics
+
+import numpy as np
+import sqlalchemy as sa
+from flask import Flask
+from flask.testing import FlaskClient
+from scipy import stats
+
+from ndcg_labeler.extensions import db
+from ndcg_labeler.models import Pair, TestSet
+from tests.factory import A3, B3, AuthActions, Demo, grant
+
+COMPARED = ("q1", "q2", "q3", "q5")  # q4 is undefined (no grade)
+
+
+def _power_n(effect: float, sd: float, alpha: float = 0.05, power: float = 0.8) -> int:
+    """The smallest n whose two-sided paired t-test power reaches `power` (scipy, brute force)."""
+    n = np.arange(2, 40_000)
+    df = n - 1
+    critical = stats.t.isf(alpha / 2, df)
+    shift = abs(effect) * np.sqrt(n) / sd
+    reached = stats.nct.sf(critical, df, shift) + stats.nct.cdf(-critical, df, shift)
+    return int(n[np.argmax(reached >= power)])
+
+
+def test_the_page_says_how_many_queries_a_paired_test_needs(
+    as_admin: FlaskClient, dash: Demo
+) -> None:
+    html = as_admin.get(dash.url("/compare/?k=3")).get_data(as_text=True)
+    d = [B3[q] - A3[q] for q in COMPARED]  # the factory's hand-computed NDCG@3
+    mean, sd = statistics.fmean(d), statistics.stdev(d)
+    observed, at_002 = _power_n(mean, sd), _power_n(0.02, sd)
+    assert observed < at_002
+    sentence = " ".join(html.split('<p id="sample-size">')[1].split("</p>")[0].split())
+    assert sentence == (
+        f"A paired t-test (two-sided, alpha 0.05) needs <strong>{observed}</strong> queries to "
+        f"detect a difference of the observed size ({mean:+.4f}) with 80% power, and "
+        f"<strong>{at_002}</strong> to detect a difference of 0.02; this comparison has 4."
+    )
+
+
+def test_the_page_lists_what_to_label_next_and_the_labels_remaining(
+    as_admin: FlaskClient, dash: Demo
+) -> None:
+    html = as_admin.get(dash.url("/compare/_results?k=4")).get_data(as_text=True)
+    # Depth = k = 4; weights by hand in tests/dashboard/test_for_compare.py.
+    rows = [html.index(f'data-qid="{q}" data-docid="{d}"') for q, d in
+            (("q3", "f2"), ("q4", "a"), ("q2", "ghost"), ("q1", "y"))]  # fmt: skip
+    assert rows == sorted(rows)
+    assert '<td>ghost</td><td class="num">1.5000</td>' in html
+    remaining = " ".join(html.split('<p id="labels-remaining">')[1].split("</p>")[0].split())
+    assert remaining.startswith("<strong>Robust:</strong>")
+    assert "<strong>0</strong> labels remaining" in remaining
+    assert f"run={dash.run_a}&amp;run={dash.run_b}&amp;k=4" in html  # the JSON export link
+    assert "Add these 4 pairs to the labeling queue, in this order" in html
+    exported = as_admin.get(
+        dash.url(f"/export/compare-next.json?run={dash.run_a}&run={dash.run_b}&k=4")
+    )
+    assert [(p["qid"], p["docid"]) for p in exported.json] == [
+        ("q3", "f2"), ("q4", "a"), ("q2", "ghost"), ("q1", "y")
+    ]  # fmt: skip
+    shallow = as_admin.get(
+        dash.url(f"/export/compare-next.json?run={dash.run_a}&run={dash.run_b}&depth=1")
+    )
+    assert [(p["qid"], p["docid"]) for p in shallow.json] == [("q3", "f2"), ("q4", "a")]
+    for bad in (f"run={dash.run_a}", f"run={dash.run_a}&run={dash.run_b}&depth=x"):
+        assert as_admin.get(dash.url(f"/export/compare-next.json?{bad}")).status_code == 400
+
+
+def test_only_admins_queue_them_and_the_queue_keeps_the_order(
+    app: Flask, client: FlaskClient, auth: AuthActions, annotator_id: int, admin_id: int,
+    dash: Demo,
+) -> None:  # fmt: skip
+    grant(app, dash.test_set_id, annotator_id)
+    auth.login("ann")
+    page = client.get(dash.url("/compare/?k=4")).get_data(as_text=True)
+    assert 'id="next-table"' in page and "Add these" not in page
+    form = {"run": [str(dash.run_a), str(dash.run_b)]}
+    assert client.post(dash.url("/compare/queue?k=4"), data=form).status_code == 403
+    auth.logout()
+    auth.login("admin")
+    done = client.post(dash.url("/compare/queue?k=4"), data=form, follow_redirects=True)
+    assert "Queued 3 new pairs and put 0 queued ones in weight order (1 not in the corpus)." in (
+        done.get_data(as_text=True)
+    )
+    with app.app_context():
+        ts = db.session.get_one(TestSet, dash.test_set_id)
+        priorities = db.session.scalars(
+            sa.select(Pair.priority).where(Pair.test_set_id == ts.id, Pair.priority < 0)
+            .order_by(Pair.priority)
+        ).all()  # fmt: skip
+    assert priorities == [-3, -2, -1]
+    one = client.post(
+        dash.url("/compare/queue"), data={"run": [str(dash.run_a)]}, follow_redirects=True
+    )
+    assert "Nothing added: choose exactly two runs." in one.get_data(as_text=True)
+
+
+def test_blind_sets_keep_the_pairs_from_annotators(
+    app: Flask, client: FlaskClient, auth: AuthActions, annotator_id: int, dash: Demo
+) -> None:
+    grant(app, dash.test_set_id, annotator_id)
+    with app.app_context():
+        db.session.get_one(TestSet, dash.test_set_id).judgments_per_pair = 2  # blind judging
+        db.session.commit()
+    auth.login("ann")
+    page = client.get(dash.url("/compare/?k=4")).get_data(as_text=True)
+    assert 'id="sample-size"' in page  # a figure about the means: shown
+    assert 'id="next-table"' not in page and 'id="labels-remaining"' not in page
+    both = f"run={dash.run_a}&run={dash.run_b}"
+    assert client.get(dash.url(f"/export/compare-next.json?{both}")).status_code == 403
