@@ -71,4 +71,6 @@ def test_run_table_and_compare_page_show_the_sensitivity(
     assert " ".join(robust.inner_text().split()).startswith(
         "Robust: A wins (C against A), and still would if the 1 unjudged (query, chunk) pair"
     )
+    deltas = page.locator("#deltas-table tbody tr[data-qid=q1]").inner_text()
+    assert "(1.000 if unjudged were top; condensed 0.000)" in deltas  # B's own values
     page.screenshot(path=str(artifacts / "sensitivity-compare.png"), full_page=True)

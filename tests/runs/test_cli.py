@@ -100,6 +100,9 @@ def test_score_json_is_exact(uploaded: FlaskCliRunner) -> None:
         "ci_high",
         "ci_method",
         "ci_reason",
+        "mean_if_unjudged_top",
+        "mean_condensed",
+        "top_grade",
         "queries_in_mean",
         "queries",
     ]
@@ -111,7 +114,17 @@ def test_score_json_is_exact(uploaded: FlaskCliRunner) -> None:
     assert data["queries_in_mean"] == 3
     assert data["mean_ndcg"] == pytest.approx((q1_dcg / q1_idcg + q2_dcg + 0.0) / 3)
     by_qid = {q["qid"]: q for q in data["queries"]}
-    assert list(by_qid["q1"]) == ["qid", "ndcg", "dcg", "idcg", "gap", "judged_at_k", "num_rel"]
+    assert list(by_qid["q1"]) == [
+        "qid",
+        "ndcg",
+        "ndcg_if_unjudged_top",
+        "ndcg_condensed",
+        "dcg",
+        "idcg",
+        "gap",
+        "judged_at_k",
+        "num_rel",
+    ]
     assert by_qid["q1"]["dcg"] == pytest.approx(q1_dcg)
     assert by_qid["q1"]["idcg"] == pytest.approx(q1_idcg)
     assert by_qid["q1"]["gap"] == pytest.approx(q1_idcg - q1_dcg)
@@ -152,7 +165,8 @@ def test_score_table(uploaded: FlaskCliRunner) -> None:
     assert "mean NDCG@10 = " in lines[2]
     assert "over 3 of 4 queries (1 undefined: IDCG 0; 1 missing from the run" in lines[2]
     assert lines[3].startswith("95% t interval [")
-    assert lines[6].startswith("q1")
+    assert lines[4].startswith("if every unjudged chunk of the top 10 had grade 3: ")
+    assert lines[7].startswith("q1")
     assert "missing from run" in result.output
 
 
@@ -321,6 +335,9 @@ def test_list_json(uploaded: FlaskCliRunner) -> None:
         "ci_high",
         "ci_method",
         "ci_reason",
+        "mean_if_unjudged_top",
+        "mean_condensed",
+        "top_grade",
         "queries_in_mean",
     ]
     assert (row["run"], row["queries"], row["entries"], row["k"]) == ("bm25", 3, 6, 10)

@@ -114,3 +114,22 @@ def test_the_stored_row_holds_the_sensitivity_under_a_new_format_key(setup) -> N
     state = store.load(run.id, settings)
     assert state is not None
     assert {"ndcg_if_unjudged_top_cut_10", "ndcg_condensed_cut_10"} <= set(state.arrays)
+
+
+def test_grades_by_query_are_kept_and_caught_up(setup, monkeypatch) -> None:
+    test_set, _ = setup
+    first = engine.grades_by_query(test_set)
+    reads = []
+    real = engine.read_grades
+    monkeypatch.setattr(engine, "read_grades", lambda *a: reads.append(1) or real(*a))
+    assert engine.grades_by_query(test_set) is first and reads == []  # nothing moved
+    grade(test_set, "q1", "z", 1, "ann1")
+    after = engine.grades_by_query(test_set)
+    assert reads == []  # caught up from the events, not read again
+    q1 = next(q for q, docs in after.items() if "a" in docs and docs.get("z") == 1)
+    assert "z" not in first[q1]  # the earlier snapshot is left as it was
+    engine.forget_run(-1)
+    fresh = engine.grades_of_queries(
+        test_set.id, test_set.aggregation, engine._queries(engine.test_set_state(test_set.id))
+    )
+    assert after == fresh

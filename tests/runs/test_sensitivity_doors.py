@@ -112,5 +112,10 @@ def test_pages_show_the_figures(app: Flask, as_admin: FlaskClient, test_set_id, 
     assert f"({MEAN_TOP:.3f} if unjudged were top; condensed 1.000)" in overview
     query_page = as_admin.get(f"{dash}/runs/{run_id}/queries/{q1}/").text
     assert "(1.000 if unjudged were top; condensed 1.000)" in query_page
+    runs_page = as_admin.get(f"/test-sets/{test_set_id}/runs/").text
+    assert f"({MEAN_TOP:.3f} if unjudged were top; condensed 1.000)" in runs_page
+    run_show = as_admin.get(f"/test-sets/{test_set_id}/runs/{run_id}").text
+    assert f"({MEAN_TOP:.3f} if unjudged were top; condensed 1.000)" in run_show
+    assert f"({Q2_TOP:.3f} if unjudged were top; condensed 1.000)" in run_show
     detail = as_admin.get(f"{dash}/export/runs/{run_id}/queries/{q1}.json").json
     assert (detail["ndcg_if_unjudged_top"], detail["ndcg_condensed"]) == (1.0, 1.0)

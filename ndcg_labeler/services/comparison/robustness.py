@@ -75,7 +75,10 @@ def pair_robustness(
     runs: Sequence[Run], results: Sequence[live.RunScores], index: np.ndarray
 ) -> list[Robustness]:
     """Each run against the first (`index`: the compared rows), today and in the top-grade
-    world of the two; kept in this process until the runs, the grades or the setting change."""
+    world of the two; kept in this process until the runs, the grades or the setting change
+    (people's grades only: a machine judge's answers move no labels version)."""
+    if results[0].options.labels != "human":
+        return _pair_robustness(runs, results, index)
     key = (
         tuple((run.id, run.sha256, run.num_entries) for run in runs),
         repr(results[0].options),

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import replace
+from typing import cast
 
 from ndcg_labeler.models import Run, TestSet
 from ndcg_labeler.services.live.entries import load_run_data
@@ -20,6 +21,7 @@ from ndcg_labeler.services.live.grades import (
     events_since,
     grades_of_queries,
     machine_version,
+    query_grades,
     read_grades,
 )
 from ndcg_labeler.services.live.options import Resolved, ScoreOptions
@@ -118,12 +120,56 @@ def forget_run(run_id: int) -> None:
         kept.forget(run_id)
 
 
+# Grade sets a process keeps for grades_by_query (a few MB each at 7,000 queries).
+KEPT_GRADES = 8
+
+
 def grades_by_query(
     test_set: TestSet, policy: str | None = None, labels: str = "human"
 ) -> dict[int, dict[str, int]]:
-    """{query id: {docid: grade}} of the whole test set, as scoring uses them."""
+    """{query id: {docid: grade}} of the whole test set, as scoring uses them (read-only).
+
+    People's grades are kept in the process and caught up with the judgment events since, as
+    the scores are: a comparison's flip test reads them on every grade, and re-reading a large
+    test set's every judgment took seconds. A machine judge's are read each time.
+    """
     state = test_set_state(test_set.id)
-    return grades_of_queries(state.id, policy or state.aggregation, _queries(state), labels)
+    policy = policy or state.aggregation
+    if labels != "human":
+        return grades_of_queries(state.id, policy, _queries(state), labels)
+    kept = memory()
+    with kept.lock:
+        queries = query_set(state, kept.query_sets)
+        resolved = ScoreOptions(policy=policy).resolve(
+            state.aggregation, state.threshold, state.scale_max
+        )
+        key = (state.id, policy)
+        found = cast(Grades | None, kept.grades.get(key))
+        if found is None or not found.fits(state, resolved):
+            found = read_grades(state, resolved, queries)
+        elif found.state.labels_version != state.labels_version:
+            found = _grades_caught_up(found, state, resolved, queries)
+        kept.grades[key] = found
+        kept.grades.move_to_end(key)
+        while len(kept.grades) > KEPT_GRADES:
+            kept.grades.popitem(last=False)
+        return found.by_query
+
+
+def _grades_caught_up(
+    found: Grades, state: TestSetState, resolved: Resolved, queries: QuerySet
+) -> Grades:
+    """`found` with the grades of the queries judged since re-read (a new outer dict: callers
+    may still be reading the old one), or read anew when too many moved."""
+    events = events_since(state.id, found.max_event_id, found.seen)
+    if len(events.touched) > FULL_RESCORE_QUERIES:
+        return read_grades(state, resolved, queries)
+    by_query = dict(found.by_query)
+    for qpk in events.touched:
+        if qpk in queries.index:
+            by_query[qpk] = query_grades(state.id, qpk, resolved.policy, resolved.labels)
+    max_event_id = max(found.max_event_id, events.max_event_id or 0)
+    return Grades(state, resolved, queries, max_event_id, events.seen, by_query)
 
 
 def _queries(state: TestSetState) -> QuerySet:

@@ -219,6 +219,8 @@ class Memory:
     lock: threading.RLock = field(default_factory=threading.RLock)
     states: OrderedDict[tuple[object, ...], ScoreState] = field(default_factory=OrderedDict)
     query_sets: dict[int, QuerySet] = field(default_factory=dict)
+    # People's grades by (test set, policy), caught up like the scores (engine.grades_by_query).
+    grades: OrderedDict[tuple[int, str], object] = field(default_factory=OrderedDict)
 
     def find(
         self,
