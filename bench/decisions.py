@@ -20,8 +20,9 @@ universe with replacement: the universe's mean is the true value.
 Machine labels go through an ordinal confusion matrix: a pair keeps its true grade with
 probability 1 − ε and otherwise moves to a neighbouring grade (judges mostly confuse adjacent
 grades), ε solved so that Cohen's κ between machine and human is κ in expectation (the measured
-κ is printed). PPI: 20% of a trial's queries are audited (human NDCG), the machine's
-NDCG is known for all; the human-only interval is the classical normal interval of the same
+κ is printed). PPI: 20% of a trial's queries are audited (human NDCG; at least
+scoring.MIN_AUDITED, below which the product withholds the interval), the machine's NDCG is
+known for all; the human-only interval is the classical normal interval of the same
 audited queries (PPI with λ = 0: mean ± z · sd / √n, variance over n, as ppi_mean computes it),
 so the width ratio compares like with like.
 
@@ -174,8 +175,10 @@ def ppi_trials(rng, human: tuple, machine: dict, trials: int) -> dict[float, tup
         for _ in range(trials):
             idx = rng.choice(y.size, int(rng.integers(QUERIES[0], QUERIES[1] + 1)))
             audited = rng.random(idx.size) < AUDITED
-            if audited.sum() < 2:
-                audited[:2] = True
+            while audited.sum() < scoring.MIN_AUDITED:
+                # The product gives no interval below MIN_AUDITED ("audit more queries"): a
+                # team audits more, so the trial audits more of its queries, at random.
+                audited[rng.integers(idx.size)] = True
             lab, unl = idx[audited], idx[~audited]
             found = scoring.ppi_mean(y[lab], yhat[lab], yhat[unl], ALPHA)
             covered += found.ci_low <= truth <= found.ci_high
