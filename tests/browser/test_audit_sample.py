@@ -11,7 +11,7 @@ import pytest
 from ndcg_labeler.extensions import db
 from ndcg_labeler.services import judges
 from ndcg_labeler.services.imports import ImportFile, import_files
-from tests.browser.live import ADMIN_PASSWORD, LiveServer
+from tests.browser.live import LiveServer, log_in
 from tests.factory import build_test_set, trec
 
 QUERIES = {f"q{i}": f"question {i}" for i in range(1, 9)}
@@ -42,11 +42,7 @@ def test_an_admin_draws_and_extends_the_sample(live_server: LiveServer, browser_
         judge = judges.add_judge("gpt", "http://127.0.0.1:9/v1", "none")
         url = f"{base}/testsets/{test_set.id}/judges/{judge.id}"
         db.session.remove()
-    page.goto(base + "/login")
-    page.fill("#username", "admin")
-    page.fill("#password", ADMIN_PASSWORD)
-    page.click("button[type=submit], input[type=submit]")
-    page.wait_for_url(base + "/")
+    log_in(page, base)
 
     page.goto(url)
     section = page.locator("section[aria-labelledby=audit-heading]")

@@ -7,7 +7,7 @@ import re
 import pytest
 
 from ndcg_labeler.extensions import db
-from tests.browser.live import ADMIN_PASSWORD, LiveServer
+from tests.browser.live import LiveServer, log_in
 from tests.factory import build_test_set
 from tests.runs.test_bm25 import CORPUS, QUERIES
 
@@ -18,11 +18,7 @@ def test_create_a_bm25_run_from_the_runs_page(live_server: LiveServer, browser_p
     with app.app_context():
         test_set_id = build_test_set("Shop", QUERIES, corpus=CORPUS).id
         db.session.remove()
-    page.goto(base + "/login")
-    page.fill("#username", "admin")
-    page.fill("#password", ADMIN_PASSWORD)
-    page.click("button[type=submit], input[type=submit]")
-    page.wait_for_url(base + "/")
+    log_in(page, base)
     page.goto(f"{base}/test-sets/{test_set_id}/runs/")
     # No runs yet: the form is open, with Anserini's defaults filled in.
     assert page.locator("details.bm25").get_attribute("open") is not None
