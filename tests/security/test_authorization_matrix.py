@@ -123,6 +123,10 @@ ROUTES = {
     "judges.index": ADMIN,
     "judges.for_test_set": ADMIN,
     "judges.calibration": ADMIN,
+    "judges.ask_again": ADMIN,
+    "judges.archive": ADMIN,
+    "judges.restore": ADMIN,
+    "judges.delete": ADMIN,
     "endpoints.index": ADMIN,
     "endpoints.show": ADMIN,
 }
