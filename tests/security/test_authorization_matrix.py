@@ -129,6 +129,8 @@ ROUTES = {
     "judges.delete": ADMIN,
     "endpoints.index": ADMIN,
     "endpoints.show": ADMIN,
+    "lost_session.session_state": PUBLIC,
+    "lost_session.signed_in": LOGIN,
 }
 # Query strings some GETs need to answer 200 (they are not about access).
 QUERY = {"compare.stats_fragment": "?stats=1"}
@@ -207,6 +209,8 @@ def _outcome(response) -> str:
     location = response.headers.get("Location", "")
     if code == 302 and location.startswith("/login"):
         return "login"
+    if code == 401 and b'id="resume-login"' in response.data:
+        return "login"  # a form's POST signed out: a sign-in that keeps the entries
     if code in DENIED:
         return str(code)
     if code >= 500:
