@@ -12,13 +12,13 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from flask import Blueprint, abort, g, jsonify, request, url_for
+from flask import Blueprint, abort, current_app, g, jsonify, request, url_for
 from werkzeug.wrappers import Response
 
 from ndcg_labeler import throttle
 from ndcg_labeler.formats import FormatError
 from ndcg_labeler.models import Run, TestSet
-from ndcg_labeler.services import ServiceError, accounts, gate, live, runs, testsets
+from ndcg_labeler.services import ServiceError, accounts, checklist, gate, live, runs, testsets
 from ndcg_labeler.web_extensions import csrf
 
 bp = Blueprint("api", __name__, url_prefix="/api")
@@ -119,6 +119,14 @@ def list_runs(test_set: str) -> Response:
     """The test set's runs."""
     found = _test_set(test_set)
     return jsonify(runs=[_run_json(run) for run in runs.list_runs(found)])
+
+
+@bp.get("/testsets/<test_set>/status")
+def status(test_set: str) -> Response:
+    """The test set's checklist and the next action for the token's owner."""
+    found = _test_set(test_set)
+    limit = current_app.config["NDCG_POOL_JOB_PAIRS"]
+    return jsonify(checklist.checklist(found, g.api_user, limit).to_json())
 
 
 @bp.post("/testsets/<test_set>/runs")

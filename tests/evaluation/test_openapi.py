@@ -116,6 +116,7 @@ def test_schemathesis_finds_no_server_error_and_no_schema_violation(app: Flask) 
     # And one known-good request per operation, so every success schema is checked too.
     good = {
         "GET /api/testsets/{test_set}/runs": {"path_parameters": {"test_set": "demo"}},
+        "GET /api/testsets/{test_set}/status": {"path_parameters": {"test_set": "demo"}},
         "GET /api/testsets/{test_set}/runs/{run}/scores": {
             "path_parameters": {"test_set": "demo", "run": "A"},
             "query": {"k": 3},

@@ -112,6 +112,7 @@ ROUTES = {
     "api.list_runs": API,
     "api.upload": API,
     "api.scores": API,
+    "api.status": API,
     "api.gate_check": API,
     "api_docs.openapi": PUBLIC,
     "api_docs.reference": PUBLIC,

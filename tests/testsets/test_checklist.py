@@ -114,3 +114,28 @@ def test_each_missing_step_is_the_next_action(app: Flask, as_admin: FlaskClient)
     page = _text(as_admin, f"/test-sets/{no_runs}")
     assert f'href="/test-sets/{no_runs}/runs/upload"' in page
     assert "Upload a run (or import a pool or qrels)</a>" in page
+
+
+def test_the_api_gives_each_person_their_checklist(
+    app: Flask, client: FlaskClient, admin_id: int, two_runs: int
+) -> None:
+    from ndcg_labeler.extensions import db
+    from ndcg_labeler.models import User
+    from ndcg_labeler.services.accounts import create_token
+
+    ann = make_user(app, "ann")
+    grant(app, two_runs, ann)
+    with app.app_context():
+        tokens = {
+            u: create_token(db.session.get(User, i)) for u, i in (("admin", admin_id), ("ann", ann))
+        }
+    url = f"/api/testsets/{two_runs}/status"
+    admin = client.get(url, headers={"Authorization": f"Bearer {tokens['admin']}"})
+    assert admin.status_code == 200
+    assert admin.json["next_action"] == {
+        "key": "pool",
+        "text": f"Pool the top 10 of your 2 runs: {TO_POOL} pairs",
+    }
+    annotator = client.get(url, headers={"Authorization": f"Bearer {tokens['ann']}"}).json
+    assert annotator["next_action"] is None and annotator["admins"] == ["admin"]
+    assert client.get(url).status_code == 401
