@@ -78,6 +78,10 @@ def login() -> str | Response:
                 path = _safe_next(request.form.get("resume_path"))
                 return lost_session.resume_after_login(request.form["resume_fields"], path)
             return redirect(_safe_next(request.args.get("next")))
+    if "resume_fields" in request.form:
+        # A failed sign-in from the resume page keeps the lost form's entries on that page.
+        path = _safe_next(request.form.get("resume_path"))
+        return lost_session.resume_after_login(request.form["resume_fields"], path)
     return render_template("auth/login.html", form=form)
 
 

@@ -117,15 +117,17 @@ def csrf_lost(error: CSRFError) -> Any:
 
 
 def resume_after_login(fields_json: str, path: str) -> str:
-    """The confirmation page shown after a sign-in that carried a lost form's entries."""
+    """The confirmation page shown after a sign-in that carried a lost form's entries (after a
+    failed one, the sign-in form again, the entries still carried)."""
     try:
         fields = [(str(k), str(v)) for k, v in json.loads(fields_json or "[]")]
     except (ValueError, TypeError):
         fields = []
     fields = [(k, v) for k, v in fields if not _secret(k)]
+    signed_in = bool(current_user.is_authenticated)
     return render_template(
         "auth/resume.html",
-        what="You are signed in again",
+        what="You are signed in again" if signed_in else "You are not signed in yet",
         path=path,
         fields=fields,
         fields_json=json.dumps(fields),

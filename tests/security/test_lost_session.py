@@ -157,6 +157,19 @@ def test_signed_in_again_the_settings_are_sent_after_a_confirmation(world: World
     assert lost.status_code == 401
     carried = re.search(r'name="resume_fields" value="([^"]+)"', lost.get_data(as_text=True))
     login_token = _token(client)
+    wrong = client.post(
+        f"/login?next={url}",
+        data={
+            "username": "admin",
+            "password": "not-the-password",
+            "csrf_token": login_token,
+            "resume_path": url,
+            "resume_fields": html.unescape(carried.group(1)),
+        },
+    )
+    kept = wrong.get_data(as_text=True)  # a mistyped password loses nothing either
+    assert "Unknown username or wrong password." in kept and 'id="resume-login"' in kept
+    assert "Read the whole chunk first." in kept
     again = client.post(
         f"/login?next={url}",
         data={
