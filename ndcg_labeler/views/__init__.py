@@ -58,7 +58,10 @@ def register_blueprints(app: Flask) -> None:
             return None
         if endpoint == "auth.logout":
             return redirect(url_for("auth.login"))  # signed out already: nothing to keep
-        if request.method != "GET" or lost_session.wants_json():
+        labeling_fetch = request.accept_mimetypes.best == "application/json"
+        if lost_session.wants_json() or (request.method != "GET" and not labeling_fetch):
             # A form or a script meeting a signed-out session: say so, keep the entries.
             return lost_session.signed_out()
+        # A page view (back after sign-in), or the labeling page's fetch, which keeps its
+        # unsent answers itself and reads this redirect as "signed out".
         return redirect(url_for("auth.login", next=request.full_path.rstrip("?")))
