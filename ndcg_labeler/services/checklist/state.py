@@ -158,6 +158,7 @@ def _missing(summary: Any, run_list: list[Run]) -> str:
 
 
 def _admin_names() -> list[str]:
+    """The active admins' usernames: who can fix what an annotator is missing."""
     stmt = (
         sa.select(User.username)
         .where(User.role == "admin", User.active.is_(True))
@@ -178,7 +179,8 @@ def checklist(test_set: TestSet, user: User | None, plan_limit: int = 20_000) ->
     mine = labeling.progress(test_set, user)
     left = mine.mine_total - mine.mine_done
     if summary.pairs and left > 0:
-        return Checklist(steps, Action("label", f"Start labeling: {left} pairs for you", False))
+        text = f"Start labeling: {_plural(left, 'pair')} for you"
+        return Checklist(steps, Action("label", text, False))
     admins = _admin_names()
     who = f"An admin can fix it: {', '.join(admins)}." if admins else "An admin can fix it."
     if summary.pairs == 0:
