@@ -59,7 +59,7 @@ def test_the_next_step_is_always_on_screen(live_server: LiveServer, browser_page
         assert db.session.scalar(sa.select(sa.func.count()).select_from(Pair)) == 6
     page.goto(f"{base}/test-sets/{test_set_id}")
     assert page.locator("#next-action").inner_text() == (
-        "Label the pool: 6 of 6 pairs have no grade"
+        "Start labeling: 6 of 6 pairs have no grade"
     )
     page.click("form[data-logout] button")
     page.wait_for_url(re.compile(r".*/login$"))

@@ -55,7 +55,7 @@ def test_an_admin_is_offered_the_pool_then_labeling(
     )
     assert pooled.status_code == 302
     after = _text(as_admin, f"/test-sets/{two_runs}")
-    assert f"Label the pool: {TO_POOL} of {TO_POOL} pairs have no grade" in after
+    assert f"Start labeling: {TO_POOL} of {TO_POOL} pairs have no grade" in after
     assert "<strong>Pool</strong>: 6 pairs to judge" in after
 
 

@@ -131,7 +131,7 @@ def _admin_action(
     left = summary.pairs - summary.judged_pairs
     if summary.pairs and left > 0:
         return Action(
-            "label", f"Label the pool: {left} of {summary.pairs} pairs have no grade", False
+            "label", f"Start labeling: {left} of {summary.pairs} pairs have no grade", False
         )
     if not run_list:
         if summary.pairs:
