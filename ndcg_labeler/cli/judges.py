@@ -1,4 +1,5 @@
-"""`flask judges add|run|agreement|audit|list`: machine judges from the command line.
+"""`flask judges add|run|ask-again|agreement|audit|list|archive|restore|delete`: machine
+judges from the command line.
 
 `judges run` does the work in this process (a progress bar on stderr when it is a terminal)
 and prints its JSON when done.
@@ -8,7 +9,9 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import click
 from flask.cli import AppGroup
@@ -72,10 +75,12 @@ def add(
 
 
 @judges_group.command("list")
-def list_judges() -> None:
-    """The judges, one per line."""
-    for judge in judges.list_judges():
-        click.echo(f"{judge.name}\t{judge.model}\t{judge.base_url}")
+@click.option("--archived", is_flag=True, help="List the archived judges too (marked so).")
+def list_judges(archived: bool) -> None:
+    """The judges in use, one per line."""
+    for judge in judges.list_judges(archived=archived):
+        mark = "\tarchived" if judge.archived_at is not None else ""
+        click.echo(f"{judge.name}\t{judge.model}\t{judge.base_url}{mark}")
 
 
 @judges_group.command("run")
@@ -88,6 +93,12 @@ def run(testset: str, judge_name: str, pairs: str, as_json: bool) -> None:
     """Ask the judge about TESTSET's pairs (resumes: pairs already answered are skipped)."""
     test_set = testsets.require_by_name(testset)
     judge = judges.require_judge(judge_name)
+    bar, progress = _progress_bar()
+    _report(judges.run_judge(test_set, judge, pairs, progress), bar, as_json)
+
+
+def _progress_bar() -> tuple[Any, Callable[[int, int, dict[str, int]], None]]:
+    """A progress bar on stderr when it is a terminal, and the callback run_judge calls."""
     bar = None
     if sys.stderr.isatty():
         bar = click.progressbar(length=1, label="judging", file=sys.stderr)
@@ -97,7 +108,11 @@ def run(testset: str, judge_name: str, pairs: str, as_json: bool) -> None:
             bar.length = max(total, 1)
             bar.update(done - bar.pos)
 
-    report = judges.run_judge(test_set, judge, pairs, progress)
+    return bar, progress
+
+
+def _report(report: Any, bar: Any, as_json: bool) -> None:
+    """Print a run's report: its JSON object, or one line."""
     if bar is not None:
         bar.render_finish()
     if as_json:
@@ -117,7 +132,12 @@ def run(testset: str, judge_name: str, pairs: str, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True)
 @cli_errors
 def agreement(testset: str, judge_name: str, k: int, as_json: bool) -> None:
-    """The judge's calibration against the human consensus on TESTSET."""
+    """The judge's calibration against the human consensus on TESTSET.
+
+    Figures on too little evidence are withheld (null in --json, kept with the reason under
+    "withheld"): κ and the mean difference below 10 compared pairs, a run's mean NDCG@k below
+    5 defined queries or 50% mean judged@k, Kendall's τ below 5 runs whose two means are shown.
+    """
     found = judges.judge_agreement(
         testsets.require_by_name(testset), judges.require_judge(judge_name), k
     )
@@ -129,6 +149,11 @@ def agreement(testset: str, judge_name: str, k: int, as_json: bool) -> None:
         f"κ binary {found['kappa_binary']}, mean difference {found['mean_difference']}, "
         f"Kendall's τ of the runs {found['kendall_tau']}"
     )
+    for key, why in found["withheld"].items():
+        click.echo(f"{key} withheld: {why['reason']}")
+    for row in found["runs"]:
+        for key, why in row.get("withheld", {}).items():
+            click.echo(f"{row['run']} {key} withheld: {why['reason']}")
 
 
 @judges_group.command("audit")
@@ -181,3 +206,76 @@ def audit(
         mark = "audited" if qid in audited else "no pool pairs yet" if qid in empty else "-"
         click.echo(f"{place}\t{qid}\t{mark}")
     click.echo(f"{len(state.audited)} of {len(state.queries)} audited")
+
+
+@judges_group.command("ask-again")
+@click.argument("testset")
+@click.option("--judge", "judge_name", required=True)
+@click.option(
+    "--pairs",
+    type=click.Choice(list(judges.AGAIN_CHOICES)),
+    default="failed,unparsed",
+    show_default=True,
+    help="Which of its answers under the current prompt version to ask afresh.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@cli_errors
+def ask_again(testset: str, judge_name: str, pairs: str, as_json: bool) -> None:
+    """Ask the judge again about pairs of TESTSET it answered under its current prompt version
+    (failed or unparsed ones by default), replacing the stored answers."""
+    test_set = testsets.require_by_name(testset)
+    judge = judges.require_judge(judge_name)
+    bar, progress = _progress_bar()
+    _report(judges.run_judge(test_set, judge, f"again:{pairs}", progress), bar, as_json)
+
+
+@judges_group.command("archive")
+@click.argument("name")
+@click.option("--json", "as_json", is_flag=True, help='Print {"judge", "archived", "changed"}.')
+@cli_errors
+def archive(name: str, as_json: bool) -> None:
+    """Archive judge NAME: hidden from the label lists and suggestions, its answers kept."""
+    judge = judges.require_judge(name)
+    changed = judges.archive_judge(judge)
+    _state(judge.name, True, changed, as_json)
+
+
+@judges_group.command("restore")
+@click.argument("name")
+@click.option("--json", "as_json", is_flag=True, help='Print {"judge", "archived", "changed"}.')
+@cli_errors
+def restore(name: str, as_json: bool) -> None:
+    """Take judge NAME out of the archive."""
+    judge = judges.require_judge(name)
+    changed = judges.restore_judge(judge)
+    _state(judge.name, False, changed, as_json)
+
+
+def _state(name: str, archived: bool, changed: bool, as_json: bool) -> None:
+    """Print what archive/restore did."""
+    if as_json:
+        click.echo(json.dumps({"judge": name, "archived": archived, "changed": changed}))
+        return
+    word = "archived" if archived else "in use"
+    click.echo(f"Judge {name} is {word}{'' if changed else ' (it was already)'}.")
+
+
+@judges_group.command("delete")
+@click.argument("name")
+@click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
+@click.option("--json", "as_json", is_flag=True, help='Print {"judge", "deleted", ...}.')
+@cli_errors
+def delete(name: str, yes: bool, as_json: bool) -> None:
+    """Delete judge NAME and every machine label it gave (audited; asks first unless --yes)."""
+    judge = judges.require_judge(name)
+    if not yes:
+        count = judges.label_count(judge)
+        click.confirm(
+            f"Delete judge {judge.name} and its {count} machine label(s)?", abort=True, err=True
+        )
+    gone = judges.delete_judge(judge)
+    if as_json:
+        click.echo(json.dumps(gone))
+    else:
+        labels = gone["machine_labels"]
+        click.echo(f"Deleted judge {gone['judge']} and its {labels} machine label(s).")

@@ -1,7 +1,8 @@
-"""`flask testset create|import|list|grant|revoke`: the same services as the web pages."""
+"""`flask testset create|import|list|status|grant|revoke`: the same services as the web pages."""
 
 from __future__ import annotations
 
+import json
 import os
 from contextlib import ExitStack
 from typing import TYPE_CHECKING
@@ -11,7 +12,7 @@ from flask.cli import AppGroup
 
 from ndcg_labeler.cli._common import cli_errors
 from ndcg_labeler.cli._progress import terminal_progress
-from ndcg_labeler.services import ServiceError, accounts, imports, testsets
+from ndcg_labeler.services import ServiceError, accounts, checklist, imports, testsets
 
 if TYPE_CHECKING:
     from ndcg_labeler.models import User
@@ -94,6 +95,29 @@ def list_command() -> None:
             f"{test_set.name}\tgrades 0–{test_set.scale_max}\t{s.queries} queries\t"
             f"{s.chunks} chunks\t{s.judged_pairs}/{s.pairs} pairs judged"
         )
+
+
+@testset_group.command("status")
+@click.argument("name")
+@click.option("--as", "username", default=None, help="What this person sees (default: an admin).")
+@click.option("--json", "as_json", is_flag=True, help="Print the checklist as JSON.")
+@cli_errors
+def status(name: str, username: str | None, as_json: bool) -> None:
+    """The checklist of test set NAME: queries, corpus, runs, pool, labels and judges, each done
+    or not, and the one next action (or, for an annotator with nothing to label, what is missing
+    and who can fix it)."""
+    test_set = testsets.require_by_name(name)
+    found = checklist.checklist(test_set, _person(username) if username else None)
+    if as_json:
+        click.echo(json.dumps(found.to_json()))
+        return
+    for step in found.steps:
+        mark = "x" if step.done else " "
+        click.echo(f"[{mark}] {step.label}: {step.state}")
+    if found.action is not None:
+        click.echo(f"Next: {found.action.text}")
+    if found.blocked:
+        click.echo(found.blocked)
 
 
 def _person(username: str) -> User:

@@ -82,3 +82,34 @@ class AuditSampleForm(FlaskForm):
     )
     reseed = BooleanField("Draw a new sample, replacing the stored one")
     submit = SubmitField("Draw sample")
+
+
+class JudgeStateForm(FlaskForm):
+    """Archive or restore a judge (one button; the CSRF token is the form)."""
+
+    submit = SubmitField("Archive")
+
+
+class DeleteJudgeForm(FlaskForm):
+    """Delete a judge with its machine labels: confirmed by typing its name."""
+
+    confirm = StringField(
+        "Type the judge's name to confirm", validators=[DataRequired(), Length(max=judges.MAX_NAME)]
+    )
+    submit = SubmitField("Delete the judge and its machine labels")
+
+
+class AskAgainForm(FlaskForm):
+    """Ask a judge again about pairs it answered under its current prompt version."""
+
+    which = SelectField(
+        "Answers to ask again",
+        choices=[
+            SelectChoice("failed,unparsed", "Failed or unparsed answers"),
+            SelectChoice("failed", "Failed answers (no answer)"),
+            SelectChoice("unparsed", "Unparsed answers (no readable grade)"),
+            SelectChoice("all", "Every answer"),
+        ],
+        default="failed,unparsed",
+    )
+    submit = SubmitField("Ask again")

@@ -35,6 +35,8 @@ class Judge(db.Model):
     # Jinja template of the prompt; empty means the default (UMBRELA-style) prompt.
     prompt_template: Mapped[str] = mapped_column(sa.Text, default="")
     created_at: Mapped[datetime] = mapped_column(sa.DateTime(timezone=True), default=utcnow)
+    # Set when archived: hidden from the label lists and suggestions, its answers kept.
+    archived_at: Mapped[datetime | None] = mapped_column(sa.DateTime(timezone=True))
 
 
 class PromptVersion(db.Model):

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import importlib
+from typing import Any
 
 from flask import Flask, redirect, request, url_for
 from flask_login import current_user
-from werkzeug.wrappers import Response
 
 # Endpoints reachable without a session; the API authenticates with its own bearer tokens.
 PUBLIC_ENDPOINTS = frozenset(
@@ -18,6 +18,7 @@ PUBLIC_ENDPOINTS = frozenset(
         "main.favicon",
         "api_docs.openapi",
         "api_docs.reference",
+        "lost_session.session_state",  # answers signed out too: that is what it tells
     }
 )
 
@@ -39,6 +40,8 @@ BLUEPRINT_MODULES += ("endpoints",)
 BLUEPRINT_MODULES += ("jobs",)
 # The audit trail of admin actions.
 BLUEPRINT_MODULES += ("audit",)
+# Forms and uploads that meet a lost session: the session probe and its landing page.
+BLUEPRINT_MODULES += ("lost_session",)
 
 
 def register_blueprints(app: Flask) -> None:
@@ -50,11 +53,23 @@ def register_blueprints(app: Flask) -> None:
 
     app.add_template_global(may_see_grades)
 
+    from ndcg_labeler.views import lost_session
+
+    lost_session.register(app)
+
     @app.before_request
-    def require_login() -> Response | None:
+    def require_login() -> Any:
         endpoint = request.endpoint or ""
         if endpoint in PUBLIC_ENDPOINTS or endpoint.startswith("api."):
             return None
-        if not current_user.is_authenticated:
-            return redirect(url_for("auth.login", next=request.full_path.rstrip("?")))
-        return None
+        if current_user.is_authenticated:
+            return None
+        if endpoint == "auth.logout":
+            return redirect(url_for("auth.login"))  # signed out already: nothing to keep
+        labeling_fetch = request.accept_mimetypes.best == "application/json"
+        if lost_session.wants_json() or (request.method != "GET" and not labeling_fetch):
+            # A form or a script meeting a signed-out session: say so, keep the entries.
+            return lost_session.signed_out()
+        # A page view (back after sign-in), or the labeling page's fetch, which keeps its
+        # unsent answers itself and reads this redirect as "signed out".
+        return redirect(url_for("auth.login", next=request.full_path.rstrip("?")))

@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from flask import Blueprint, abort, g, jsonify, request, url_for
+from flask import Blueprint, abort, current_app, g, jsonify, request, url_for
 from werkzeug.wrappers import Response
 
 from ndcg_labeler import throttle
@@ -23,6 +23,7 @@ from ndcg_labeler.models import Judge, Run, TestSet
 from ndcg_labeler.services import (
     ServiceError,
     accounts,
+    checklist,
     comparison,
     gate,
     imports,
@@ -196,6 +197,14 @@ def list_runs(test_set: str) -> Response:
     """The test set's runs."""
     found = _test_set(test_set)
     return jsonify(runs=[_run_json(run) for run in runs.list_runs(found)])
+
+
+@bp.get("/testsets/<test_set>/status")
+def status(test_set: str) -> Response:
+    """The test set's checklist and the next action for the token's owner."""
+    found = _test_set(test_set)
+    limit = current_app.config["NDCG_POOL_JOB_PAIRS"]
+    return jsonify(checklist.checklist(found, g.api_user, limit).to_json())
 
 
 @bp.post("/testsets/<test_set>/runs")

@@ -31,6 +31,7 @@ from ndcg_labeler.extensions import db
 from ndcg_labeler.forms.auth import ChangePasswordForm, LoginForm, PreferencesForm
 from ndcg_labeler.models import User
 from ndcg_labeler.services import ServiceError, accounts, sso
+from ndcg_labeler.views import lost_session
 from ndcg_labeler.web_extensions import login_manager
 
 bp = Blueprint("auth", __name__)
@@ -59,9 +60,17 @@ def _safe_next(target: str | None) -> str:
     return url_for("main.index")
 
 
+def login_page(message: str) -> str:
+    """The login form with a message, the username kept (after a lost CSRF token)."""
+    form = LoginForm(formdata=None, username=request.form.get("username", ""))
+    form.username.errors = [message]
+    return _login_form(form)
+
+
 @bp.route("/login", methods=["GET", "POST"])
 def login() -> str | Response:
-    """Show and check the login form."""
+    """Show and check the login form; a sign-in that carries a lost form's entries (the
+    resume page's) shows them to send again."""
     if current_user.is_authenticated:
         return redirect(url_for("main.index"))
     form = LoginForm()
@@ -79,11 +88,23 @@ def login() -> str | Response:
             flash("Unknown username or wrong password.", "error")
         else:
             login_user(user, remember=bool(form.remember.data))
+            if "resume_fields" in request.form:
+                path = _safe_next(request.form.get("resume_path"))
+                return lost_session.resume_after_login(request.form["resume_fields"], path)
             return redirect(_safe_next(request.args.get("next")))
+    if "resume_fields" in request.form:
+        # A failed sign-in from the resume page keeps the lost form's entries on that page.
+        path = _safe_next(request.form.get("resume_path"))
+        return lost_session.resume_after_login(request.form["resume_fields"], path)
+    return _login_form(form)
+
+
+def _login_form(form: LoginForm) -> str:
+    """The login page: the password form (unless switched off) and single sign-on's button."""
     return render_template(
         "auth/login.html",
         form=form,
-        local_login=local,
+        local_login=current_app.config["NDCG_LOCAL_LOGIN"],
         sso_name=current_app.config["NDCG_OIDC_NAME"] if sso.enabled() else None,
         next=request.args.get("next"),
     )

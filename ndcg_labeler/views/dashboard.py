@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import Blueprint, abort, jsonify, render_template, request
+from flask import Blueprint, abort, current_app, jsonify, render_template, request
 from flask_login import current_user
 from werkzeug.wrappers import Response
 
 from ndcg_labeler.models import TestSet
-from ndcg_labeler.services import ServiceError, dashboard, judges, live, ppi
+from ndcg_labeler.services import ServiceError, checklist, dashboard, judges, live, ppi
 from ndcg_labeler.views import figures
 from ndcg_labeler.views._scoring import run_or_404, score_options
 from ndcg_labeler.views.access import get_test_set_or_404, require_grades_visible
@@ -91,8 +91,12 @@ def _overview_context(test_set_id: int) -> dict[str, object]:
 
 @bp.get("/")
 def overview(test_set_id: int) -> str:
-    """Every run's mean NDCG@k, what the mean covers, judged@k, and the labeling progress."""
-    return render_template("dashboard/overview.html", **_overview_context(test_set_id))
+    """Every run's mean NDCG@k, what the mean covers, judged@k, and the labeling progress,
+    under the test set's checklist (its state and the next action)."""
+    context = _overview_context(test_set_id)
+    limit = current_app.config["NDCG_POOL_JOB_PAIRS"]
+    found = checklist.checklist(context["test_set"], current_user, limit)  # type: ignore[arg-type]
+    return render_template("dashboard/overview.html", checklist=found, **context)
 
 
 @bp.get("/_overview")

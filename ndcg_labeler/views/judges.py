@@ -1,5 +1,5 @@
-"""Machine judges in the browser: define judges (admins), run one, read its calibration, and
-draw its audit sample of queries."""
+"""Machine judges in the browser: define judges (admins), run one, read its calibration, draw
+its audit sample of queries, archive, restore or delete one, ask one again."""
 
 from __future__ import annotations
 
@@ -7,7 +7,14 @@ from flask import Blueprint, abort, flash, redirect, render_template, url_for
 from flask_login import current_user
 from werkzeug.wrappers import Response
 
-from ndcg_labeler.forms.judges import AuditSampleForm, JudgeForm, RunJudgeForm
+from ndcg_labeler.forms.judges import (
+    AskAgainForm,
+    AuditSampleForm,
+    DeleteJudgeForm,
+    JudgeForm,
+    JudgeStateForm,
+    RunJudgeForm,
+)
 from ndcg_labeler.models import Judge, TestSet
 from ndcg_labeler.services import ServiceError, jobs, judges, paginate
 from ndcg_labeler.views._scoring import page_arg
@@ -49,6 +56,8 @@ def index() -> str | Response:
     return render_template(
         "judges/index.html",
         judges=judges.list_judges(),
+        archived=judges.list_archived(),
+        state_form=JudgeStateForm(),
         form=form,
         default_template=judges.DEFAULT_TEMPLATE,
     )
@@ -60,7 +69,10 @@ def for_test_set(test_set_id: int) -> str:
     """The judges, each linking to its calibration on this test set."""
     test_set = get_test_set_or_404(test_set_id)
     return render_template(
-        "judges/for_test_set.html", test_set=test_set, judges=judges.list_judges()
+        "judges/for_test_set.html",
+        test_set=test_set,
+        judges=judges.list_judges(),
+        archived=judges.list_archived(),
     )
 
 
@@ -140,5 +152,65 @@ def _calibration_page(
         audited_qids=set(audit.audited),
         empty_qids=set(audit.no_pairs),
         audit_form=audit_form,
+        again_form=AskAgainForm(),
+        state_form=JudgeStateForm(),
         references=judges.REFERENCES,
+    )
+
+
+@bp.post("/testsets/<int:test_set_id>/judges/<int:judge_id>/again")
+@admin_required
+def ask_again(test_set_id: int, judge_id: int) -> Response:
+    """Ask the judge again about answers it gave under its current prompt (a background job)."""
+    test_set = get_test_set_or_404(test_set_id)
+    judge = judges.get_judge(judge_id) or abort(404)
+    form = AskAgainForm()
+    back = url_for("judges.calibration", test_set_id=test_set.id, judge_id=judge.id)
+    if not form.validate_on_submit():
+        flash("Choose which answers to ask again.", "error")
+        return redirect(back)
+    job = jobs.enqueue_judge(test_set, judge.id, f"again:{form.which.data}", current_user)
+    flash(f"{judge.name} is asked again in the background: follow it here.", "info")
+    return redirect(url_for("jobs.show", job_id=job.id))
+
+
+@bp.post("/judges/<int:judge_id>/archive")
+@admin_required
+def archive(judge_id: int) -> Response:
+    """Archive a judge: gone from the label lists, its answers kept."""
+    judge = judges.get_judge(judge_id) or abort(404)
+    if JudgeStateForm().validate_on_submit() and judges.archive_judge(judge, current_user):
+        flash(f"Judge {judge.name} archived: its answers are kept.", "success")
+    return redirect(url_for("judges.index"))
+
+
+@bp.post("/judges/<int:judge_id>/restore")
+@admin_required
+def restore(judge_id: int) -> Response:
+    """Take a judge out of the archive."""
+    judge = judges.get_judge(judge_id) or abort(404)
+    if JudgeStateForm().validate_on_submit() and judges.restore_judge(judge, current_user):
+        flash(f"Judge {judge.name} restored.", "success")
+    return redirect(url_for("judges.index"))
+
+
+@bp.route("/judges/<int:judge_id>/delete", methods=["GET", "POST"])
+@admin_required
+def delete(judge_id: int) -> str | Response:
+    """Ask for the judge's name, then delete it with its machine labels (audited)."""
+    judge = judges.get_judge(judge_id) or abort(404)
+    form = DeleteJudgeForm()
+    if form.validate_on_submit():
+        if (form.confirm.data or "").strip() != judge.name:
+            form.confirm.errors.append(f"type {judge.name} exactly to delete this judge")
+        else:
+            gone = judges.delete_judge(judge, current_user)
+            flash(
+                f"Judge {gone['judge']} deleted with its {gone['machine_labels']} machine "
+                "label(s).",
+                "success",
+            )
+            return redirect(url_for("judges.index"))
+    return render_template(
+        "judges/delete.html", judge=judge, form=form, labels=judges.label_count(judge)
     )

@@ -12,7 +12,7 @@ from werkzeug.wrappers import Response
 from ndcg_labeler.extensions import db
 from ndcg_labeler.forms.labeling import LabelForm, ShortcutsForm
 from ndcg_labeler.models import Chunk, Pair, Query, TestSet
-from ndcg_labeler.services import ServiceError, judges, labeling
+from ndcg_labeler.services import ServiceError, checklist, judges, labeling
 from ndcg_labeler.views.access import get_test_set_or_404
 
 bp = Blueprint("labeling", __name__, url_prefix="/test-sets/<int:test_set_id>")
@@ -55,6 +55,8 @@ def next_pair(test_set_id: int) -> str | Response:
         progress=labeling.progress(test_set, current_user),
         previous=labeling.previous_pair(test_set, current_user),
         queries=labeling.answered_queries(test_set, current_user),
+        # What is missing and who can fix it, when there is nothing to label at all.
+        checklist=checklist.checklist(test_set, current_user, 0),
     )
 
 

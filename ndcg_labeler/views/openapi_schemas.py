@@ -108,6 +108,39 @@ SCHEMAS: dict[str, Any] = {
             "report": {"type": ["object", "null"], "description": "Upload validation report."},
         },
     },
+    "Checklist": {
+        "type": "object",
+        "description": "The test set's checklist for the token's owner (`flask testset status`).",
+        "required": ["steps", "next_action", "blocked", "admins"],
+        "properties": {
+            "steps": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "required": ["key", "done", "state", "optional"],
+                    "properties": {
+                        "key": {
+                            "type": "string",
+                            "enum": ["queries", "corpus", "runs", "pool", "labels", "judges"],
+                        },
+                        "done": {"type": "boolean"},
+                        "state": {"type": "string", "description": "The state in words."},
+                        "optional": {"type": "boolean"},
+                    },
+                },
+            },
+            "next_action": {
+                "type": ["object", "null"],
+                "required": ["key", "text"],
+                "properties": {"key": {"type": "string"}, "text": {"type": "string"}},
+            },
+            "blocked": {
+                "type": ["string", "null"],
+                "description": "For a person who cannot act: what is missing, who can fix it.",
+            },
+            "admins": {"type": "array", "items": {"type": "string"}},
+        },
+    },
     "RunList": {
         "type": "object",
         "required": ["runs"],

@@ -232,6 +232,14 @@ PATHS: dict[str, Any] = {
             },
         },
     },
+    "/api/testsets/{test_set}/status": {
+        "parameters": [TEST_SET],
+        "get": {
+            "operationId": "testSetStatus",
+            "summary": "The test set's checklist and the next action for the token's owner.",
+            "responses": {"200": _json(ref("Checklist"), "The checklist."), **_errors(401, 404)},
+        },
+    },
     "/api/testsets/{test_set}/runs/{run}/scores": {
         "parameters": [TEST_SET, RUN],
         "get": {

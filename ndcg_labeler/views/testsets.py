@@ -6,7 +6,7 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from flask import Blueprint, flash, redirect, render_template, request, url_for
+from flask import Blueprint, current_app, flash, redirect, render_template, request, url_for
 from flask_login import current_user
 from werkzeug.datastructures import FileStorage
 from werkzeug.wrappers import Response
@@ -20,7 +20,7 @@ from ndcg_labeler.forms.testsets import (
     TestSetCreateForm,
 )
 from ndcg_labeler.models import TestSet
-from ndcg_labeler.services import ServiceError, imports, jobs, labeling, testsets
+from ndcg_labeler.services import ServiceError, checklist, imports, jobs, labeling, testsets
 from ndcg_labeler.views._scoring import page_arg
 from ndcg_labeler.views.access import admin_required, get_test_set_or_404
 
@@ -52,6 +52,9 @@ def show(test_set_id: int) -> str:
     return render_template(
         "testsets/show.html",
         test_set=test_set,
+        checklist=checklist.checklist(
+            test_set, current_user, current_app.config["NDCG_POOL_JOB_PAIRS"]
+        ),
         summary=testsets.summary(test_set),
         progress=labeling.progress(test_set, current_user),
         labeling_url=url_for("labeling.next", test_set_id=test_set.id),

@@ -53,8 +53,55 @@
       if (submit) submit.disabled = false;
     }
 
-    form.addEventListener("submit", (event) => {
-      event.preventDefault();
+    // After a lost session (signed out in another tab, cookie gone), the chosen file stays
+    // selected; once /session says this browser is signed in again, the upload is re-sent
+    // with the new token, on its own.
+    let waiting = null;
+    function signedInAgain() {
+      return fetch("/session", { headers: { Accept: "application/json" }, cache: "no-store" })
+        .then((r) => r.json())
+        .then((state) => {
+          if (!state.signed_in) return false;
+          form.querySelectorAll("input[name=csrf_token]").forEach((input) => { input.value = state.csrf_token; });
+          const meta = document.querySelector("meta[name=csrf-token]");
+          if (meta) meta.content = state.csrf_token;
+          return true;
+        })
+        .catch(() => false);
+    }
+    function resumeWhenSignedIn() {
+      if (waiting) return;
+      const check = () => signedInAgain().then((ok) => {
+        if (!ok || !waiting) return;
+        window.clearInterval(waiting);
+        window.removeEventListener("focus", check);
+        waiting = null;
+        status.textContent = "Signed in again: sending your upload again…";
+        send();
+      });
+      waiting = window.setInterval(check, 2000);
+      window.addEventListener("focus", check);
+    }
+    function lost(data) {
+      const item = { field: null, label: "Upload", errors: [data.message] };
+      finish([item]);
+      const summary = errorsBox.querySelector(".error-summary");
+      if (!data.signed_in && summary) {
+        const p = document.createElement("p");
+        const link = document.createElement("a");
+        link.href = data.login;
+        link.target = "_blank";
+        link.rel = "noopener";
+        link.id = "upload-sign-in";
+        link.textContent = "Sign in again (opens a new tab)";
+        p.append(link, " — your file stays chosen here and is sent as soon as you are signed in.");
+        summary.appendChild(p);
+      }
+      if (data.signed_in) signedInAgain().then((ok) => { if (ok) send(); });
+      else resumeWhenSignedIn();
+    }
+
+    function send() {
       const xhr = new XMLHttpRequest();
       xhr.open("POST", form.getAttribute("action") || window.location.href);
       xhr.setRequestHeader("X-Requested-With", "XMLHttpRequest");
@@ -79,6 +126,8 @@
         }
         if (data && data.ok) {
           window.location.assign(data.redirect);
+        } else if (data && data.error === "session") {
+          lost(data);
         } else if (data && data.errors) {
           finish(data.errors);
         } else {
@@ -93,6 +142,15 @@
       box.hidden = false;
       if (submit) submit.disabled = true;
       xhr.send(new FormData(form));
+    }
+
+    form.addEventListener("submit", (event) => {
+      event.preventDefault();
+      if (waiting) {
+        window.clearInterval(waiting);
+        waiting = null;
+      }
+      send();
     });
   }
 

@@ -163,7 +163,9 @@ def test_access(app: Flask, client: FlaskClient, auth, annotator_id: int, dash: 
     fragment = _page(dash, query_id, suffix="_detail")
     for url in (page, fragment):
         assert client.get(url).status_code == 302  # anonymous: to the login page
-    assert client.post(post, data={"chunk_id": y, "grade": 1}).status_code == 302
+    assert (
+        client.post(post, data={"chunk_id": y, "grade": 1}).status_code == 401
+    )  # kept, signed out
     auth.login("ann")
     for url in (page, fragment):
         assert client.get(url).status_code == 404  # not a member

@@ -115,7 +115,7 @@ def test_page_is_for_admins_and_adds_on_post(
 ) -> None:
     url = dash.url("/pool/")
     assert client.get(url).status_code == 302  # anonymous: to the login page
-    assert client.post(url, data={"depth": 3}).status_code == 302
+    assert client.post(url, data={"depth": 3}).status_code == 401  # a sign-in keeping it
     auth.login("ann")
     assert client.get(url).status_code == 403  # not a member, and not an admin
     grant(app, dash.test_set_id, annotator_id)

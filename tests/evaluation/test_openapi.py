@@ -125,6 +125,7 @@ def test_schemathesis_finds_no_server_error_and_no_schema_violation(app: Flask) 
             "media_type": "multipart/form-data",
         },
         "GET /api/testsets/{test_set}/runs": {"path_parameters": {"test_set": "demo"}},
+        "GET /api/testsets/{test_set}/status": {"path_parameters": {"test_set": "demo"}},
         "GET /api/testsets/{test_set}/runs/{run}/scores": {
             "path_parameters": {"test_set": "demo", "run": "A"},
             "query": {"k": 3},

@@ -56,7 +56,8 @@ def test_anonymous_is_sent_to_login(client: FlaskClient, member):
         response = client.get(url)
         assert response.status_code == 302 and "/login" in response.headers["Location"]
     response = client.post(_pair_url(member, 0), data={"grade": "2"})
-    assert response.status_code == 302 and "/login" in response.headers["Location"]
+    # Not redirected, which would drop the grade: a sign-in page that keeps it (401).
+    assert response.status_code == 401 and b'id="resume-login"' in response.data
 
 
 def test_non_member_gets_404_everywhere(app: Flask, client: FlaskClient, auth, member):

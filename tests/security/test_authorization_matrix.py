@@ -121,6 +121,7 @@ ROUTES = {
     "api.list_runs": API,
     "api.upload": API,
     "api.scores": API,
+    "api.status": API,
     "api.gate_check": API,
     "api.compare": API,
     "api.audit_sample": API,
@@ -138,8 +139,14 @@ ROUTES = {
     "judges.for_test_set": ADMIN,
     "judges.calibration": ADMIN,
     "judges.audit_sample": ADMIN,
+    "judges.ask_again": ADMIN,
+    "judges.archive": ADMIN,
+    "judges.restore": ADMIN,
+    "judges.delete": ADMIN,
     "endpoints.index": ADMIN,
     "endpoints.show": ADMIN,
+    "lost_session.session_state": PUBLIC,
+    "lost_session.signed_in": LOGIN,
 }
 # Query strings some GETs need to answer 200 (they are not about access).
 QUERY = {"compare.stats_fragment": "?stats=1"}
@@ -223,6 +230,8 @@ def _outcome(response) -> str:
     location = response.headers.get("Location", "")
     if code == 302 and location.startswith("/login"):
         return "login"
+    if code == 401 and b'id="resume-login"' in response.data:
+        return "login"  # a form's POST signed out: a sign-in that keeps the entries
     if code in DENIED:
         return str(code)
     if code >= 500:

@@ -48,10 +48,12 @@ def _beir_files() -> dict[str, tuple[bytes, str]]:
 @pytest.mark.parametrize("route", ALL_ROUTES)
 def test_anonymous_is_sent_to_login(app: Flask, client: FlaskClient, route: str) -> None:
     ts = make_test_set(app)
-    for method in (client.get, client.post):
-        response = method(route.format(id=ts))
-        assert response.status_code == 302
-        assert response.headers["Location"].startswith("/login")
+    response = client.get(route.format(id=ts))
+    assert response.status_code == 302
+    assert response.headers["Location"].startswith("/login")
+    # A form's POST is not redirected (its entries would be lost): a sign-in that keeps them.
+    posted = client.post(route.format(id=ts))
+    assert posted.status_code == 401 and b'id="resume-login"' in posted.data
 
 
 @pytest.mark.parametrize("route", VIEW_ROUTES)
@@ -278,13 +280,16 @@ def test_start_labeling_link(app: Flask, as_admin: FlaskClient) -> None:
     ts = make_test_set(app)
     _upload(as_admin, ts, **_beir_files())
     page = as_admin.get(f"/test-sets/{ts}").get_data(as_text=True)
-    assert f'<a class="button primary" href="/test-sets/{ts}/label">Start labeling</a>' in page
+    # The checklist's next action: labeling, with what is left of the pool.
+    link = f'<a class="button primary" id="next-action" href="/test-sets/{ts}/label">'
+    assert f"{link}Start labeling: " in page
 
 
 def test_no_start_labeling_without_pairs(app: Flask, as_admin: FlaskClient) -> None:
     ts = make_test_set(app)
     page = as_admin.get(f"/test-sets/{ts}").get_data(as_text=True)
-    assert "Start labeling" not in page and "No pairs to judge yet." in page
+    assert "Start labeling" not in page
+    assert "Import the queries and the corpus</a>" in page  # the checklist's next action
 
 
 def test_settings_of_a_0_to_4_scale_has_five_grades(app: Flask, as_admin: FlaskClient) -> None:

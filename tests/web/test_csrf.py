@@ -22,4 +22,7 @@ def test_post_without_token_is_rejected(tmp_path: Path, sqlite_template: Path) -
     client = app.test_client()
     response = client.post("/login", data={"username": "admin", "password": "whatever-pw"})
     assert response.status_code == 400
-    assert b"CSRF" in response.data
+    # Refused, in words, on the login form itself (no bare "400 · CSRF token missing").
+    page = response.get_data(as_text=True)
+    assert "Your session ended (its cookie is gone or no longer valid). Sign in again." in page
+    assert 'value="admin"' in page and "whatever-pw" not in page

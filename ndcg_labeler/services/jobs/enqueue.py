@@ -62,11 +62,17 @@ def enqueue_upload(
 
 
 def enqueue_judge(test_set: TestSet, judge_id: int, pairs: str, user: User | None) -> Job:
-    """A background run of a machine judge over `pairs` (unjudged|all|human|sample:N)."""
+    """A background run of a machine judge over `pairs` (unjudged|all|human|sample:N, or
+    again:STATUSES to ask answered pairs afresh)."""
     judge = judges_service.get_judge(judge_id)
     if judge is None:
         raise ServiceError("unknown judge")
-    judges_service.select_pairs(test_set, pairs)  # refuse a bad choice now, not in the worker
+    # Refuse a bad choice now, not in the worker.
+    if pairs.startswith("again:"):
+        if pairs.removeprefix("again:") not in judges_service.AGAIN_CHOICES:
+            raise ServiceError(f"ask again: choose {', '.join(judges_service.AGAIN_CHOICES)}")
+    else:
+        judges_service.select_pairs(test_set, pairs)
     # The worker has no request to tell the app's own address by: the queuing request's names.
     params = {"judge_id": judge.id, "judge": judge.name, "pairs": pairs}
     params["own"] = outbound.own_names()

@@ -14,10 +14,19 @@ from .catalog import (
     require_judge,
 )
 from .client import RateLimiter
+from .lifecycle import (
+    AGAIN_CHOICES,
+    archive_judge,
+    delete_judge,
+    label_count,
+    list_archived,
+    restore_judge,
+)
 from .prompts import DEFAULT_TEMPLATE, TemplateRefused
 from .runner import run_judge, select_pairs
 
 __all__ = [
+    "AGAIN_CHOICES",
     "DEFAULT_MAX_TOKENS",
     "DEFAULT_TEMPLATE",
     "MAX_CONCURRENCY",
@@ -30,14 +39,19 @@ __all__ = [
     "RateLimiter",
     "TemplateRefused",
     "add_judge",
+    "archive_judge",
     "audit_state",
+    "delete_judge",
     "draw_audit",
     "draw_order",
     "get_judge",
     "judge_agreement",
+    "label_count",
     "labels_of",
+    "list_archived",
     "list_judges",
     "require_judge",
+    "restore_judge",
     "run_judge",
     "select_pairs",
     "suggestions",

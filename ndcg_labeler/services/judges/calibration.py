@@ -16,6 +16,7 @@ from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Chunk, Judge, MachineJudgment, Pair, Query, TestSet
 from ndcg_labeler.scoring import calibrate, kendall_tau
 from ndcg_labeler.services import live, runs
+from ndcg_labeler.services.judges import guards
 from ndcg_labeler.services.judges.prompts import prompt_version
 
 # Published reference points, shown next to our figures.
@@ -42,7 +43,8 @@ def machine_labels(test_set: TestSet, judge: Judge, sha: str) -> dict[tuple[str,
 
 
 def judge_agreement(test_set: TestSet, judge: Judge, k: int = 10) -> dict[str, Any]:
-    """The calibration figures (what `flask judges agreement --json` prints)."""
+    """The calibration figures (what `flask judges agreement --json` prints); a figure below
+    its stated minimum (guards.py) is null, and kept with its reason under "withheld"."""
     sha = prompt_version(judge.prompt_template)
     db.session.commit()
     human = live.scoring_qrels(test_set)
@@ -52,7 +54,7 @@ def judge_agreement(test_set: TestSet, judge: Judge, k: int = 10) -> dict[str, A
         for key, grade in machine.items()
         if key[1] in human.get(key[0], {})
     )
-    found = calibrate(
+    found_pairs = calibrate(
         [h for _, h, _ in paired],
         [m for _, _, m in paired],
         test_set.scale_max,
@@ -60,28 +62,33 @@ def judge_agreement(test_set: TestSet, judge: Judge, k: int = 10) -> dict[str, A
     )
     rows = []
     for run in runs.list_runs(test_set):
-        people = live.score_run(run, live.ScoreOptions(k=k)).mean_ndcg
+        people = live.score_run(run, live.ScoreOptions(k=k))
         by_judge = live.score_run(run, live.ScoreOptions(k=k, labels=f"machine:{judge.name}"))
-        rows.append(
-            {"run": run.name, "human_mean_ndcg": people, "machine_mean_ndcg": by_judge.mean_ndcg}
-        )
-    usable = [
-        r for r in rows if r["human_mean_ndcg"] is not None and r["machine_mean_ndcg"] is not None
-    ]
-    tau = kendall_tau(
-        [r["human_mean_ndcg"] for r in usable], [r["machine_mean_ndcg"] for r in usable]
-    )
-    return {
+        rows.append(guards.run_row(run.name, people, by_judge, k))
+    human_means, machine_means, enough = guards.tau_runs(rows)
+    found: dict[str, Any] = {
         "judge": judge.name,
         "prompt_version": sha,
-        "pairs": found.pairs,
-        "kappa_quadratic": found.kappa_quadratic,
-        "kappa_binary": found.kappa_binary,
-        "confusion": found.confusion,
-        "mean_difference": found.mean_difference,
+        "pairs": found_pairs.pairs,
+        "kappa_quadratic": found_pairs.kappa_quadratic,
+        "kappa_binary": found_pairs.kappa_binary,
+        "confusion": found_pairs.confusion,
+        "mean_difference": found_pairs.mean_difference,
         "runs": rows,
-        "kendall_tau": tau,
+        "kendall_tau": kendall_tau(human_means, machine_means),
+        "k": k,
+        "minimums": guards.minimums(),
+        "withheld": {},
     }
+    guards.guard_pairs(found)
+    if not enough and found["kendall_tau"] is not None:
+        guards.withhold(
+            found,
+            "kendall_tau",
+            f"from {len(human_means)} run(s) with both means; at least {guards.MIN_RUNS} runs "
+            "whose two means are shown are needed",
+        )
+    return found
 
 
 def labels_of(test_set: TestSet, judge: Judge) -> sa.Select[Any]:
@@ -109,7 +116,8 @@ def labels_of(test_set: TestSet, judge: Judge) -> sa.Select[Any]:
 
 def suggestions(test_set: TestSet, pair: Pair) -> list[tuple[str, int]]:
     """(judge name, grade) of each judge's latest readable grade of the pair, for annotators;
-    empty unless the test set shows machine suggestions (off by default: they anchor people)."""
+    empty unless the test set shows machine suggestions (off by default: they anchor people).
+    Archived judges suggest nothing."""
     if not test_set.show_machine_suggestions:
         return []
     rows = db.session.execute(
@@ -119,6 +127,7 @@ def suggestions(test_set: TestSet, pair: Pair) -> list[tuple[str, int]]:
             MachineJudgment.query_id == pair.query_id,
             MachineJudgment.chunk_id == pair.chunk_id,
             MachineJudgment.status == "labeled",
+            Judge.archived_at.is_(None),
         )
         .order_by(MachineJudgment.id)
     )

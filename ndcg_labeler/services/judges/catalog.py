@@ -19,9 +19,12 @@ MAX_CONCURRENCY = 64  # requests in flight
 MAX_TIMEOUT = 600  # seconds per request
 
 
-def list_judges() -> list[Judge]:
-    """Every judge, by name."""
-    return list(db.session.scalars(sa.select(Judge).order_by(Judge.name)))
+def list_judges(*, archived: bool = False) -> list[Judge]:
+    """The judges in use, by name; with `archived`, the archived ones too."""
+    stmt = sa.select(Judge).order_by(Judge.name)
+    if not archived:
+        stmt = stmt.where(Judge.archived_at.is_(None))
+    return list(db.session.scalars(stmt))
 
 
 def require_judge(name: str) -> Judge:

@@ -1,9 +1,11 @@
 """Running a judge over a test set's pairs: pick the pairs, ask in parallel, store each answer.
 
 Resumable: pairs this judge already answered under the same prompt version are skipped
-(failed ones are asked again). One pair's failure (timeout, refusal, unreadable answer) is
-recorded and the run goes on. Threads only talk HTTP; the database is written by the caller's
-thread, in batches, each batch committed (a cut-off run keeps what it got).
+(failed ones are asked again), unless the run asks again (`again:STATUSES`, lifecycle.py):
+then the chosen answers are asked afresh and replaced. One pair's failure (timeout, refusal,
+unreadable answer) is recorded and the run goes on. Threads only talk HTTP; the database is
+written by the caller's thread, in batches, each batch committed (a cut-off run keeps what it
+got).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from ndcg_labeler.models import Chunk, Judge, Judgment, MachineJudgment, Pair, Q
 from ndcg_labeler.services import ServiceError, outbound
 from ndcg_labeler.services._db import insert_if_absent
 from ndcg_labeler.services.judges.client import Answer, JudgeConfig, RateLimiter, ask
+from ndcg_labeler.services.judges.lifecycle import again_statuses, answered_pairs
 from ndcg_labeler.services.judges.prompts import (
     PromptRenderer,
     TemplateRefused,
@@ -184,13 +187,19 @@ def run_judge(
 ) -> RunReport:
     """Ask the judge about the chosen pairs (skipping those answered before); a report.
 
+    `which`: a select_pairs choice, or `again:STATUSES` (all, failed, unparsed,
+    failed,unparsed): the pairs answered so under this prompt version, asked afresh.
     `own`: the app's 'host:port' names as the request that queued a job saw them."""
     started = time.monotonic()
     sha = prompt_version(judge.prompt_template)
     db.session.commit()
-    chosen = select_pairs(test_set, which)
-    answered = _answered(judge, sha, test_set.id)
-    todo = [pair for pair in chosen if pair not in answered]
+    if which.startswith("again:"):
+        chosen = answered_pairs(test_set.id, judge, sha, again_statuses(which))
+        todo = list(chosen)
+    else:
+        chosen = select_pairs(test_set, which)
+        answered = _answered(judge, sha, test_set.id)
+        todo = [pair for pair in chosen if pair not in answered]
     report = RunReport(judge.name, sha, len(chosen), skipped=len(chosen) - len(todo))
     queries = {
         q.id: q

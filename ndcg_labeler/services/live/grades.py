@@ -226,14 +226,17 @@ def sorted_records(qrels: Qrels) -> Iterator[QrelRecord]:
             yield QrelRecord(qid, docid, docs[docid])
 
 
-def machine_version(test_set_id: int, labels: str) -> int:
-    """The judge's newest answer id in the test set: what versions machine labels, which carry
-    no judgment events."""
+def machine_version(test_set_id: int, labels: str) -> str:
+    """The judge's creation time and newest answer id in the test set: what versions machine
+    labels, which carry no judgment events. The time tells a judge deleted and defined again
+    under its name apart (SQLite may hand the new one's answers the old ids again)."""
     judge = judge_id(labels)
     newest = sa.select(sa.func.max(MachineJudgment.id)).where(
         MachineJudgment.test_set_id == test_set_id, MachineJudgment.judge_id == judge
     )
-    return int(db.session.scalar(newest) or 0)
+    created = db.session.scalar(sa.select(Judge.created_at).where(Judge.id == judge))
+    stamp = int(created.timestamp() * 1_000_000) if created is not None else 0
+    return f"{stamp}.{int(db.session.scalar(newest) or 0)}"
 
 
 # Event ids come from one counter shared by all test sets; on PostgreSQL a transaction may

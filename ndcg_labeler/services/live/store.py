@@ -197,10 +197,11 @@ def _upsert_newer(dialect: str, values: dict[str, object]) -> sa.Insert:
 
 
 def _drop_older_machine_rows(connection: sa.Connection, state: ScoreState) -> None:
-    """With machine labels the key ends in "@<the judge's newest answer id>": the rows of the
-    judge's earlier answers will never be read again."""
+    """With machine labels the key ends in "@<the judge's creation time>.<its newest answer
+    id>" (grades.machine_version): the rows of the judge's earlier answers will never be read
+    again."""
     base, at, version = state.settings.rpartition("@")
-    if not (at and version.isdigit()):
+    if not (at and version.replace(".", "", 1).isdigit()):
         return
     table = RunScore.__table__
     connection.execute(
