@@ -110,7 +110,7 @@ def _mean_json(run: Run) -> dict[str, Any]:
         "k": result.k,
         "mean_ndcg": result.mean_ndcg,
         **result.interval_json(),
-        "queries_in_mean": result.queries_in_mean,
+        **result.means_json(),
     }
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ndcg_labeler.services import live
+
 NUMBER_OR_NULL = {"type": ["number", "null"]}
 OUTCOME = {"type": "string", "enum": ["pass", "fail", "inconclusive"]}
 _REF = "#/components/schemas/"
@@ -69,6 +71,41 @@ INTERVAL = {
     },
 }
 
+# Which queries each mean covers, and trec_eval's `all` beside ours (RunScores.means_json).
+MEANS_KEYS = [
+    "queries_in_mean",
+    "queries_undefined",
+    "queries_missing",
+    "mean_trec_all",
+    "queries_trec_all",
+]
+MEANS = {
+    "queries_in_mean": {
+        "type": "integer",
+        "description": "Queries `mean_ndcg` covers: those with a defined NDCG@k.",
+    },
+    "queries_undefined": {
+        "type": "integer",
+        "description": "Test-set queries with no relevant judged chunk (IDCG@k = 0): no "
+        "NDCG, left out of `mean_ndcg`.",
+    },
+    "queries_missing": {
+        "type": "integer",
+        "description": "Test-set queries the run has no ranking for (they score 0 in "
+        "`mean_ndcg` where defined).",
+    },
+    "mean_trec_all": {
+        **NUMBER_OR_NULL,
+        "description": "trec_eval's `all` value of ndcg_cut_k (the export's `all` line): the "
+        "mean over the judged queries in the run, an undefined NDCG counting 0; null when "
+        "there are none.",
+    },
+    "queries_trec_all": {
+        "type": "integer",
+        "description": "Queries `mean_trec_all` covers (trec_eval's num_q).",
+    },
+}
+
 SCHEMAS: dict[str, Any] = {
     "Error": {
         "type": "object",
@@ -98,7 +135,7 @@ SCHEMAS: dict[str, Any] = {
             "k",
             "mean_ndcg",
             *INTERVAL_KEYS,
-            "queries_in_mean",
+            *MEANS_KEYS,
         ],
         "properties": {
             "id": {"type": "integer"},
@@ -118,7 +155,7 @@ SCHEMAS: dict[str, Any] = {
                 "description": "Mean NDCG@10 under the default options (`flask run list`).",
             },
             **INTERVAL,
-            "queries_in_mean": {"type": "integer"},
+            **MEANS,
             "report": {"type": ["object", "null"], "description": "Upload validation report."},
         },
     },
@@ -148,9 +185,12 @@ SCHEMAS: dict[str, Any] = {
             "k",
             "gain",
             "ideal",
+            "judged_only",
+            "aggregation",
+            "labels",
             "mean_ndcg",
             *INTERVAL_KEYS,
-            "queries_in_mean",
+            *MEANS_KEYS,
             "queries",
         ],
         "properties": {
@@ -159,9 +199,23 @@ SCHEMAS: dict[str, Any] = {
             "k": {"type": "integer"},
             "gain": {"type": "string"},
             "ideal": {"type": "string"},
-            "mean_ndcg": NUMBER_OR_NULL,
+            "judged_only": {"type": "boolean"},
+            "aggregation": {
+                "type": "string",
+                "description": "The policy that combined several people's grades of a pair.",
+            },
+            "labels": {
+                "type": "string",
+                "description": "Whose grades the scores rest on: human, machine:JUDGE or "
+                "fill:JUDGE.",
+            },
+            "mean_ndcg": {
+                **NUMBER_OR_NULL,
+                "description": "Mean NDCG@k over the queries with a defined value "
+                "(`queries_in_mean`).",
+            },
             **INTERVAL,
-            "queries_in_mean": {"type": "integer"},
+            **MEANS,
             "queries": {"type": "array", "items": _ref("QueryScore")},
         },
     },
@@ -324,6 +378,31 @@ PATHS: dict[str, Any] = {
                     "in": "query",
                     "schema": {"type": "string", "enum": ["judged", "retrieved"]},
                     "example": "judged",
+                },
+                {
+                    "name": "judged_only",
+                    "in": "query",
+                    "description": "true (or 1, on, yes): drop unjudged chunks from each "
+                    "ranking first (condensed lists).",
+                    "schema": {"type": "boolean", "default": False},
+                    "example": False,
+                },
+                {
+                    "name": "aggregation",
+                    "in": "query",
+                    "description": "How several people's grades of a pair combine "
+                    "(default: the test set's policy).",
+                    "schema": {"type": "string", "enum": list(live.policies())},
+                    "example": "median",
+                },
+                {
+                    "name": "labels",
+                    "in": "query",
+                    "description": "Whose grades: human (default), machine:JUDGE (that "
+                    "judge's only) or fill:JUDGE (human where a pair has one, the judge's "
+                    "elsewhere).",
+                    "schema": {"type": "string", "default": "human"},
+                    "example": "human",
                 },
             ],
             "responses": {

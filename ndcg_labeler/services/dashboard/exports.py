@@ -46,7 +46,7 @@ def overview_csv(overview: Overview) -> str:
     """The overview's runs table."""
     data = overview.to_json()
     keys = ("run", "mean_ndcg", "n", "ci_low", "ci_high", "ci_method", "queries_in_mean")
-    keys += ("queries", "undefined", "missing", "judged_at_k")
+    keys += ("queries", "undefined", "missing", "judged_at_k", "mean_trec_all", "queries_trec_all")
     settings = [data[name] for name in ("k", "gain", "ideal", "aggregation")]
     header = [*keys, "k", "gain", "ideal", "aggregation"]
     return to_csv(header, ([*(r[key] for key in keys), *settings] for r in data["runs"]))

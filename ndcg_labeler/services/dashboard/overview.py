@@ -111,6 +111,7 @@ class Overview:
                     "undefined": s.scores.num_undefined,
                     "missing": s.scores.num_missing,
                     "judged_at_k": s.scores.mean_judged_at_k,
+                    **s.scores.means_json(),
                 }
                 for s in self.runs
             ],
