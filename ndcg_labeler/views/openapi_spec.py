@@ -252,6 +252,7 @@ SCHEMAS: dict[str, Any] = {
             "delta",
             "delta_sd",
             "queries",
+            "paired_queries",
             "p_value",
             "p_adjusted",
             "p_noninferiority",
@@ -268,6 +269,12 @@ SCHEMAS: dict[str, Any] = {
             "delta": NUMBER_OR_NULL,
             "delta_sd": NUMBER_OR_NULL,
             "queries": {"type": "integer", "minimum": 0},
+            "paired_queries": {
+                "type": "integer",
+                "minimum": 0,
+                "description": "Queries where both runs have a defined value: the pairs the "
+                "tests use (the same number as `queries`).",
+            },
             "p_value": NUMBER_OR_NULL,
             "p_adjusted": NUMBER_OR_NULL,
             "p_noninferiority": NUMBER_OR_NULL,
@@ -301,6 +308,7 @@ SCHEMAS: dict[str, Any] = {
             "alpha",
             "outcome",
             "passed",
+            "paired_queries",
             "measures",
         ],
         "properties": {
@@ -313,6 +321,11 @@ SCHEMAS: dict[str, Any] = {
             "alpha": {"type": "number"},
             "outcome": OUTCOME,
             "passed": {"type": "boolean", "description": "outcome is pass."},
+            "paired_queries": {
+                "type": "integer",
+                "minimum": 0,
+                "description": "The fewest paired queries any measure was decided on.",
+            },
             "measures": {"type": "array", "items": _ref("GateMeasure")},
         },
     },
