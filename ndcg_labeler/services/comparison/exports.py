@@ -8,10 +8,24 @@ from ndcg_labeler.services.comparison.compare import Comparison
 from ndcg_labeler.services.dashboard import to_csv
 
 
+def compare_header(result: Comparison) -> list[str]:
+    """The CSV's columns, naming the measure and the runs: qid, query,
+    ndcg_cut_K:<run A>, ndcg_cut_K:<run B>, delta_b_minus_a."""
+    measure = f"ndcg_cut_{result.options.k}"
+    pair = result.first_pair
+    return [
+        "qid",
+        "query",
+        f"{measure}:{pair.a.name}",
+        f"{measure}:{pair.b.name}",
+        "delta_b_minus_a",
+    ]
+
+
 def compare_csv(result: Comparison) -> str:
     """Per-query NDCG@k of A and B and the difference, largest |B − A| first."""
     return to_csv(
-        ["qid", "query", "a", "b", "delta"],
+        compare_header(result),
         ([d.qid, d.text, d.a, d.b, d.delta] for d in result.deltas),
     )
 

@@ -36,7 +36,7 @@ def to_csv(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
     """A CSV document (RFC 4180 quoting, \\r\\n line ends as the csv module writes them)."""
     out = io.StringIO()
     writer = csv.writer(out)
-    writer.writerow(header)
+    writer.writerow([_cell(name) for name in header])  # a header may hold a run's name
     for row in rows:
         writer.writerow([_cell(v) for v in row])
     return out.getvalue()
