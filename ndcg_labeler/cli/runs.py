@@ -176,6 +176,13 @@ def upload(testset: str, file: str, name: str, depth: str | None, notes: str) ->
             f"The run has no ranking for {missing['count']} test-set queries; they score 0 "
             f"(e.g. {examples})."
         )
+    lacking = report.get("docids_not_in_corpus", {})
+    if lacking.get("count"):
+        examples = ", ".join(lacking["examples"])
+        click.echo(
+            f"{lacking['count']} docids ({lacking['entries']} ranked entries) are not in the "
+            f"test set's corpus; they stay in the run, unjudged (e.g. {examples})."
+        )
 
 
 def _fmt(value: float | None, width: int) -> str:

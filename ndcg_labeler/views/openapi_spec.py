@@ -156,7 +156,13 @@ SCHEMAS: dict[str, Any] = {
             },
             **INTERVAL,
             **MEANS,
-            "report": {"type": ["object", "null"], "description": "Upload validation report."},
+            "report": {
+                "type": ["object", "null"],
+                "description": "Upload validation report: lines, queries and entries read and "
+                "stored, `unknown_queries` and `missing_queries` (count, examples), and "
+                "`docids_not_in_corpus` (count, entries, examples, corpus: ranked docids no "
+                "chunk with text has; kept, unjudged).",
+            },
         },
     },
     "RunList": {
