@@ -50,7 +50,7 @@ def index() -> str | Response:
     )
 
 
-@bp.get("/testsets/<int:test_set_id>/judges/")
+@bp.get("/test-sets/<int:test_set_id>/judges/")
 @admin_required
 def for_test_set(test_set_id: int) -> str:
     """The judges, each linking to its calibration on this test set."""
@@ -60,7 +60,7 @@ def for_test_set(test_set_id: int) -> str:
     )
 
 
-@bp.route("/testsets/<int:test_set_id>/judges/<int:judge_id>", methods=["GET", "POST"])
+@bp.route("/test-sets/<int:test_set_id>/judges/<int:judge_id>", methods=["GET", "POST"])
 @admin_required
 def calibration(test_set_id: int, judge_id: int) -> str | Response:
     """A judge on one test set: calibration against people, its labels, and a run form."""

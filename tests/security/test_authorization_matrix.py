@@ -47,6 +47,7 @@ ROUTES = {
     "auth.account": LOGIN,
     "main.index": LOGIN,
     "main.favicon": PUBLIC,
+    "main.old_test_sets_address": PUBLIC,  # a 308 to /test-sets/..., which checks access
     "tokens.create": LOGIN,
     "tokens.revoke": LOGIN,
     "users.index": ADMIN,
@@ -161,6 +162,7 @@ def _extra(world: World) -> dict[str, object]:
         "job_id": world.job_id,
         "judge_id": world.judge_id,
         "name": "matrix",
+        "rest": "1/judges/",
     }
 
 
