@@ -34,6 +34,7 @@ def index() -> str | Response:
                 timeout=float(form.timeout.data or 60),
                 concurrency=form.concurrency.data or 8,
                 requests_per_minute=form.requests_per_minute.data or 0,
+                actor=current_user._get_current_object(),
             )
         except judges.TemplateRefused as exc:
             form.prompt_template.errors.append(str(exc))

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from ndcg_labeler.formats import ParsedRun
 from ndcg_labeler.models import Query, Run, RunQuery, TestSet, User
 from ndcg_labeler.scoring import permutation, rank_grouped, tie_moves
-from ndcg_labeler.services import ServiceError, live
+from ndcg_labeler.services import ServiceError, audit, live
 from ndcg_labeler.services._db import bump_versions, large_transaction
 from ndcg_labeler.services._progress import Progress, ReadProgress, no_progress, size_of
 from ndcg_labeler.services.live import RankedBuffer
@@ -202,6 +202,20 @@ def store_parsed_run(
         with large_transaction() as checkpoint:
             db.session.add(run)
             db.session.flush()
+            # With the run, in its transaction: an upload that fails leaves no event.
+            audit.record(
+                uploaded_by,
+                "run.upload",
+                "run",
+                run.id,
+                test_set_id=test_set.id,
+                name=name,
+                filename=run.filename,
+                sha256=sha256,
+                format=parsed.format,
+                queries=run.num_queries,
+                entries=run.num_entries,
+            )
             # This process has the ranked lists at hand: they are scored while they are written.
             ahead.score(run, ranked.query_ids, ranked.blobs, ranked.buffer)
             _insert_queries(run.id, ranked, progress)
