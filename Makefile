@@ -6,7 +6,7 @@ PORT ?= 5000
 WORKERS ?= 4
 export FLASK_APP := app
 
-.PHONY: run serve test docs lint format bench bench-scale setup setup-dev browser clean
+.PHONY: run dev-server serve test docs lint format bench bench-scale setup setup-dev browser clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -28,14 +28,25 @@ setup: $(VENV)/.installed
 setup-dev: $(VENV)/.installed-dev
 
 ## make run: install, migrate the SQLite database in instance/, first admin + demo, serve on :$(PORT)
-## The job worker (large imports and uploads) runs beside the web server; Ctrl-C stops both.
+## The job worker (large imports and uploads) runs beside the web server; Ctrl-C or a SIGTERM
+## to make stops both.
 run: setup
 	$(BIN)/flask db upgrade
 	$(BIN)/flask bootstrap
+	@$(MAKE) --no-print-directory dev-server
+
+## make dev-server: the web server and the job worker of `make run`, without setup or migration.
+## Both run in the background of one shell that waits for them: a shell runs no trap while a
+## foreground command runs, so a SIGTERM (which make passes to the recipe's shell) used to
+## leave `flask run` serving. Now INT or TERM stops both, and either one ending stops the other.
+dev-server:
 	@# Plain http on localhost: cookies without the Secure flag, unless you say otherwise.
 	@$(BIN)/flask jobs worker & worker=$$!; \
-	trap 'kill $$worker 2>/dev/null; wait $$worker 2>/dev/null' EXIT INT TERM; \
-	NDCG_SECURE_COOKIES=$${NDCG_SECURE_COOKIES:-0} $(BIN)/flask run --host 127.0.0.1 --port $(PORT)
+	NDCG_SECURE_COOKIES=$${NDCG_SECURE_COOKIES:-0} $(BIN)/flask run --host 127.0.0.1 --port $(PORT) & \
+	server=$$!; \
+	stop() { kill $$server $$worker 2>/dev/null; wait $$server $$worker 2>/dev/null; }; \
+	trap 'stop; exit 130' INT; trap 'stop; exit 143' TERM; \
+	wait $$server; status=$$?; stop; exit $$status
 
 ## make serve: production: gunicorn with $(WORKERS) workers plus the job worker (docs/operator-guide).
 serve: setup

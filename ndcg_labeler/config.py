@@ -101,6 +101,8 @@ def from_environment(instance_path: str) -> dict[str, Any]:
             or os.environ.get("TEAM_CACHE_INLINE_MAX")
             or FIGURES_CACHE_INLINE_MAX
         ),
+        # The manual's address, for the pages' links into it (default: where `make docs` serves).
+        "NDCG_MANUAL_URL": os.environ.get("NDCG_MANUAL_URL") or None,
         "SESSION_COOKIE_HTTPONLY": True,
         "SESSION_COOKIE_SAMESITE": "Lax",
         # None: Secure unless the app runs in debug mode (create_app decides; see cookie_security).

@@ -128,7 +128,7 @@ def test_run_list_answers_from_stored_figures_only(app: Flask) -> None:
     assert heavy == []
     lines = [line.split("\t") for line in out.splitlines()]
     assert [line[0] for line in lines] == ["A", "B"]
-    assert lines[0][3] == f"NDCG@10 {sum(A10.values()) / 4:.4f} over 4 queries"
+    assert lines[0][3] == f"NDCG@10 {sum(A10.values()) / 4:.4f} over 4 defined queries"
     assert lines[0][4].startswith("95% t interval [")  # without scipy: see scoring/intervals.py
 
 

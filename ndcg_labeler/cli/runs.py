@@ -187,6 +187,13 @@ def upload(testset: str, file: str, name: str, depth: str | None, notes: str) ->
             f"The run has no ranking for {missing['count']} test-set queries; they score 0 "
             f"(e.g. {examples})."
         )
+    lacking = report.get("docids_not_in_corpus", {})
+    if lacking.get("count"):
+        examples = ", ".join(lacking["examples"])
+        click.echo(
+            f"{lacking['count']} docids ({lacking['entries']} ranked entries) are not in the "
+            f"test set's corpus; they stay in the run, unjudged (e.g. {examples})."
+        )
 
 
 def _fmt(value: float | None, width: int) -> str:
@@ -206,6 +213,7 @@ def _table(result: live.RunScores) -> list[str]:
         f"mean NDCG@{k} = {mean} over {result.queries_in_mean} of {result.num_queries} queries"
         f" ({result.num_undefined} undefined: IDCG 0; {result.num_missing} missing from the"
         " run, scored 0)",
+        *_trec_all_lines(result),
         _interval(result),
         _sensitivity(result),
         "",
@@ -246,6 +254,13 @@ def score(testset: str, run: str, options: live.ScoreOptions, as_json: bool, as_
     k had the scale's top grade, which then joins the ideal too; "condensed" (ndcg_condensed,
     mean_condensed) is NDCG@k with the unjudged chunks removed before the cut at k. Their
     means cover the queries of the mean. See the user guide's scoring conventions.
+
+    The mean covers the queries with a defined NDCG@k (a query with no relevant judged chunk
+    is undefined and left out). Where trec_eval's `all` differs (it counts such a judged query
+    as 0 and leaves out queries missing from the run), it is printed beside the mean as
+    "trec_eval all"; --json has both: mean_ndcg over queries_in_mean, mean_trec_all over
+    queries_trec_all, with queries_undefined and queries_missing. --trec's `all` line is
+    trec_eval's own.
     """
     if as_json and as_trec:
         raise ServiceError("choose one of --json and --trec")
@@ -266,7 +281,11 @@ def score(testset: str, run: str, options: live.ScoreOptions, as_json: bool, as_
 @click.option("--json", "as_json", is_flag=True, help="One JSON object.")
 @cli_errors
 def list_runs(testset: str, as_json: bool) -> None:
-    """List the runs of TESTSET with their mean NDCG@10 and its 95% t interval."""
+    """List the runs of TESTSET with their mean NDCG@10 and its 95% t interval.
+
+    The mean is over the defined queries; where trec_eval's `all` differs, a last column
+    gives it with its query count (--json: mean_trec_all, queries_trec_all).
+    """
     test_set = testsets.require_by_name(testset)
     listed = [(found, live.score_run(found)) for found in runs.list_runs(test_set)]
     if as_json:
@@ -279,7 +298,7 @@ def list_runs(testset: str, as_json: bool) -> None:
                 "mean_ndcg": result.mean_ndcg,
                 **result.interval_json(),
                 **result.sensitivity_json(),
-                "queries_in_mean": result.queries_in_mean,
+                **result.means_json(),
             }
             for found, result in listed
         ]
@@ -289,7 +308,8 @@ def list_runs(testset: str, as_json: bool) -> None:
         mean = "—" if result.mean_ndcg is None else f"{result.mean_ndcg:.4f}"
         click.echo(
             f"{found.name}\t{found.num_queries} queries\t{found.num_entries} entries\t"
-            f"NDCG@10 {mean} over {result.queries_in_mean} queries\t{_interval(result)}"
+            f"NDCG@10 {mean} over {result.queries_in_mean} defined queries\t{_interval(result)}"
+            + "".join(f"\t{line}" for line in _trec_all_lines(result))
         )
 
 
@@ -312,6 +332,18 @@ def _sensitivity(result: live.RunScores) -> str:
         f"if every unjudged chunk of the top {result.k} had grade {result.options.top_grade}:"
         f" {_fmt(top, 0)}; condensed (unjudged removed): {_fmt(condensed, 0)}"
     )
+
+
+def _trec_all_lines(result: live.RunScores) -> list[str]:
+    """trec_eval's `all` beside our mean, named and explained, where the two differ."""
+    if not result.means_differ:
+        return []
+    value = "—" if result.mean_trec_all is None else f"{result.mean_trec_all:.4f}"
+    return [
+        f"trec_eval all ndcg_cut_{result.k} = {value} over {result.queries_trec_all} queries"
+        " (it counts undefined queries as 0 and leaves out those missing from the run;"
+        " see Scoring conventions in the manual)"
+    ]
 
 
 def _interval(result: live.RunScores) -> str:

@@ -35,6 +35,10 @@ class Judgment(db.Model):
     # Bumped by every change (optimistic concurrency: a form saves only over the version it
     # was rendered with; see services/labeling/judging.py).
     version: Mapped[int] = mapped_column(sa.Integer, default=1, server_default="1")
+    # Where the last change came from: "queue" (labeling, imports, reviews) or "drilldown"
+    # (graded beside a run's ranking and the current grades: a correction, not a blind pass,
+    # so the agreement figures leave it out; see services/team/agreement.py).
+    via: Mapped[str] = mapped_column(sa.String(16), default="queue", server_default="queue")
     created_at: Mapped[datetime] = mapped_column(sa.DateTime(timezone=True), default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(
         sa.DateTime(timezone=True), default=utcnow, onupdate=utcnow

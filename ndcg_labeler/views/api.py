@@ -127,7 +127,7 @@ def _mean_json(run: Run) -> dict[str, Any]:
         **result.interval_json(),
         "mean_if_unjudged_top": result.mean_if_unjudged_top,
         "mean_condensed": result.mean_condensed,
-        "queries_in_mean": result.queries_in_mean,
+        **result.means_json(),
     }
 
 

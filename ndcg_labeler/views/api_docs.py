@@ -2,12 +2,24 @@
 
 from __future__ import annotations
 
+import re
+
 from flask import Blueprint, jsonify, render_template, request
+from markupsafe import Markup, escape
 from werkzeug.wrappers import Response
 
 from ndcg_labeler.views.openapi_spec import openapi_document
 
 bp = Blueprint("api_docs", __name__, url_prefix="/api")
+
+_CODE = re.compile(r"`([^`]+)`")
+
+
+@bp.app_template_filter("inline_code")
+def inline_code(text: str | None) -> Markup:
+    """The OpenAPI texts' Markdown `code` spans as <code>, everything else escaped."""
+    # Escape first, then mark up: the spans' contents stay escaped text.
+    return Markup(_CODE.sub(r"<code>\1</code>", str(escape(text or ""))))
 
 
 @bp.get("/openapi.json")

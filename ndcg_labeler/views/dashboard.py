@@ -18,6 +18,8 @@ bp = Blueprint("dashboard", __name__, url_prefix="/test-sets/<int:test_set_id>/d
 
 # Header htmx turns into an event; the live regions listen for it on <body>.
 CHANGED_EVENT = "scores-changed"
+# Where `make docs` serves the manual, when NDCG_MANUAL_URL names no published copy.
+DEFAULT_MANUAL_URL = "http://127.0.0.1:8000/"
 
 
 @bp.app_template_global()
@@ -66,6 +68,13 @@ def evidence_rule() -> str:
         f"a mean judged@k of at least {dashboard.MIN_JUDGED:.0%}; otherwise "
         f"“{dashboard.NOT_ENOUGH}”"
     )
+
+
+@bp.app_template_global()
+def conventions_url(anchor: str = "") -> str:
+    """The manual's Scoring conventions page (NDCG_MANUAL_URL), at `anchor` when given."""
+    base = current_app.config.get("NDCG_MANUAL_URL") or DEFAULT_MANUAL_URL
+    return base.rstrip("/") + "/reference/scoring/" + (f"#{anchor}" if anchor else "")
 
 
 @bp.app_template_global()

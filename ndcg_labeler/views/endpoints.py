@@ -10,7 +10,7 @@ from ndcg_labeler.forms.endpoints import EndpointForm, FetchForm, TryForm
 from ndcg_labeler.services import ServiceError, endpoints, jobs
 from ndcg_labeler.views.access import admin_required, get_test_set_or_404
 
-bp = Blueprint("endpoints", __name__, url_prefix="/testsets/<int:test_set_id>/endpoints")
+bp = Blueprint("endpoints", __name__, url_prefix="/test-sets/<int:test_set_id>/endpoints")
 
 
 @bp.route("/", methods=["GET", "POST"])

@@ -45,6 +45,7 @@ def index() -> str | Response:
                 timeout=float(form.timeout.data or 60),
                 concurrency=form.concurrency.data or 8,
                 requests_per_minute=form.requests_per_minute.data or 0,
+                actor=current_user._get_current_object(),
             )
         except judges.TemplateRefused as exc:
             form.prompt_template.errors.append(str(exc))
@@ -63,7 +64,7 @@ def index() -> str | Response:
     )
 
 
-@bp.get("/testsets/<int:test_set_id>/judges/")
+@bp.get("/test-sets/<int:test_set_id>/judges/")
 @admin_required
 def for_test_set(test_set_id: int) -> str:
     """The judges, each linking to its calibration on this test set."""
@@ -76,7 +77,7 @@ def for_test_set(test_set_id: int) -> str:
     )
 
 
-@bp.route("/testsets/<int:test_set_id>/judges/<int:judge_id>", methods=["GET", "POST"])
+@bp.route("/test-sets/<int:test_set_id>/judges/<int:judge_id>", methods=["GET", "POST"])
 @admin_required
 def calibration(test_set_id: int, judge_id: int) -> str | Response:
     """A judge on one test set: calibration against people, its labels, and a run form."""

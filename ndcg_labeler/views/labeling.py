@@ -94,13 +94,26 @@ def pair_view(test_set_id: int, pair_id: int) -> str | Response | tuple[str, int
     test_set = get_test_set_or_404(test_set_id)
     pair = pair_or_404(test_set, pair_id)
     mine = labeling.my_judgment(pair, current_user)
+    if request.method == "GET" and request.args.get("conflict"):
+        shown = conflict_page(test_set, pair, mine)
+        if shown is not None:
+            return shown
     form = LabelForm(note=mine.note if mine else "")
     if form.validate_on_submit():
         try:
             save_answer(form, pair)
-        except labeling.Conflict as conflict:
-            context = pair_context(test_set, pair, form)
-            return render_template("labeling/conflict.html", **context, conflict=conflict), 409
+        except labeling.Conflict:
+            # Redirect to this pair's own address: a reload shows the conflict again, here.
+            tried = "cant_tell" if form.action.data == "cant_tell" else str(form.grade.data)
+            target = url_for(
+                "labeling.pair",
+                test_set_id=test_set.id,
+                pair_id=pair.id,
+                conflict=tried,
+                next=_local(form.next.data),
+                note=form.note.data or None,
+            )
+            return redirect(target, 303)
         except ServiceError as exc:
             form.grade.errors = [*form.grade.errors, str(exc)]
         else:
@@ -108,6 +121,27 @@ def pair_view(test_set_id: int, pair_id: int) -> str | Response | tuple[str, int
             return redirect(target)
     status = 400 if request.method == "POST" else 200
     return render_template("labeling/pair.html", **pair_context(test_set, pair, form)), status
+
+
+def conflict_page(test_set: TestSet, pair: Pair, mine: Any) -> tuple[str, int] | None:
+    """The conflict page for `?conflict=<grade|cant_tell>` (where a refused save redirects):
+    what is stored now beside what I tried; None when nothing conflicts any more."""
+    tried = request.args.get("conflict", "")
+    if tried != "cant_tell" and not tried.isdigit():
+        return None
+    verdict = ("cant_tell", None) if tried == "cant_tell" else ("graded", int(tried))
+    if mine is None or (mine.status, mine.grade) == verdict:
+        return None
+    form = LabelForm(
+        formdata=None,
+        note=request.args.get("note", ""),
+        next=_local(request.args.get("next")),
+        action="cant_tell" if tried == "cant_tell" else None,
+        grade=verdict[1],
+    )
+    conflict = labeling.Conflict(mine.status, mine.grade, mine.version, mine.updated_at)
+    context = pair_context(test_set, pair, form)
+    return render_template("labeling/conflict.html", **context, conflict=conflict), 409
 
 
 def card_context(test_set: TestSet, pair: Pair, form: LabelForm) -> dict[str, Any]:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ndcg_labeler.services import live
+
 NUMBER_OR_NULL = {"type": ["number", "null"]}
 _REF = "#/components/schemas/"
 
@@ -36,6 +38,22 @@ SCORE_PARAMETERS: list[dict[str, Any]] = [
         "in": "query",
         "schema": {"type": "string", "enum": ["judged", "retrieved"]},
         "example": "judged",
+    },
+    {
+        "name": "judged_only",
+        "in": "query",
+        "description": "true (or 1, on, yes): drop unjudged chunks from each ranking first "
+        "(condensed lists).",
+        "schema": {"type": "boolean", "default": False},
+        "example": False,
+    },
+    {
+        "name": "aggregation",
+        "in": "query",
+        "description": "How several people's grades of a pair combine (default: the test set's "
+        "policy).",
+        "schema": {"type": "string", "enum": list(live.policies())},
+        "example": "median",
     },
     LABELS,
 ]
@@ -130,7 +148,11 @@ SCHEMAS: dict[str, Any] = {
 
 # Beside the scores and the comparison under machine:, fill: and ppi: labels.
 LABEL_PROPERTIES: dict[str, Any] = {
-    "labels": {"type": "string", "description": "The label source (absent for human)."},
+    "labels": {
+        "type": "string",
+        "description": "The label source the figures rest on: human, machine:JUDGE, fill:JUDGE "
+        "or ppi:JUDGE.",
+    },
     "audit": {"$ref": _REF + "AuditStatus"},
     "ppi": {"$ref": _REF + "PPI"},
     "ppi_basis": {"$ref": _REF + "PPIBasis"},

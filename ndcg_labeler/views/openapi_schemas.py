@@ -5,8 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 from ndcg_labeler.views.openapi_estimates import LABEL_PROPERTIES, LABELS_TEXT
+from ndcg_labeler.views.openapi_means import (
+    INTERVAL,
+    INTERVAL_KEYS,
+    MEANS,
+    MEANS_KEYS,
+    NUMBER_OR_NULL,
+)
 
-NUMBER_OR_NULL = {"type": ["number", "null"]}
 OUTCOME = {"type": "string", "enum": ["pass", "fail", "inconclusive"]}
 REF = "#/components/schemas/"
 
@@ -16,7 +22,7 @@ def ref(name: str) -> dict[str, str]:
     return {"$ref": REF + name}
 
 
-# The 95% t interval beside every mean NDCG@k (RunScores.interval_json).
+# NDCG@k's sensitivity to unjudged chunks (RunScores.sensitivity_json).
 SENSITIVITY_DOC = " (docs: user guide, scoring conventions, sensitivity to unjudged chunks)"
 SENSITIVITY_KEYS = ["mean_if_unjudged_top", "mean_condensed"]
 SENSITIVITY = {
@@ -29,27 +35,6 @@ SENSITIVITY = {
         **NUMBER_OR_NULL,
         "description": "Mean NDCG@k over the queries of mean_ndcg with the unjudged chunks "
         "removed before the cut at k (condensed lists)" + SENSITIVITY_DOC,
-    },
-}
-INTERVAL_KEYS = ["n", "ci_low", "ci_high", "ci_method", "ci_reason"]
-INTERVAL = {
-    "n": {"type": "integer", "description": "Queries in the mean (those with a defined NDCG@k)."},
-    "ci_low": {
-        **NUMBER_OR_NULL,
-        "description": "Low end of the 95% interval of the mean; null when n < 2.",
-    },
-    "ci_high": {
-        **NUMBER_OR_NULL,
-        "description": "High end of the 95% interval of the mean; null when n < 2.",
-    },
-    "ci_method": {
-        "type": "string",
-        "enum": ["t"],
-        "description": "t: mean ± t(0.975, n − 1) · sd / √n over the per-query values.",
-    },
-    "ci_reason": {
-        "type": ["string", "null"],
-        "description": "Why there is no interval (n < 2); null when there is one.",
     },
 }
 
@@ -83,7 +68,7 @@ SCHEMAS: dict[str, Any] = {
             "mean_ndcg",
             *INTERVAL_KEYS,
             *SENSITIVITY_KEYS,
-            "queries_in_mean",
+            *MEANS_KEYS,
         ],
         "properties": {
             "id": {"type": "integer"},
@@ -104,8 +89,14 @@ SCHEMAS: dict[str, Any] = {
             },
             **INTERVAL,
             **SENSITIVITY,
-            "queries_in_mean": {"type": "integer"},
-            "report": {"type": ["object", "null"], "description": "Upload validation report."},
+            **MEANS,
+            "report": {
+                "type": ["object", "null"],
+                "description": "Upload validation report: lines, queries and entries read and "
+                "stored, `unknown_queries` and `missing_queries` (count, examples), and "
+                "`docids_not_in_corpus` (count, entries, examples, corpus: ranked docids no "
+                "chunk with text has; kept, unjudged).",
+            },
         },
     },
     "Checklist": {
@@ -187,11 +178,14 @@ SCHEMAS: dict[str, Any] = {
             "k",
             "gain",
             "ideal",
+            "judged_only",
+            "aggregation",
+            "labels",
             "mean_ndcg",
             *INTERVAL_KEYS,
             *SENSITIVITY_KEYS,
             "top_grade",
-            "queries_in_mean",
+            *MEANS_KEYS,
             "queries",
         ],
         "properties": {
@@ -200,14 +194,23 @@ SCHEMAS: dict[str, Any] = {
             "k": {"type": "integer"},
             "gain": {"type": "string"},
             "ideal": {"type": "string"},
-            "mean_ndcg": NUMBER_OR_NULL,
+            "judged_only": {"type": "boolean"},
+            "aggregation": {
+                "type": "string",
+                "description": "The policy that combined several people's grades of a pair.",
+            },
+            "mean_ndcg": {
+                **NUMBER_OR_NULL,
+                "description": "Mean NDCG@k over the queries with a defined value "
+                "(`queries_in_mean`).",
+            },
             **INTERVAL,
             **SENSITIVITY,
             "top_grade": {
                 "type": "integer",
                 "description": "The scale's top grade, the one the sensitivity gives unjudged.",
             },
-            "queries_in_mean": {"type": "integer"},
+            **MEANS,
             "queries": {"type": "array", "items": ref("QueryScore")},
             **LABEL_PROPERTIES,
         },
@@ -252,8 +255,15 @@ SCHEMAS: dict[str, Any] = {
             "queries_needed",
             "note",
             "sample_size",
+            "paired_queries",
         ],
         "properties": {
+            "paired_queries": {
+                "type": "integer",
+                "minimum": 0,
+                "description": "Queries where both runs have a defined value: the pairs the "
+                "tests use (the same number as `queries`).",
+            },
             "measure": {"type": "string"},
             "outcome": OUTCOME,
             "baseline": NUMBER_OR_NULL,
@@ -368,8 +378,14 @@ SCHEMAS: dict[str, Any] = {
             "outcome",
             "passed",
             "measures",
+            "paired_queries",
         ],
         "properties": {
+            "paired_queries": {
+                "type": "integer",
+                "minimum": 0,
+                "description": "The fewest paired queries any measure was decided on.",
+            },
             "testset": {"type": "string"},
             "baseline": {"type": "string"},
             "candidate": {"type": "string"},

@@ -8,9 +8,12 @@ import re
 import shlex
 from urllib.parse import urlsplit
 
+import sqlalchemy as sa
 from flask import Flask
 from flask.testing import FlaskClient
 
+from ndcg_labeler.extensions import db
+from ndcg_labeler.models import TestSet
 from ndcg_labeler.services import runs as run_service
 from tests.factory import build_test_set, grant, make_user, trec
 
@@ -90,3 +93,27 @@ def test_an_annotator_sees_their_own_test_set_and_no_upload(app: Flask, client, 
     assert "Support%20FAQ" in joined and "Secret" not in joined
     # No upload example for annotators (compared as arguments: a token may contain "-F").
     assert len(commands) == 3 and not any("-F" in command for command in commands)
+
+
+def test_examples_use_the_set_in_use_not_the_demo(app: Flask, client, auth) -> None:
+    """The demo set sorts first by name and has runs; the examples still use the set the
+    person works on, and follow the newest upload from one set to another."""
+    with app.app_context():
+        demo = build_test_set("A demo", {"q1": "leave", "q2": "pay"}, QRELS)
+        demo.is_demo = True
+        older = build_test_set("Billing", {"q1": "leave", "q2": "pay"}, QRELS)
+        newer = build_test_set("Claims", {"q1": "leave", "q2": "pay"}, QRELS)
+        for test_set, names in ((demo, ("A", "B")), (older, ("bm25",)), (newer, ("e5",))):
+            for name in names:
+                run_service.upload_run(test_set, io.BytesIO(trec(RANKED)), "r.trec", name, None)
+    make_user(app, "boss", "admin")
+    auth.login("boss")
+    page = client.post("/account/api-token/").get_data(as_text=True)
+    joined = " ".join(" ".join(c) for c in _examples(page))
+    assert "/api/testsets/Claims/runs/e5/scores" in joined and "demo" not in joined
+    with app.app_context():
+        test_set = db.session.scalar(sa.select(TestSet).where(TestSet.name == "Billing"))
+        run_service.upload_run(test_set, io.BytesIO(trec(RANKED)), "r.trec", "splade", None)
+    joined = " ".join(" ".join(c) for c in _examples(client.get("/account").get_data(as_text=True)))
+    assert "/api/testsets/Billing/runs/bm25/scores" in joined
+    assert '{"baseline": "bm25", "candidate": "splade"}' in joined

@@ -12,6 +12,7 @@ from flask.testing import FlaskClient, FlaskCliRunner
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import AuditEvent, Run, TestSet, User
+from ndcg_labeler.services import ServiceError
 from ndcg_labeler.services import runs as run_service
 from tests.factory import PASSWORD, build, build_runs, make_test_set, pair_ids, trec
 
@@ -155,7 +156,12 @@ def test_adjudication_set_and_removed(app: Flask, as_admin: FlaskClient) -> None
     url = f"/test-sets/{team.id}/review/{query_id}/{chunk_id}"
     assert as_admin.post(url, data={"grade": "2", "note": "per guideline 3"}).status_code == 302
     as_admin.post(url + "/remove")
-    found = [(e["action"], e["target"], e["details"]) for e in events(app)]
+    # (The scenario's runs were uploaded first: their run.upload events are not this test's.)
+    found = [
+        (e["action"], e["target"], e["details"])
+        for e in events(app)
+        if e["action"].startswith("adjudication.")
+    ]
     common = {"qid": "q1", "docid": "d1", "query_id": query_id, "chunk_id": chunk_id}
     assert found == [
         (
@@ -215,3 +221,78 @@ def test_login_is_needed_to_be_audited_as_someone(app: Flask, client: FlaskClien
     make_user(app, "admin", "admin")
     client.post("/login", data={"username": "admin", "password": PASSWORD})
     assert events(app) == []
+
+
+def test_run_uploads_are_recorded_from_the_web_and_the_cli(
+    app: Flask, as_admin: FlaskClient, runner: FlaskCliRunner, tmp_path
+) -> None:
+    built = build(app, "Uploads")
+    body = trec({"q1": ["d1", "d2"], "q2": ["d3"]})
+    response = as_admin.post(
+        f"/test-sets/{built.test_set_id}/runs/upload",
+        data={"file": (io.BytesIO(body), "bm25.trec"), "name": "bm25"},
+        content_type="multipart/form-data",
+    )
+    assert response.status_code in (302, 303), response.get_data(as_text=True)[:500]
+    path = tmp_path / "dense.trec"
+    path.write_bytes(body)
+    result = runner.invoke(args=["run", "upload", "Uploads", str(path), "--name", "dense"])
+    assert result.exit_code == 0, result.output
+    with app.app_context():
+        runs = {r.name: r for r in db.session.scalars(sa.select(Run))}
+        ids = {name: (r.id, r.sha256) for name, r in runs.items()}
+    web, cli = events(app, "run.upload")
+    assert (web["actor"], web["target"]) == ("admin", ("run", ids["bm25"][0]))
+    assert (cli["actor"], cli["actor_id"], cli["target"]) == ("cli", None, ("run", ids["dense"][0]))
+    assert web["details"] == {
+        "test_set_id": built.test_set_id,
+        "name": "bm25",
+        "filename": "bm25.trec",
+        "sha256": ids["bm25"][1],
+        "format": "trec",
+        "queries": 2,
+        "entries": 3,
+    }
+
+
+def test_a_refused_upload_leaves_no_event(app: Flask) -> None:
+    built = build(app, "Refused")
+    with app.app_context():
+        test_set = db.session.get_one(TestSet, built.test_set_id)
+        with pytest.raises(ServiceError):
+            run_service.upload_run(test_set, io.BytesIO(trec({"zz": ["d1"]})), "r.trec", "r", None)
+    assert events(app, "run.upload") == []
+
+
+def test_judge_creation_is_recorded_without_the_key(
+    app: Flask, as_admin: FlaskClient, runner: FlaskCliRunner, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("JUDGE_API_KEY", "sk-secret-value")
+    response = as_admin.post(
+        "/judges/",
+        data={
+            "name": "gpt",
+            "base_url": "http://127.0.0.1:9/v1",
+            "model": "m",
+            "api_key_env": "JUDGE_API_KEY",
+            "temperature": "0",
+            "max_tokens": "16",
+            "timeout": "5",
+            "concurrency": "1",
+            "requests_per_minute": "0",
+        },
+    )
+    assert response.status_code == 302, response.get_data(as_text=True)[:500]
+    result = runner.invoke(
+        args=["judges", "add", "local", "--base-url", "http://127.0.0.1:9/v1", "--model", "m"]
+    )
+    assert result.exit_code == 0, result.output
+    web, cli = events(app, "judge.create")
+    assert web["actor"] == "admin" and cli["actor"] == "cli"
+    assert web["details"] == {
+        "name": "gpt",
+        "base_url": "http://127.0.0.1:9/v1",
+        "model": "m",
+        "api_key_env": "JUDGE_API_KEY",
+    }
+    assert "sk-secret-value" not in str(events(app))

@@ -259,7 +259,7 @@ def test_the_browser_adds_tries_and_fetches_as_a_job(
 
     with app.app_context():
         ts_id = build_test_set("web", {"q1": "refund policy", "q2": "parking"}).id
-    base = f"/testsets/{ts_id}/endpoints/"
+    base = f"/test-sets/{ts_id}/endpoints/"
     added = as_admin.post(
         base,
         data={

@@ -78,6 +78,8 @@ def test_json_gives_means_deltas_and_holm_adjusted_p_values(
     assert out["outcome"] == "inconclusive" and out["passed"] is False
     assert out["labels"] == "human" and out["machine_labels"] is False
     assert out["max_drop"] == 0.01 and out["alpha"] == 0.05  # the default max drop
+    # The six hand-listed queries pair up on every measure, as the Markdown's column says.
+    assert out["paired_queries"] == 6
     assert [m["measure"] for m in out["measures"]] == measures
     by_name = {m["measure"]: m for m in out["measures"]}
     expected_mean = {
@@ -94,7 +96,8 @@ def test_json_gives_means_deltas_and_holm_adjusted_p_values(
         assert m["p_value"] == pytest.approx(p[name])
         assert m["p_adjusted"] == pytest.approx(adjusted[name])
         assert m["p_noninferiority"] == pytest.approx(p_noninferiority(deltas(name), 0.01))
-        assert m["queries"] == 6 and m["delta_sd"] == pytest.approx(deltas(name).std(ddof=1))
+        assert m["queries"] == m["paired_queries"] == 6
+        assert m["delta_sd"] == pytest.approx(deltas(name).std(ddof=1))
         assert m["regressed"] is False and m["outcome"] == "inconclusive"
         # The mean is below −max_drop: no number of queries makes it pass.
         assert m["queries_needed"] is None and "will not make it pass" in m["note"]
@@ -218,7 +221,9 @@ def test_fewer_than_two_paired_queries_are_inconclusive(app: Flask, runner: Flas
         args=["gate", "one", "--baseline", "base", "--candidate", "cand", "--json"]
     )
     assert result.exit_code == 3
-    m = json.loads(result.output)["measures"][0]
+    out = json.loads(result.output)
+    m = out["measures"][0]
+    assert out["paired_queries"] == m["paired_queries"] == 1
     assert m["queries"] == 1 and m["outcome"] == "inconclusive" and m["p_value"] is None
     assert m["p_noninferiority"] is None and m["queries_needed"] is None
     assert "fewer than 2 paired queries" in m["note"]

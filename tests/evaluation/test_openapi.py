@@ -170,3 +170,22 @@ def test_schemathesis_finds_no_server_error_and_no_schema_violation(app: Flask) 
         assert response.status_code in (200, 201), (operation.label, response.text)
     # schemathesis leaves out the document's own URL; the other tests here cover it.
     assert {label for label, _ in seen} == set(good) - {"GET /api/openapi.json"}
+
+
+def test_the_reference_page_renders_code_not_backticks(client: FlaskClient) -> None:
+    page = client.get("/api/docs").get_data(as_text=True)
+    assert "`" not in page
+    assert "<code>Authorization: Bearer &lt;token&gt;</code>" in page
+    assert "<code>flask run score</code>" in page
+
+
+def test_the_scores_endpoint_documents_every_option_it_reads(client: FlaskClient) -> None:
+    spec = client.get("/api/openapi.json").get_json()
+    operation = spec["paths"]["/api/testsets/{test_set}/runs/{run}/scores"]["get"]
+    names = [p["name"] for p in operation["parameters"]]
+    assert names == ["k", "gain", "ideal", "judged_only", "aggregation", "labels"]
+    scores = spec["components"]["schemas"]["Scores"]
+    for key in ("labels", "aggregation", "judged_only", "mean_trec_all", "queries_trec_all"):
+        assert key in scores["required"] and key in scores["properties"]
+    page = client.get("/api/docs").get_data(as_text=True)
+    assert "<td><code>labels</code></td>" in page and "fill:JUDGE" in page

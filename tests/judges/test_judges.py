@@ -272,7 +272,7 @@ def test_the_browser_defines_runs_and_calibrates_a_judge(
         local = judges.require_judge("local")
         ts_id, judge_id = testsets.require_by_name("mj").id, local.id
         assert local.api_key_env == "LOCAL_API_KEY"  # the name is stored, never a key
-    url = f"/testsets/{ts_id}/judges/{judge_id}"
+    url = f"/test-sets/{ts_id}/judges/{judge_id}"
     assert as_admin.get(url).status_code == 200
     run = as_admin.post(url, data={"pairs": "human"})
     assert run.status_code == 302 and run.headers["Location"].startswith("/jobs/")
@@ -295,7 +295,7 @@ def test_judges_are_for_admins(app: Flask, client, auth, judged_set: str) -> Non
     assert client.get("/judges/").status_code == 403
     with app.app_context():
         ts_id = testsets.require_by_name("mj").id
-    assert client.get(f"/testsets/{ts_id}/judges/").status_code == 403
+    assert client.get(f"/test-sets/{ts_id}/judges/").status_code == 403
 
 
 def test_annotators_see_machine_suggestions_only_when_the_test_set_shows_them(

@@ -44,9 +44,14 @@ def test_two_tabs_on_one_pair(app: Flask, as_admin: FlaskClient) -> None:
     assert as_admin.post(url, data={"grade": 3, "version": _version(tab1)}).status_code == 302
     events = _events(app)
     # Tab 2 was rendered before tab 1 saved: its 1 must not silently replace the 3.
-    refused = as_admin.post(url, data={"grade": 1, "version": _version(tab2)})
+    posted = as_admin.post(url, data={"grade": 1, "version": _version(tab2)})
+    # The conflict lives at the conflicting pair's own address (a reload shows it again).
+    assert posted.status_code == 303
+    assert posted.headers["Location"] == f"{url}?conflict=1"
+    refused = as_admin.get(posted.headers["Location"])
     page = refused.get_data(as_text=True)
     assert refused.status_code == 409
+    assert as_admin.get(posted.headers["Location"]).get_data(as_text=True) == page  # reload
     assert _mine(app, built.chunks["d1"]) == [("graded", 3, 1)]
     assert _events(app) == events
     stored = re.sub(r"<[^>]+>", "", re.search(r'id="stored-verdict">(.*?)</dd>', page).group(1))
@@ -59,6 +64,8 @@ def test_two_tabs_on_one_pair(app: Flask, as_admin: FlaskClient) -> None:
     assert replace.group(1) == "1"
     again = as_admin.post(url, data={"grade": 1, "version": replace.group(1)})
     assert again.status_code == 302
+    # Once nothing conflicts, the old conflict address shows the pair itself.
+    assert 'id="stored-verdict"' not in as_admin.get(f"{url}?conflict=1").get_data(as_text=True)
     assert _mine(app, built.chunks["d1"]) == [("graded", 1, 2)]
     # A retried save of what is stored is not a conflict (double click, network retry).
     assert as_admin.post(url, data={"grade": 1, "version": "1"}).status_code == 302
@@ -82,8 +89,10 @@ def test_the_query_review_refuses_a_stale_regrade(app: Flask, as_admin: FlaskCli
     refused = as_admin.post(
         f"/test-sets/{ts}/label/{pair}",
         data={"grade": 3, "version": stale, "next": review_url},
+        follow_redirects=True,
     )
     assert refused.status_code == 409
+    assert refused.request.path == f"/test-sets/{ts}/label/{pair}"
     assert _mine(app, built.chunks["d1"]) == [("graded", 0, 2)]
     assert f'href="{review_url}"' in refused.get_data(as_text=True)  # keep: back to the review
 

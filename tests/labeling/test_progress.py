@@ -55,8 +55,8 @@ def test_empty_pool_is_complete(app: Flask, annotator_id: int):
 
 def _figures(page: str) -> dict[str, str]:
     """Each progress figure's sentence as shown (tags dropped, spaces folded)."""
-    found = re.findall(r'data-figure="(\w+)">\s*<label[^>]*>(.*?)</label>', page, re.S)
-    return {name: " ".join(re.sub(r"<[^>]+>", "", text).split()) for name, text in found}
+    found = re.findall(r'data-figure="(\w+)">\s*<(label|p)\b[^>]*>(.*?)</\2>', page, re.S)
+    return {name: " ".join(re.sub(r"<[^>]+>", "", text).split()) for name, _, text in found}
 
 
 def test_every_page_shows_the_same_three_figures(app: Flask, client, auth) -> None:
@@ -86,3 +86,40 @@ def test_every_page_shows_the_same_three_figures(app: Flask, client, auth) -> No
     }
     for name, page in pages.items():
         assert _figures(page) == expected, name
+
+
+def test_nothing_to_complete_says_so_instead_of_0_of_0(app: Flask, client, auth) -> None:
+    built = build(app, pool={}, target=1)
+    make_user(app, "boss", "admin")
+    auth.login("boss")
+    page = client.get(f"/test-sets/{built.test_set_id}").get_data(as_text=True)
+    figures = _figures(page)
+    assert figures["complete"] == (
+        "Complete: nothing to complete yet: the labeling queue has no pairs (import queries"
+        " and chunks, or pool a run's top chunks)."
+    )
+    assert figures["mine"] == "Mine: nothing to label yet."
+    assert "0 of 0" not in page
+
+
+def test_mine_says_when_nothing_is_left_open_to_me(app: Flask, client, auth) -> None:
+    built = build(app, pool={"q1": ["a"]}, target=1)
+    me = make_user(app, "me")
+    x = make_user(app, "x")
+    with app.app_context():
+        ts = db.session.get(TestSet, built.test_set_id)
+        testsets.grant(ts, db.session.get(User, me))
+        labeling.save_for_pair(
+            db.session.get(Pair, built.pairs[0]), db.session.get(User, x), grade=2
+        )
+        db.session.commit()
+    auth.login("me")
+    figures = _figures(client.get(f"/test-sets/{built.test_set_id}").get_data(as_text=True))
+    assert (
+        figures["complete"]
+        == "Complete: 1 of 1 pairs have the 1 people's judgment they need (100%)"
+    )
+    assert (
+        figures["mine"]
+        == "Mine: no pair is open to me: others gave every pair the answers it needs."
+    )

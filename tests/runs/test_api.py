@@ -178,6 +178,25 @@ def test_scores_errors(app: Flask, client: FlaskClient, admin_id: int, test_set_
     assert client.get(f"{base}/{run_id + 1}/scores", headers=bearer(token)).status_code == 404
 
 
+def test_scores_say_which_labels_and_options_they_used(
+    app: Flask, client: FlaskClient, admin_id: int, test_set_id: int
+) -> None:
+    token = token_for(app, admin_id)
+    run_id = upload(client, test_set_id, token).json["id"]
+    url = f"/api/testsets/{test_set_id}/runs/{run_id}/scores"
+    plain = client.get(url, headers=bearer(token)).json
+    assert (plain["labels"], plain["aggregation"], plain["judged_only"]) == (
+        "human",
+        "median",
+        False,
+    )
+    chosen = client.get(f"{url}?aggregation=max&judged_only=true", headers=bearer(token)).json
+    assert (chosen["aggregation"], chosen["judged_only"]) == ("max", True)
+    # A label source that names no judge is refused, so `labels=` is read, not ignored.
+    refused = client.get(f"{url}?labels=machine:", headers=bearer(token))
+    assert refused.status_code == 400 and "labels must be" in refused.json["detail"]
+
+
 def test_api_needs_no_csrf_token(tmp_path: Path, sqlite_template: Path) -> None:
     """With CSRF on (as outside tests), a bearer-token POST still works; forms still need it."""
     db_path = tmp_path / "csrf.sqlite3"

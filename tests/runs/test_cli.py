@@ -94,6 +94,9 @@ def test_score_json_is_exact(uploaded: FlaskCliRunner) -> None:
         "k",
         "gain",
         "ideal",
+        "judged_only",
+        "aggregation",
+        "labels",
         "mean_ndcg",
         "n",
         "ci_low",
@@ -104,6 +107,10 @@ def test_score_json_is_exact(uploaded: FlaskCliRunner) -> None:
         "mean_condensed",
         "top_grade",
         "queries_in_mean",
+        "queries_undefined",
+        "queries_missing",
+        "mean_trec_all",
+        "queries_trec_all",
         "queries",
     ]
     assert (data["testset"], data["run"], data["k"]) == ("hr", "bm25", 10)
@@ -113,6 +120,11 @@ def test_score_json_is_exact(uploaded: FlaskCliRunner) -> None:
     # q3 has no judgments (undefined, null); q4 is missing from the run (0, and in the mean).
     assert data["queries_in_mean"] == 3
     assert data["mean_ndcg"] == pytest.approx((q1_dcg / q1_idcg + q2_dcg + 0.0) / 3)
+    assert (data["labels"], data["aggregation"], data["judged_only"]) == ("human", "median", False)
+    # trec_eval's all: the judged queries in the run (q1, q2); q4 is not in the run.
+    assert (data["queries_undefined"], data["queries_missing"]) == (1, 1)
+    assert data["queries_trec_all"] == 2
+    assert data["mean_trec_all"] == pytest.approx((q1_dcg / q1_idcg + q2_dcg) / 2)
     by_qid = {q["qid"]: q for q in data["queries"]}
     assert list(by_qid["q1"]) == [
         "qid",
@@ -164,9 +176,11 @@ def test_score_table(uploaded: FlaskCliRunner) -> None:
     lines = result.output.splitlines()
     assert "mean NDCG@10 = " in lines[2]
     assert "over 3 of 4 queries (1 undefined: IDCG 0; 1 missing from the run" in lines[2]
-    assert lines[3].startswith("95% t interval [")
-    assert lines[4].startswith("if every unjudged chunk of the top 10 had grade 3: ")
-    assert lines[7].startswith("q1")
+    trec_all = ((2 + 1.5) / (3 + 3 / L3 + 1) + 1 / L3) / 2
+    assert lines[3].startswith(f"trec_eval all ndcg_cut_10 = {trec_all:.4f} over 2 queries (")
+    assert lines[4].startswith("95% t interval [")
+    assert lines[5].startswith("if every unjudged chunk of the top 10 had grade 3: ")
+    assert lines[8].startswith("q1")
     assert "missing from run" in result.output
 
 
@@ -311,10 +325,11 @@ def test_score_json_carries_the_interval(uploaded: FlaskCliRunner) -> None:
 def test_list_shows_each_mean_with_its_interval(uploaded: FlaskCliRunner) -> None:
     low, high = _t_interval(BM25)
     line = invoke(uploaded, "run", "list", "hr").output.splitlines()[0].split("\t")
-    assert line[3] == f"NDCG@10 {sum(BM25) / 3:.4f} over 3 queries"
+    assert line[3] == f"NDCG@10 {sum(BM25) / 3:.4f} over 3 defined queries"
     assert line[4] == f"95% t interval [{low:.4f}, {high:.4f}] n=3"
+    assert line[5].startswith(f"trec_eval all ndcg_cut_10 = {sum(BM25[:2]) / 2:.4f} over 2 queries")
     table = invoke(uploaded, "run", "score", "hr", "bm25").output.splitlines()
-    assert table[3] == line[4]
+    assert table[4] == line[4]
 
 
 def test_list_json(uploaded: FlaskCliRunner) -> None:
@@ -339,7 +354,13 @@ def test_list_json(uploaded: FlaskCliRunner) -> None:
         "mean_condensed",
         "top_grade",
         "queries_in_mean",
+        "queries_undefined",
+        "queries_missing",
+        "mean_trec_all",
+        "queries_trec_all",
     ]
+    assert (row["queries_trec_all"], row["queries_undefined"]) == (2, 1)
+    assert row["mean_trec_all"] == pytest.approx(sum(BM25[:2]) / 2)
     assert (row["run"], row["queries"], row["entries"], row["k"]) == ("bm25", 3, 6, 10)
     assert row["mean_ndcg"] == pytest.approx(sum(BM25) / 3)
     assert (row["n"], row["queries_in_mean"], row["ci_method"]) == (3, 3, "t")

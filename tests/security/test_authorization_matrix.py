@@ -51,6 +51,7 @@ ROUTES = {
     "auth.account": LOGIN,
     "main.index": LOGIN,
     "main.favicon": PUBLIC,
+    "main.old_test_sets_address": PUBLIC,  # a 308 to /test-sets/..., which checks access
     "tokens.create": LOGIN,
     "tokens.revoke": LOGIN,
     "users.index": ADMIN,
@@ -186,6 +187,7 @@ def _extra(world: World) -> dict[str, object]:
         "judge_id": world.judge_id,
         "judge": world.judge_id,  # the API addresses judges by id or name
         "name": "matrix",
+        "rest": "1/judges/",
     }
 
 

@@ -53,7 +53,7 @@ def _list_pages(world: World) -> list[str]:
         f"/test-sets/{a.test_set_id}/queries",
         f"/test-sets/{a.test_set_id}/chunks",
         f"/test-sets/{a.test_set_id}/review",
-        f"/testsets/{a.test_set_id}/judges/{world.judge_id}",
+        f"/test-sets/{a.test_set_id}/judges/{world.judge_id}",
         "/jobs/",
         "/audit/",
     ]
@@ -184,10 +184,12 @@ def test_endpoint_and_judge_names_keep_to_url_characters(
         assert judges.add_judge("gpt-4o mini.2", "http://127.0.0.1:9/v1", "m").name
     client = _login(app, "admin")
     # The accepted name is reachable at its own address; the refused one is said why, on the form.
-    assert client.get(f"/testsets/{a.test_set_id}/endpoints/BM25 title v1.2_x-y").status_code == 200
+    assert (
+        client.get(f"/test-sets/{a.test_set_id}/endpoints/BM25 title v1.2_x-y").status_code == 200
+    )
     form = {"name": "a/b", "url": URL, "method": "GET"}
     form |= {"preset": "list"}
-    page = client.post(f"/testsets/{a.test_set_id}/endpoints/", data=form)
+    page = client.post(f"/test-sets/{a.test_set_id}/endpoints/", data=form)
     assert page.status_code == 200
     assert "an endpoint name must be" in page.get_data(as_text=True)
     added = app.test_cli_runner().invoke(

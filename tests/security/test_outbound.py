@@ -136,7 +136,7 @@ def test_the_apps_own_address_is_refused(
         assert client.post("/login", data=login, **where).status_code == 302
     with app.app_context():
         ts_id = build_test_set("own", {"q1": "refund"}).id
-    base = f"/testsets/{ts_id}/endpoints/"
+    base = f"/test-sets/{ts_id}/endpoints/"
     data = {"name": "self", "url": service.url + "/s?q={query}", "method": "GET"}
     added = client.post(base, data={**data, "hits": "@", "id_expr": "id", "score": "score"})
     assert added.status_code == 302
@@ -277,7 +277,7 @@ def test_secrets_outside_the_allow_list_are_refused_at_save(
     )  # fmt: skip
     assert cli.exit_code == 1 and "NDCG_SECRET_ENV" in cli.output
     web = as_admin.post(
-        f"/testsets/{ts_id}/endpoints/",
+        f"/test-sets/{ts_id}/endpoints/",
         data={"name": "web", "url": "http://x/?q={query}", "method": "GET",
               "headers": "X-Leak: ${NDCG_ADMIN_PASSWORD}", "hits": "@", "id_expr": "id"},
     )  # fmt: skip

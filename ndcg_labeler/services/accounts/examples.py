@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 import sqlalchemy as sa
 
 from ndcg_labeler.extensions import db
-from ndcg_labeler.models import Run, User
+from ndcg_labeler.models import Run, TestSet, User
 
 from .permissions import visible_test_sets
 
@@ -21,21 +22,40 @@ class ApiExample:
 
 
 def api_example(user: User) -> ApiExample:
-    """Names to put in the example commands; placeholders are used where none exists."""
+    """Names to put in the example commands: the test set in use and its first two runs;
+    placeholders are used where none exists.
+
+    The set in use is the person's most recently active one (its newest run upload, else its
+    creation), a demo set only when there is no other: the examples should work on the data
+    the person came to evaluate, not on the demo that happens to sort first.
+    """
     test_sets = visible_test_sets(user)
-    best: tuple[str, ...] = ()
-    chosen = test_sets[0].name if test_sets else None
-    for test_set in test_sets:
-        names = tuple(
-            db.session.scalars(
-                sa.select(Run.name)
-                .where(Run.test_set_id == test_set.id)
-                .order_by(Run.uploaded_at, Run.id)
-                .limit(2)
-            )
+    if not test_sets:
+        return ApiExample(None, ())
+    uploads = dict(
+        db.session.execute(
+            sa.select(Run.test_set_id, sa.func.max(Run.uploaded_at))
+            .where(Run.test_set_id.in_([t.id for t in test_sets]))
+            .group_by(Run.test_set_id)
+        ).all()
+    )
+
+    def recency(test_set: TestSet) -> tuple[bool, float, int]:
+        active = _aware(uploads.get(test_set.id) or test_set.created_at)
+        return (test_set.is_demo, -active.timestamp(), -test_set.id)
+
+    chosen = min(test_sets, key=recency)
+    runs = tuple(
+        db.session.scalars(
+            sa.select(Run.name)
+            .where(Run.test_set_id == chosen.id)
+            .order_by(Run.uploaded_at, Run.id)
+            .limit(2)
         )
-        if len(names) > len(best):
-            chosen, best = test_set.name, names
-            if len(best) == 2:
-                break
-    return ApiExample(chosen, best)
+    )
+    return ApiExample(chosen.name, runs)
+
+
+def _aware(moment: datetime) -> datetime:
+    """A stored time as UTC-aware (SQLite hands naive datetimes back)."""
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)

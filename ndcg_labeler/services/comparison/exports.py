@@ -8,21 +8,30 @@ from ndcg_labeler.services.comparison.compare import Comparison, robustness_json
 from ndcg_labeler.services.dashboard import to_csv
 
 
+def compare_header(result: Comparison) -> list[str]:
+    """The CSV's columns, naming the measure and the runs: qid, query,
+    ndcg_cut_K:<run A>, ndcg_cut_K:<run B>, delta_b_minus_a, then each run's sensitivity to
+    unjudged chunks (a_if_unjudged_top, b_if_unjudged_top, a_condensed, b_condensed)."""
+    measure = f"ndcg_cut_{result.options.k}"
+    pair = result.first_pair
+    return [
+        "qid",
+        "query",
+        f"{measure}:{pair.a.name}",
+        f"{measure}:{pair.b.name}",
+        "delta_b_minus_a",
+        "a_if_unjudged_top",
+        "b_if_unjudged_top",
+        "a_condensed",
+        "b_condensed",
+    ]
+
+
 def compare_csv(result: Comparison) -> str:
     """Per-query NDCG@k of A and B and the difference, largest |B − A| first, with each run's
     values if its unjudged top k had the top grade and on condensed lists."""
     return to_csv(
-        [
-            "qid",
-            "query",
-            "a",
-            "b",
-            "delta",
-            "a_if_unjudged_top",
-            "b_if_unjudged_top",
-            "a_condensed",
-            "b_condensed",
-        ],
+        compare_header(result),
         (
             [
                 d.qid,

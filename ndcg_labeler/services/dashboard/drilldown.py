@@ -72,4 +72,5 @@ def grade_chunk(
         status="graded",
         grade=grade,
         expected_version=expected_version,
+        via="drilldown",
     )

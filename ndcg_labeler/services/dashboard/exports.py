@@ -36,7 +36,7 @@ def to_csv(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
     """A CSV document (RFC 4180 quoting, \\r\\n line ends as the csv module writes them)."""
     out = io.StringIO()
     writer = csv.writer(out)
-    writer.writerow(header)
+    writer.writerow([_cell(name) for name in header])  # a header may hold a run's name
     for row in rows:
         writer.writerow([_cell(v) for v in row])
     return out.getvalue()
@@ -46,7 +46,7 @@ def overview_csv(overview: Overview) -> str:
     """The overview's runs table."""
     data = overview.to_json()
     keys = ("run", "mean_ndcg", "n", "ci_low", "ci_high", "ci_method", "queries_in_mean")
-    keys += ("queries", "undefined", "missing", "judged_at_k")
+    keys += ("queries", "undefined", "missing", "judged_at_k", "mean_trec_all", "queries_trec_all")
     keys += ("mean_if_unjudged_top", "mean_condensed")
     settings = [data[name] for name in ("k", "gain", "ideal", "aggregation")]
     header = [*keys, "k", "gain", "ideal", "aggregation"]

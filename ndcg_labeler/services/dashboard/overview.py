@@ -109,7 +109,6 @@ class Overview:
                     "run": s.run.name,
                     "mean_ndcg": s.mean,
                     **s.scores.interval_json(),
-                    "queries_in_mean": s.scores.queries_in_mean,
                     "queries": s.scores.num_queries,
                     "undefined": s.scores.num_undefined,
                     "missing": s.scores.num_missing,
@@ -118,6 +117,7 @@ class Overview:
                     **({"ppi_basis": s.estimate.basis_json()} if s.estimate else {}),
                     "mean_if_unjudged_top": s.scores.mean_if_unjudged_top,
                     "mean_condensed": s.scores.mean_condensed,
+                    **s.scores.means_json(),
                 }
                 for s in self.runs
             ],

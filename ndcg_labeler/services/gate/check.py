@@ -112,6 +112,7 @@ class MeasureCheck:
             "delta": self.delta,
             "delta_sd": self.delta_sd,
             "queries": self.queries,
+            "paired_queries": self.queries,
             "p_value": self.p_value,
             "p_adjusted": self.p_adjusted,
             "p_noninferiority": self.p_noninferiority,
@@ -149,6 +150,12 @@ class GateResult:
         return self.outcome == "pass"
 
     @property
+    def paired_queries(self) -> int:
+        """The fewest paired queries any measure was decided on (each measure's own count
+        is its `queries`: a query counts where both runs have a defined value)."""
+        return min((m.queries for m in self.measures), default=0)
+
+    @property
     def machine_labels(self) -> bool:
         """True when a machine judge's grades were scored (machine:, fill: or ppi:JUDGE)."""
         return self.labels != "human"
@@ -165,6 +172,7 @@ class GateResult:
             "alpha": self.alpha,
             "outcome": self.outcome,
             "passed": self.passed,
+            "paired_queries": self.paired_queries,
             "measures": [m.to_json() for m in self.measures],
         }
 

@@ -7,8 +7,8 @@ import re
 import sqlalchemy as sa
 
 from ndcg_labeler.extensions import db
-from ndcg_labeler.models import Judge
-from ndcg_labeler.services import ServiceError, outbound, url_name
+from ndcg_labeler.models import Judge, User
+from ndcg_labeler.services import ServiceError, audit, outbound, url_name
 from ndcg_labeler.services.judges.prompts import check_template
 
 DEFAULT_MAX_TOKENS = 512  # tokens a judge may generate per answer, unless told otherwise
@@ -47,8 +47,10 @@ def add_judge(
     timeout: float = 60.0,
     concurrency: int = 8,
     requests_per_minute: int = 0,
+    actor: User | None = None,
 ) -> Judge:
-    """Create a judge after checking every setting (the key itself is never stored)."""
+    """Create a judge after checking every setting (the key itself is never stored); audited
+    as done by `actor` (None: the command line)."""
     name = url_name("a judge", name, MAX_NAME)
     if db.session.scalar(sa.select(Judge.id).where(Judge.name == name)) is not None:
         raise ServiceError(f"a judge named '{name}' already exists")
@@ -79,6 +81,17 @@ def add_judge(
         requests_per_minute=requests_per_minute,
     )
     db.session.add(judge)
+    db.session.flush()  # the judge's id for its audit event, in the same transaction
+    audit.record(
+        actor,
+        "judge.create",
+        "judge",
+        judge.id,
+        name=name,
+        base_url=judge.base_url,
+        model=judge.model,
+        api_key_env=api_key_env,  # the variable's name: the key itself is never read here
+    )
     db.session.commit()
     return judge
 

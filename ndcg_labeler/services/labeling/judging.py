@@ -87,8 +87,12 @@ def save_judgment(
     active_ms: int | None = 0,
     actor: User | None = None,
     expected_version: int | None = None,
+    via: str = "queue",
 ) -> SaveResult:
     """Create or update the annotator's judgment of a pair; commits.
+
+    `via` records where a change came from ("queue", or "drilldown": graded beside a run's
+    ranking, which the agreement figures leave out).
 
     `expected_version` (optimistic concurrency): the version of my judgment the form was
     rendered with, 0 when I had none. When the stored judgment moved on since and this save
@@ -107,13 +111,15 @@ def save_judgment(
     key = _Key(query.id, chunk.id, annotator.id)
     now = utcnow()
     with transaction():
-        created = _insert_if_absent(test_set.id, key, verdict, active, now)
+        created = _insert_if_absent(test_set.id, key, verdict, active, now, via)
         stored = _read_for_update(key)
         if created:
             old, changed, version = _Verdict(None, None, ""), True, stored.version
         else:
             old = _Verdict(stored.status, stored.grade, stored.note)
-            changed, version = _update_if_changed(stored, verdict, active, now, expected_version)
+            changed, version = _update_if_changed(
+                stored, verdict, active, now, expected_version, via
+            )
         if changed:
             _record_change(test_set.id, key, (actor or annotator).id, old, verdict, now)
         _release_lease(query.id, chunk.id, annotator.id)
@@ -137,7 +143,7 @@ class _Verdict(NamedTuple):
 
 
 def _insert_if_absent(
-    test_set_id: int, key: _Key, verdict: _Verdict, active_ms: int, now: datetime
+    test_set_id: int, key: _Key, verdict: _Verdict, active_ms: int, now: datetime, via: str
 ) -> bool:
     """Insert the judgment unless it exists; True when this call created it."""
     row = {
@@ -145,6 +151,7 @@ def _insert_if_absent(
         "test_set_id": test_set_id,
         **verdict._asdict(),
         "active_ms": active_ms,
+        "via": via,
         "created_at": now,
         "updated_at": now,
     }
@@ -167,6 +174,7 @@ def _update_if_changed(
     active_ms: int,
     now: datetime,
     expected_version: int | None,
+    via: str = "queue",
 ) -> tuple[bool, int]:
     """Store the verdict over an existing judgment unless it says the same; (changed, version).
 
@@ -186,6 +194,7 @@ def _update_if_changed(
             **verdict._asdict(),
             # Time spent re-grading adds up; a no-op resubmit (double click) does not.
             active_ms=table.c.active_ms + active_ms,
+            via=via,
             updated_at=now,
             version=table.c.version + 1,
         )

@@ -79,6 +79,7 @@ class RunScores:
     missing: np.ndarray
     ndcg_if_unjudged_top: np.ndarray
     ndcg_condensed: np.ndarray
+    judged_any: np.ndarray
     _texts: dict[int, str] | None = field(default=None, repr=False)
 
     @property
@@ -154,6 +155,41 @@ class RunScores:
         return int(np.count_nonzero(self.missing))
 
     @property
+    def trec_all_mask(self) -> np.ndarray:
+        """The queries trec_eval's `all` averages (without -c): judged (in the qrels) and in
+        the run, as the trec_eval export writes them."""
+        return self.judged_any & ~self.missing
+
+    @property
+    def queries_trec_all(self) -> int:
+        """How many queries trec_eval's `all` line covers (its num_q)."""
+        return int(np.count_nonzero(self.trec_all_mask))
+
+    @property
+    def mean_trec_all(self) -> float | None:
+        """trec_eval's `all` value of ndcg_cut_k: the mean over its queries, an undefined
+        NDCG counting 0; None when it covers no query (trec_eval prints 0 then)."""
+        values = self.ndcg[self.trec_all_mask]
+        return float(np.nan_to_num(values, nan=0.0).mean()) if values.size else None
+
+    @property
+    def means_differ(self) -> bool:
+        """Whether trec_eval's `all` differs from our mean (in value or in queries covered),
+        so that pages show both figures with their names."""
+        ours = (self.queries_in_mean, self.mean_ndcg)
+        return (self.queries_trec_all, self.mean_trec_all) != ours
+
+    def means_json(self) -> dict[str, Any]:
+        """The keys beside `mean_ndcg` that say which queries each mean covers."""
+        return {
+            "queries_in_mean": self.queries_in_mean,
+            "queries_undefined": self.num_undefined,
+            "queries_missing": self.num_missing,
+            "mean_trec_all": self.mean_trec_all,
+            "queries_trec_all": self.queries_trec_all,
+        }
+
+    @property
     def mean_judged_at_k(self) -> float | None:
         """Share of the top k that has a grade, averaged over the queries in the run."""
         present = self.judged_at_k[~self.missing]
@@ -212,10 +248,13 @@ class RunScores:
             "k": self.k,
             "gain": self.options.gain,
             "ideal": self.options.ideal,
+            "judged_only": self.options.judged_only,
+            "aggregation": self.options.policy,
+            "labels": self.options.shown_labels,
             "mean_ndcg": self.mean_ndcg,
             **self.interval_json(),
             **self.sensitivity_json(),
-            "queries_in_mean": self.queries_in_mean,
+            **self.means_json(),
             "queries": self._query_dicts(),
         }
 
@@ -281,4 +320,5 @@ def run_scores(
         missing=current.missing.copy(),
         ndcg_if_unjudged_top=if_top,
         ndcg_condensed=condensed,
+        judged_any=current.judged_any.copy(),
     )

@@ -4,7 +4,8 @@ An upload is parsed and validated in full (formats.read_run: file:line errors, a
 one query is an error), each query is ranked like trec_eval (score descending, docid
 descending) and cut at `depth`, and the whole run is written in one transaction as one
 RunQuery row per query: nothing of a bad file is stored. Queries the test set lacks are
-reported (count and examples) and left out; docids the corpus lacks are kept (unjudged).
+reported (count and examples) and left out; docids the corpus lacks are kept (unjudged) and
+reported (count, entries, examples).
 """
 
 from __future__ import annotations
@@ -26,10 +27,11 @@ if TYPE_CHECKING:
     from ndcg_labeler.formats import ParsedRun
 from ndcg_labeler.models import Query, Run, RunQuery, TestSet, User
 from ndcg_labeler.scoring import permutation, rank_grouped, tie_moves
-from ndcg_labeler.services import ServiceError, live
+from ndcg_labeler.services import ServiceError, audit, live
 from ndcg_labeler.services._db import bump_versions, large_transaction
 from ndcg_labeler.services._progress import Progress, ReadProgress, no_progress, size_of
 from ndcg_labeler.services.live import RankedBuffer
+from ndcg_labeler.services.runs.corpus_check import docids_not_in_corpus
 from ndcg_labeler.services.runs.digest import read_hashed
 
 MAX_NAME = 200
@@ -191,12 +193,29 @@ def store_parsed_run(
         notes=notes,
         num_queries=len(ranked.query_ids),
         num_entries=ranked.entries,
-        report=_report(filename, parsed, ranked, known, unknown),
+        report={
+            **_report(filename, parsed, ranked, known, unknown),
+            "docids_not_in_corpus": docids_not_in_corpus(test_set.id, ranked.blobs),
+        },
     )
     try:
         with large_transaction() as checkpoint:
             db.session.add(run)
             db.session.flush()
+            # With the run, in its transaction: an upload that fails leaves no event.
+            audit.record(
+                uploaded_by,
+                "run.upload",
+                "run",
+                run.id,
+                test_set_id=test_set.id,
+                name=name,
+                filename=run.filename,
+                sha256=sha256,
+                format=parsed.format,
+                queries=run.num_queries,
+                entries=run.num_entries,
+            )
             # This process has the ranked lists at hand: they are scored while they are written.
             ahead.score(run, ranked.query_ids, ranked.blobs, ranked.buffer)
             _insert_queries(run.id, ranked, progress)

@@ -1,9 +1,10 @@
 """Inter-annotator agreement of a test set: for the whole set, per query and per two annotators.
 
 Raters are the people who graded (import sources only when asked: an imported qrels file is
-prior evidence, often already aggregated, not an independent pass). Only `graded` judgments
-count: skips and "can't tell" answers carry no grade. An item is a query–chunk pair; a rater
-is a username. The figures come from the pure module scoring.agreement.
+prior evidence, often already aggregated, not an independent pass). Grades given in a run's
+drill-down (Judgment.via "drilldown", e.g. an admin's correction) score but are no rating.
+Only `graded` judgments count: skips and "can't tell" answers carry no grade. An item is a
+query–chunk pair; a rater is a username. The figures come from the pure module scoring.agreement.
 """
 
 from __future__ import annotations
@@ -75,7 +76,13 @@ def ratings(test_set: TestSet, *, include_imports: bool = False) -> list[tuple[i
     stmt = (
         sa.select(Judgment.query_id, Judgment.chunk_id, User.username, Judgment.grade)
         .join(User, User.id == Judgment.annotator_id)
-        .where(Judgment.test_set_id == test_set.id, Judgment.status == "graded")
+        .where(
+            Judgment.test_set_id == test_set.id,
+            Judgment.status == "graded",
+            # A drill-down grade is a correction made beside the run's ranking and the current
+            # grades, not an independent pass: it scores, but makes nobody a rater.
+            Judgment.via != "drilldown",
+        )
     )
     if not include_imports:
         stmt = stmt.where(User.role != IMPORT_ROLE)
