@@ -17,7 +17,7 @@ import click
 from flask.cli import AppGroup
 
 from ndcg_labeler.cli._common import cli_errors
-from ndcg_labeler.services import judges, testsets
+from ndcg_labeler.services import audit_samples, judges, testsets
 
 
 @click.group("judges", cls=AppGroup)
@@ -193,7 +193,7 @@ def audit(
     """
     test_set = testsets.require_by_name(testset)
     judge = judges.require_judge(judge_name)
-    state = judges.draw_audit(test_set, judge, n, seed=seed, reseed=reseed)
+    state = audit_samples.draw_audit(test_set, judge, n, seed=seed, reseed=reseed)
     if as_json:
         click.echo(json.dumps(state.to_json()))
         return

@@ -15,7 +15,7 @@ from wtforms import (
 from wtforms.fields.choices import SelectChoice
 from wtforms.validators import DataRequired, Length, NumberRange, Optional
 
-from ndcg_labeler.services import judges
+from ndcg_labeler.services import audit_samples, judges
 
 
 class JudgeForm(FlaskForm):
@@ -78,7 +78,7 @@ class AuditSampleForm(FlaskForm):
     )
     seed = IntegerField(
         "Seed (first draw only; empty: a random seed)",
-        validators=[Optional(), NumberRange(0, judges.MAX_SEED)],
+        validators=[Optional(), NumberRange(0, audit_samples.MAX_SEED)],
     )
     reseed = BooleanField("Draw a new sample, replacing the stored one")
     submit = SubmitField("Draw sample")

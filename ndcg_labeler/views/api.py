@@ -23,6 +23,7 @@ from ndcg_labeler.models import Judge, Run, TestSet
 from ndcg_labeler.services import (
     ServiceError,
     accounts,
+    audit_samples,
     checklist,
     comparison,
     gate,
@@ -389,7 +390,7 @@ def _judge(ref: str) -> Judge:
 def audit_sample(test_set: str, judge: str) -> Response:
     """The judge's audit sample: seed, sampled qids in draw order, which are audited now."""
     found = _test_set(test_set)
-    return jsonify(judges.audit_state(found, _judge(judge)).to_json())
+    return jsonify(audit_samples.audit_state(found, _judge(judge)).to_json())
 
 
 def _whole(params: dict[str, Any], key: str, *, required: bool) -> int | None:
@@ -425,7 +426,9 @@ def draw_audit(test_set: str, judge: str) -> Response:
     n = _whole(params, "queries", required=True)
     seed = _whole(params, "seed", required=False)
     try:
-        state = judges.draw_audit(found, chosen, n or 0, seed=seed, reseed=reseed, actor=g.api_user)
+        state = audit_samples.draw_audit(
+            found, chosen, n or 0, seed=seed, reseed=reseed, actor=g.api_user
+        )
     except ServiceError as exc:
         return _error(400, str(exc))
     return jsonify(state.to_json())

@@ -36,7 +36,7 @@ from flask import Flask
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Chunk, Judge, MachineJudgment, PromptVersion, Query
-from ndcg_labeler.services import judges
+from ndcg_labeler.services import audit_samples
 from ndcg_labeler.services import runs as run_service
 from tests.factory import build_test_set, trec
 
@@ -103,5 +103,5 @@ def build_ppi_set(app: Flask, name: str, r: int = 1, audited_limit: int | None =
             for d in ("a", "b")
         )
         db.session.commit()
-        judges.draw_audit(test_set, judge, len(rows), seed=1)
+        audit_samples.draw_audit(test_set, judge, len(rows), seed=1)
         db.session.remove()

@@ -20,7 +20,7 @@ from ndcg_labeler.models import (
     Query,
     TestSet,
 )
-from ndcg_labeler.services import ServiceError, judges
+from ndcg_labeler.services import ServiceError, audit_samples
 from ndcg_labeler.services.imports import ImportFile, import_files
 from tests.factory import build, judge, make_user
 
@@ -44,12 +44,12 @@ def _judge(name: str = "gpt") -> Judge:
     return found
 
 
-def _draw(test_set_id: int, n: int, **kw: object) -> judges.AuditState:
-    return judges.draw_audit(db.session.get_one(TestSet, test_set_id), _judge(), n, **kw)
+def _draw(test_set_id: int, n: int, **kw: object) -> audit_samples.AuditState:
+    return audit_samples.draw_audit(db.session.get_one(TestSet, test_set_id), _judge(), n, **kw)
 
 
-def _state(test_set_id: int, judge_name: str = "gpt") -> judges.AuditState:
-    return judges.audit_state(db.session.get_one(TestSet, test_set_id), _judge(judge_name))
+def _state(test_set_id: int, judge_name: str = "gpt") -> audit_samples.AuditState:
+    return audit_samples.audit_state(db.session.get_one(TestSet, test_set_id), _judge(judge_name))
 
 
 def test_the_draw_order_is_numpy_s_seeded_permutation_of_the_byte_ordered_qids() -> None:
@@ -57,17 +57,17 @@ def test_the_draw_order_is_numpy_s_seeded_permutation_of_the_byte_ordered_qids()
     assert sorted(QIDS, key=lambda q: q.encode()) == BYTE_ORDER
     for seed in (0, 1, 42, 2**40 + 7):
         expected = list(np.random.default_rng(seed).permutation(np.array(BYTE_ORDER)))
-        assert judges.draw_order(QIDS, seed) == expected
+        assert audit_samples.draw_order(QIDS, seed) == expected
         # The input's order does not matter: only the set of qids and the seed.
-        assert judges.draw_order(list(reversed(QIDS)), seed) == expected
-    assert judges.draw_order(QIDS, 1) != judges.draw_order(QIDS, 2)
+        assert audit_samples.draw_order(list(reversed(QIDS)), seed) == expected
+    assert audit_samples.draw_order(QIDS, 1) != audit_samples.draw_order(QIDS, 2)
 
 
 def test_the_first_n_of_the_draw_are_a_uniform_sample() -> None:
     """Over 3,000 seeds each of the 10 qids is among the first 3 about 900 times (χ², 9 df)."""
     seen = dict.fromkeys(QIDS, 0)
     for seed in range(3000):
-        for qid in judges.draw_order(QIDS, seed)[:3]:
+        for qid in audit_samples.draw_order(QIDS, seed)[:3]:
             seen[qid] += 1
     assert sum(seen.values()) == 9000
     assert stats.chisquare(list(seen.values())).pvalue > 0.001
@@ -76,7 +76,7 @@ def test_the_first_n_of_the_draw_are_a_uniform_sample() -> None:
 def test_same_seed_same_sample_and_a_bigger_n_extends_it(app: Flask) -> None:
     first, second = _set(app, "one"), _set(app, "two")
     with app.app_context():
-        expected = judges.draw_order(QIDS, 7)
+        expected = audit_samples.draw_order(QIDS, 7)
         small = _draw(first, 3, seed=7)
         assert (small.seed, small.queries) == (7, expected[:3])
         extended = _draw(first, 6)  # no seed: the stored one
@@ -99,10 +99,10 @@ def test_the_default_seed_is_random_stored_and_kept(app: Flask) -> None:
     with app.app_context():
         drawn = _draw(test_set_id, 2)
         assert drawn.seed is not None and 0 <= drawn.seed < 2**32
-        assert drawn.queries == judges.draw_order(QIDS, drawn.seed)[:2]
+        assert drawn.queries == audit_samples.draw_order(QIDS, drawn.seed)[:2]
         later = _draw(test_set_id, 5)
         assert later.seed == drawn.seed
-        assert later.queries == judges.draw_order(QIDS, drawn.seed)[:5]
+        assert later.queries == audit_samples.draw_order(QIDS, drawn.seed)[:5]
         assert _state(test_set_id) == later
 
 
@@ -114,9 +114,9 @@ def test_another_seed_is_refused_unless_reseeded(app: Flask) -> None:
             _draw(test_set_id, 4, seed=2)
         assert _state(test_set_id).seed == 1
         redrawn = _draw(test_set_id, 3, seed=2, reseed=True)  # smaller N: a new sample
-        assert (redrawn.seed, redrawn.queries) == (2, judges.draw_order(QIDS, 2)[:3])
+        assert (redrawn.seed, redrawn.queries) == (2, audit_samples.draw_order(QIDS, 2)[:3])
         fresh = _draw(test_set_id, 3, reseed=True)  # no seed: a new random one
-        assert fresh.queries == judges.draw_order(QIDS, fresh.seed)[:3]
+        assert fresh.queries == audit_samples.draw_order(QIDS, fresh.seed)[:3]
 
 
 @pytest.mark.parametrize(
@@ -129,7 +129,7 @@ def test_n_out_of_range_is_refused(app: Flask, n: int, message: str) -> None:
         _draw(test_set_id, 3, seed=5)
         with pytest.raises(ServiceError, match=message):
             _draw(test_set_id, n)
-        assert _state(test_set_id).queries == judges.draw_order(QIDS, 5)[:3]
+        assert _state(test_set_id).queries == audit_samples.draw_order(QIDS, 5)[:3]
 
 
 def test_a_bad_seed_and_an_empty_set_are_refused(app: Flask) -> None:
@@ -146,8 +146,8 @@ def test_each_judge_has_its_own_sample(app: Flask) -> None:
     with app.app_context():
         _draw(test_set_id, 2, seed=3)
         _judge("other")
-        assert _state(test_set_id, "other") == judges.AuditState(None, [], [], [], 10)
-        assert _state(test_set_id).queries == judges.draw_order(QIDS, 3)[:2]
+        assert _state(test_set_id, "other") == audit_samples.AuditState(None, [], [], [], 10)
+        assert _state(test_set_id).queries == audit_samples.draw_order(QIDS, 3)[:2]
 
 
 def test_a_draw_and_an_extension_leave_audit_events(app: Flask) -> None:
@@ -158,7 +158,7 @@ def test_a_draw_and_an_extension_leave_audit_events(app: Flask) -> None:
         _draw(test_set_id, 4)  # nothing new: no event
         _draw(test_set_id, 1, seed=8, reseed=True)
         events = db.session.scalars(sa.select(AuditEvent).order_by(AuditEvent.id)).all()
-    order9 = judges.draw_order(QIDS, 9)
+    order9 = audit_samples.draw_order(QIDS, 9)
     assert [e.action for e in events] == ["audit_sample.draw"] * 3
     assert [e.actor_name for e in events] == ["cli"] * 3
     first, second, third = (e.details for e in events)
@@ -225,7 +225,7 @@ def test_audited_means_every_pool_pair_has_a_human_grade(app: Flask) -> None:
         import_files(test_set, qrels=ImportFile(io.BytesIO(qrels), "human.qrels"))
         _machine_grade(built.test_set_id, "machine", "x1")
         state = _draw(built.test_set_id, 7, seed=11)
-    order = judges.draw_order([*AUDIT_POOL, "empty"], 11)
+    order = audit_samples.draw_order([*AUDIT_POOL, "empty"], 11)
     assert state.queries == order
     assert state.audited == [q for q in order if q in {"person", "imported", "mixed"}]
     assert state.no_pairs == ["empty"]

@@ -6,7 +6,7 @@ from flask import Flask
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Judge, TestSet, User
-from ndcg_labeler.services import judges, labeling
+from ndcg_labeler.services import audit_samples, labeling
 from tests.factory import build, make_user
 from tests.labeling.test_queue import _drain, _grade, _name, _next
 
@@ -26,7 +26,7 @@ def _judge(name: str) -> Judge:
 
 def _sample(test_set_id: int, judge_name: str, n: int, seed: int) -> list[str]:
     test_set = db.session.get_one(TestSet, test_set_id)
-    return judges.draw_audit(test_set, _judge(judge_name), n, seed=seed).queries
+    return audit_samples.draw_audit(test_set, _judge(judge_name), n, seed=seed).queries
 
 
 def _pairs_of(qids: list[str]) -> list[tuple[str, str]]:

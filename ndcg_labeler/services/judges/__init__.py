@@ -1,6 +1,5 @@
 """Machine judges: LLM relevance labels kept apart from human ones, and calibrated against them."""
 
-from .audit_sample import MAX_SEED, AuditState, audit_state, draw_audit, draw_order
 from .calibration import REFERENCES, judge_agreement, labels_of, suggestions
 from .catalog import (
     DEFAULT_MAX_TOKENS,
@@ -31,19 +30,14 @@ __all__ = [
     "DEFAULT_TEMPLATE",
     "MAX_CONCURRENCY",
     "MAX_NAME",
-    "MAX_SEED",
     "MAX_TIMEOUT",
     "MAX_TOKENS",
     "REFERENCES",
-    "AuditState",
     "RateLimiter",
     "TemplateRefused",
     "add_judge",
     "archive_judge",
-    "audit_state",
     "delete_judge",
-    "draw_audit",
-    "draw_order",
     "get_judge",
     "judge_agreement",
     "label_count",

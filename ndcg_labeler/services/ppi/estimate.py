@@ -3,8 +3,8 @@
 Estimand: the mean over all of the test set's queries of NDCG@k under human labels, a query
 without any relevant judged chunk (NDCG undefined) counting 0. Per query, Y is NDCG@k under
 human labels and Ŷ under machine:JUDGE labels, both with that convention; the labeled set is
-the judge's audit sample's audited queries (judges.audit_state), the unlabeled set every other
-query. scoring.ppi_mean does the arithmetic; below MIN_AUDITED audited queries the interval is
+the judge's audit sample's audited queries (audit_samples.audit_state), the unlabeled set every
+other query. scoring.ppi_mean does the arithmetic; below MIN_AUDITED audited queries the interval is
 withheld ("audit more queries"). A difference of two runs is the same on per-query differences.
 """
 
@@ -17,7 +17,7 @@ import numpy as np
 
 from ndcg_labeler import scoring
 from ndcg_labeler.models import Run, TestSet
-from ndcg_labeler.services import judges, live
+from ndcg_labeler.services import audit_samples, judges, live
 
 ALPHA = 0.05
 # Label sources naming a judge (KIND:JUDGE).
@@ -107,7 +107,7 @@ def audited_queries(
 ) -> tuple[np.ndarray, AuditStatus]:
     """(mask over `qids` of the audited queries, the audit status) of the judge's sample."""
     judge = judges.require_judge(judge_name)
-    state = judges.audit_state(test_set, judge)
+    state = audit_samples.audit_state(test_set, judge)
     audited = set(state.audited)
     mask = np.fromiter((qid in audited for qid in qids), dtype=bool, count=len(qids))
     status = AuditStatus(judge.name, int(mask.sum()), len(qids), len(state.queries))
@@ -120,7 +120,7 @@ def audit_status(test_set: TestSet, labels: str) -> AuditStatus | None:
     if name is None:
         return None
     judge = judges.require_judge(name)
-    state = judges.audit_state(test_set, judge)
+    state = audit_samples.audit_state(test_set, judge)
     return AuditStatus(judge.name, len(state.audited), state.query_count, len(state.queries))
 
 
