@@ -16,7 +16,7 @@ from ndcg_labeler.forms.judges import (
     RunJudgeForm,
 )
 from ndcg_labeler.models import Judge, TestSet
-from ndcg_labeler.services import ServiceError, jobs, judges, paginate
+from ndcg_labeler.services import ServiceError, audit_samples, jobs, judges, paginate
 from ndcg_labeler.views._scoring import page_arg
 from ndcg_labeler.views.access import admin_required, get_test_set_or_404
 
@@ -98,7 +98,7 @@ def calibration(test_set_id: int, judge_id: int) -> str | Response:
     return _calibration_page(test_set, judge, form, _audit_form(test_set, judge))
 
 
-@bp.post("/testsets/<int:test_set_id>/judges/<int:judge_id>/audit")
+@bp.post("/test-sets/<int:test_set_id>/judges/<int:judge_id>/audit")
 @admin_required
 def audit_sample(test_set_id: int, judge_id: int) -> str | Response:
     """Draw the judge's audit sample of N queries, or extend it to N (CSRF-checked form)."""
@@ -107,7 +107,7 @@ def audit_sample(test_set_id: int, judge_id: int) -> str | Response:
     audit_form = AuditSampleForm(prefix="audit")
     if audit_form.validate_on_submit():
         try:
-            state = judges.draw_audit(
+            state = audit_samples.draw_audit(
                 test_set,
                 judge,
                 audit_form.queries.data or 0,
@@ -130,7 +130,7 @@ def audit_sample(test_set_id: int, judge_id: int) -> str | Response:
 
 def _audit_form(test_set: TestSet, judge: Judge) -> AuditSampleForm:
     """The sample form, N preset to the sample's size (or 100, at most the set's queries)."""
-    state = judges.audit_state(test_set, judge)
+    state = audit_samples.audit_state(test_set, judge)
     size = len(state.queries) or min(DEFAULT_AUDIT, state.query_count)
     return AuditSampleForm(prefix="audit", formdata=None, queries=size or None)
 
@@ -140,7 +140,7 @@ def _calibration_page(
 ) -> str:
     """The calibration page with its two forms (either may carry errors)."""
     found = judges.judge_agreement(test_set, judge)
-    audit = judges.audit_state(test_set, judge)
+    audit = audit_samples.audit_state(test_set, judge)
     labels = paginate(judges.labels_of(test_set, judge), page_arg(), LABELS_PER_PAGE, rows=True)
     return render_template(
         "judges/calibration.html",
@@ -159,7 +159,7 @@ def _calibration_page(
     )
 
 
-@bp.post("/testsets/<int:test_set_id>/judges/<int:judge_id>/again")
+@bp.post("/test-sets/<int:test_set_id>/judges/<int:judge_id>/again")
 @admin_required
 def ask_again(test_set_id: int, judge_id: int) -> Response:
     """Ask the judge again about answers it gave under its current prompt (a background job)."""

@@ -40,7 +40,7 @@ def test_an_admin_draws_and_extends_the_sample(live_server: LiveServer, browser_
         test_set = build_test_set("Audit", QUERIES, QRELS)
         import_files(test_set, pool=ImportFile(io.BytesIO(trec(POOL)), "pool.trec"))
         judge = judges.add_judge("gpt", "http://127.0.0.1:9/v1", "none")
-        url = f"{base}/testsets/{test_set.id}/judges/{judge.id}"
+        url = f"{base}/test-sets/{test_set.id}/judges/{judge.id}"
         db.session.remove()
     log_in(page, base)
 

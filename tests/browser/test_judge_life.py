@@ -61,7 +61,7 @@ def test_ask_again_withhold_archive_and_delete(
     log_in(page, base)
 
     # Ask again about the unparsed answers, under the same prompt version.
-    page.goto(f"{base}/testsets/{test_set_id}/judges/{judge_id}")
+    page.goto(f"{base}/test-sets/{test_set_id}/judges/{judge_id}")
     page.select_option("#which", "unparsed")
     page.click("input[type=submit][value='Ask again']")
     page.wait_for_url(re.compile(r".*/jobs/\d+$"))
@@ -70,7 +70,7 @@ def test_ask_again_withhold_archive_and_delete(
     assert _answers(app) == {"labeled": 3, "unparsed": 1}
 
     # Three compared pairs and one run of two queries: every figure is withheld, and why.
-    page.goto(f"{base}/testsets/{test_set_id}/judges/{judge_id}")
+    page.goto(f"{base}/test-sets/{test_set_id}/judges/{judge_id}")
     minimums = page.locator("#cal-minimums").inner_text()
     assert "κ and the mean difference need at least 10 compared pairs" in minimums
     figures = page.locator("dl.figures").inner_text()

@@ -12,7 +12,7 @@ from flask.testing import FlaskClient, FlaskCliRunner
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import AuditEvent, AuditSample, Judge, Query, TestSet, User
-from ndcg_labeler.services import judges
+from ndcg_labeler.services import audit_samples
 from ndcg_labeler.services.accounts import create_token
 from tests.factory import build, grant, judge, make_user
 
@@ -117,7 +117,7 @@ def test_cli_reseed_replaces_the_sample(runner: FlaskCliRunner, audit_set: tuple
 
 
 def _page(client: FlaskClient, ids: tuple[int, int]) -> str:
-    response = client.get(f"/testsets/{ids[0]}/judges/{ids[1]}")
+    response = client.get(f"/test-sets/{ids[0]}/judges/{ids[1]}")
     assert response.status_code == 200
     return response.get_data(as_text=True)
 
@@ -129,7 +129,7 @@ def test_the_page_draws_and_extends_the_sample(
     assert "No sample drawn yet." in before
     assert "mean over <strong>all</strong> 6 of the test set's queries of NDCG@k" in before
     assert "a query without any relevant judged chunk counts 0 under that source" in before
-    url = f"/testsets/{audit_set[0]}/judges/{audit_set[1]}/audit"
+    url = f"/test-sets/{audit_set[0]}/judges/{audit_set[1]}/audit"
     response = as_admin.post(url, data={"audit-queries": "6", "audit-seed": "5"})
     assert response.status_code == 302
     page = _page(as_admin, audit_set)
@@ -151,7 +151,7 @@ def test_the_page_draws_and_extends_the_sample(
 def test_the_page_shows_a_refusal_beside_the_form(
     as_admin: FlaskClient, audit_set: tuple[int, int], app: Flask
 ) -> None:
-    url = f"/testsets/{audit_set[0]}/judges/{audit_set[1]}/audit"
+    url = f"/test-sets/{audit_set[0]}/judges/{audit_set[1]}/audit"
     response = as_admin.post(url, data={"audit-queries": "9"})
     assert response.status_code == 200
     assert "N must be from 1 to 6" in response.get_data(as_text=True)
@@ -163,8 +163,8 @@ def test_annotators_can_neither_see_nor_draw(
     as_annotator: FlaskClient, audit_set: tuple[int, int], annotator_id: int, app: Flask
 ) -> None:
     grant(app, audit_set[0], annotator_id)
-    assert as_annotator.get(f"/testsets/{audit_set[0]}/judges/{audit_set[1]}").status_code == 403
-    url = f"/testsets/{audit_set[0]}/judges/{audit_set[1]}/audit"
+    assert as_annotator.get(f"/test-sets/{audit_set[0]}/judges/{audit_set[1]}").status_code == 403
+    url = f"/test-sets/{audit_set[0]}/judges/{audit_set[1]}/audit"
     assert as_annotator.post(url, data={"audit-queries": "2"}).status_code == 403
     with app.app_context():
         assert db.session.scalar(sa.select(sa.func.count()).select_from(AuditSample)) == 0
@@ -179,14 +179,16 @@ def test_the_form_needs_its_csrf_token(app: Flask, audit_set: tuple[int, int]) -
     token = page.split('name="csrf_token" type="hidden" value="')[1].split('"')[0]
     login = {"username": "boss", "password": "correct-horse-9", "csrf_token": token}
     assert client.post("/login", data=login).status_code == 302
-    url = f"/testsets/{audit_set[0]}/judges/{audit_set[1]}/audit"
+    url = f"/test-sets/{audit_set[0]}/judges/{audit_set[1]}/audit"
     assert client.post(url, data={"audit-queries": "2"}).status_code == 400
-    form_page = client.get(f"/testsets/{audit_set[0]}/judges/{audit_set[1]}").get_data(as_text=True)
+    form_page = client.get(f"/test-sets/{audit_set[0]}/judges/{audit_set[1]}").get_data(
+        as_text=True
+    )
     csrf = form_page.split('id="audit-csrf_token" name="audit-csrf_token" type="hidden" value="')
     data = {"audit-queries": "2", "audit-csrf_token": csrf[1].split('"')[0]}
     assert client.post(url, data=data).status_code == 302
     with app.app_context():
-        assert len(judges.audit_state(*_objects(audit_set)).queries) == 2
+        assert len(audit_samples.audit_state(*_objects(audit_set)).queries) == 2
 
 
 def _objects(ids: tuple[int, int]) -> tuple[TestSet, Judge]:

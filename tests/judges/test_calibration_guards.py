@@ -151,7 +151,7 @@ def test_one_pair_and_three_runs_withhold_the_figures_and_say_why(
 
         ts_id = testsets.require_by_name("cal").id
         judge_id = judges.require_judge("gpt").id
-    page = as_admin.get(f"/testsets/{ts_id}/judges/{judge_id}").get_data(as_text=True)
+    page = as_admin.get(f"/test-sets/{ts_id}/judges/{judge_id}").get_data(as_text=True)
     assert "κ and the mean difference need at least 10 compared pairs" in page
     assert "Kendall's τ needs at least 5 runs whose two means are shown" in page
     assert page.count("withheld: not enough labels: 1 defined queries") == 3

@@ -84,7 +84,8 @@ def _audit(app: Flask) -> list[tuple[str, dict]]:
         rows = db.session.execute(
             sa.select(AuditEvent.action, AuditEvent.details).order_by(AuditEvent.id)
         )
-        return [(a, d) for a, d in rows if a.startswith("judge.")]
+        # The life cycle's events (judge.create, recorded when the judge was added, is not one).
+        return [(a, d) for a, d in rows if a.startswith("judge.") and a != "judge.create"]
 
 
 def test_archive_hides_the_judge_and_keeps_its_answers(
@@ -211,7 +212,7 @@ def test_the_browser_archives_asks_again_and_deletes(
         _cli(runner, "judges", "run", "life", "--judge", "gpt", "--pairs", "all")
     with app.app_context():
         judge_id = judges.require_judge("gpt").id
-    url = f"/testsets/{judged}/judges/{judge_id}"
+    url = f"/test-sets/{judged}/judges/{judge_id}"
     assert "Ask again" in as_admin.get(url).get_data(as_text=True)
     asked = as_admin.post(f"{url}/again", data={"which": "unparsed"})
     assert asked.status_code == 302 and asked.headers["Location"].startswith("/jobs/")
@@ -220,7 +221,7 @@ def test_the_browser_archives_asks_again_and_deletes(
     assert _statuses(app)["d1"] == ("labeled", 3)
 
     assert as_admin.post(f"/judges/{judge_id}/archive").status_code == 302
-    listing = as_admin.get(f"/testsets/{judged}/judges/").get_data(as_text=True)
+    listing = as_admin.get(f"/test-sets/{judged}/judges/").get_data(as_text=True)
     assert "Archived (hidden from the label lists, answers kept)" in listing
     assert as_admin.post(f"/judges/{judge_id}/restore").status_code == 302
     confirm = as_admin.get(f"/judges/{judge_id}/delete").get_data(as_text=True)
