@@ -103,7 +103,12 @@ def _steps(summary: Any, run_list: list[Run], test_set: TestSet) -> list[Step]:
         ),
         Step("runs", "Runs", bool(run_list), _plural(len(run_list), "run")),
         Step("pool", "Pool", pairs > 0, f"{_plural(pairs, 'pair')} to judge"),
-        Step("labels", "Labels", pairs > 0 and graded >= pairs, f"{graded} of {pairs} graded"),
+        Step(
+            "labels",
+            "Labels",
+            pairs > 0 and graded >= pairs,
+            f"{graded} of {pairs} graded" if pairs else "nothing to grade yet",
+        ),
         _judges_step(test_set),
     ]
 
