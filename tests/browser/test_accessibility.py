@@ -135,7 +135,8 @@ def test_the_menu_fits_one_line_and_opens_from_the_keyboard(
     page.goto(f"{base}/test-sets/{test_set_id}/queries")
     items = page.locator("nav.subnav > ul > li")
     tops = {round(box["y"]) for box in (items.nth(i).bounding_box() for i in range(items.count()))}
-    assert items.count() == 8 and len(tops) == 1, (items.count(), tops)  # 5 links, 3 groups
+    # 6 links (Pooling for admins), 3 groups, on one line.
+    assert items.count() == 9 and len(tops) == 1, (items.count(), tops)
     team = page.locator("nav.subnav summary", has_text="Team")
     assert not page.get_by_role("link", name="Agreement").is_visible()
     team.focus()
