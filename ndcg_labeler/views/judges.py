@@ -58,7 +58,6 @@ def index() -> str | Response:
         "judges/index.html",
         judges=judges.list_judges(),
         archived=judges.list_archived(),
-        state_form=JudgeStateForm(),
         form=form,
         default_template=judges.DEFAULT_TEMPLATE,
     )
@@ -153,8 +152,7 @@ def _calibration_page(
         audited_qids=set(audit.audited),
         empty_qids=set(audit.no_pairs),
         audit_form=audit_form,
-        again_form=AskAgainForm(),
-        state_form=JudgeStateForm(),
+        again_form=AskAgainForm(prefix="again"),
         references=judges.REFERENCES,
     )
 
@@ -165,7 +163,7 @@ def ask_again(test_set_id: int, judge_id: int) -> Response:
     """Ask the judge again about answers it gave under its current prompt (a background job)."""
     test_set = get_test_set_or_404(test_set_id)
     judge = judges.get_judge(judge_id) or abort(404)
-    form = AskAgainForm()
+    form = AskAgainForm(prefix="again")
     back = url_for("judges.calibration", test_set_id=test_set.id, judge_id=judge.id)
     if not form.validate_on_submit():
         flash("Choose which answers to ask again.", "error")

@@ -62,7 +62,7 @@ def test_ask_again_withhold_archive_and_delete(
 
     # Ask again about the unparsed answers, under the same prompt version.
     page.goto(f"{base}/test-sets/{test_set_id}/judges/{judge_id}")
-    page.select_option("#which", "unparsed")
+    page.select_option("#again-which", "unparsed")
     page.click("input[type=submit][value='Ask again']")
     page.wait_for_url(re.compile(r".*/jobs/\d+$"))
     with app.app_context():

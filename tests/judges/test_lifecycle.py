@@ -214,7 +214,7 @@ def test_the_browser_archives_asks_again_and_deletes(
         judge_id = judges.require_judge("gpt").id
     url = f"/test-sets/{judged}/judges/{judge_id}"
     assert "Ask again" in as_admin.get(url).get_data(as_text=True)
-    asked = as_admin.post(f"{url}/again", data={"which": "unparsed"})
+    asked = as_admin.post(f"{url}/again", data={"again-which": "unparsed"})
     assert asked.status_code == 302 and asked.headers["Location"].startswith("/jobs/")
     with app.app_context():
         run_job(int(asked.headers["Location"].rsplit("/", 1)[1]))
