@@ -24,6 +24,7 @@ from pathlib import Path
 import sqlalchemy as sa
 from flask import Flask
 from flask.testing import FlaskClient
+from werkzeug.security import generate_password_hash
 
 from ndcg_labeler.extensions import db, ensure_migrate
 from ndcg_labeler.factory import create_app
@@ -33,6 +34,11 @@ from ndcg_labeler.services import runs as run_service
 from ndcg_labeler.services.imports import ImportFile, import_files
 
 PASSWORD = "correct-horse-9"
+# Users made here store a cheap hash of PASSWORD, computed once: the app's own scrypt (about
+# 0.1 s a hash on this VM, and again at every login) made hashing the largest cost of the
+# suite. check_password_hash reads the method from the hash, so logins stay real;
+# tests/security/test_passwords.py checks that the app itself stores scrypt.
+PASSWORD_HASH = generate_password_hash(PASSWORD, method="pbkdf2:sha256:1000")
 
 # -- apps, users, logins -------------------------------------------------------------------------
 
@@ -61,7 +67,7 @@ def make_user(app: Flask, username: str, role: str = "annotator") -> int:
     """Create a user with the shared test password; returns its id."""
     with app.app_context():
         user = User(username=username, role=role, active=True)
-        user.set_password(PASSWORD)
+        user.password_hash = PASSWORD_HASH
         db.session.add(user)
         db.session.commit()
         return user.id

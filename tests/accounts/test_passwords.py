@@ -96,3 +96,12 @@ def test_a_weak_first_admin_password_is_refused_clearly(app: Flask, runner: Flas
 def test_generated_first_admin_passwords_pass(ctx: Flask) -> None:
     user, generated = accounts.ensure_first_admin(None)
     assert generated is not None and user.check_password(generated)
+
+
+def test_the_app_stores_passwords_as_scrypt_hashes(ctx: Flask) -> None:
+    user = User(username="hashed", role="annotator", active=True)
+    user.set_password(STRONG)
+    assert user.password_hash.startswith("scrypt:")
+    assert STRONG not in user.password_hash
+    assert user.check_password(STRONG)
+    assert not user.check_password(STRONG + "x")
