@@ -9,22 +9,29 @@ non-inferiority p < alpha), and labels until robust by `scoring.order_for_compar
 `scoring.labels_to_robust`.
 
 The world. A universe of UNIVERSE queries, each with 100–200 judged pairs whose true grades are
-0–3 (DL 2019's passage shares, roughly: 56%, 20%, 14%, 10%). A run ranks a query's pairs by
-grade × strength + N(0, 1) noise and keeps its top 10. Run A has strength 1; the candidate B
-of the PPI and gate trials is weaker, and then made equal to A on just enough queries that the
-universe's mean NDCG@10 of B − A is −MAX_DROP (to ~1e-5): the true drop equals max_drop. The
+0–3 (DL 2019's passage shares, roughly: 56%, 20%, 14%, 10%). Queries differ as DL's do: a
+query's own shares are drawn from a Dirichlet around those (CONCENTRATION; a few queries have
+no relevant pair at all, NDCG undefined). A run ranks a query's pairs by grade × strength +
+N(0, 1) noise and keeps its top 10. Run A has strength STRENGTH: mean NDCG@10 ≈ 0.64 with a
+per-query sd ≈ 0.24, between DL 2019 passage's BM25 (≈ 0.50) and its best runs (≈ 0.76).
+The candidate B of the PPI and gate trials is weaker (STRENGTH_WEAKER × STRENGTH). For the
+gate it is then made equal to A on just enough queries that the universe's mean NDCG@10 of
+B − A over the defined queries is −MAX_DROP (to ~1e-5): the true drop equals max_drop. The
 "equal" B has A's strength and its own noise, and each trial swaps A and B on a random half of
-its queries, so the true difference is exactly 0. A trial draws 50–200 queries from the
-universe with replacement: the universe's mean is the true value.
+its queries, so the true difference is exactly 0. A gate trial draws 40–200 queries from the
+universe with replacement: the universe's mean is the true value (the gate asks about queries
+like these).
 
 Machine labels go through an ordinal confusion matrix: a pair keeps its true grade with
 probability 1 − ε and otherwise moves to a neighbouring grade (judges mostly confuse adjacent
 grades), ε solved so that Cohen's κ between machine and human is κ in expectation (the measured
-κ is printed). PPI: 20% of a trial's queries are audited (human NDCG; at least
-scoring.MIN_AUDITED, below which the product withholds the interval), the machine's NDCG is
-known for all; the human-only interval is the classical normal interval of the same
-audited queries (PPI with λ = 0: mean ± z · sd / √n, variance over n, as ppi_mean computes it),
-so the width ratio compares like with like.
+κ is printed); the machine grades every pool pair. PPI: a trial's 40–200 queries are its test
+set, and the estimand is, as the product states it, the mean over all of them of NDCG@10 of
+B − A under human labels, an undefined NDCG counting 0 (under machine labels too). 20% of them
+are audited (at least scoring.MIN_AUDITED, below which the product withholds the interval), the
+machine's NDCG is known for all. The human-only interval is the classical t interval of the
+same audited queries about the same estimand (PPI with λ = 0: mean ± t_{n−1} · s · √((1 −
+n/M)/n)), so the width ratio compares like with like.
 
 Labels until robust: in each trial 50–200 queries of a world where B is stronger than A;
 each judged pair was judged before with probability PRIOR_JUDGED (other systems' pools), the
@@ -39,9 +46,9 @@ from __future__ import annotations
 import argparse
 import time
 from dataclasses import dataclass
-from statistics import NormalDist
 
 import numpy as np
+from scipy import stats
 
 from ndcg_labeler import scoring
 
@@ -52,8 +59,10 @@ MAX_DROP = 0.01
 ALPHA = 0.05
 KAPPAS = (0.4, 0.6, 0.8)
 AUDITED = 0.2
-QUERIES = (50, 200)
+QUERIES = (40, 200)
 PRIOR_JUDGED = 0.6
+CONCENTRATION = 3.0  # of the Dirichlet a query's grade shares come from (smaller: more varied)
+STRENGTH = 0.5
 STRENGTH_WEAKER = 0.95
 STRENGTH_STRONGER = 1.15
 
@@ -76,7 +85,9 @@ class World:
 def make_world(rng: np.random.Generator, n: int, strengths: dict[str, float]) -> World:
     """n queries of 100-200 graded pairs, and each run's top 10 of them (by score)."""
     sizes = rng.integers(100, 201, n)
-    grades = rng.choice(4, size=(n, 200), p=SHARES).astype(np.float64)
+    shares = rng.dirichlet(CONCENTRATION * SHARES, n)  # each query's own grade shares
+    below = np.cumsum(shares, axis=1)[:, None, :3]  # P(grade ≤ 0, 1, 2) per query
+    grades = (rng.random((n, 200, 1)) > below).sum(axis=2).astype(np.float64)
     grades[np.arange(200)[None, :] >= sizes[:, None]] = np.nan
     tops = {}
     for name, strength in strengths.items():
@@ -163,11 +174,9 @@ def drop_exactly(rng: np.random.Generator, a: np.ndarray, b: np.ndarray, drop: f
 
 
 def ppi_trials(rng, human: tuple, machine: dict, trials: int) -> dict[float, tuple]:
-    """Per κ: the PPI interval's coverage of the true mean B − A, its mean width over the
+    """Per κ: the PPI interval's coverage of the test set's mean B − A, its mean width over the
     human-only interval's, and the human-only interval's own coverage (same audited queries)."""
     y = human[1] - human[0]
-    truth = float(y.mean())
-    z = NormalDist().inv_cdf(1 - ALPHA / 2)
     out = {}
     for kappa, (ma, mb) in machine.items():
         yhat = mb - ma
@@ -180,9 +189,12 @@ def ppi_trials(rng, human: tuple, machine: dict, trials: int) -> dict[float, tup
                 # team audits more, so the trial audits more of its queries, at random.
                 audited[rng.integers(idx.size)] = True
             lab, unl = idx[audited], idx[~audited]
+            truth = float(y[idx].mean())  # the estimand: the mean over the trial's test set
             found = scoring.ppi_mean(y[lab], yhat[lab], yhat[unl], ALPHA)
             covered += found.ci_low <= truth <= found.ci_high
-            half = z * float(np.sqrt(y[lab].var() / lab.size))
+            n, fraction = lab.size, lab.size / idx.size
+            t = stats.t.ppf(1 - ALPHA / 2, n - 1)
+            half = t * float(np.sqrt((1 - fraction) * y[lab].var(ddof=1) / n))
             classical_covered += abs(float(y[lab].mean()) - truth) <= half
             ratios.append((found.ci_high - found.ci_low) / (2 * half))
         out[kappa] = (covered / trials, float(np.mean(ratios)), classical_covered / trials)
@@ -268,6 +280,7 @@ class Figures:
     """What the trials measured."""
 
     queries: int
+    shape: tuple[float, float]  # run A's mean NDCG@10 over defined queries, its per-query sd
     true_delta: float
     kappas: dict[float, float]  # asked -> measured Cohen's κ
     ppi: dict[float, tuple[float, float, float]]  # κ -> (coverage, width ratio, human-only's)
@@ -278,28 +291,30 @@ class Figures:
 
 def measure(rng: np.random.Generator, trials: int) -> Figures:
     """Build the worlds and run every trial."""
-    world = make_world(rng, UNIVERSE, {"A": 1.0, "B": STRENGTH_WEAKER, "E": 1.0})
+    strengths = {"A": STRENGTH, "B": STRENGTH * STRENGTH_WEAKER, "E": STRENGTH}
+    world = make_world(rng, UNIVERSE, strengths)
     a, b, e = (ndcg10(world, n) for n in ("A", "B", "E"))
-    keep = ~(np.isnan(a) | np.isnan(b) | np.isnan(e))  # no relevant grade: undefined, left out
-    a, e, weaker = a[keep], e[keep], b[keep]
-    b = drop_exactly(rng, a, weaker, MAX_DROP)
+    shape = (float(np.nanmean(a)), float(np.nanstd(a)))
+    # PPI: every query, an undefined NDCG (no relevant grade) counting 0, as the estimand says.
+    human = (np.nan_to_num(a), np.nan_to_num(b))
     machine, measured = {}, {}
     valid = ~np.isnan(world.grades)
     for kappa in KAPPAS:
         labels = machine_grades(rng, world.grades, kappa)
-        ma = np.nan_to_num(ndcg10(world, "A", labels)[keep])
-        mb = np.nan_to_num(ndcg10(world, "B", labels)[keep])
-        # Where B was made equal to A, the machine sees A's ranking as well.
-        machine[kappa] = (ma, np.where(b == weaker, mb, ma))
+        machine[kappa] = tuple(np.nan_to_num(ndcg10(world, n, labels)) for n in ("A", "B"))
         measured[kappa] = cohen_kappa(
             world.grades[valid].astype(np.int64), labels[valid].astype(np.int64)
         )
-    ppi = ppi_trials(rng, (a, b), machine, trials)
+    ppi = ppi_trials(rng, human, machine, trials)
+    # The gate compares the queries defined in both runs, as services/gate does.
+    keep = ~(np.isnan(a) | np.isnan(b) | np.isnan(e))
+    a, e, weaker = a[keep], e[keep], b[keep]
+    b = drop_exactly(rng, a, weaker, MAX_DROP)
     false_pass, false_fail = gate_trials(rng, a, b, e, trials)
-    labels_world = make_world(rng, 2_000, {"A": 1.0, "B": STRENGTH_STRONGER})
+    labels_world = make_world(rng, 2_000, {"A": STRENGTH, "B": STRENGTH * STRENGTH_STRONGER})
     needed = labels_trials(rng, labels_world, trials)
     return Figures(
-        int(keep.sum()), float((b - a).mean()), measured, ppi, false_pass, false_fail, needed
+        int(keep.sum()), shape, float((b - a).mean()), measured, ppi, false_pass, false_fail, needed
     )
 
 
@@ -348,9 +363,10 @@ def report(found: Figures, trials: int) -> list[str]:
     return [
         *lines,
         "",
-        f"Universe: {found.queries} queries, true mean NDCG@10 of B − A {found.true_delta:+.5f};"
-        f" trials of {QUERIES[0]}–{QUERIES[1]} queries; Monte Carlo ±{mc:.1f} points on a 95%"
-        " rate.",
+        f"Universe: {UNIVERSE} queries, {found.queries} defined in every run (the gate's); run A's"
+        f" NDCG@10 {found.shape[0]:.3f} (per-query sd {found.shape[1]:.3f}); the gate's true"
+        f" mean NDCG@10 of B − A {found.true_delta:+.5f}; trials of {QUERIES[0]}–{QUERIES[1]}"
+        f" queries; Monte Carlo ±{mc:.1f} points on a 95% rate.",
         f"Comparisons robust before any label: {100 * robust_now:.1f}%; depth-10 pool / random:"
         f" {pool_ratio:.2f}×; mean labels over the others: {among}.",
     ]

@@ -9,7 +9,8 @@ run, `results` holds what comes out and `averages` averages it over queries. Aro
 `aggregation` (several annotators' grades into one), `agreement` (between annotators),
 `calibration` (machine against human grades), `intervals` (the t interval of a mean),
 `significance` (tests, bootstrap intervals, Holm's correction), `sample_size` (queries a paired
-test needs), `next_labels` (what to label next for a comparison, and the labels until it is
+test needs), `flip` (the flip test: would the winner change if every unjudged chunk were
+relevant), `next_labels` (what to label next for a comparison, and the labels until it is
 robust), `ppi` (prediction-powered estimates from machine labels and a human audit) and
 `fusion` (of several runs). Callers import from here, never a module.
 """
@@ -28,13 +29,14 @@ from .agreement import (
 )
 from .averages import mean_defined, trec_all
 from .calibration import calibrate, kendall_tau
+from .flip import FlipQuery, FlipTest, flip_test
 from .fusion import FUSION_METHODS, RRF_K, fuse_arrays
 from .gains import gain_values
 from .inputs import Qrel, RunInputs, ScoredDoc, run_inputs
 from .intervals import TInterval, t_interval
 from .many_queries import evaluate, evaluate_flat
 from .ndcg import dcg, log2_ranks, ndcg_at_k
-from .next_labels import FlipQuery, NextLabel, Robustness, labels_to_robust, order_for_compare
+from .next_labels import NextLabel, Robustness, labels_to_robust, order_for_compare
 from .one_query import evaluate_one
 from .options import GAINS, IDEALS, Options
 from .ppi import MIN_AUDITED, PPIEstimate, ppi_mean, ppi_p_value, ppi_paired
@@ -67,6 +69,7 @@ __all__ = [
     "ConsensusAgreement",
     "Evaluation",
     "FlipQuery",
+    "FlipTest",
     "MeanInterval",
     "NextLabel",
     "Options",
@@ -89,6 +92,7 @@ __all__ = [
     "evaluate_flat",
     "evaluate_one",
     "fleiss_kappa",
+    "flip_test",
     "fuse_arrays",
     "gain_values",
     "holm",

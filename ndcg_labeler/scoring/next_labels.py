@@ -9,18 +9,17 @@ where a run's term is 0 when it does not retrieve the chunk within its top K. Pa
 by weight, largest first; ties by qid, then docid, both in byte order (UTF-8 byte order is code
 point order, which is Python's string order: "B" < "a", "q10" < "q9").
 
-Flip test and labels remaining. On the queries compared today (NDCG@k defined in both runs),
-today's values score unjudged chunks 0 (trec_eval). The top-grade values give every unjudged
-chunk of either run's top k the scale's top grade; those chunks also join the ideal (each
-once). The comparison is robust when the winner (the sign of the mean of B − A, a tie within
-TIE_TOLERANCE) is the same under both. Labels remaining is the smallest m such that, with the
-first m pairs of the order labeled and each label confirming today's value (grade 0, not
-relevant), the flip test passes; the rest stay at the top grade. It is an estimate: a label
-that finds a relevant chunk moves today's values as well, so it is computed again after every
-label. None when even the whole list does not make it pass (the list is cut at a depth K
-below k, so unjudged chunks remain at the top grade). Given the grades the labels will find
-(`revealed`: the decisions bench knows them), a label moves today's values and the ideal as
-well, and the winner is that of today's values after the labels.
+Labels remaining. The flip test is scoring.flip_test (module flip: the compared queries, the
+top-grade world, the winner and the tie); labels_to_robust starts from its verdict and then
+updates the same world one label at a time (plain sums here, as flip_test on the labeled
+queries would give: tests/scoring/test_flip.py checks that). Labels remaining is the smallest
+m such that, with the first m pairs of the order labeled and each label confirming today's
+value (grade 0, not relevant), the flip test passes; the rest stay at the top grade. It is an
+estimate: a label that finds a relevant chunk moves today's values as well, so it is computed
+again after every label. None when even the whole list does not make it pass (the list is
+cut at a depth K below k, so unjudged chunks remain at the top grade). Given the grades the
+labels will find (`revealed`: the decisions bench knows them), a label moves today's values and
+the ideal as well, and the winner is that of today's values after the labels.
 """
 
 from __future__ import annotations
@@ -32,10 +31,10 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .flip import FlipQuery, flip_test, winner
 from .gains import gain_values
 from .ndcg import log2_ranks
 from .options import GainKind
-from .significance import TIE_TOLERANCE
 
 
 class NextLabel(NamedTuple):
@@ -89,18 +88,6 @@ def _ranks(docids: Sequence[str], depth: int) -> dict[str, int]:
     return ranks
 
 
-class FlipQuery(NamedTuple):
-    """One compared query: each run's top-k docids with their grades (None: unjudged) and
-    every judged grade of the query (its ideal)."""
-
-    qid: str
-    docids_a: Sequence[str]
-    grades_a: Sequence[float | None]
-    docids_b: Sequence[str]
-    grades_b: Sequence[float | None]
-    judged: Sequence[float]
-
-
 class Robustness(NamedTuple):
     """The flip test now and the labels (in the given order) until it passes."""
 
@@ -110,11 +97,6 @@ class Robustness(NamedTuple):
     """Mean of B − A under today's values (None: no compared query)."""
     mean_delta_if_top: float | None
     """Mean of B − A with every unjudged chunk of either top k at the top grade."""
-
-
-def _winner(delta: float) -> int:
-    """+1 when B wins, −1 when A wins, 0 for a tie within TIE_TOLERANCE."""
-    return 0 if abs(delta) <= TIE_TOLERANCE else (1 if delta > 0 else -1)
 
 
 class _Query:
@@ -212,12 +194,19 @@ class _Means:
         self.sums[1] += query.if_top - self.top[qid]
         self.today[qid], self.top[qid] = query.today, query.if_top
 
+    def add(self, qid: str, query: _Query) -> None:
+        """Query `qid` is compared from now on (a label found its first relevant chunk)."""
+        self.state[qid] = query
+        self.today[qid], self.top[qid] = query.today, query.if_top
+        self.sums[0] += query.today
+        self.sums[1] += query.if_top
+
     def robust(self, exact: bool = False) -> bool:
         """The flip test; `exact` sums again (the running sums drift by rounding)."""
         if exact:
             self.sums = [math.fsum(self.today.values()), math.fsum(self.top.values())]
         count = len(self.state)
-        return _winner(self.sums[0] / count) == _winner(self.sums[1] / count)
+        return winner(self.sums[0] / count) == winner(self.sums[1] / count)
 
 
 def labels_to_robust(
@@ -231,23 +220,30 @@ def labels_to_robust(
     """The flip test and the labels remaining in `order` ((qid, docid) pairs) until it passes.
 
     Each label confirms today's value (grade 0) unless `revealed` gives its grade (the bench
-    knows the true grades). Queries whose ideal is empty at the start (NDCG@k undefined) are
-    left out, as the comparison leaves them out. See the module's docstring.
+    knows the true grades). A query whose ideal is empty (NDCG@k undefined) is left out, as the
+    comparison leaves it out, until a label finds a relevant chunk there: from then on the
+    comparison, and so the flip test, takes it in. See the module's docstring.
     """
-    top_gain = float(gain_values(np.array([top_grade], dtype=np.float64), gain)[0])
-    state = {q.qid: built for q in queries if (built := _Query(q, k, top_gain, gain)).idcg(0) > 0}
-    if not state:
-        return Robustness(True, 0, None, None)
-    means = _Means(state)
-    today, if_top = means.sums[0] / len(state), means.sums[1] / len(state)
-    if means.robust():
+    start = flip_test(queries, k, top_grade, gain)
+    today, if_top = start.delta, start.delta_if_top
+    if start.robust:
         return Robustness(True, 0, today, if_top)
+    top_gain = float(gain_values(np.array([top_grade], dtype=np.float64), gain)[0])
+    every = {q.qid: _Query(q, k, top_gain, gain) for q in queries}
+    # The compared queries, as flip_test keeps them (judged gain: IDCG@k > 0).
+    state = {qid: query for qid, query in every.items() if query.idcg(0) > 0}
+    means = _Means(state)
     grades = revealed or {}
     for m, (qid, docid) in enumerate(order, start=1):
-        query = state.get(qid)
+        query = every.get(qid)
         if query is None or not query.label(docid, grades.get((qid, docid), 0.0)):
-            continue  # a query not compared, or a chunk beyond k found not relevant
-        means.update(qid)
+            continue  # a query of neither run, or a chunk beyond k found not relevant
+        if qid in state:
+            means.update(qid)
+        elif query.idcg(0) > 0:
+            means.add(qid, query)  # its first relevant chunk: compared from now on
+        else:
+            continue  # still no relevant chunk: still not compared
         # Near a tie the running sums could misjudge the sign: sum exactly before answering.
         near_tie = min(abs(v) for v in means.sums) <= 1e-9 * len(state)
         if (means.robust() or near_tie) and means.robust(exact=True):

@@ -93,8 +93,8 @@ SCHEMAS: dict[str, Any] = {
         ],
         "properties": {
             "estimate": NUMBER_OR_NULL,
-            "ci_low": {**NUMBER_OR_NULL, "description": "95% normal interval's low end."},
-            "ci_high": {**NUMBER_OR_NULL, "description": "95% normal interval's high end."},
+            "ci_low": {**NUMBER_OR_NULL, "description": "95% t interval (the set's mean): low."},
+            "ci_high": {**NUMBER_OR_NULL, "description": "95% t interval (the set's mean): high."},
             "n_audited": {"type": "integer", "description": "Labeled queries (audited)."},
             "n_unaudited": {"type": "integer", "description": "Every other query."},
             "lambda": {**NUMBER_OR_NULL, "description": "Power-tuning weight, in [0, 1]."},

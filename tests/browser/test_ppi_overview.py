@@ -11,7 +11,7 @@ import sqlalchemy as sa
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import TestSet
 from tests.browser.live import LiveServer, log_in
-from tests.evaluation.ppi_scenario import Z975, build_ppi_set, expected
+from tests.evaluation.ppi_scenario import build_ppi_set, expected
 
 
 @pytest.mark.browser
@@ -35,7 +35,7 @@ def test_the_overview_shows_the_ppi_estimate_with_its_audit_status(
     page.wait_for_url(re.compile(r".*labels=ppi%3Agpt.*"))
     row = page.locator("#ppi-table tbody tr").first
     assert row.locator("th").inner_text() == "A"
-    low, high = want["theta"] - Z975 * want["se"], want["theta"] + Z975 * want["se"]
+    low, high = want["theta"] - want["half"], want["theta"] + want["half"]
     estimate = row.locator("td").nth(0).inner_text()
     assert estimate == f"{want['theta']:.4f} [{low:.4f}, {high:.4f}]"
     assert row.locator("td").nth(1).inner_text() == f"{19 / 216:.4f}"  # λ̂

@@ -24,6 +24,11 @@ replicates, n = 12r audited and N = 8r others: mean Y = mean Ŷ (audited) = 2/3,
 and B − A per query is 1 − 2·(A's value) under both sources: the same λ̂, θ̂ = 1 − 2θ̂_A and
 se = 2·se_A. The machine-only mean of A is 12r/20r = 3/5, the human mean of its audited
 queries 2/3.
+
+The interval is about the set's own mean (scoring/ppi.py): W = (N/M)·Y − λ̂·Ŷ = (2/5)·Y − λ̂·Ŷ
+takes, per replicate, 2/5 − λ̂ six times, −λ̂ twice, 2/5 twice and 0 twice; s²_W over n − 2
+(λ̂ fitted), se_set² = s²_W · (1/(12r) + 1/(8r)), half-width t_{0.975, 12r − 2} · se_set (scipy);
+for B − A, W is a constant minus 2·W: twice the half-width.
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ import math
 
 import sqlalchemy as sa
 from flask import Flask
+from scipy import stats
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Chunk, Judge, MachineJudgment, PromptVersion, Query
@@ -40,7 +46,6 @@ from ndcg_labeler.services import audit_samples
 from ndcg_labeler.services import runs as run_service
 from tests.factory import build_test_set, trec
 
-Z975 = 1.959963984540054  # the normal distribution's 0.975 quantile
 # (audited, Y, Ŷ) of the twenty queries of one replicate, in order.
 PATTERN = (
     [(True, 1, 1)] * 6
@@ -53,11 +58,24 @@ PATTERN = (
 
 
 def expected(r: int) -> dict[str, float]:
-    """λ̂, θ̂ and se of run A, and θ̂ and se of B − A, with r replicates (the formulas above)."""
+    """λ̂, θ̂, se and the interval's half-width of run A, and the same of B − A, with r
+    replicates (the formulas above)."""
     lam = (20 * r - 1) / (216 * r)
     theta = 2 / 3 - lam / 6
     se = math.sqrt(lam**2 / 4 / (8 * r) + (2 / 9 + lam**2 * 2 / 9 - 2 * lam / 18) / (12 * r))
-    return {"lam": lam, "theta": theta, "se": se, "d_theta": 1 - 2 * theta, "d_se": 2 * se}
+    total = r * (6 * (0.4 - lam) - 2 * lam + 2 * 0.4)
+    squares = r * (6 * (0.4 - lam) ** 2 + 2 * lam**2 + 2 * 0.16)
+    s2 = (squares - total**2 / (12 * r)) / (12 * r - 2)
+    half = float(stats.t.ppf(0.975, 12 * r - 2)) * math.sqrt(s2 * (1 / (12 * r) + 1 / (8 * r)))
+    return {
+        "lam": lam,
+        "theta": theta,
+        "se": se,
+        "half": half,
+        "d_theta": 1 - 2 * theta,
+        "d_se": 2 * se,
+        "d_half": 2 * half,
+    }
 
 
 def build_ppi_set(app: Flask, name: str, r: int = 1, audited_limit: int | None = None) -> None:

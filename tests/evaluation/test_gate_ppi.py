@@ -13,7 +13,7 @@ from scipy import stats
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import User
 from ndcg_labeler.services.accounts import create_token
-from tests.evaluation.ppi_scenario import Z975, build_ppi_set, expected
+from tests.evaluation.ppi_scenario import build_ppi_set, expected
 
 
 def gate(runner: FlaskCliRunner, baseline: str, candidate: str, *args: str):
@@ -51,7 +51,7 @@ def test_a_significant_estimated_drop_fails(app: Flask, runner: FlaskCliRunner) 
     assert m["p_noninferiority"] == pytest.approx(
         stats.norm.sf((want["d_theta"] + 0.01) / want["d_se"]), abs=1e-12
     )
-    assert m["ppi"]["ci_low"] == pytest.approx(want["d_theta"] - Z975 * want["d_se"], abs=1e-12)
+    assert m["ppi"]["ci_low"] == pytest.approx(want["d_theta"] - want["d_half"], abs=1e-12)
     assert m["ppi"]["n_audited"] == 60 and m["ppi"]["n_unaudited"] == 40
     # Each run's own mean is estimated too: A's θ̂ and B's 1 − θ̂_A (B = 1 − A per query).
     assert m["baseline"] == pytest.approx(want["theta"], abs=1e-12)

@@ -12,7 +12,7 @@ from flask.testing import FlaskClient, FlaskCliRunner
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import User
 from ndcg_labeler.services.accounts import create_token
-from tests.evaluation.ppi_scenario import Z975, build_ppi_set, expected
+from tests.evaluation.ppi_scenario import build_ppi_set, expected
 
 PPI_KEYS = {"estimate", "ci_low", "ci_high", "n_audited", "n_unaudited", "lambda", "reason"}
 
@@ -31,8 +31,8 @@ def test_run_score_json_carries_the_ppi_estimate(app: Flask, runner: FlaskCliRun
     assert set(ppi) == PPI_KEYS
     assert ppi["lambda"] == pytest.approx(19 / 216, abs=1e-12)
     assert ppi["estimate"] == pytest.approx(want["theta"], abs=1e-12)
-    assert ppi["ci_low"] == pytest.approx(want["theta"] - Z975 * want["se"], abs=1e-12)
-    assert ppi["ci_high"] == pytest.approx(want["theta"] + Z975 * want["se"], abs=1e-12)
+    assert ppi["ci_low"] == pytest.approx(want["theta"] - want["half"], abs=1e-12)
+    assert ppi["ci_high"] == pytest.approx(want["theta"] + want["half"], abs=1e-12)
     assert (ppi["n_audited"], ppi["n_unaudited"], ppi["reason"]) == (12, 8, None)
     basis = out["ppi_basis"]
     assert basis["machine_mean"] == pytest.approx(3 / 5, abs=1e-12)
@@ -59,8 +59,8 @@ def test_run_compare_json_estimates_b_minus_a(app: Flask, runner: FlaskCliRunner
     ppi = out["ppi"]
     assert set(ppi) == PPI_KEYS
     assert ppi["estimate"] == pytest.approx(want["d_theta"], abs=1e-12)
-    assert ppi["ci_low"] == pytest.approx(want["d_theta"] - Z975 * want["d_se"], abs=1e-12)
-    assert ppi["ci_high"] == pytest.approx(want["d_theta"] + Z975 * want["d_se"], abs=1e-12)
+    assert ppi["ci_low"] == pytest.approx(want["d_theta"] - want["d_half"], abs=1e-12)
+    assert ppi["ci_high"] == pytest.approx(want["d_theta"] + want["d_half"], abs=1e-12)
     assert ppi["lambda"] == pytest.approx(19 / 216, abs=1e-12)
     assert out["ppi_basis"]["machine_mean"] == pytest.approx(1 - 2 * 3 / 5, abs=1e-12)
     assert out["ppi_basis"]["human_audited_mean"] == pytest.approx(1 - 2 * 2 / 3, abs=1e-12)

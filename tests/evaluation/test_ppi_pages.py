@@ -9,7 +9,7 @@ from flask.testing import FlaskClient
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Run, TestSet
-from tests.evaluation.ppi_scenario import Z975, build_ppi_set, expected
+from tests.evaluation.ppi_scenario import build_ppi_set, expected
 
 
 def _ids(app: Flask) -> tuple[int, int, int]:
@@ -29,7 +29,7 @@ def test_the_overview_shows_the_estimate_beside_both_means(
     want = expected(1)
     page = as_admin.get(f"/test-sets/{ts}/dashboard/?k=1&labels=ppi:gpt").get_data(as_text=True)
     assert 'id="ppi-table"' in page
-    low, high = want["theta"] - Z975 * want["se"], want["theta"] + Z975 * want["se"]
+    low, high = want["theta"] - want["half"], want["theta"] + want["half"]
     assert f"{want['theta']:.4f}" in page and f"[{low:.4f}, {high:.4f}]" in page
     assert "0.6000" in page and "0.6667" in page  # machine-only mean, human-only (audited)
     assert "12 of 20 queries audited" in page
@@ -50,7 +50,7 @@ def test_the_run_table_and_compare_page_show_the_estimate(
     compare = as_admin.get(
         f"/test-sets/{ts}/dashboard/compare/?run={a}&run={b}&k=1&labels=ppi:gpt"
     ).get_data(as_text=True)
-    low = want["d_theta"] - Z975 * want["d_se"]
+    low = want["d_theta"] - want["d_half"]
     assert f"{want['d_theta']:.4f}" in compare and f"[{low:.4f}," in compare
     assert "Estimated human B − A" in compare and "12 of 20 queries audited" in compare
 

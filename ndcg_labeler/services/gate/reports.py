@@ -48,7 +48,7 @@ def _power(check: MeasureCheck) -> str:
         if low is None or high is None:
             return f"No PPI++ interval: {check.ppi['reason']}"
         return (
-            f"PPI++ 95% z interval of mean d [{low:.4f}, {high:.4f}], λ {_num(lam)}, "
+            f"PPI++ 95% t interval of the set's mean d [{low:.4f}, {high:.4f}], λ {_num(lam)}, "
             f"{check.ppi['audit']['status']}"
         )
     return (

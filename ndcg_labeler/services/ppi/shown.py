@@ -46,7 +46,7 @@ def describe(figures: PPIFigures) -> str:
     what = "B − A of the human mean" if figures.difference else "the human mean"
     head = f"PPI++ estimate of {what} over all queries: {_num(found and found.estimate)}"
     if figures.has_interval and found is not None:
-        head += f", 95% z interval [{found.ci_low:.4f}, {found.ci_high:.4f}], λ {found.lam:.4f}"
+        head += f", 95% t interval [{found.ci_low:.4f}, {found.ci_high:.4f}], λ {found.lam:.4f}"
     else:
         head += f" ({figures.reason})"
     return (

@@ -1,0 +1,180 @@
+"""The flip test: would the winner of B against A change if every unjudged chunk were relevant?
+
+On the compared queries (those with judged gain, so that NDCG@k is defined in both runs),
+today's values score an unjudged chunk 0 (trec_eval). The top-grade world gives every unjudged
+chunk in the top k of EITHER run the scale's top grade, as if it had been judged so: those
+grades join the query's judged grades (each chunk once), so both runs' ideals grow by the same
+chunks, and each run's NDCG@k is computed on its own top k against that ideal (the same world
+for both runs, which per-run sensitivity values alone would not give when one run's unjudged
+chunk is absent from the other's top k). The winner is the sign of the mean over the compared
+queries of B − A, a difference within TIE_TOLERANCE being a tie; the comparison is *robust* when
+the winner (or the tie) is the same in both worlds. `unjudged_pairs` counts the distinct (query,
+chunk) pairs the top-grade world changes.
+
+`flip_test` is the one implementation: the comparison pages (services/comparison) and the
+labels-until-robust figure (`next_labels.labels_to_robust`, which starts from it and then
+updates the same world one label at a time) both call it. A caller whose today's values are
+scored differently from the plain top k (condensed lists: `judged_only`) passes them in; one
+whose ideal comes from the whole retrieved list (`ideal=retrieved`, which the top k does not
+show) passes each run's own top-grade values too.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import numpy as np
+
+from .gains import gain_values
+from .many_queries import evaluate
+from .options import GainKind, Options
+from .significance import TIE_TOLERANCE
+
+
+class FlipQuery(NamedTuple):
+    """One query: each run's top-k docids with their grades (None: unjudged) and every judged
+    grade of the query (its ideal)."""
+
+    qid: str
+    docids_a: Sequence[str]
+    grades_a: Sequence[float | None]
+    docids_b: Sequence[str]
+    grades_b: Sequence[float | None]
+    judged: Sequence[float]
+
+
+@dataclass(frozen=True)
+class FlipTest:
+    """B against A today and with every unjudged top-k chunk of either run at the top grade."""
+
+    robust: bool
+    unjudged_pairs: int
+    queries: int
+    mean_a_if_top: float | None
+    mean_b_if_top: float | None
+    delta: float | None
+    delta_if_top: float | None
+
+    @property
+    def flips_if_unjudged_top(self) -> bool:
+        """The winner (or the tie) changes when the unjudged chunks get the top grade."""
+        return not self.robust
+
+    @property
+    def winner(self) -> str:
+        """ "A", "B" or "tie" today."""
+        return winner(self.delta)
+
+    @property
+    def winner_if_top(self) -> str:
+        """ "A", "B" or "tie" in the top-grade world."""
+        return winner(self.delta_if_top)
+
+
+def winner(delta: float | None) -> str:
+    """ "B" when the mean of B − A exceeds TIE_TOLERANCE, "A" below −TIE_TOLERANCE, else "tie"."""
+    if delta is None or abs(delta) <= TIE_TOLERANCE:
+        return "tie"
+    return "B" if delta > 0 else "A"
+
+
+def _mean_difference(a: np.ndarray, b: np.ndarray) -> float:
+    """mean(b − a), summed exactly (a tie must not hang on the order of the sum)."""
+    return math.fsum((b - a).tolist()) / a.size
+
+
+def compared(queries: Sequence[FlipQuery], gain: GainKind = "linear") -> list[FlipQuery]:
+    """The queries the flip test compares: some judged grade has positive gain (IDCG@k > 0)."""
+    out = []
+    for query in queries:
+        judged = np.asarray(query.judged, dtype=np.float64)
+        if judged.size and bool((gain_values(judged, gain) > 0).any()):
+            out.append(query)
+    return out
+
+
+def flip_test(
+    queries: Sequence[FlipQuery],
+    k: int,
+    top_grade: float,
+    gain: GainKind = "linear",
+    today: tuple[np.ndarray, np.ndarray] | None = None,
+    if_top: tuple[np.ndarray, np.ndarray] | None = None,
+) -> FlipTest:
+    """The flip test of B against A on the compared queries among `queries` (see the module).
+
+    today / if_top: per-query (A, B) values over the compared queries in their order, when the
+    caller scores them otherwise than the plain top k does; computed here when None.
+    """
+    kept = compared(queries, gain)
+    if not kept:
+        return FlipTest(True, 0, 0, None, None, None, None)
+    unjudged = [_unjudged(q, k) for q in kept]
+    if today is None:
+        today = _today(kept, k, gain)
+    if if_top is None:
+        if_top = _if_top(kept, unjudged, k, top_grade, gain)
+    a, b = (np.asarray(v, dtype=np.float64) for v in today)
+    a_top, b_top = (np.asarray(v, dtype=np.float64) for v in if_top)
+    if not a.size == b.size == a_top.size == b_top.size == len(kept):
+        raise ValueError("today's and the top-grade values need one value per compared query")
+    delta, delta_top = _mean_difference(a, b), _mean_difference(a_top, b_top)
+    return FlipTest(
+        robust=winner(delta) == winner(delta_top),
+        unjudged_pairs=sum(len(u) for u in unjudged),
+        queries=len(kept),
+        mean_a_if_top=float(a_top.mean()),
+        mean_b_if_top=float(b_top.mean()),
+        delta=delta,
+        delta_if_top=delta_top,
+    )
+
+
+def _unjudged(query: FlipQuery, k: int) -> set[str]:
+    """The distinct unjudged chunks of either run's top k."""
+    found = set()
+    for docids, grades in ((query.docids_a, query.grades_a), (query.docids_b, query.grades_b)):
+        found.update(d for d, g in zip(docids[:k], grades[:k], strict=True) if g is None)
+    return found
+
+
+def _ranked(docids: Sequence[str], grades: Sequence[float | None], fill: float) -> np.ndarray:
+    """A run's top-k grades in rank order, an unjudged chunk taking `fill` (NaN: unjudged)."""
+    return np.array([fill if g is None else g for g in grades], dtype=np.float64)
+
+
+def _today(queries: list[FlipQuery], k: int, gain: GainKind) -> tuple[np.ndarray, np.ndarray]:
+    """Each run's NDCG@k with unjudged chunks at 0 against the judged grades (trec_eval)."""
+    options = Options(gain=gain)
+    judged = [np.asarray(q.judged, dtype=np.float64) for q in queries]
+    out = []
+    for side in ("a", "b"):
+        ranked = [
+            _ranked(getattr(q, f"docids_{side}")[:k], getattr(q, f"grades_{side}")[:k], np.nan)
+            for q in queries
+        ]
+        out.append(evaluate(ranked, judged, (k,), options).ndcg_cut[k])
+    return out[0], out[1]
+
+
+def _if_top(
+    queries: list[FlipQuery], unjudged: list[set[str]], k: int, top: float, gain: GainKind
+) -> tuple[np.ndarray, np.ndarray]:
+    """Each run's NDCG@k in the top-grade world: its unjudged chunks at `top`, and every
+    unjudged chunk of either top k joining the judged grades at `top` (each once)."""
+    options = Options(gain=gain)
+    judged = [
+        np.array([*q.judged, *[top] * len(u)], dtype=np.float64)
+        for q, u in zip(queries, unjudged, strict=True)
+    ]
+    out = []
+    for side in ("a", "b"):
+        ranked = [
+            _ranked(getattr(q, f"docids_{side}")[:k], getattr(q, f"grades_{side}")[:k], top)
+            for q in queries
+        ]
+        out.append(evaluate(ranked, judged, (k,), options).ndcg_cut[k])
+    return out[0], out[1]
