@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import click
+from flask.cli import with_appcontext
 
 from ndcg_labeler.cli._common import cli_errors
 from ndcg_labeler.services import corrections, ensembles, judges, testsets
@@ -24,6 +25,7 @@ from ndcg_labeler.services import corrections, ensembles, judges, testsets
     help="median: the middle grade (of an even count, the lower); majority: the most given "
     "grade (a tie: the lower).",
 )
+@with_appcontext
 @cli_errors
 def ensemble(name: str, members: tuple[str, ...], combine: str) -> None:
     """Define NAME as an ensemble of the --member judges (run it as any judge)."""
@@ -35,6 +37,7 @@ def ensemble(name: str, members: tuple[str, ...], combine: str) -> None:
 @click.command("few-shot")
 @click.argument("name")
 @click.argument("k", type=int)
+@with_appcontext
 @cli_errors
 def few_shot(name: str, k: int) -> None:
     """Put up to K human-graded examples of the test set in judge NAME's prompts (0: none).
@@ -51,6 +54,7 @@ def few_shot(name: str, k: int) -> None:
 @click.argument("testset")
 @click.option("--resolved", is_flag=True, help="List the resolved ones instead of the open ones.")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list of conflicts.")
+@with_appcontext
 @cli_errors
 def conflicts(testset: str, resolved: bool, as_json: bool) -> None:
     """The "machine vs people" queue of TESTSET: people's grades two or more steps from a
@@ -76,6 +80,7 @@ def conflicts(testset: str, resolved: bool, as_json: bool) -> None:
     required=True,
     help="Who was right: people or machine.",
 )
+@with_appcontext
 @cli_errors
 def resolve(testset: str, conflict_id: int, resolution: str) -> None:
     """Close conflict CONFLICT_ID of TESTSET's "machine vs people" queue (audited)."""

@@ -144,11 +144,12 @@ def build_shots(test_set: TestSet, k: int) -> Shots:
         q.id: q
         for q in db.session.scalars(sa.select(Query).where(Query.id.in_({q for q, _ in final})))
     }
-    docids = dict(
-        db.session.execute(
+    docids = {
+        c: d
+        for c, d in db.session.execute(
             sa.select(Chunk.id, Chunk.docid).where(Chunk.id.in_({c for _, c in final}))
-        ).tuples()
-    )
+        )
+    }
     per = math.ceil(k / len({g for g, _ in final.values()}))
     bank_keys: list[tuple[int, int]] = []
     by_grade: dict[int, list[tuple[int, int]]] = {}

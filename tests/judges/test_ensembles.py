@@ -1,0 +1,302 @@
+"""Issue 31 items 2-4, offline: few-shot prompts from the set's own labels, ensembles of two fake
+"models" on 127.0.0.1, uncertain-first queueing, and the machine-vs-people queue."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import sqlalchemy as sa
+from flask import Flask
+from flask.testing import FlaskCliRunner
+from sklearn.metrics import cohen_kappa_score
+from werkzeug.wrappers import Response
+
+from ndcg_labeler.extensions import db
+from ndcg_labeler.models import (
+    AuditSample,
+    AuditSampleQuery,
+    Chunk,
+    Judge,
+    MachineConflict,
+    MachineJudgment,
+    Pair,
+    Query,
+    TestSet,
+    User,
+)
+from ndcg_labeler.services import ensembles, judges, labeling
+from ndcg_labeler.services.imports import ImportFile, import_files
+from tests.factory import build_test_set, grade, make_user, trec
+from tests.judges.fake_llm import FakeLLM
+
+# (qid, docid, people's grade or None, alpha's grade, beta's grade)
+PAIRS = [
+    ("q1", "d11", 3, 3, 3),
+    ("q1", "d12", 0, 0, 2),
+    ("q2", "d21", 2, 2, 2),
+    ("q2", "d22", 1, 1, 0),
+    ("q3", "d31", 3, 3, 1),
+    ("q3", "d32", 0, 0, 0),
+    ("q4", "d41", 1, 1, 1),
+    ("q4", "d42", 2, 2, 3),
+    ("q5", "d51", 0, 3, 3),
+    ("q5", "d52", 2, 3, 2),
+    ("q6", "d61", 2, 2, 0),
+    ("q6", "d62", 1, 1, 1),
+    ("q7", "d71", None, 0, 3),
+    ("q7", "d72", None, 1, 2),
+    ("q7", "d73", None, 2, 2),
+]
+QUERIES = {f"q{n}": f"topic{n} question" for n in range(1, 8)}
+NOTE = "states the refund period outright"
+
+
+class TwoModels(FakeLLM):
+    """A passage marked G<a><b>: model "alpha" answers a, any other model b."""
+
+    def answer(self, passage: str, body: dict[str, Any]) -> Response:
+        found = re.search(r"G(\d)(\d)", passage)
+        if found is None:
+            return super().answer(passage, body)
+        value = found.group(1) if body["model"] == "alpha" else found.group(2)
+        text = f"{body['model']} reasons about the passage.\n##final score: {value}"
+        payload = {
+            "choices": [{"message": {"role": "assistant", "content": text}}],
+            "usage": {"prompt_tokens": 50, "completion_tokens": 5},
+        }
+        return Response(json.dumps(payload), content_type="application/json")
+
+
+@pytest.fixture
+def llm() -> Iterator[TwoModels]:
+    server = TwoModels().start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def ens_set(app: Flask, llm: TwoModels) -> int:
+    """Seven queries, fifteen pool pairs; ann graded the first twelve (d31 with a note)."""
+    make_user(app, "ann")
+    with app.app_context():
+        corpus = {d: f"G{a}{b} passage of {d}" for _, d, _, a, b in PAIRS}
+        test_set = build_test_set("ens", QUERIES, corpus=corpus)
+        pool: dict[str, list[str]] = {}
+        for q, d, *_ in PAIRS:
+            pool.setdefault(q, []).append(d)
+        import_files(test_set, pool=ImportFile(io.BytesIO(trec(pool)), "pool.trec"))
+        for q, d, human, _, _ in PAIRS:
+            if human is not None:
+                grade(test_set, q, d, human, "ann")
+        _note(test_set, "q3", "d31", NOTE)
+        judges.add_judge("alpha", llm.url, "alpha", timeout=5, concurrency=2)
+        judges.add_judge("beta", llm.url, "beta", timeout=5, concurrency=2)
+        test_set_id = test_set.id
+        db.session.remove()
+    return test_set_id
+
+
+def _note(test_set: TestSet, qid: str, docid: str, note: str) -> None:
+    query = db.session.scalar(
+        sa.select(Query).where(Query.test_set_id == test_set.id, Query.qid == qid)
+    )
+    chunk = db.session.scalar(
+        sa.select(Chunk).where(Chunk.test_set_id == test_set.id, Chunk.docid == docid)
+    )
+    ann = db.session.scalar(sa.select(User).where(User.username == "ann"))
+    assert query is not None and chunk is not None and ann is not None
+    labeling.save_judgment(test_set, query, chunk, ann, grade=3, note=note)
+
+
+def _cli(runner: FlaskCliRunner, *args: str) -> str:
+    result = runner.invoke(args=list(args))
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def _answers(judge: str) -> dict[str, tuple[str, int | None, int | None]]:
+    """{docid: (status, grade, spread)} of a judge's answers."""
+    rows = db.session.execute(
+        sa.select(
+            Chunk.docid, MachineJudgment.status, MachineJudgment.grade, MachineJudgment.spread
+        )
+        .join(Chunk, Chunk.id == MachineJudgment.chunk_id)
+        .join(Judge, Judge.id == MachineJudgment.judge_id)
+        .where(Judge.name == judge)
+    )
+    return {d: (s, g, sp) for d, s, g, sp in rows}
+
+
+def test_combine_rules_by_hand() -> None:
+    """Median: the middle grade, of an even count the lower; majority: a tie goes lower."""
+    assert ensembles.combine_grades([3, 0, 2], "median") == 2
+    assert ensembles.combine_grades([1, 2], "median") == 1
+    assert ensembles.combine_grades([3, 1, 3, 0], "median") == 1
+    assert ensembles.combine_grades([0, 2, 3], "majority") == 0
+    assert ensembles.combine_grades([3, 1, 3], "majority") == 3
+    assert ensembles.combine_grades([2, 2, 1, 1], "majority") == 1
+
+
+def test_ensemble_stores_members_combined_grade_spread_and_kappas(
+    app: Flask, runner: FlaskCliRunner, ens_set: int
+) -> None:
+    out = _cli(runner, "judges", "ensemble", "duo", "--member", "alpha", "--member", "beta")
+    assert "Ensemble duo added: alpha, beta, combined by median." in out
+    report = json.loads(
+        _cli(runner, "judges", "run", "ens", "--judge", "duo", "--pairs", "all", "--json")
+    )
+    assert (report["judge"], report["requested"], report["labeled"], report["failed"]) == (
+        "duo",
+        15,
+        15,
+        0,
+    )
+    with app.app_context():
+        duo, alpha, beta = _answers("duo"), _answers("alpha"), _answers("beta")
+        for _, d, _, a, b in PAIRS:
+            assert alpha[d][:2] == ("labeled", a) and beta[d][:2] == ("labeled", b)
+            # The lower middle of two grades is the smaller; the spread is |a - b|.
+            assert duo[d] == ("labeled", min(a, b), abs(a - b))
+        answer = db.session.scalar(
+            sa.select(MachineJudgment.raw_answer)
+            .join(Judge, Judge.id == MachineJudgment.judge_id)
+            .join(Chunk, Chunk.id == MachineJudgment.chunk_id)
+            .where(Judge.name == "duo", Chunk.docid == "d31")
+        )
+        assert "[alpha: 3] alpha reasons" in answer and "[beta: 1] beta reasons" in answer
+        test_set = db.session.get_one(TestSet, ens_set)
+        found = ensembles.calibration_extras(
+            test_set, db.session.scalar(sa.select(Judge).where(Judge.name == "duo"))
+        )
+        db.session.remove()
+    graded = [p for p in PAIRS if p[2] is not None]
+    human = [p[2] for p in graded]
+    expected = {
+        "duo": [min(p[3], p[4]) for p in graded],
+        "alpha": [p[3] for p in graded],
+        "beta": [p[4] for p in graded],
+    }
+    rows = {row["judge"]: row for row in found["members"]}
+    assert [row["judge"] for row in found["members"]] == ["duo", "alpha", "beta"]
+    for name, machine in expected.items():
+        want = cohen_kappa_score(human, machine, weights="quadratic", labels=[0, 1, 2, 3])
+        assert rows[name]["pairs"] == 12
+        assert rows[name]["kappa_quadratic"] == pytest.approx(want)
+    # By spread over the 15 pairs: 0 on 6, 1 on 3... as listed in PAIRS.
+    spreads = [abs(p[3] - p[4]) for p in PAIRS]
+    assert found["uncertainty"]["by_spread"] == {s: spreads.count(s) for s in sorted(set(spreads))}
+    assert found["uncertainty"]["disagreeing"] == sum(1 for s in spreads if s)
+    # Worst disagreements: d51 (people 0, duo 3) first, then the 2-step ones by qid.
+    worst = [(w["docid"], w["human_grade"], w["machine_grade"]) for w in found["worst"]]
+    assert worst[:3] == [("d51", 0, 3), ("d31", 3, 1), ("d61", 2, 0)]
+    assert NOTE in found["worst"][1]["notes"]
+
+
+def test_uncertain_first_puts_the_members_disagreements_first(
+    app: Flask, runner: FlaskCliRunner, ens_set: int
+) -> None:
+    _cli(runner, "judges", "ensemble", "duo", "--member", "alpha", "--member", "beta")
+    _cli(runner, "judges", "run", "ens", "--judge", "duo", "--pairs", "unjudged")
+    result = runner.invoke(args=["pool", "ens", "--order-by-judge", "alpha", "--uncertain-first"])
+    assert result.exit_code == 1 and "needs an ensemble" in result.output
+    out = _cli(runner, "pool", "ens", "--order-by-judge", "duo", "--uncertain-first")
+    # The open pairs are q7's: d71 (spread 3) and d72 (spread 1) move; d73 (0) stays.
+    assert "Moved 2 queued pairs" in out
+    with app.app_context():
+        rows = db.session.execute(
+            sa.select(Chunk.docid, Pair.priority).join(Chunk, Chunk.id == Pair.chunk_id)
+        )
+        priority = {docid: p for docid, p in rows}
+        assert (priority["d71"], priority["d72"]) == (-2, -1) and priority["d73"] >= 0
+        make_user(app, "carl")
+        carl = db.session.scalar(sa.select(User).where(User.username == "carl"))
+        first = labeling.next_pair(db.session.get_one(TestSet, ens_set), carl)
+        assert first is not None and db.session.get_one(Chunk, first.chunk_id).docid == "d71"
+        db.session.remove()
+
+
+def test_few_shot_examples_follow_the_rules_and_make_a_new_version(
+    app: Flask, runner: FlaskCliRunner, ens_set: int, llm: TwoModels
+) -> None:
+    make_user(app, "bob")
+    with app.app_context():
+        test_set = db.session.get_one(TestSet, ens_set)
+        grade(test_set, "q2", "d21", 3, "bob")  # ann 2, bob 3: no final grade
+        grade(test_set, "q4", "d41", 1, "bob")  # agreed: final
+        alpha = db.session.scalar(sa.select(Judge).where(Judge.name == "alpha"))
+        q5 = db.session.scalar(sa.select(Query.id).where(Query.qid == "q5"))
+        sample = AuditSample(test_set_id=test_set.id, judge_id=alpha.id, seed=1)
+        db.session.add(sample)
+        db.session.flush()
+        db.session.add(AuditSampleQuery(sample_id=sample.id, position=0, query_id=q5))
+        db.session.commit()
+        db.session.remove()
+    _cli(runner, "judges", "run", "ens", "--judge", "alpha", "--pairs", "human")
+    zero_shot = len(llm.requests)
+    assert "Judge alpha: 4 few-shot" in _cli(runner, "judges", "few-shot", "alpha", "4")
+    report = json.loads(
+        _cli(runner, "judges", "run", "ens", "--judge", "alpha", "--pairs", "human", "--json")
+    )
+    assert report["requested"] == 12 and report["labeled"] == 12  # a new version: asked afresh
+    prompts = [r["body"]["messages"][0]["content"] for r in llm.requests[zero_shot:]]
+    assert len(prompts) == 12
+    docs = {d: (q, h) for q, d, h, _, _ in PAIRS}
+    for prompt in prompts:
+        examples, _, pair = prompt.partition("Now the pair to grade.")
+        judged = re.search(r"Passage: G\d\d passage of (d\d\d)", pair)
+        assert judged is not None
+        qid = docs[judged.group(1)][0]
+        shown = re.findall(r"Example passage: G\d\d passage of (d\d\d)", examples)
+        grades = [int(g) for g in re.findall(r"People's grade: (\d)", examples)]
+        # Balanced: one example of each grade; never the judged query, the audit sample's
+        # query (q5) or the pair without a final grade (d21); each with people's grade.
+        assert sorted(grades) == [0, 1, 2, 3]
+        assert all(docs[d][0] not in (qid, "q5") and d != "d21" for d in shown)
+        assert [docs[d][1] for d in shown] == grades
+        assert QUERIES[qid] not in examples
+        if qid == "q1":  # the only grade-3 example left is d31, with ann's note
+            assert "d31" in shown and f"People's explanation: {NOTE}" in examples
+    with app.app_context():
+        test_set = db.session.get_one(TestSet, ens_set)
+        alpha = db.session.scalar(sa.select(Judge).where(Judge.name == "alpha"))
+        found = ensembles.calibration_extras(test_set, alpha)
+        agreement = judges.judge_agreement(test_set, alpha)
+        db.session.remove()
+    versions = [(v["few_shot"], v["current"], v["pairs"]) for v in found["versions"]]
+    assert versions == [(4, True, 12), (0, False, 12)]
+    assert agreement["prompt_version"] == found["versions"][0]["prompt_version"]
+
+
+def test_person_vs_machine_conflicts_open_follow_and_resolve(
+    app: Flask, runner: FlaskCliRunner, ens_set: int
+) -> None:
+    _cli(runner, "judges", "run", "ens", "--judge", "alpha", "--pairs", "human")
+    listed = json.loads(_cli(runner, "judges", "conflicts", "ens", "--json"))
+    # Alpha is 2+ steps from ann only on d51 (0 vs 3); d52 (2 vs 3) is one step.
+    assert [(c["docid"], c["human_grade"], c["machine_grade"], c["steps"]) for c in listed] == [
+        ("d51", 0, 3, 3)
+    ]
+    with app.app_context():
+        test_set = db.session.get_one(TestSet, ens_set)
+        grade(test_set, "q5", "d51", 2, "ann")  # one step now: withdrawn
+        assert db.session.scalar(sa.select(sa.func.count()).select_from(MachineConflict)) == 0
+        grade(test_set, "q5", "d52", 0, "ann")  # three steps from alpha's 3: opened
+        db.session.remove()
+    listed = json.loads(_cli(runner, "judges", "conflicts", "ens", "--json"))
+    assert [(c["docid"], c["person"], c["human_grade"], c["machine_grade"]) for c in listed] == [
+        ("d52", "ann", 0, 3)
+    ]
+    out = _cli(runner, "judges", "resolve", "ens", str(listed[0]["id"]), "--as", "machine")
+    assert "the machine was right" in out
+    assert json.loads(_cli(runner, "judges", "conflicts", "ens", "--json")) == []
+    resolved = json.loads(_cli(runner, "judges", "conflicts", "ens", "--resolved", "--json"))
+    assert [c["resolution"] for c in resolved] == ["machine"]
+    result = runner.invoke(
+        args=["judges", "resolve", "ens", str(listed[0]["id"]), "--as", "people"]
+    )
+    assert result.exit_code == 1 and "resolved already" in result.output
