@@ -30,6 +30,7 @@ from ndcg_labeler.models import (
     User,
 )
 from ndcg_labeler.services import ensembles, judges, labeling
+from ndcg_labeler.services import runs as run_service
 from ndcg_labeler.services.imports import ImportFile, import_files
 from tests.factory import build_test_set, grade, make_user, trec
 from tests.judges.fake_llm import FakeLLM
@@ -300,3 +301,56 @@ def test_person_vs_machine_conflicts_open_follow_and_resolve(
         args=["judges", "resolve", "ens", str(listed[0]["id"]), "--as", "people"]
     )
     assert result.exit_code == 1 and "resolved already" in result.output
+
+
+def test_the_pages_define_show_confirm_and_resolve(app: Flask, as_admin: Any, ens_set: int) -> None:
+    added = as_admin.post(
+        "/judges/ensembles/new",
+        data={"name": "duo", "members": ["alpha", "beta"], "combine": "median"},
+    )
+    assert added.status_code == 302
+    with app.app_context():
+        test_set = db.session.get_one(TestSet, ens_set)
+        pool = {"q7": ["d71", "d72", "d73"]}
+        run_service.upload_run(test_set, io.BytesIO(trec(pool)), "a.trec", "A", None)
+        judges.run_judge(test_set, judges.require_judge("duo"), "all")
+        ids = {j.name: j.id for j in judges.list_judges()}
+        q7 = db.session.scalar(sa.select(Query.id).where(Query.qid == "q7"))
+        d71 = db.session.scalar(sa.select(Chunk.id).where(Chunk.docid == "d71"))
+        run_id = run_service.list_runs(test_set)[0].id
+        db.session.remove()
+    graded = [p for p in PAIRS if p[2] is not None]
+    duo_kappa = cohen_kappa_score(
+        [p[2] for p in graded], [min(p[3], p[4]) for p in graded], weights="quadratic"
+    )
+    page = as_admin.get(f"/test-sets/{ens_set}/judges/{ids['duo']}").get_data(as_text=True)
+    members = page.split('id="ensemble-members"', 1)[1].split("</table>", 1)[0]
+    assert "duo (ensemble)" in members and ">alpha<" in members and ">beta<" in members
+    assert f"{duo_kappa:.3f}" in members
+    assert "disagree on <strong>8</strong> of 15 pairs" in page  # spreads above 0 in PAIRS
+    worst = page.split('id="worst-disagreements"', 1)[1].split("</tr>", 2)[1]
+    assert "d51" in worst and "[alpha: 3]" in worst  # both answers and the reasoning
+    alpha_url = f"/test-sets/{ens_set}/judges/{ids['alpha']}"
+    assert "zero-shot (current)" in as_admin.get(alpha_url).get_data(as_text=True)
+    assert as_admin.post(f"{alpha_url}/few-shot", data={"k": "2"}).status_code == 302
+    assert "few-shot, K = 2" not in as_admin.get(alpha_url).get_data(as_text=True)  # not run yet
+    with app.app_context():
+        assert judges.require_judge("alpha").few_shot == 2
+        db.session.remove()
+    # The drill-down under fill:duo: q7's chunks carry duo's grades; confirm or replace them.
+    drill = f"/test-sets/{ens_set}/dashboard/runs/{run_id}/queries/{q7}/"
+    shown = as_admin.get(drill + "?labels=fill:duo").get_data(as_text=True)
+    assert "Confirm or replace the machine grade of d71" in shown and "Confirm 0 " in shown
+    saved = as_admin.post(drill + "grade", data={"chunk_id": d71, "grade": "2", "version": "0"})
+    assert saved.status_code == 302
+    queue = as_admin.get(f"/test-sets/{ens_set}/judges/conflicts").get_data(as_text=True)
+    rows = queue.split('id="conflicts-open"', 1)[1].split("</table>", 1)[0]
+    # ann 2+ steps from alpha: d51; from beta: d12, d31, d51, d61; from duo: d31, d51, d61;
+    # and the admin's 2 on d71 from alpha's 0 and duo's 0 (beta's 3 is one step).
+    assert rows.count("<tr data-conflict=") == 10
+    assert rows.count("<code>d71</code>") == 2 and "admin" in rows
+    first = int(rows.split('<tr data-conflict="', 1)[1].split('"', 1)[0])
+    url = f"/test-sets/{ens_set}/judges/conflicts/{first}/resolve"
+    assert as_admin.post(url, data={"resolution": "people"}).status_code == 302
+    queue = as_admin.get(f"/test-sets/{ens_set}/judges/conflicts").get_data(as_text=True)
+    assert "Open (9)" in queue and "the person was right" in queue
