@@ -13,7 +13,6 @@ import pytest
 import sqlalchemy as sa
 from flask import Flask
 from flask.testing import FlaskCliRunner
-from sklearn.metrics import cohen_kappa_score
 from werkzeug.wrappers import Response
 
 from ndcg_labeler.extensions import db
@@ -55,6 +54,21 @@ PAIRS = [
 ]
 QUERIES = {f"q{n}": f"topic{n} question" for n in range(1, 8)}
 NOTE = "states the refund period outright"
+
+
+def quadratic_kappa(a: list[int], b: list[int], top: int = 3) -> float:
+    """Cohen's κ with quadratic weights, from its definition (1 − Σ w·O / Σ w·E)."""
+    n, cells = len(a), range(top + 1)
+    observed = {
+        (i, j): sum(1 for x, y in zip(a, b, strict=True) if (x, y) == (i, j))
+        for i in cells
+        for j in cells
+    }
+    expected = {(i, j): a.count(i) * b.count(j) / n for i in cells for j in cells}
+    weight = {(i, j): (i - j) ** 2 for i in cells for j in cells}
+    return 1 - sum(weight[c] * observed[c] for c in weight) / sum(
+        weight[c] * expected[c] for c in weight
+    )
 
 
 class TwoModels(FakeLLM):
@@ -185,7 +199,7 @@ def test_ensemble_stores_members_combined_grade_spread_and_kappas(
     rows = {row["judge"]: row for row in found["members"]}
     assert [row["judge"] for row in found["members"]] == ["duo", "alpha", "beta"]
     for name, machine in expected.items():
-        want = cohen_kappa_score(human, machine, weights="quadratic", labels=[0, 1, 2, 3])
+        want = quadratic_kappa(human, machine)
         assert rows[name]["pairs"] == 12
         assert rows[name]["kappa_quadratic"] == pytest.approx(want)
     # By spread over the 15 pairs: 0 on 6, 1 on 3... as listed in PAIRS.
@@ -212,7 +226,7 @@ def test_uncertain_first_puts_the_members_disagreements_first(
         rows = db.session.execute(
             sa.select(Chunk.docid, Pair.priority).join(Chunk, Chunk.id == Pair.chunk_id)
         )
-        priority = {docid: p for docid, p in rows}
+        priority = {str(docid): int(p) for docid, p in rows}
         assert (priority["d71"], priority["d72"]) == (-2, -1) and priority["d73"] >= 0
         make_user(app, "carl")
         carl = db.session.scalar(sa.select(User).where(User.username == "carl"))
@@ -320,9 +334,7 @@ def test_the_pages_define_show_confirm_and_resolve(app: Flask, as_admin: Any, en
         run_id = run_service.list_runs(test_set)[0].id
         db.session.remove()
     graded = [p for p in PAIRS if p[2] is not None]
-    duo_kappa = cohen_kappa_score(
-        [p[2] for p in graded], [min(p[3], p[4]) for p in graded], weights="quadratic"
-    )
+    duo_kappa = quadratic_kappa([p[2] for p in graded], [min(p[3], p[4]) for p in graded])
     page = as_admin.get(f"/test-sets/{ens_set}/judges/{ids['duo']}").get_data(as_text=True)
     members = page.split('id="ensemble-members"', 1)[1].split("</table>", 1)[0]
     assert "duo (ensemble)" in members and ">alpha<" in members and ">beta<" in members
