@@ -145,7 +145,7 @@ def build_shots(test_set: TestSet, k: int) -> Shots:
         for q in db.session.scalars(sa.select(Query).where(Query.id.in_({q for q, _ in final})))
     }
     docids = {
-        c: d
+        int(c): str(d)
         for c, d in db.session.execute(
             sa.select(Chunk.id, Chunk.docid).where(Chunk.id.in_({c for _, c in final}))
         )
