@@ -204,6 +204,14 @@ def test_few_shot_examples_follow_the_rules_and_make_a_new_version(
         found = ensembles.calibration_extras(test_set, alpha)
         agreement = judges.judge_agreement(test_set, alpha)
         db.session.remove()
+    with app.app_context():  # K below the number of grades: both ends of the scale
+        test_set = db.session.get_one(TestSet, ens_set)
+        alpha = db.session.scalar(sa.select(Judge).where(Judge.name == "alpha"))
+        ensembles.set_few_shot(alpha, 2)
+        q1 = db.session.scalar(sa.select(Query.id).where(Query.qid == "q1"))
+        pair = ensembles.judge_shots(test_set, alpha).examples_for(q1)
+        assert [ex.grade for ex in pair] == [0, 3] and pair[1].docid == "d31"
+        db.session.remove()
     versions = [(v["few_shot"], v["current"], v["pairs"]) for v in found["versions"]]
     assert versions == [(4, True, 12), (0, False, 12)]
     assert agreement["prompt_version"] == found["versions"][0]["prompt_version"]
@@ -245,7 +253,11 @@ def test_the_pages_define_show_confirm_and_resolve(app: Flask, as_admin: Any, en
         data={"name": "duo", "members": ["alpha", "beta"], "combine": "median"},
     )
     assert added.status_code == 302
+    form = {"name": "gamma", "base_url": "http://127.0.0.1:9/v1", "model": "g", "few_shot": "3"}
+    form |= {"temperature": "0", "max_tokens": "64", "timeout": "5", "concurrency": "1"}
+    assert as_admin.post("/judges/", data={**form, "requests_per_minute": "0"}).status_code == 302
     with app.app_context():
+        assert judges.require_judge("gamma").few_shot == 3
         test_set = db.session.get_one(TestSet, ens_set)
         pool = {"q7": ["d71", "d72", "d73"]}
         run_service.upload_run(test_set, io.BytesIO(trec(pool)), "a.trec", "A", None)

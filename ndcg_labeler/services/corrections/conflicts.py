@@ -71,6 +71,8 @@ def record_conflicts(test_set_id: int, pair: tuple[int, int] | None = None) -> i
     """Open, update or withdraw the conflicts of one pair (or of the whole test set) from the
     stored grades; in the caller's transaction. Returns how many are open for it now."""
     machine = _machine_grades(test_set_id, pair)
+    if pair is not None and not machine:
+        return 0  # no judge graded the pair (most saves): nothing to open or withdraw
     people = _people_grades(test_set_id, pair)
     stmt = sa.select(MachineConflict).where(MachineConflict.test_set_id == test_set_id)
     if pair is not None:

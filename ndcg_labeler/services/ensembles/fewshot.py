@@ -63,13 +63,14 @@ class Shots:
     sha: str = ""
 
     def examples_for(self, query_id: int) -> list[Example]:
-        """Up to k examples for a pair of this query: round-robin over the grades."""
+        """Up to k examples for a pair of this query: round-robin over the grades (in
+        spread_order), one pair of each grade per round."""
         by_grade: dict[int, list[Example]] = {}
         for ex in self.bank:
             if ex.query_id != query_id:
                 by_grade.setdefault(ex.grade, []).append(ex)
         chosen: list[Example] = []
-        lists = [by_grade[g] for g in sorted(by_grade)]
+        lists = [by_grade[g] for g in spread_order(sorted(by_grade))]
         for turn in range(self.k):
             for found in lists:
                 if len(chosen) < self.k and turn < len(found):
@@ -90,6 +91,21 @@ class Shots:
             parts.append(text)
         parts.append("Now the pair to grade.\n\n")
         return "\n\n".join(parts)
+
+
+def spread_order(grades: list[int]) -> list[int]:
+    """The grades in the order examples are taken: the lowest, the highest, then the middle
+    ones from the centre out, so that even K below the number of grades shows both ends of
+    the scale (K = 2 on 0–3: a 0 and a 3)."""
+    if len(grades) <= 2:
+        return grades
+    middle = grades[1:-1]
+    centre = (len(middle) - 1) / 2
+    return [
+        grades[0],
+        grades[-1],
+        *sorted(middle, key=lambda g: (abs(middle.index(g) - centre), g)),
+    ]
 
 
 def _order(qid: str, docid: str) -> str:
