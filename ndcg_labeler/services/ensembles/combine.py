@@ -213,6 +213,8 @@ def run_ensemble(
     members' class: judges.run_judge returns it)."""
     started = time.monotonic()
     members = members_of(judge)
+    if not members:
+        raise ServiceError(f"the ensemble '{judge.name}' has no member judges left")
     reports = [judges.run_judge(test_set, member, which, progress, own) for member in members]
     counts = combine_answers(test_set, judge)
     sha, _ = ensemble_version(test_set, judge)
