@@ -102,7 +102,11 @@ def compare(
 
 @click.command("pool")
 @click.argument("testset")
-@click.option("--depth", required=True, help="Pool the top N of each query.")
+@click.option(
+    "--depth",
+    default=None,
+    help="Pool the top N of each query (required, except with --uncertain-first alone).",
+)
 @click.option("--run", "run_names", multiple=True, help="A run to pool from (repeat); default all.")
 @click.option(
     "--order-by-judge",
@@ -121,6 +125,13 @@ def compare(
     "DEPTH), largest first, ties by qid then docid (byte order); and the labels remaining "
     "before the comparison is robust. Adds nothing without --add.",
 )
+@click.option(
+    "--uncertain-first",
+    "uncertain_first",
+    is_flag=True,
+    help="With --order-by-judge ENSEMBLE: move the queued pairs its members disagree on most "
+    "to the front of the queue (largest spread first); without --depth, only that.",
+)
 @click.option("--k", "k", default="10", help="With --for-compare: NDCG@k of the flip test.")
 @click.option("--json", "as_json", is_flag=True, help="With --for-compare: the list as JSON.")
 @click.option(
@@ -130,10 +141,11 @@ def compare(
 @cli_errors
 def pool(
     testset: str,
-    depth: str,
+    depth: str | None,
     run_names: tuple[str, ...],
     judge: str | None,
     for_compare: tuple[str, str] | None,
+    uncertain_first: bool,
     k: str,
     as_json: bool,
     add: bool,
@@ -142,7 +154,17 @@ def pool(
 
     With --for-compare A B: what to label next to decide between A and B (see docs:
     "What to label next").
+
+    With --order-by-judge ENSEMBLE --uncertain-first: the queued pairs whose ensemble members
+    disagree most come first (see docs: "Ensembles").
     """
+    if uncertain_first and (not judge or for_compare):
+        raise ServiceError("--uncertain-first goes with --order-by-judge ENSEMBLE")
+    if depth is None:
+        if uncertain_first:
+            _uncertain_first(testsets.require_by_name(testset), judge or "")
+            return
+        raise click.UsageError("Missing option '--depth'.")
     try:
         cut = int(depth)
     except ValueError:
@@ -174,6 +196,17 @@ def pool(
         now = "—" if c.now is None else f"{100 * c.now:.0f}%"
         after = "—" if c.after is None else f"{100 * c.after:.0f}%"
         click.echo(f"  {c.run.name}: judged@{plan.depth} {now} now, {after} once graded")
+    if uncertain_first:
+        _uncertain_first(test_set, judge or "")
+
+
+def _uncertain_first(test_set: TestSet, ensemble: str) -> None:
+    """Move the pairs the ensemble's members disagree on to the front of the queue."""
+    moved = pooling.queue_uncertain_first(test_set, ensemble)
+    click.echo(
+        f"Moved {moved} queued pairs where the members of {ensemble} disagree to the front of "
+        "the queue (largest spread first)."
+    )
 
 
 def _for_compare(

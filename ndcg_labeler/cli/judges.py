@@ -16,6 +16,7 @@ from typing import Any
 import click
 from flask.cli import AppGroup
 
+from ndcg_labeler.cli import ensembles as ensemble_commands
 from ndcg_labeler.cli._common import cli_errors
 from ndcg_labeler.services import audit_samples, judges, testsets
 
@@ -23,6 +24,10 @@ from ndcg_labeler.services import audit_samples, judges, testsets
 @click.group("judges", cls=AppGroup)
 def judges_group() -> None:
     """Machine judges (LLMs behind an OpenAI-compatible endpoint)."""
+
+
+for _command in ensemble_commands.COMMANDS:  # ensembles, few-shot, the conflicts queue
+    judges_group.add_command(_command)
 
 
 @judges_group.command("add")
@@ -40,6 +45,14 @@ def judges_group() -> None:
 @click.option("--concurrency", type=int, default=8, show_default=True)
 @click.option("--timeout", type=float, default=60.0, show_default=True)
 @click.option("--rpm", type=int, default=0, help="Requests per minute (0: no limit).")
+@click.option(
+    "--few-shot",
+    "few_shot",
+    type=int,
+    default=0,
+    show_default=True,
+    help="K: up to K human-graded examples of the test set in each prompt (see judges few-shot).",
+)
 @cli_errors
 def add(
     name: str,
@@ -52,6 +65,7 @@ def add(
     concurrency: int,
     timeout: float,
     rpm: int,
+    few_shot: int,
 ) -> None:
     """Define a judge NAME (the key stays in the environment; only its variable name is kept)."""
     template = Path(prompt_file).read_text(encoding="utf-8") if prompt_file else ""
@@ -67,6 +81,7 @@ def add(
             concurrency=concurrency,
             timeout=timeout,
             requests_per_minute=rpm,
+            few_shot=few_shot,
         )
     except judges.TemplateRefused as exc:
         # The file's content is a bad parameter: click's usage error, exit status 2.

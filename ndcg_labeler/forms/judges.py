@@ -8,14 +8,15 @@ from wtforms import (
     DecimalField,
     IntegerField,
     SelectField,
+    SelectMultipleField,
     StringField,
     SubmitField,
     TextAreaField,
 )
 from wtforms.fields.choices import SelectChoice
-from wtforms.validators import DataRequired, Length, NumberRange, Optional
+from wtforms.validators import DataRequired, InputRequired, Length, NumberRange, Optional
 
-from ndcg_labeler.services import audit_samples, judges
+from ndcg_labeler.services import audit_samples, corrections, ensembles, judges
 
 
 class JudgeForm(FlaskForm):
@@ -49,6 +50,11 @@ class JudgeForm(FlaskForm):
     )
     prompt_template = TextAreaField(
         "Prompt template (Jinja; empty: the default)", validators=[Optional()]
+    )
+    few_shot = IntegerField(
+        "Few-shot examples (K: human-graded pairs of the test set in each prompt; 0: none)",
+        default=0,
+        validators=[Optional(), NumberRange(0, ensembles.MAX_FEW_SHOT)],
     )
     submit = SubmitField("Add judge")
 
@@ -113,3 +119,39 @@ class AskAgainForm(FlaskForm):
         default="failed,unparsed",
     )
     submit = SubmitField("Ask again")
+
+
+class FewShotForm(FlaskForm):
+    """Change how many human-graded examples a judge's prompts carry (a new prompt version)."""
+
+    k = IntegerField(
+        "Few-shot examples (K; 0: zero-shot)",
+        validators=[InputRequired(), NumberRange(0, ensembles.MAX_FEW_SHOT)],
+    )
+    submit = SubmitField("Set few-shot examples")
+
+
+class EnsembleForm(FlaskForm):
+    """Define an ensemble of two or more judges."""
+
+    name = StringField("Name", validators=[DataRequired(), Length(max=judges.MAX_NAME)])
+    members = SelectMultipleField("Member judges (two or more)", choices=[])
+    combine = SelectField(
+        "Combine by",
+        choices=[
+            SelectChoice("median", "Median (of an even count, the lower middle grade)"),
+            SelectChoice("majority", "Majority (a tie: the lower grade)"),
+        ],
+        default="median",
+    )
+    submit = SubmitField("Add ensemble")
+
+
+class ResolveConflictForm(FlaskForm):
+    """Close a "machine vs people" conflict, saying who was right."""
+
+    resolution = SelectField(
+        "Who was right",
+        choices=[SelectChoice(k, v) for k, v in corrections.RESOLUTIONS.items()],
+    )
+    submit = SubmitField("Resolve")

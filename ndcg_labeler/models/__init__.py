@@ -8,6 +8,7 @@ from ndcg_labeler.models.judges import (
     AuditSample,
     AuditSampleQuery,
     Judge,
+    MachineConflict,
     MachineJudgment,
     PromptVersion,
 )
@@ -38,6 +39,7 @@ __all__ = [
     "Judge",
     "Judgment",
     "JudgmentEvent",
+    "MachineConflict",
     "MachineJudgment",
     "Pair",
     "PoolTally",

@@ -37,6 +37,10 @@ class Judge(db.Model):
     created_at: Mapped[datetime] = mapped_column(sa.DateTime(timezone=True), default=utcnow)
     # Set when archived: hidden from the label lists and suggestions, its answers kept.
     archived_at: Mapped[datetime | None] = mapped_column(sa.DateTime(timezone=True))
+    # Up to this many human-graded examples of the same test set go into each prompt (0: none).
+    few_shot: Mapped[int] = mapped_column(default=0, server_default="0")
+    # An ensemble: JSON {"members": [judge ids], "combine": "median"|"majority"}; "" otherwise.
+    ensemble: Mapped[str] = mapped_column(sa.Text, default="", server_default="")
 
 
 class PromptVersion(db.Model):
@@ -72,6 +76,8 @@ class MachineJudgment(db.Model):
     prompt_tokens: Mapped[int] = mapped_column(default=0)
     completion_tokens: Mapped[int] = mapped_column(default=0)
     created_at: Mapped[datetime] = mapped_column(sa.DateTime(timezone=True), default=utcnow)
+    # An ensemble's answer only: highest minus lowest member grade (the pair's uncertainty).
+    spread: Mapped[int | None]
 
     __table_args__ = (
         sa.UniqueConstraint("query_id", "chunk_id", "judge_id", "prompt_sha256"),
@@ -118,3 +124,30 @@ class AuditSampleQuery(db.Model):
     query_id: Mapped[int] = mapped_column(sa.ForeignKey("query.id", ondelete="CASCADE"), index=True)
 
     __table_args__ = (sa.UniqueConstraint("sample_id", "query_id"),)
+
+
+class MachineConflict(db.Model):
+    """A person's grade two or more steps from a machine grade of the same pair: an item of
+    the admins' "machine vs people" queue until someone resolves it."""
+
+    __tablename__ = "machine_conflict"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    test_set_id: Mapped[int] = mapped_column(
+        sa.ForeignKey("test_set.id", ondelete="CASCADE"), index=True
+    )
+    query_id: Mapped[int] = mapped_column(sa.ForeignKey("query.id", ondelete="CASCADE"))
+    chunk_id: Mapped[int] = mapped_column(sa.ForeignKey("chunk.id", ondelete="CASCADE"))
+    judge_id: Mapped[int] = mapped_column(sa.ForeignKey("judge.id", ondelete="CASCADE"))
+    annotator_id: Mapped[int | None] = mapped_column(sa.ForeignKey("user.id", ondelete="SET NULL"))
+    machine_grade: Mapped[int]
+    human_grade: Mapped[int]
+    created_at: Mapped[datetime] = mapped_column(sa.DateTime(timezone=True), default=utcnow)
+    resolved_at: Mapped[datetime | None] = mapped_column(sa.DateTime(timezone=True))
+    resolved_by_id: Mapped[int | None] = mapped_column(
+        sa.ForeignKey("user.id", ondelete="SET NULL")
+    )
+    # How it was resolved: "people" (the person was right), "machine", or "" while open.
+    resolution: Mapped[str] = mapped_column(sa.String(16), default="", server_default="")
+
+    __table_args__ = (sa.UniqueConstraint("query_id", "chunk_id", "judge_id", "annotator_id"),)

@@ -36,6 +36,8 @@ BLUEPRINT_MODULES += ("api_docs",)
 BLUEPRINT_MODULES += ("team",)
 # Machine judges: define, run, calibrate.
 BLUEPRINT_MODULES += ("judges",)
+# Ensembles, few-shot settings and the "machine vs people" queue.
+BLUEPRINT_MODULES += ("machine_review",)
 # Live retriever endpoints: define, try, fetch.
 BLUEPRINT_MODULES += ("endpoints",)
 # Background jobs: long imports and uploads.

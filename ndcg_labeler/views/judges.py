@@ -16,7 +16,7 @@ from ndcg_labeler.forms.judges import (
     RunJudgeForm,
 )
 from ndcg_labeler.models import Judge, TestSet
-from ndcg_labeler.services import ServiceError, audit_samples, jobs, judges, paginate
+from ndcg_labeler.services import ServiceError, audit_samples, ensembles, jobs, judges, paginate
 from ndcg_labeler.views._scoring import page_arg
 from ndcg_labeler.views.access import admin_required, get_test_set_or_404
 
@@ -45,6 +45,7 @@ def index() -> str | Response:
                 timeout=float(form.timeout.data or 60),
                 concurrency=form.concurrency.data or 8,
                 requests_per_minute=form.requests_per_minute.data or 0,
+                few_shot=form.few_shot.data or 0,
                 actor=current_user._get_current_object(),
             )
         except judges.TemplateRefused as exc:
@@ -154,6 +155,7 @@ def _calibration_page(
         audit_form=audit_form,
         again_form=AskAgainForm(prefix="again"),
         references=judges.REFERENCES,
+        extras=ensembles.calibration_extras(test_set, judge),  # few-shot, ensembles, worst
     )
 
 

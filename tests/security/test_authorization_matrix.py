@@ -144,6 +144,10 @@ ROUTES = {
     "judges.archive": ADMIN,
     "judges.restore": ADMIN,
     "judges.delete": ADMIN,
+    "machine_review.new_ensemble": ADMIN,
+    "machine_review.few_shot": ADMIN,
+    "machine_review.conflicts": ADMIN,
+    "machine_review.resolve": ADMIN,
     "endpoints.index": ADMIN,
     "endpoints.show": ADMIN,
     "lost_session.session_state": PUBLIC,
@@ -185,6 +189,7 @@ def _extra(world: World) -> dict[str, object]:
         "filename": "css/app.css",
         "job_id": world.job_id,
         "judge_id": world.judge_id,
+        "conflict_id": 1,  # none such: the admin is told so, others are refused first
         "judge": world.judge_id,  # the API addresses judges by id or name
         "name": "matrix",
         "rest": "1/judges/",

@@ -24,6 +24,8 @@ ACTIONS = {
     "judge.archive": "machine judge archived",
     "judge.restore": "machine judge restored from the archive",
     "judge.delete": "machine judge deleted with its machine labels",
+    "judge.few_shot": "machine judge's number of few-shot examples changed",
+    "machine_conflict.resolve": "machine vs people disagreement resolved",
     "adjudication.set": "final grade set",
     "adjudication.remove": "final grade removed",
     "audit_sample.draw": "judge's audit sample drawn, extended or drawn anew",

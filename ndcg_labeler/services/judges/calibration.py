@@ -17,7 +17,6 @@ from ndcg_labeler.models import Chunk, Judge, MachineJudgment, Pair, Query, Test
 from ndcg_labeler.scoring import calibrate, kendall_tau
 from ndcg_labeler.services import live, runs
 from ndcg_labeler.services.judges import guards
-from ndcg_labeler.services.judges.prompts import prompt_version
 
 # Published reference points, shown next to our figures.
 REFERENCES = (
@@ -45,7 +44,9 @@ def machine_labels(test_set: TestSet, judge: Judge, sha: str) -> dict[tuple[str,
 def judge_agreement(test_set: TestSet, judge: Judge, k: int = 10) -> dict[str, Any]:
     """The calibration figures (what `flask judges agreement --json` prints); a figure below
     its stated minimum (guards.py) is null, and kept with its reason under "withheld"."""
-    sha = prompt_version(judge.prompt_template)
+    from ndcg_labeler.services import ensembles  # it builds on this package: imported late
+
+    sha = ensembles.judge_version(test_set, judge)
     db.session.commit()
     human = live.scoring_qrels(test_set)
     machine = machine_labels(test_set, judge, sha)

@@ -47,6 +47,7 @@ def add_judge(
     timeout: float = 60.0,
     concurrency: int = 8,
     requests_per_minute: int = 0,
+    few_shot: int = 0,
     actor: User | None = None,
 ) -> Judge:
     """Create a judge after checking every setting (the key itself is never stored); audited
@@ -68,6 +69,9 @@ def add_judge(
         raise ServiceError(f"timeout must be 0–{MAX_TIMEOUT} s and requests per minute at least 0")
     if prompt_template:
         check_template(prompt_template)
+    from ndcg_labeler.services import ensembles  # it builds on this package: imported late
+
+    ensembles.check_few_shot(few_shot)
     judge = Judge(
         name=name,
         base_url=base_url.rstrip("/"),
@@ -79,6 +83,7 @@ def add_judge(
         timeout=timeout,
         concurrency=concurrency,
         requests_per_minute=requests_per_minute,
+        few_shot=few_shot,
     )
     db.session.add(judge)
     db.session.flush()  # the judge's id for its audit event, in the same transaction
@@ -91,6 +96,7 @@ def add_judge(
         base_url=judge.base_url,
         model=judge.model,
         api_key_env=api_key_env,  # the variable's name: the key itself is never read here
+        few_shot=few_shot,
     )
     db.session.commit()
     return judge

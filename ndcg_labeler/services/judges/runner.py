@@ -22,7 +22,7 @@ import sqlalchemy as sa
 from ndcg_labeler.extensions import db
 from ndcg_labeler.formats import parse_answer_grade
 from ndcg_labeler.models import Chunk, Judge, Judgment, MachineJudgment, Pair, Query, TestSet
-from ndcg_labeler.services import ServiceError, outbound
+from ndcg_labeler.services import ServiceError, corrections, outbound
 from ndcg_labeler.services._db import insert_if_absent
 from ndcg_labeler.services.judges.client import Answer, JudgeConfig, RateLimiter, ask
 from ndcg_labeler.services.judges.lifecycle import again_statuses, answered_pairs
@@ -30,7 +30,6 @@ from ndcg_labeler.services.judges.prompts import (
     PromptRenderer,
     TemplateRefused,
     prompt_variables,
-    prompt_version,
 )
 
 PAIR_SETS = ("unjudged", "all", "human")
@@ -173,6 +172,11 @@ def _prompt(renderer: PromptRenderer, variables: dict[str, Any]) -> str | Answer
         return Answer(None, str(exc), 0, 0, 0)
 
 
+def _with_shots(shots: Any, query_id: int, prompt: str | Answer) -> str | Answer:
+    """The prompt with the few-shot examples before it (a failed prompt stays failed)."""
+    return prompt if isinstance(prompt, Answer) else shots.prefix(query_id) + prompt
+
+
 def _answer(client: Any, config: JudgeConfig, prompt: str | Answer, limiter: RateLimiter) -> Answer:
     """Ask the endpoint about a rendered prompt; a pair whose prompt failed is not sent."""
     return prompt if isinstance(prompt, Answer) else ask(client, config, prompt, limiter)
@@ -190,8 +194,14 @@ def run_judge(
     `which`: a select_pairs choice, or `again:STATUSES` (all, failed, unparsed,
     failed,unparsed): the pairs answered so under this prompt version, asked afresh.
     `own`: the app's 'host:port' names as the request that queued a job saw them."""
+    # Few-shot prompts and ensembles build on this package: imported late, no import cycle.
+    from ndcg_labeler.services import ensembles
+
+    if ensembles.is_ensemble(judge):
+        return ensembles.run_ensemble(test_set, judge, which, progress, own)  # type: ignore[no-any-return]
     started = time.monotonic()
-    sha = prompt_version(judge.prompt_template)
+    shots = ensembles.judge_shots(test_set, judge)
+    sha = shots.sha
     db.session.commit()
     if which.startswith("again:"):
         chosen = answered_pairs(test_set.id, judge, sha, again_statuses(which))
@@ -221,7 +231,9 @@ def run_judge(
                 )
             }
             prompts = [
-                _prompt(renderer, prompt_variables(test_set, queries[q], chunks[c]))
+                _with_shots(
+                    shots, q, _prompt(renderer, prompt_variables(test_set, queries[q], chunks[c]))
+                )
                 for q, c in batch
             ]
             answers = list(pool.map(lambda p: _answer(client, config, p, limiter), prompts))
@@ -236,5 +248,7 @@ def run_judge(
             report.failed += failed
             if progress is not None:
                 progress(begin + len(batch), len(todo), tokens)
+    corrections.record_conflicts(test_set.id)  # answers far from people's grades
+    db.session.commit()
     report.seconds = time.monotonic() - started
     return report

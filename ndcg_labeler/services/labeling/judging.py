@@ -21,7 +21,7 @@ from ndcg_labeler.models import (
     utcnow,
 )
 from ndcg_labeler.models.judgments import STATUSES
-from ndcg_labeler.services import ServiceError, accounts, tallies, testsets
+from ndcg_labeler.services import ServiceError, accounts, corrections, tallies, testsets
 from ndcg_labeler.services._db import bump_versions, insert_if_absent, transaction
 
 MAX_NOTE = 2000
@@ -122,6 +122,8 @@ def save_judgment(
             )
         if changed:
             _record_change(test_set.id, key, (actor or annotator).id, old, verdict, now)
+            # A grade far from a machine's goes to the admins' queue (or leaves it).
+            corrections.record_conflicts(test_set.id, (query.id, chunk.id))
         _release_lease(query.id, chunk.id, annotator.id)
     return SaveResult(judgment_id=stored.id, changed=changed, created=created, version=version)
 

@@ -3,6 +3,7 @@ or, for a decision between two runs, by how much their grades could move the dif
 
 from .for_compare import Added, CompareOrder, add_for_compare, plan_for_compare
 from .plan import MAX_DEPTH, add_pool, check_depth, plan_pool
+from .uncertain import queue_uncertain_first
 
 __all__ = [
     "MAX_DEPTH",
@@ -13,4 +14,5 @@ __all__ = [
     "check_depth",
     "plan_for_compare",
     "plan_pool",
+    "queue_uncertain_first",
 ]
