@@ -57,7 +57,7 @@ def clean_text(text: str) -> str:
 def read_quepid_judgments(
     source: Source, filename: str | None = None, *, max_bytes: int = DEFAULT_MAX_BYTES
 ) -> Iterator[tuple[int, TextJudgment]]:
-    """Yield `(line, judgment)` of a Quepid judgments CSV; a pair rated twice, differently, fails."""
+    """Yield `(line, judgment)` of a Quepid judgments CSV; two ratings of a pair must agree."""
     with open_source(source, filename, max_bytes=max_bytes) as opened:
         name = opened.filename
         rows = iter_csv_rows(iter_lines(opened, keepends=True), name, ",")
