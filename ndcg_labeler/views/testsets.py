@@ -16,11 +16,13 @@ from ndcg_labeler.formats import FormatError
 from ndcg_labeler.forms.testsets import (
     AnnotatorsForm,
     ImportForm,
+    PeerImportForm,
     SettingsForm,
     TestSetCreateForm,
 )
 from ndcg_labeler.models import TestSet
 from ndcg_labeler.services import ServiceError, checklist, imports, jobs, labeling, testsets
+from ndcg_labeler.views import interop_requests
 from ndcg_labeler.views._scoring import page_arg
 from ndcg_labeler.views.access import admin_required, get_test_set_or_404
 
@@ -231,12 +233,53 @@ def import_page(test_set_id: int) -> str | Response | tuple[str, int]:
             getattr(form, field).errors.append(f"{exc} — nothing was imported.")
         except ServiceError as exc:
             form.queries.errors.append(f"{exc} — nothing was imported.")
+    return _import_answer(test_set, form, PeerImportForm(formdata=None), report)
+
+
+def _import_answer(
+    test_set: TestSet,
+    form: ImportForm,
+    peer_form: PeerImportForm,
+    report: imports.ImportReport | None,
+) -> str | tuple[str, int]:
+    """The import page with both forms; a refused import answers 422, as a refused upload."""
     page = render_template(
         "testsets/import.html",
         test_set=test_set,
         form=form,
+        peer_form=peer_form,
         report=report,
         summary=testsets.summary(test_set),
     )
-    # A refused import answers 422, as a refused run upload does.
     return (page, 422) if request.method == "POST" and report is None else page
+
+
+@bp.route("/<int:test_set_id>/import/peer", methods=["POST"])
+@admin_required
+def import_peer(test_set_id: int) -> str | tuple[str, int]:
+    """Import one Quepid or SRW file, or an ir_datasets dataset; counts or the error."""
+    test_set = get_test_set_or_404(test_set_id)
+    form = PeerImportForm()
+    report = None
+    if form.validate_on_submit():
+        fmt = form.fmt.data or ""
+        storage: FileStorage | None = form.file.data
+        dataset = (form.dataset.data or "").strip() if fmt == "ir-datasets" else ""
+        # The file field named as on the API (srw-judgments -> srw_judgments).
+        chose_file = fmt != "ir-datasets" and storage is not None and bool(storage.filename)
+        peers = {fmt.replace("-", "_"): storage} if chose_file else {}
+        try:
+            if not peers and not dataset:
+                raise ServiceError("choose the file (or name the ir_datasets dataset) to import")
+            report = interop_requests.import_peer(
+                test_set,
+                peers,
+                dataset,
+                False,
+                rating_map=form.rating_map.data or None,
+                source=form.source.data or None,
+                actor_id=current_user.id,
+            )
+        except (FormatError, ServiceError) as exc:
+            form.fmt.errors.append(f"{exc} — nothing was imported.")  # type: ignore[attr-defined]
+    return _import_answer(test_set, ImportForm(formdata=None), form, report)

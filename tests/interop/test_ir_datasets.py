@@ -51,9 +51,7 @@ def datasets(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str, str]:
             ),
         )
         nowhere = home / "absent"
-        ir_datasets.registry.register(
-            missing, Dataset(TsvQueries(file("queries.tsv", nowhere)))
-        )
+        ir_datasets.registry.register(missing, Dataset(TsvQueries(file("queries.tsv", nowhere))))
         four = TrecQrels(file("qrels4", home), {4: "perfect"})
         ir_datasets.registry.register(
             "ndcg-test/four", Dataset(TsvQueries(file("queries.tsv", home)), four)
