@@ -98,6 +98,8 @@ def import_command(
                 "--ir-datasets on its own, without other files"
             )
         report = _import_peer(test_set, *chosen[0], rating_map, source)
+        if not report.lines():
+            click.echo("nothing new: every query is in the test set already, and no ratings")
     else:
         if rating_map is not None:
             raise ServiceError("--rating-map applies to --quepid and --srw-judgments only")

@@ -75,15 +75,11 @@ def export_test_set(test_set: TestSet, fmt: str, policy: str | None = None) -> t
 
 def export_run_snapshot(run: Run) -> tuple[str, str, str]:
     """(body, file name, mimetype) of a run as a Quepid snapshot CSV, positions from 1."""
-    texts = dict(_queries(run.test_set))
     lists = runs.ranked_lists(run)
     rows = []
-    for qid in sorted(lists, key=lambda q: (q not in texts, q)):
-        if qid not in texts:
-            continue
-        rows.extend(
-            (texts[qid], docid, position) for position, (docid, _) in enumerate(lists[qid], 1)
-        )
+    for qid, text in _queries(run.test_set):  # the set's query order; positions from 1
+        ranked = lists.get(qid, [])
+        rows.extend((text, docid, position) for position, (docid, _) in enumerate(ranked, 1))
     stamp = (run.uploaded_at or datetime.now(UTC)).strftime("%Y-%m-%dT%H:%M:%SZ")
     body = write_quepid_snapshot(run.name, stamp, str(run.test_set_id), rows)
     return body, f"run-{run.id}-quepid-snapshot.csv", "text/csv"
