@@ -21,7 +21,15 @@ from ndcg_labeler.forms.testsets import (
     TestSetCreateForm,
 )
 from ndcg_labeler.models import TestSet
-from ndcg_labeler.services import ServiceError, checklist, imports, jobs, labeling, testsets
+from ndcg_labeler.services import (
+    ServiceError,
+    checklist,
+    imports,
+    interop,
+    jobs,
+    labeling,
+    testsets,
+)
 from ndcg_labeler.views import interop_requests
 from ndcg_labeler.views._scoring import page_arg
 from ndcg_labeler.views.access import admin_required, get_test_set_or_404
@@ -254,10 +262,26 @@ def _import_answer(
     return (page, 422) if request.method == "POST" and report is None else page
 
 
+def _peer_later(test_set: TestSet, form: PeerImportForm, storage: FileStorage) -> Response:
+    """A large peer file, checked and rewritten as our own files now, imported by a job."""
+    fmt = form.fmt.data or ""
+    native = interop.native_files(
+        test_set, fmt, interop_requests.peer_file(storage), form.rating_map.data or None
+    )
+    if not native:
+        raise ServiceError("nothing new: every query is in the test set already, and no ratings")
+    files = {name: (f.filename, f.source) for name, f in native.items()}
+    job = jobs.enqueue_import(test_set, files, form.source.data or None, current_user)  # type: ignore[arg-type]
+    return redirect(url_for("jobs.show", job_id=job.id))
+
+
 @bp.route("/<int:test_set_id>/import/peer", methods=["POST"])
 @admin_required
-def import_peer(test_set_id: int) -> str | tuple[str, int]:
-    """Import one Quepid or SRW file, or an ir_datasets dataset; counts or the error."""
+def import_peer(test_set_id: int) -> str | tuple[str, int] | Response:
+    """Import one Quepid or SRW file, or an ir_datasets dataset; counts or the error.
+
+    A peer file larger than NDCG_JOB_THRESHOLD_MB is checked here, then imported by the job
+    worker, as the other imports are; an ir_datasets dataset is read in this request."""
     test_set = get_test_set_or_404(test_set_id)
     form = PeerImportForm()
     report = None
@@ -271,6 +295,8 @@ def import_peer(test_set_id: int) -> str | tuple[str, int]:
         try:
             if not peers and not dataset:
                 raise ServiceError("choose the file (or name the ir_datasets dataset) to import")
+            if chose_file and jobs.stream_size(storage.stream) > jobs.threshold_bytes():  # type: ignore[union-attr]
+                return _peer_later(test_set, form, storage)  # type: ignore[arg-type]
             report = interop_requests.import_peer(
                 test_set,
                 peers,

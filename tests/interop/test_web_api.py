@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import io
 import json
+import time
+import uuid
+from pathlib import Path
 
 import sqlalchemy as sa
 from flask import Flask
 from flask.testing import FlaskClient
 
 from ndcg_labeler.extensions import db
-from ndcg_labeler.models import Judgment, Query, User
+from ndcg_labeler.models import Job, Judgment, Query, User
+from ndcg_labeler.services import jobs
 from ndcg_labeler.services.accounts import create_token
 from tests.factory import make_test_set
 from tests.interop.test_cli import QUEPID, SNAPSHOT, SRW
@@ -120,3 +124,43 @@ def test_api_imports_exports_and_uploads_a_snapshot(
     assert snapshot.status_code == 200 and snapshot.mimetype == "text/csv"
     rows = [line.split(",")[3:6] for line in snapshot.get_data(as_text=True).splitlines()[1:]]
     assert rows == [["red dress", "d1", "1"], ["red dress", "d2", "2"], ["red dress", "d9", "3"]]
+
+
+def test_a_large_peer_file_is_checked_now_and_imported_by_a_job(
+    app: Flask, as_admin: FlaskClient, tmp_path: Path
+) -> None:
+    app.config["NDCG_JOB_THRESHOLD_MB"] = 1 / 1024  # above 1 KiB: a job
+    app.config["NDCG_JOBS_SQLITE"] = str(tmp_path / "jobs-queue.sqlite3")
+    app.config["NDCG_JOBS_QUEUE"] = f"test-{uuid.uuid4().hex}"
+    set_id = make_test_set(app, "Big")
+    rows = "".join(f"query {i},d{i},{i % 4}\n" for i in range(200))
+    body = ("query,docid,rating\n" + rows).encode()
+    bad = as_admin.post(
+        f"/test-sets/{set_id}/import/peer",
+        data={"fmt": "quepid", "file": (io.BytesIO(body + b"q,x,9\n"), "big.csv")},
+    )
+    assert bad.status_code == 422  # checked in the request: no job for a bad file
+    assert "big.csv:202: docid &#39;x&#39;: rating 9" in bad.get_data(as_text=True)
+    response = as_admin.post(
+        f"/test-sets/{set_id}/import/peer",
+        data={"fmt": "quepid", "file": (io.BytesIO(body), "big.csv")},
+    )
+    assert response.status_code == 302 and response.headers["Location"].startswith("/jobs/")
+    job_id = int(response.headers["Location"].rsplit("/", 1)[1])
+    assert _count(app, Query) == 0
+    worker = jobs.worker(app, threads=1)
+    worker._set_signal_handlers = lambda: None  # pytest keeps its own SIGINT handler
+    worker.start()
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            with app.app_context():
+                state = db.session.get(Job, job_id).state
+                db.session.remove()
+            if state in ("done", "failed"):
+                break
+            time.sleep(0.05)
+    finally:
+        worker.stop(graceful=True)
+    assert state == "done"
+    assert _count(app, Query) == 200 and _count(app, Judgment) == 200

@@ -2,7 +2,7 @@
 
 from .exports import EXPORT_FORMATS, export_run_snapshot, export_test_set, judgment_rows
 from .irds import import_ir_dataset
-from .peers import PEER_FORMATS, import_peer, text_qid, upload_quepid_snapshot
+from .peers import PEER_FORMATS, import_peer, native_files, text_qid, upload_quepid_snapshot
 
 __all__ = [
     "EXPORT_FORMATS",
@@ -12,6 +12,7 @@ __all__ = [
     "import_ir_dataset",
     "import_peer",
     "judgment_rows",
+    "native_files",
     "text_qid",
     "upload_quepid_snapshot",
 ]

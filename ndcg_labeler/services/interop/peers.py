@@ -144,17 +144,11 @@ def _memory(lines: Iterable[str]) -> io.BytesIO:
     return io.BytesIO("".join(lines).encode())
 
 
-def import_peer(
-    test_set: TestSet,
-    fmt: str,
-    file: imports.ImportFile,
-    *,
-    rating_map: str | None = None,
-    source: str | None = None,
-    actor_id: int | None = None,
-    progress: Progress = no_progress,
-) -> imports.ImportReport:
-    """Import a Quepid or SRW file (fmt in PEER_FORMATS), all or nothing, as import_files does."""
+def native_files(
+    test_set: TestSet, fmt: str, file: imports.ImportFile, rating_map: str | None = None
+) -> dict[str, imports.ImportFile]:
+    """A peer's file (fmt in PEER_FORMATS), checked whole, as import_files' keyword files
+    (queries, pool, qrels in our own formats, in memory, named as the peer's file)."""
     native = _translate(test_set, fmt, file, rating_map)
     base = os.path.basename(file.filename) or fmt
     given: dict[str, imports.ImportFile] = {}
@@ -166,6 +160,21 @@ def import_peer(
     if native.qrels:  # an empty qrels file would be refused: no ratings, no qrels
         body = _memory(f"{q} 0 {d} {g}\n" for q, d, g in native.qrels)
         given["qrels"] = imports.ImportFile(body, base)
+    return given
+
+
+def import_peer(
+    test_set: TestSet,
+    fmt: str,
+    file: imports.ImportFile,
+    *,
+    rating_map: str | None = None,
+    source: str | None = None,
+    actor_id: int | None = None,
+    progress: Progress = no_progress,
+) -> imports.ImportReport:
+    """Import a Quepid or SRW file (fmt in PEER_FORMATS), all or nothing, as import_files does."""
+    given = native_files(test_set, fmt, file, rating_map)
     if not given:
         return imports.ImportReport(files=[file.filename])
     report = imports.import_files(
