@@ -28,7 +28,11 @@ from .textio import DEFAULT_MAX_BYTES, Source, open_source
 def _read(source: Source, filename: str | None, max_bytes: int) -> tuple[str, str]:
     """The file's name and its whole text (the size guard of every import applies)."""
     with open_source(source, filename, max_bytes=max_bytes) as opened:
-        return opened.filename, opened.stream.read().decode("utf-8")
+        data = opened.stream.read()
+    try:
+        return opened.filename, data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise FormatError(opened.filename, None, f"not UTF-8 text (byte {exc.start})") from None
 
 
 def _load(source: Source, filename: str | None, max_bytes: int) -> tuple[str, Any]:
@@ -39,6 +43,8 @@ def _load(source: Source, filename: str | None, max_bytes: int) -> tuple[str, An
     except json.JSONDecodeError as exc:
         reason = f"invalid JSON: {exc.msg} (column {exc.colno})"
         raise FormatError(name, exc.lineno, reason) from None
+    except RecursionError:
+        raise FormatError(name, None, "invalid JSON: nested too deeply") from None
 
 
 def _unwrap(value: Any, name: str, key: str) -> dict[str, Any]:
@@ -48,7 +54,7 @@ def _unwrap(value: Any, name: str, key: str) -> dict[str, Any]:
         if not isinstance(hits, list) or len(hits) != 1:
             raise FormatError(name, None, "a search answer must hold exactly one hit")
         value = hits[0]
-    if isinstance(value, dict) and "_source" in value and key not in value:
+    if isinstance(value, dict) and isinstance(value.get("_source"), dict) and key not in value:
         value = value["_source"]
     if not isinstance(value, dict) or key not in value:
         raise FormatError(name, None, f"expected a JSON object with '{key}'")
@@ -106,7 +112,7 @@ def read_srw_query_set(
     texts: list[str] = []
     try:
         value = json.loads(text)
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):
         value = None  # not one JSON value: JSON lines, one {"queryText": …} per line
     if value is None or (isinstance(value, dict) and "queryText" in value):
         numbered = enumerate(text.split("\n"), 1)

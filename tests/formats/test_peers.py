@@ -6,6 +6,7 @@ import io
 import json
 
 import pytest
+from hypothesis import HealthCheck, given, settings
 
 from ndcg_labeler.formats import (
     FormatError,
@@ -19,6 +20,7 @@ from ndcg_labeler.formats import (
     write_srw_judgments,
     write_srw_query_set,
 )
+from tests.formats.fuzz_inputs import FUZZ_INPUT
 
 
 def _src(text: str) -> io.BytesIO:
@@ -161,3 +163,34 @@ def test_srw_writers_give_srw_bodies_that_read_back() -> None:
     assert [tuple(j) for j in back] == [("tv", "B1", 2.0), ("led tv", None, None)]
     queries = write_srw_query_set("n", "d", ["tv", "led tv"])
     assert read_srw_query_set(_src(queries), "q.json") == ["tv", "led tv"]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(FUZZ_INPUT)
+def test_peer_readers_parse_or_refuse_with_a_located_message(data: bytes) -> None:
+    readers = (read_quepid_judgments, read_quepid_snapshot, read_srw_judgments, read_srw_query_set)
+    for reader in readers:
+        try:
+            found = reader(io.BytesIO(data), "fuzz.txt", max_bytes=1 << 20)
+            if hasattr(found, "__next__"):
+                for _ in found:
+                    pass
+        except FormatError as exc:
+            assert str(exc).startswith("fuzz.txt"), exc
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"hits": {"hits": ["_source"]}}',
+        '{"hits": {"hits": [{"_source": 3}]}}',
+        "[" * 100_000,
+        '{"judgmentRatings": [{"query": "q", "ratings": [{"docId": "a", "rating": NaN}]}]}',
+        '{"judgmentRatings": [{"query": "q", "ratings": [{"docId": "a b", "rating": 1}]}]}',
+    ],
+)
+def test_hostile_srw_documents_are_refused_with_a_message(text: str) -> None:
+    with pytest.raises(FormatError, match=r"^a\.json"):
+        read_srw_judgments(_src(text), "a.json")
+    with pytest.raises(FormatError, match=r"^a\.json"):
+        read_srw_query_set(_src(text), "a.json")
