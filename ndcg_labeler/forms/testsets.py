@@ -120,4 +120,4 @@ class PeerImportForm(FlaskForm):
     source = StringField(
         "Name of the judgments' source", validators=[Optional(), Length(max=imports.MAX_SOURCE)]
     )
-    submit = SubmitField("Import")
+    submit = SubmitField("Import peer data")

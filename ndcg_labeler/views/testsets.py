@@ -241,7 +241,7 @@ def import_page(test_set_id: int) -> str | Response | tuple[str, int]:
             getattr(form, field).errors.append(f"{exc} — nothing was imported.")
         except ServiceError as exc:
             form.queries.errors.append(f"{exc} — nothing was imported.")
-    return _import_answer(test_set, form, PeerImportForm(formdata=None), report)
+    return _import_answer(test_set, form, PeerImportForm(formdata=None, prefix="peer"), report)
 
 
 def _import_answer(
@@ -283,7 +283,7 @@ def import_peer(test_set_id: int) -> str | tuple[str, int] | Response:
     A peer file larger than NDCG_JOB_THRESHOLD_MB is checked here, then imported by the job
     worker, as the other imports are; an ir_datasets dataset is read in this request."""
     test_set = get_test_set_or_404(test_set_id)
-    form = PeerImportForm()
+    form = PeerImportForm(prefix="peer")  # its own ids beside the import form's
     report = None
     if form.validate_on_submit():
         fmt = form.fmt.data or ""

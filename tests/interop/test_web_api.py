@@ -44,14 +44,17 @@ def test_import_page_imports_a_quepid_file_and_links_the_downloads(
         assert f"/test-sets/{set_id}/dashboard/export/{link}" in html
     bad = as_admin.post(
         f"/test-sets/{set_id}/import/peer",
-        data={"fmt": "quepid", "file": (io.BytesIO(b"query,docid,rating\nq,a,7\n"), "c.csv")},
+        data={
+            "peer-fmt": "quepid",
+            "peer-file": (io.BytesIO(b"query,docid,rating\nq,a,7\n"), "c.csv"),
+        },
     )
     assert bad.status_code == 422
     assert "c.csv:2: docid &#39;a&#39;: rating 7 is not a grade" in bad.get_data(as_text=True)
     assert _count(app, Query) == 0
     good = as_admin.post(
         f"/test-sets/{set_id}/import/peer",
-        data={"fmt": "quepid", "file": (io.BytesIO(QUEPID.encode()), "case.csv")},
+        data={"peer-fmt": "quepid", "peer-file": (io.BytesIO(QUEPID.encode()), "case.csv")},
     )
     assert good.status_code == 200
     assert "queries: 3 created" in good.get_data(as_text=True)
@@ -137,13 +140,13 @@ def test_a_large_peer_file_is_checked_now_and_imported_by_a_job(
     body = ("query,docid,rating\n" + rows).encode()
     bad = as_admin.post(
         f"/test-sets/{set_id}/import/peer",
-        data={"fmt": "quepid", "file": (io.BytesIO(body + b"q,x,9\n"), "big.csv")},
+        data={"peer-fmt": "quepid", "peer-file": (io.BytesIO(body + b"q,x,9\n"), "big.csv")},
     )
     assert bad.status_code == 422  # checked in the request: no job for a bad file
     assert "big.csv:202: docid &#39;x&#39;: rating 9" in bad.get_data(as_text=True)
     response = as_admin.post(
         f"/test-sets/{set_id}/import/peer",
-        data={"fmt": "quepid", "file": (io.BytesIO(body), "big.csv")},
+        data={"peer-fmt": "quepid", "peer-file": (io.BytesIO(body), "big.csv")},
     )
     assert response.status_code == 302 and response.headers["Location"].startswith("/jobs/")
     job_id = int(response.headers["Location"].rsplit("/", 1)[1])
