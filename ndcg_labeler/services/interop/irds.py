@@ -119,6 +119,8 @@ def import_ir_dataset(
         dataset = library.load(name)
     except KeyError:
         raise ServiceError(f"ir_datasets has no dataset named '{name}'") from None
+    except Exception as exc:  # a name a pattern matched but whose dataset cannot be built
+        raise ServiceError(f"ir_datasets could not load '{name}': {exc}") from None
     top = test_set.scale_max
     label = f"ir_datasets:{name}"
     with ExitStack() as stack:
