@@ -112,6 +112,8 @@ def _import_peer(
     test_set: TestSet, fmt: str, what: str, rating_map: str | None, source: str | None
 ) -> imports.ImportReport:
     """A Quepid or SRW file, or an ir_datasets dataset, into the test set."""
+    if rating_map is not None and fmt in ("ir-datasets", "srw-queries"):
+        raise ServiceError("--rating-map applies to --quepid and --srw-judgments only")
     with ExitStack() as stack, terminal_progress() as progress:
         if fmt == "ir-datasets":
             return interop.import_ir_dataset(test_set, what, source=source, progress=progress)

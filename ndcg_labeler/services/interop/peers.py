@@ -82,7 +82,7 @@ class _Texts:
 
 @dataclass
 class _Native:
-    """A peer file rewritten as our own formats (None: nothing of that kind)."""
+    """A peer file rewritten as our own formats (an empty list: nothing of that kind)."""
 
     queries: list[tuple[str, str]] = field(default_factory=list)
     qrels: list[tuple[str, str, int]] = field(default_factory=list)
