@@ -23,8 +23,8 @@ from flask.cli import run_command as flask_run_command
 
 from ndcg_labeler.cli._common import cli_errors, one_line_errors
 from ndcg_labeler.cli._progress import terminal_progress
-from ndcg_labeler.models import Run
-from ndcg_labeler.services import ServiceError, live, ppi, runs, testsets
+from ndcg_labeler.models import Run, TestSet
+from ndcg_labeler.services import ServiceError, imports, interop, live, ppi, runs, testsets
 
 _SERVE = "ndcg_labeler.serve_args"
 
@@ -145,8 +145,17 @@ def scoring_options(func: Callable[..., Any]) -> Callable[..., Any]:
 )
 @click.option("--depth", default=None, help="Keep the top N of each query (default 1000).")
 @click.option("--notes", default="", help="Free text kept with the run.")
+@click.option(
+    "--format",
+    "fmt",
+    default=None,
+    metavar="quepid-snapshot",
+    help="FILE is a Quepid case snapshot CSV (queries named by their text).",
+)
 @cli_errors
-def upload(testset: str, file: str, name: str, depth: str | None, notes: str) -> None:
+def upload(
+    testset: str, file: str, name: str, depth: str | None, notes: str, fmt: str | None
+) -> None:
     """Upload FILE (TREC, CSV/TSV, JSONL, MS MARCO; gzip ok) as run NAME of TESTSET.
 
     Runs in this process (no job worker); a progress bar goes to stderr when it is a terminal.
@@ -158,8 +167,27 @@ def upload(testset: str, file: str, name: str, depth: str | None, notes: str) ->
             cut = int(depth)
         except ValueError:
             raise ServiceError(f"--depth must be a whole number, not '{depth}'") from None
+    if fmt not in (None, "quepid-snapshot"):
+        raise ServiceError(f"--format must be quepid-snapshot (or left out), not '{fmt}'")
+    if fmt == "quepid-snapshot":
+        with open(file, "rb") as stream:
+            run = interop.upload_quepid_snapshot(
+                test_set,
+                imports.ImportFile(stream, os.path.basename(file)),
+                runs.clean_name(name, file),
+                None,
+                depth=cut,
+                notes=notes,
+            )
+    else:
+        run = _upload_file(test_set, file, name, cut, notes)
+    _report_upload(run, test_set.name)
+
+
+def _upload_file(test_set: TestSet, file: str, name: str, cut: int | None, notes: str) -> Run:
+    """Upload a run file of our own formats, with a progress bar."""
     with open(file, "rb") as stream, terminal_progress() as progress:
-        run = runs.upload_run(
+        return runs.upload_run(
             test_set,
             stream,
             os.path.basename(file),
@@ -169,9 +197,13 @@ def upload(testset: str, file: str, name: str, depth: str | None, notes: str) ->
             notes=notes,
             progress=progress,
         )
+
+
+def _report_upload(run: Run, test_set_name: str) -> None:
+    """Print what an upload stored and what it left out."""
     report = run.report or {}
     click.echo(
-        f"Uploaded run '{run.name}' to test set '{test_set.name}': {run.num_queries} queries, "
+        f"Uploaded run '{run.name}' to test set '{test_set_name}': {run.num_queries} queries, "
         f"{run.num_entries} ranked entries (format {run.format}, depth {run.depth})."
     )
     unknown = report.get("unknown_queries", {})
@@ -364,3 +396,29 @@ def delete(testset: str, run: str) -> None:
     found = runs.require_run(test_set, run)
     runs.delete_run(found)
     click.echo(f"Deleted run '{run}' of test set '{test_set.name}'.")
+
+
+@run_group.command("export")
+@click.argument("testset")
+@click.argument("run")
+@click.option(
+    "--format", "fmt", default="quepid-snapshot", show_default=True, help="quepid-snapshot."
+)
+@click.option("-o", "--output", metavar="FILE", help="Write here instead of to stdout.")
+@cli_errors
+def export(testset: str, run: str, fmt: str, output: str | None) -> None:
+    """Write run RUN of TESTSET as a Quepid case snapshot CSV (positions in rank order)."""
+    if fmt != "quepid-snapshot":
+        raise ServiceError(f"--format must be quepid-snapshot, not '{fmt}'")
+    found = runs.require_run(testsets.require_by_name(testset), run)
+    body, _, _ = interop.export_run_snapshot(found)
+    _write_out(body, output)
+
+
+def _write_out(body: str, output: str | None) -> None:
+    """The body to a file (UTF-8) or to stdout."""
+    if output is None:
+        click.echo(body, nl=False)
+        return
+    with open(output, "w", encoding="utf-8", newline="") as handle:
+        handle.write(body)

@@ -12,10 +12,10 @@ from flask.cli import AppGroup
 
 from ndcg_labeler.cli._common import cli_errors
 from ndcg_labeler.cli._progress import terminal_progress
-from ndcg_labeler.services import ServiceError, accounts, checklist, imports, testsets
+from ndcg_labeler.services import ServiceError, accounts, checklist, imports, interop, testsets
 
 if TYPE_CHECKING:
-    from ndcg_labeler.models import User
+    from ndcg_labeler.models import TestSet, User
 
 
 # AppGroup: every subcommand runs inside the app context, also under FlaskCliRunner.
@@ -57,6 +57,15 @@ def _file(path: str | None, stack: ExitStack) -> imports.ImportFile | None:
 @click.option("--pool", metavar="FILE", help="Pairs to judge: a TREC run or TSV/CSV qid,docid.")
 @click.option("--qrels", metavar="FILE", help="Existing judgments: TREC or BEIR qrels.")
 @click.option("--source", metavar="NAME", help="Who the qrels' judgments belong to [file name].")
+@click.option("--quepid", metavar="FILE", help="Quepid judgments CSV (query,docid,rating).")
+@click.option("--srw-judgments", metavar="FILE", help="OpenSearch SRW judgment list (JSON).")
+@click.option("--srw-queries", metavar="FILE", help="OpenSearch SRW query set (JSON or JSONL).")
+@click.option("--ir-datasets", "ir_dataset", metavar="NAME", help="ir_datasets NAME (offline).")
+@click.option(
+    "--rating-map",
+    metavar="MAP",
+    help="Peer ratings onto grades: a scale '0-10' or pairs '1=0,2=1,3=2,4=3' [as grades].",
+)
 @cli_errors
 def import_command(
     name: str,
@@ -65,14 +74,67 @@ def import_command(
     pool: str | None,
     qrels: str | None,
     source: str | None,
+    quepid: str | None,
+    srw_judgments: str | None,
+    srw_queries: str | None,
+    ir_dataset: str | None,
+    rating_map: str | None,
 ) -> None:
     """Import files into test set NAME, all or nothing, and print what changed.
 
-    Runs in this process (no job worker); a progress bar goes to stderr when it is a terminal.
+    Our own files (--queries, --corpus, --pool, --qrels) go together; a peer's file (--quepid,
+    --srw-judgments, --srw-queries) or --ir-datasets goes alone. Runs in this process (no job
+    worker); a progress bar goes to stderr when it is a terminal.
     """
     test_set = testsets.require_by_name(name)
+    peers = {"quepid": quepid, "srw-judgments": srw_judgments, "srw-queries": srw_queries}
+    chosen = [(fmt, path) for fmt, path in peers.items() if path is not None]
+    if ir_dataset is not None:
+        chosen.append(("ir-datasets", ir_dataset))
+    if chosen:
+        if len(chosen) > 1 or any(f is not None for f in (queries, corpus, pool, qrels)):
+            raise ServiceError(
+                "import a peer's file (--quepid, --srw-judgments, --srw-queries) or "
+                "--ir-datasets on its own, without other files"
+            )
+        report = _import_peer(test_set, *chosen[0], rating_map, source)
+        if not report.lines():
+            click.echo("nothing new: every query is in the test set already, and no ratings")
+    else:
+        if rating_map is not None:
+            raise ServiceError("--rating-map applies to --quepid and --srw-judgments only")
+        report = _import_own(test_set, queries, corpus, pool, qrels, source)
+    for line in report.lines():
+        click.echo(line)
+
+
+def _import_peer(
+    test_set: TestSet, fmt: str, what: str, rating_map: str | None, source: str | None
+) -> imports.ImportReport:
+    """A Quepid or SRW file, or an ir_datasets dataset, into the test set."""
+    if rating_map is not None and fmt in ("ir-datasets", "srw-queries"):
+        raise ServiceError("--rating-map applies to --quepid and --srw-judgments only")
     with ExitStack() as stack, terminal_progress() as progress:
-        report = imports.import_files(
+        if fmt == "ir-datasets":
+            return interop.import_ir_dataset(test_set, what, source=source, progress=progress)
+        file = _file(what, stack)
+        assert file is not None
+        return interop.import_peer(
+            test_set, fmt, file, rating_map=rating_map, source=source, progress=progress
+        )
+
+
+def _import_own(
+    test_set: TestSet,
+    queries: str | None,
+    corpus: str | None,
+    pool: str | None,
+    qrels: str | None,
+    source: str | None,
+) -> imports.ImportReport:
+    """Our own files into the test set."""
+    with ExitStack() as stack, terminal_progress() as progress:
+        return imports.import_files(
             test_set,
             queries=_file(queries, stack),
             corpus=_file(corpus, stack),
@@ -81,8 +143,29 @@ def import_command(
             source=source,
             progress=progress,
         )
-    for line in report.lines():
-        click.echo(line)
+
+
+@testset_group.command("export")
+@click.argument("name")
+@click.option(
+    "--format",
+    "fmt",
+    required=True,
+    metavar="FORMAT",
+    help="quepid (judgments CSV), srw-judgments or srw-queries (OpenSearch SRW JSON).",
+)
+@click.option("--aggregation", default=None, help="Grades under this policy [the set's own].")
+@click.option("-o", "--output", metavar="FILE", help="Write here instead of to stdout.")
+@cli_errors
+def export_command(name: str, fmt: str, aggregation: str | None, output: str | None) -> None:
+    """Write test set NAME's judgments or queries in Quepid's or OpenSearch SRW's shape."""
+    test_set = testsets.require_by_name(name)
+    body, _, _ = interop.export_test_set(test_set, fmt, aggregation)
+    if output is None:
+        click.echo(body, nl=False)
+        return
+    with open(output, "w", encoding="utf-8", newline="") as handle:
+        handle.write(body)
 
 
 @testset_group.command("list")

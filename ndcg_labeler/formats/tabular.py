@@ -33,6 +33,8 @@ def iter_json_objects(
             raise FormatError(filename, line_no, reason) from None
         except ValueError as exc:
             raise FormatError(filename, line_no, f"invalid JSON: {exc}") from None
+        except RecursionError:  # "[[[[…" deeper than the decoder's recursion limit
+            raise FormatError(filename, line_no, "invalid JSON: nested too deeply") from None
         if not isinstance(obj, dict):
             raise FormatError(filename, line_no, "expected a JSON object {...} on each line")
         yield line_no, obj

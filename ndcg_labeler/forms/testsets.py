@@ -98,3 +98,26 @@ class ImportForm(FlaskForm):
         "Name of the judgments' source", validators=[Optional(), Length(max=imports.MAX_SOURCE)]
     )
     submit = SubmitField("Import")
+
+
+PEER_CHOICES = [
+    SelectChoice("quepid", "Quepid judgments CSV (query, docid, rating)"),
+    SelectChoice("srw-judgments", "OpenSearch SRW judgment list (JSON)"),
+    SelectChoice("srw-queries", "OpenSearch SRW query set (JSON or JSON lines)"),
+    SelectChoice("ir-datasets", "ir_datasets dataset (from the server's local cache)"),
+]
+
+
+class PeerImportForm(FlaskForm):
+    """One file from Quepid or OpenSearch SRW, or an ir_datasets name, imported all or nothing."""
+
+    fmt = SelectField("What to import", choices=PEER_CHOICES, validators=[InputRequired()])
+    file = FileField("File (Quepid or SRW)")
+    dataset = StringField("ir_datasets name", validators=[Optional(), Length(max=200)])
+    rating_map = StringField(
+        "Rating map (Quepid and SRW judgments)", validators=[Optional(), Length(max=500)]
+    )
+    source = StringField(
+        "Name of the judgments' source", validators=[Optional(), Length(max=imports.MAX_SOURCE)]
+    )
+    submit = SubmitField("Import peer data")

@@ -28,6 +28,7 @@ from ndcg_labeler.services import (
     comparison,
     gate,
     imports,
+    interop,
     judges,
     live,
     pooling,
@@ -35,6 +36,7 @@ from ndcg_labeler.services import (
     runs,
     testsets,
 )
+from ndcg_labeler.views import interop_requests
 from ndcg_labeler.web_extensions import csrf
 
 bp = Blueprint("api", __name__, url_prefix="/api")
@@ -173,7 +175,8 @@ def qrels(test_set: str) -> Response:
 @bp.post("/testsets/<test_set>/import")
 def import_files(test_set: str) -> tuple[Response, int] | Response:
     """Import multipart files `queries`, `corpus`, `pool` and/or `qrels` (admins), all or
-    nothing, as the import page does; optional `source` names the qrels' source."""
+    nothing, as the import page does; optional `source` names the qrels' source. Or one peer's
+    file (`quepid`, `srw_judgments`, `srw_queries`, with `rating_map`) or `ir_datasets` NAME."""
     chosen = _test_set(test_set)
     if not g.api_user.is_admin:
         return _error(403, "only admins import files")
@@ -182,15 +185,53 @@ def import_files(test_set: str) -> tuple[Response, int] | Response:
         for kind in ("queries", "corpus", "pool", "qrels")
         if (storage := request.files.get(kind)) is not None
     }
+    peers = {f: s for f in interop_requests.PEER_FIELDS if (s := request.files.get(f))}
+    dataset = request.form.get("ir_datasets", "").strip()
+    source = request.form.get("source") or None
     try:
-        report = imports.import_files(
-            chosen, **files, source=request.form.get("source") or None, actor_id=g.api_user.id
-        )
+        if peers or dataset:
+            report = interop_requests.import_peer(
+                chosen,
+                peers,
+                dataset,
+                bool(files),
+                rating_map=request.form.get("rating_map"),
+                source=source,
+                actor_id=g.api_user.id,
+            )
+        else:
+            report = imports.import_files(chosen, **files, source=source, actor_id=g.api_user.id)
     except FormatError as exc:
         return _error(400, str(exc), file=exc.filename, line=exc.line, reason=exc.reason)
     except ServiceError as exc:
         return _error(400, str(exc))
     return jsonify(report=report.lines(), files=report.files), 201
+
+
+@bp.get("/testsets/<test_set>/export")
+def export(test_set: str) -> Response:
+    """The test set in a peer's shape: ?format=quepid | srw-judgments | srw-queries."""
+    chosen = _test_set(test_set)
+    fmt = request.args.get("format", "")
+    if fmt != "srw-queries" and not accounts.grades_visible(g.api_user, chosen):
+        return _error(403, "this test set is judged blind: its grades are for admins")
+    try:
+        body, name, mimetype = interop.export_test_set(
+            chosen, fmt, request.args.get("aggregation") or None
+        )
+    except ServiceError as exc:
+        return _error(400, str(exc))
+    return interop_requests.download(body, name, mimetype)
+
+
+@bp.get("/testsets/<test_set>/runs/<run>/export")
+def export_run(test_set: str, run: str) -> Response:
+    """The run as a Quepid case snapshot CSV (?format=quepid-snapshot, the default)."""
+    found = _run(_test_set(test_set), run)
+    fmt = request.args.get("format", "quepid-snapshot")
+    if fmt != "quepid-snapshot":
+        return _error(400, f"format must be quepid-snapshot, not '{fmt}'")
+    return interop_requests.download(*interop.export_run_snapshot(found))
 
 
 @bp.get("/testsets/<test_set>/runs")
@@ -226,19 +267,24 @@ def _upload(test_set: TestSet) -> tuple[Response, int] | Response:
         depth = int(depth_text) if depth_text else None
     except ValueError:
         return _error(400, f"depth must be a whole number, not '{depth_text}'")
+    fmt = request.form.get("format", "").strip()
+    if fmt not in ("", "quepid-snapshot"):
+        return _error(400, f"format must be quepid-snapshot (or left out), not '{fmt}'")
     try:
         name = runs.clean_name(request.form.get("name", ""), storage.filename or "")
         if runs.name_taken(test_set, name):
             return _error(409, f"this test set already has a run named '{name}'")
-        run = runs.upload_run(
-            test_set,
-            storage.stream,
-            os.path.basename(storage.filename or "") or "upload",
-            name,
-            g.api_user,
-            depth=depth,
-            notes=request.form.get("notes", ""),
-        )
+        notes = request.form.get("notes", "")
+        if fmt:  # a Quepid case snapshot: queries named by their text
+            file = interop_requests.peer_file(storage)
+            run = interop.upload_quepid_snapshot(
+                test_set, file, name, g.api_user, depth=depth, notes=notes
+            )
+        else:
+            filename = os.path.basename(storage.filename or "") or "upload"
+            run = runs.upload_run(
+                test_set, storage.stream, filename, name, g.api_user, depth=depth, notes=notes
+            )
     except FormatError as exc:
         return _error(400, str(exc), file=exc.filename, line=exc.line, reason=exc.reason)
     except ServiceError as exc:

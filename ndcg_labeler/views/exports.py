@@ -8,7 +8,7 @@ from flask import Blueprint, Response, abort, request
 from flask_login import current_user
 
 from ndcg_labeler.models import TestSet
-from ndcg_labeler.services import ServiceError, comparison, dashboard, live, pooling
+from ndcg_labeler.services import ServiceError, comparison, dashboard, interop, live, pooling
 from ndcg_labeler.views._responses import still_computing
 from ndcg_labeler.views._scoring import chosen_runs, run_or_404, score_options
 from ndcg_labeler.views.access import get_test_set_or_404, require_grades_visible
@@ -55,6 +55,40 @@ def qrels(test_set_id: int) -> Response:
     options = score_options()
     body = live.qrels_text(test_set, options.policy)
     return _download(body, f"test-set-{test_set.id}.qrels", "text/plain")
+
+
+def _peer(test_set: TestSet, fmt: str) -> Response:
+    """The test set in a peer's shape, its grades as scoring uses them."""
+    return _download(*interop.export_test_set(test_set, fmt, score_options().policy))
+
+
+@bp.get("/quepid-judgments.csv")
+def quepid_judgments(test_set_id: int) -> Response:
+    """The grades scoring uses as Quepid's judgments CSV (query text, docid, rating)."""
+    test_set = get_test_set_or_404(test_set_id)
+    require_grades_visible(test_set)
+    return _peer(test_set, "quepid")
+
+
+@bp.get("/srw-judgments.json")
+def srw_judgments(test_set_id: int) -> Response:
+    """The grades scoring uses as an OpenSearch SRW judgment list."""
+    test_set = get_test_set_or_404(test_set_id)
+    require_grades_visible(test_set)
+    return _peer(test_set, "srw-judgments")
+
+
+@bp.get("/srw-query-set.json")
+def srw_query_set(test_set_id: int) -> Response:
+    """The test set's queries as an OpenSearch SRW query set."""
+    return _peer(get_test_set_or_404(test_set_id), "srw-queries")
+
+
+@bp.get("/runs/<int:run_id>/quepid-snapshot.csv")
+def run_snapshot(test_set_id: int, run_id: int) -> Response:
+    """A run as a Quepid case snapshot CSV (its ranking; no grades)."""
+    run = run_or_404(get_test_set_or_404(test_set_id), run_id)
+    return _download(*interop.export_run_snapshot(run))
 
 
 def _per_query_figures(test_set_id: int) -> TestSet:

@@ -6,6 +6,7 @@ from typing import Any
 
 from ndcg_labeler.views.openapi_estimates import COMPARE_PATH, SCORE_PARAMETERS
 from ndcg_labeler.views.openapi_estimates import SCHEMAS as ESTIMATE_SCHEMAS
+from ndcg_labeler.views.openapi_interop import IMPORT_PEER_FIELDS, RUN_FORMAT, interop_paths
 from ndcg_labeler.views.openapi_schemas import SCHEMAS, ref
 
 
@@ -162,7 +163,8 @@ PATHS: dict[str, Any] = {
         "parameters": [TEST_SET],
         "post": {
             "operationId": "importFiles",
-            "summary": "Import queries, corpus, pool and/or qrels (admins), all or nothing.",
+            "summary": "Import queries, corpus, pool and/or qrels, or one peer's file or "
+            "ir_datasets name (admins), all or nothing.",
             "requestBody": {
                 "required": True,
                 "content": {
@@ -171,6 +173,7 @@ PATHS: dict[str, Any] = {
                             "type": "object",
                             "properties": {
                                 **_IMPORT_FILES,
+                                **IMPORT_PEER_FIELDS,
                                 "source": {
                                     "type": "string",
                                     "description": "Who the qrels' judgments belong to.",
@@ -221,6 +224,7 @@ PATHS: dict[str, Any] = {
                                 },
                                 "depth": {"type": "integer", "minimum": 1},
                                 "notes": {"type": "string"},
+                                "format": RUN_FORMAT,
                             },
                         }
                     }
@@ -398,6 +402,8 @@ PATHS: dict[str, Any] = {
         }
     },
 }
+
+PATHS.update(interop_paths(TEST_SET, RUN, _errors))
 
 
 def openapi_document(server_url: str) -> dict[str, Any]:

@@ -16,11 +16,21 @@ from ndcg_labeler.formats import FormatError
 from ndcg_labeler.forms.testsets import (
     AnnotatorsForm,
     ImportForm,
+    PeerImportForm,
     SettingsForm,
     TestSetCreateForm,
 )
 from ndcg_labeler.models import TestSet
-from ndcg_labeler.services import ServiceError, checklist, imports, jobs, labeling, testsets
+from ndcg_labeler.services import (
+    ServiceError,
+    checklist,
+    imports,
+    interop,
+    jobs,
+    labeling,
+    testsets,
+)
+from ndcg_labeler.views import interop_requests
 from ndcg_labeler.views._scoring import page_arg
 from ndcg_labeler.views.access import admin_required, get_test_set_or_404
 
@@ -231,12 +241,71 @@ def import_page(test_set_id: int) -> str | Response | tuple[str, int]:
             getattr(form, field).errors.append(f"{exc} — nothing was imported.")
         except ServiceError as exc:
             form.queries.errors.append(f"{exc} — nothing was imported.")
+    return _import_answer(test_set, form, PeerImportForm(formdata=None, prefix="peer"), report)
+
+
+def _import_answer(
+    test_set: TestSet,
+    form: ImportForm,
+    peer_form: PeerImportForm,
+    report: imports.ImportReport | None,
+) -> str | tuple[str, int]:
+    """The import page with both forms; a refused import answers 422, as a refused upload."""
     page = render_template(
         "testsets/import.html",
         test_set=test_set,
         form=form,
+        peer_form=peer_form,
         report=report,
         summary=testsets.summary(test_set),
     )
-    # A refused import answers 422, as a refused run upload does.
     return (page, 422) if request.method == "POST" and report is None else page
+
+
+def _peer_later(test_set: TestSet, form: PeerImportForm, storage: FileStorage) -> Response:
+    """A large peer file, checked and rewritten as our own files now, imported by a job."""
+    fmt = form.fmt.data or ""
+    native = interop.native_files(
+        test_set, fmt, interop_requests.peer_file(storage), form.rating_map.data or None
+    )
+    if not native:
+        raise ServiceError("nothing new: every query is in the test set already, and no ratings")
+    files = {name: (f.filename, f.source) for name, f in native.items()}
+    job = jobs.enqueue_import(test_set, files, form.source.data or None, current_user)  # type: ignore[arg-type]
+    return redirect(url_for("jobs.show", job_id=job.id))
+
+
+@bp.route("/<int:test_set_id>/import/peer", methods=["POST"])
+@admin_required
+def import_peer(test_set_id: int) -> str | tuple[str, int] | Response:
+    """Import one Quepid or SRW file, or an ir_datasets dataset; counts or the error.
+
+    A peer file larger than NDCG_JOB_THRESHOLD_MB is checked here, then imported by the job
+    worker, as the other imports are; an ir_datasets dataset is read in this request."""
+    test_set = get_test_set_or_404(test_set_id)
+    form = PeerImportForm(prefix="peer")  # its own ids beside the import form's
+    report = None
+    if form.validate_on_submit():
+        fmt = form.fmt.data or ""
+        storage: FileStorage | None = form.file.data
+        dataset = (form.dataset.data or "").strip() if fmt == "ir-datasets" else ""
+        # The file field named as on the API (srw-judgments -> srw_judgments).
+        chose_file = fmt != "ir-datasets" and storage is not None and bool(storage.filename)
+        peers = {fmt.replace("-", "_"): storage} if chose_file else {}
+        try:
+            if not peers and not dataset:
+                raise ServiceError("choose the file (or name the ir_datasets dataset) to import")
+            if chose_file and jobs.stream_size(storage.stream) > jobs.threshold_bytes():  # type: ignore[union-attr]
+                return _peer_later(test_set, form, storage)  # type: ignore[arg-type]
+            report = interop_requests.import_peer(
+                test_set,
+                peers,
+                dataset,
+                False,
+                rating_map=form.rating_map.data or None,
+                source=form.source.data or None,
+                actor_id=current_user.id,
+            )
+        except (FormatError, ServiceError) as exc:
+            form.fmt.errors.append(f"{exc} — nothing was imported.")  # type: ignore[attr-defined]
+    return _import_answer(test_set, ImportForm(formdata=None), form, report)

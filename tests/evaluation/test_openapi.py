@@ -125,6 +125,13 @@ def test_schemathesis_finds_no_server_error_and_no_schema_violation(app: Flask) 
             "media_type": "multipart/form-data",
         },
         "GET /api/testsets/{test_set}/runs": {"path_parameters": {"test_set": "demo"}},
+        "GET /api/testsets/{test_set}/export": {
+            "path_parameters": {"test_set": "demo"},
+            "query": {"format": "srw-judgments"},
+        },
+        "GET /api/testsets/{test_set}/runs/{run}/export": {
+            "path_parameters": {"test_set": "demo", "run": "A"}
+        },
         "GET /api/testsets/{test_set}/status": {"path_parameters": {"test_set": "demo"}},
         "GET /api/testsets/{test_set}/runs/{run}/scores": {
             "path_parameters": {"test_set": "demo", "run": "A"},

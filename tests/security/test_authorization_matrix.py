@@ -66,6 +66,7 @@ ROUTES = {
     "testsets.settings": ADMIN,
     "testsets.annotators": ADMIN,
     "testsets.import_page": ADMIN,
+    "testsets.import_peer": ADMIN,
     "labeling.next": MEMBER,
     "labeling.pair": MEMBER,
     "labeling.shortcuts": MEMBER,
@@ -95,6 +96,10 @@ ROUTES = {
     "exports.run_csv": BLIND,
     "exports.run_json": BLIND,
     "exports.run_trec": BLIND,
+    "exports.quepid_judgments": BLIND,
+    "exports.srw_judgments": BLIND,
+    "exports.srw_query_set": MEMBER,
+    "exports.run_snapshot": MEMBER,
     "exports.qrels": BLIND,
     "exports.query_csv": BLIND,
     "exports.query_json": BLIND,
@@ -119,6 +124,8 @@ ROUTES = {
     "api.list_test_sets": API_LIST,
     "api.qrels": API,
     "api.import_files": API,
+    "api.export": API,
+    "api.export_run": API,
     "api.list_runs": API,
     "api.upload": API,
     "api.scores": API,
@@ -156,7 +163,7 @@ ROUTES = {
 # Query strings some GETs need to answer 200 (they are not about access).
 QUERY = {"compare.stats_fragment": "?stats=1"}
 # The same for API routes: what to label next names its two runs (the world's "one" and "two").
-API_QUERY = {"api.next_labels": "?a=one&b=two"}
+API_QUERY = {"api.next_labels": "?a=one&b=two", "api.export": "?format=srw-queries"}
 ROLES = ("anonymous", "outsider", "member-of-other", "blind-annotator", "admin")
 DENIED = {401, 403, 404}
 

@@ -1,0 +1,18 @@
+"""Interop with Quepid, OpenSearch's Search Relevance Workbench and ir_datasets."""
+
+from .exports import EXPORT_FORMATS, export_run_snapshot, export_test_set, judgment_rows
+from .irds import import_ir_dataset
+from .peers import PEER_FORMATS, import_peer, native_files, text_qid, upload_quepid_snapshot
+
+__all__ = [
+    "EXPORT_FORMATS",
+    "PEER_FORMATS",
+    "export_run_snapshot",
+    "export_test_set",
+    "import_ir_dataset",
+    "import_peer",
+    "judgment_rows",
+    "native_files",
+    "text_qid",
+    "upload_quepid_snapshot",
+]

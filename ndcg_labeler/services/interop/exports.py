@@ -1,0 +1,85 @@
+"""A test set's judgments and queries, and a run, in Quepid's and SRW's shapes.
+
+Grades are the ones scoring uses (the aggregation policy, adjudications): the same as the
+TREC qrels export, each query named by its text. Queries with no grade are listed too (Quepid
+and SRW keep a query without ratings), in the set's natural qid order.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import sqlalchemy as sa
+
+from ndcg_labeler.extensions import db
+from ndcg_labeler.formats import (
+    write_quepid_judgments,
+    write_quepid_snapshot,
+    write_srw_judgments,
+    write_srw_query_set,
+)
+from ndcg_labeler.models import Query, Run, TestSet
+from ndcg_labeler.services import ServiceError, live, runs
+
+EXPORT_FORMATS = ("quepid", "srw-judgments", "srw-queries")
+"""Exports of a test set; a run exports as a Quepid snapshot (quepid-snapshot)."""
+
+_SRW_NAME = 50  # SRW's limits on a name and a description
+_SRW_DESCRIPTION = 250
+
+
+def _queries(test_set: TestSet) -> list[tuple[str, str]]:
+    """(qid, text) of every query, in natural qid order."""
+    rows = db.session.execute(
+        sa.select(Query.qid, Query.text)
+        .where(Query.test_set_id == test_set.id)
+        .order_by(Query.sort_key, Query.qid)
+    )
+    return [(qid, " ".join(text.split())) for qid, text in rows]
+
+
+def judgment_rows(
+    test_set: TestSet, policy: str | None = None
+) -> list[tuple[str, str | None, int | None]]:
+    """(query text, docid, grade) per graded pair; (text, None, None) for a query without any."""
+    grades: dict[str, list[tuple[str, int]]] = {}
+    for line in live.qrels_text(test_set, policy).splitlines():
+        qid, _, docid, grade = line.split()
+        grades.setdefault(qid, []).append((docid, int(grade)))
+    rows: list[tuple[str, str | None, int | None]] = []
+    for qid, text in _queries(test_set):
+        graded = grades.get(qid)
+        if not graded:
+            rows.append((text, None, None))
+        rows.extend((text, docid, grade) for docid, grade in graded or [])
+    return rows
+
+
+def export_test_set(test_set: TestSet, fmt: str, policy: str | None = None) -> tuple[str, str, str]:
+    """(body, file name, mimetype) of the test set in a peer's shape (fmt in EXPORT_FORMATS)."""
+    name = test_set.name[:_SRW_NAME]
+    description = f"Exported from ndcg-labeler test set '{test_set.name}'"[:_SRW_DESCRIPTION]
+    if fmt == "quepid":
+        body = write_quepid_judgments(judgment_rows(test_set, policy))
+        return body, f"test-set-{test_set.id}-quepid-judgments.csv", "text/csv"
+    if fmt == "srw-judgments":
+        body = write_srw_judgments(name, description, judgment_rows(test_set, policy))
+        return body, f"test-set-{test_set.id}-srw-judgments.json", "application/json"
+    if fmt == "srw-queries":
+        body = write_srw_query_set(
+            name, description, dict.fromkeys(t for _, t in _queries(test_set))
+        )
+        return body, f"test-set-{test_set.id}-srw-query-set.json", "application/json"
+    raise ServiceError(f"the export format must be one of {', '.join(EXPORT_FORMATS)}, not '{fmt}'")
+
+
+def export_run_snapshot(run: Run) -> tuple[str, str, str]:
+    """(body, file name, mimetype) of a run as a Quepid snapshot CSV, positions from 1."""
+    lists = runs.ranked_lists(run)
+    rows = []
+    for qid, text in _queries(run.test_set):  # the set's query order; positions from 1
+        ranked = lists.get(qid, [])
+        rows.extend((text, docid, position) for position, (docid, _) in enumerate(ranked, 1))
+    stamp = (run.uploaded_at or datetime.now(UTC)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    body = write_quepid_snapshot(run.name, stamp, str(run.test_set_id), rows)
+    return body, f"run-{run.id}-quepid-snapshot.csv", "text/csv"

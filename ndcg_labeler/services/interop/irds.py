@@ -1,0 +1,178 @@
+"""`testset import --ir-datasets NAME`: queries, docs and qrels from ir_datasets' local cache.
+
+ir_datasets is an optional extra (``pip install .[ir_datasets]``). It is used offline only:
+every remote source it knows is replaced, once per process, by one that refuses, so a dataset
+that is not in ``IR_DATASETS_HOME`` is a clear "not downloaded" error and the server never
+fetches anything (its outbound requests all go through services/outbound).
+
+The dataset is written as BEIR queries and corpus and TREC qrels into temporary files and
+imported by ``imports.import_files``: the same checks and the one transaction. Negative
+grades (some collections mark spam −2 or non-relevant −1) become 0, as trec_eval scores them;
+a grade above the test set's scale is refused before anything is read further.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack
+from typing import Any
+
+from ndcg_labeler.models import TestSet
+from ndcg_labeler.services import ServiceError, imports
+from ndcg_labeler.services._progress import Progress, no_progress
+
+INSTALL_HINT = "ir_datasets is not installed: pip install 'ndcg-labeler[ir_datasets]'"
+
+
+class NotDownloaded(RuntimeError):
+    """ir_datasets wanted to fetch a file that is not in its local cache."""
+
+
+def _refuse(self: Any, *args: Any, **kwargs: Any) -> Any:
+    where = getattr(self, "url", None) or getattr(self, "uri", None) or "a remote source"
+    raise NotDownloaded(str(where))
+
+
+_OFFLINE: list[bool] = []
+
+
+def _library() -> Any:
+    """ir_datasets, with its remote sources replaced by refusals (once per process)."""
+    try:
+        import ir_datasets
+        from ir_datasets.util import download
+    except ImportError:
+        raise ServiceError(INSTALL_HINT) from None
+    if not _OFFLINE:
+        for name in ("RequestsDownload", "GoogleDriveDownload", "GoogleCloudBucketStream"):
+            remote = getattr(download, name, None)
+            if remote is not None:
+                remote.stream = _refuse
+        _OFFLINE.append(True)
+    return ir_datasets
+
+
+def _not_downloaded(exc: BaseException) -> bool:
+    """Whether `exc` (or what it wraps) is a refused download."""
+    seen: list[BaseException | None] = [exc]
+    while seen:
+        current = seen.pop()
+        if current is None:
+            continue
+        if isinstance(current, NotDownloaded):
+            return True
+        seen.extend([current.__cause__, current.__context__])
+        seen.extend(a for a in getattr(current, "args", ()) if isinstance(a, BaseException))
+        for arg in getattr(current, "args", ()):
+            if isinstance(arg, list):  # ('All download sources failed', [(mirror, exc), ...])
+                seen.extend(e for item in arg if isinstance(item, tuple) for e in item[1:2])
+    return False
+
+
+def _text(record: Any) -> str:
+    """A record's main text: its `text` field, else ir_datasets' default_text()."""
+    text = getattr(record, "text", None)
+    if not isinstance(text, str):
+        text = record.default_text() if hasattr(record, "default_text") else ""
+    return text
+
+
+def _write(spool: Any, lines: Iterator[str]) -> int:
+    count = 0
+    for line in lines:
+        spool.write(line.encode())
+        count += 1
+    spool.seek(0)
+    return count
+
+
+def _reading(name: str, read: Callable[[], int]) -> int:
+    """Run one read of the dataset, turning a refused download into a clear message."""
+    try:
+        return read()
+    except ServiceError:
+        raise
+    except Exception as exc:
+        if _not_downloaded(exc):
+            raise ServiceError(
+                f"ir_datasets dataset '{name}' is not downloaded (this server never downloads "
+                "it): fetch it where there is internet, e.g. "
+                f"`python -c \"import ir_datasets; ir_datasets.load('{name}').docs_iter()\"`, "
+                "and copy the files into IR_DATASETS_HOME"
+            ) from None
+        raise ServiceError(f"ir_datasets could not read '{name}': {exc}") from None
+
+
+def import_ir_dataset(
+    test_set: TestSet,
+    name: str,
+    *,
+    source: str | None = None,
+    actor_id: int | None = None,
+    progress: Progress = no_progress,
+) -> imports.ImportReport:
+    """Import the queries, docs and qrels of ir_datasets' NAME (those it has), all or nothing."""
+    library = _library()
+    try:
+        dataset = library.load(name)
+    except KeyError:
+        raise ServiceError(f"ir_datasets has no dataset named '{name}'") from None
+    except Exception as exc:  # a name a pattern matched but whose dataset cannot be built
+        raise ServiceError(f"ir_datasets could not load '{name}': {exc}") from None
+    top = test_set.scale_max
+    label = f"ir_datasets:{name}"
+    with ExitStack() as stack:
+        files: dict[str, imports.ImportFile] = {}
+
+        def spool(kind: str) -> Any:
+            handle = stack.enter_context(tempfile.TemporaryFile())
+            files[kind] = imports.ImportFile(handle, f"{label} {kind}")
+            return handle
+
+        if dataset.has_queries():
+            queries = (
+                json.dumps({"_id": q.query_id, "text": _text(q)}, ensure_ascii=False) + "\n"
+                for q in dataset.queries_iter()
+            )
+            _reading(name, lambda: _write(spool("queries"), queries))
+        if dataset.has_docs():
+            docs = (
+                json.dumps(
+                    {"_id": d.doc_id, "title": getattr(d, "title", None) or "", "text": _text(d)},
+                    ensure_ascii=False,
+                )
+                + "\n"
+                for d in dataset.docs_iter()
+            )
+            _reading(name, lambda: _write(spool("corpus"), docs))
+        if dataset.has_qrels():
+            _reading(name, lambda: _write(spool("qrels"), _qrels(dataset, name, top)))
+        if not files:
+            raise ServiceError(f"ir_datasets dataset '{name}' has no queries, docs or qrels")
+        for kind in ("corpus", "qrels"):  # an empty file would be refused as empty
+            if kind in files and not files[kind].source.read(1):  # type: ignore[union-attr]
+                del files[kind]
+            elif kind in files:
+                files[kind].source.seek(0)  # type: ignore[union-attr]
+        return imports.import_files(
+            test_set,
+            **files,
+            source=source or label[: imports.MAX_SOURCE],
+            actor_id=actor_id,
+            progress=progress,
+        )
+
+
+def _qrels(dataset: Any, name: str, top: int) -> Iterator[str]:
+    """TREC qrels lines; negative grades as 0, a grade above `top` refused."""
+    for qrel in dataset.qrels_iter():
+        grade = max(0, int(qrel.relevance))
+        if grade > top:
+            raise ServiceError(
+                f"ir_datasets '{name}' has grade {grade} (query {qrel.query_id}, doc "
+                f"{qrel.doc_id}), above this test set's scale 0–{top}: use a test set with "
+                "a larger scale"
+            )
+        yield f"{qrel.query_id} 0 {qrel.doc_id} {grade}\n"

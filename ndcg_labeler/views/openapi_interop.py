@@ -1,0 +1,100 @@
+"""OpenAPI pieces of interop: peers' files on the import, Quepid snapshots, the two exports."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+IMPORT_PEER_FIELDS: dict[str, Any] = {
+    "quepid": {
+        "type": "string",
+        "format": "binary",
+        "description": "Quepid judgments CSV (query,docid,rating); alone.",
+    },
+    "srw_judgments": {
+        "type": "string",
+        "format": "binary",
+        "description": "OpenSearch SRW judgment list (JSON); alone.",
+    },
+    "srw_queries": {
+        "type": "string",
+        "format": "binary",
+        "description": "OpenSearch SRW query set (JSON or JSON lines); alone.",
+    },
+    "ir_datasets": {
+        "type": "string",
+        "description": "An ir_datasets NAME read from the server's local cache; alone.",
+    },
+    "rating_map": {
+        "type": "string",
+        "description": "Peer ratings onto grades: a scale '0-10' or pairs '1=0,2=1'. "
+        "Default: the ratings are grades.",
+    },
+}
+RUN_FORMAT: dict[str, Any] = {
+    "type": "string",
+    "enum": ["", "quepid-snapshot"],
+    "description": "quepid-snapshot: the file is a Quepid case snapshot CSV.",
+}
+_DOWNLOAD = {
+    "text/csv": {"schema": {"type": "string"}},
+    "application/json": {"schema": {"type": "object"}},
+}
+
+
+def interop_paths(
+    test_set: dict[str, Any], run: dict[str, Any], errors: Callable[..., dict[str, Any]]
+) -> dict[str, Any]:
+    """The export paths, given the spec's path parameters and its error responses."""
+    return {
+        "/api/testsets/{test_set}/export": {
+            "parameters": [test_set],
+            "get": {
+                "operationId": "exportTestSet",
+                "summary": "The test set's judgments (Quepid CSV, SRW judgment list) or "
+                "queries (SRW query set).",
+                "parameters": [
+                    {
+                        "name": "format",
+                        "in": "query",
+                        "required": True,
+                        "schema": {
+                            "type": "string",
+                            "enum": ["quepid", "srw-judgments", "srw-queries"],
+                        },
+                    },
+                    {
+                        "name": "aggregation",
+                        "in": "query",
+                        "schema": {"type": "string"},
+                        "description": "Grades under this policy (default: the set's own).",
+                    },
+                ],
+                "responses": {
+                    "200": {"description": "The file.", "content": _DOWNLOAD},
+                    **errors(400, 401, 403, 404),
+                },
+            },
+        },
+        "/api/testsets/{test_set}/runs/{run}/export": {
+            "parameters": [test_set, run],
+            "get": {
+                "operationId": "exportRun",
+                "summary": "The run as a Quepid case snapshot CSV (positions in rank order).",
+                "parameters": [
+                    {
+                        "name": "format",
+                        "in": "query",
+                        "schema": {"type": "string", "enum": ["quepid-snapshot"]},
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "The snapshot.",
+                        "content": {"text/csv": {"schema": {"type": "string"}}},
+                    },
+                    **errors(400, 401, 404),
+                },
+            },
+        },
+    }

@@ -1,0 +1,169 @@
+"""Interop from the browser's import page, its download links, and the JSON API."""
+
+from __future__ import annotations
+
+import io
+import json
+import time
+import uuid
+from pathlib import Path
+
+import sqlalchemy as sa
+from flask import Flask
+from flask.testing import FlaskClient
+
+from ndcg_labeler.extensions import db
+from ndcg_labeler.models import Job, Judgment, Query, User
+from ndcg_labeler.services import jobs
+from ndcg_labeler.services.accounts import create_token
+from tests.factory import make_test_set
+from tests.interop.test_cli import QUEPID, SNAPSHOT, SRW
+
+
+def _token(app: Flask, user_id: int) -> dict[str, str]:
+    with app.app_context():
+        token = create_token(db.session.get(User, user_id))
+        db.session.remove()
+    return {"Authorization": f"Bearer {token}"}
+
+
+def _count(app: Flask, model: type) -> int:
+    with app.app_context():
+        return db.session.scalar(sa.select(sa.func.count()).select_from(model))
+
+
+def test_import_page_imports_a_quepid_file_and_links_the_downloads(
+    app: Flask, as_admin: FlaskClient
+) -> None:
+    set_id = make_test_set(app, "Web")
+    page = as_admin.get(f"/test-sets/{set_id}/import")
+    assert page.status_code == 200
+    html = page.get_data(as_text=True)
+    assert f'action="/test-sets/{set_id}/import/peer"' in html
+    for link in ("quepid-judgments.csv", "srw-judgments.json", "srw-query-set.json"):
+        assert f"/test-sets/{set_id}/dashboard/export/{link}" in html
+    bad = as_admin.post(
+        f"/test-sets/{set_id}/import/peer",
+        data={
+            "peer-fmt": "quepid",
+            "peer-file": (io.BytesIO(b"query,docid,rating\nq,a,7\n"), "c.csv"),
+        },
+    )
+    assert bad.status_code == 422
+    assert "c.csv:2: docid &#39;a&#39;: rating 7 is not a grade" in bad.get_data(as_text=True)
+    assert _count(app, Query) == 0
+    good = as_admin.post(
+        f"/test-sets/{set_id}/import/peer",
+        data={"peer-fmt": "quepid", "peer-file": (io.BytesIO(QUEPID.encode()), "case.csv")},
+    )
+    assert good.status_code == 200
+    assert "queries: 3 created" in good.get_data(as_text=True)
+    assert _count(app, Judgment) == 3
+    csv = as_admin.get(f"/test-sets/{set_id}/dashboard/export/quepid-judgments.csv")
+    assert csv.status_code == 200 and csv.mimetype == "text/csv"
+    header, *rows = csv.get_data(as_text=True).splitlines()
+    assert header == "query,docid,rating"
+    # Queries come in qid order (t-<hash>: no meaning), each query's docids together.
+    assert sorted(rows) == ["blue shoes,d3,2", "green hat,,", "red dress,d1,3", "red dress,d2,0"]
+    queries = json.loads(
+        as_admin.get(f"/test-sets/{set_id}/dashboard/export/srw-query-set.json").data
+    )
+    assert queries["sampling"] == "manual"
+    assert {q["queryText"] for q in queries["querySetQueries"]} == {
+        "red dress",
+        "blue shoes",
+        "green hat",
+    }
+
+
+def test_api_imports_exports_and_uploads_a_snapshot(
+    app: Flask, client: FlaskClient, admin_id: int
+) -> None:
+    headers = _token(app, admin_id)
+    set_id = make_test_set(app, "Api")
+    answer = client.post(
+        f"/api/testsets/{set_id}/import",
+        data={"srw_judgments": (io.BytesIO(SRW.encode()), "srw.json")},
+        headers=headers,
+    )
+    assert answer.status_code == 201, answer.json
+    assert answer.json["files"] == ["srw.json"]
+    both = client.post(
+        f"/api/testsets/{set_id}/import",
+        data={
+            "srw_judgments": (io.BytesIO(SRW.encode()), "srw.json"),
+            "queries": (io.BytesIO(b"q1\tx\n"), "q.tsv"),
+        },
+        headers=headers,
+    )
+    assert both.status_code == 400 and "on its own" in both.json["detail"]
+    exported = client.get(f"/api/testsets/{set_id}/export?format=srw-judgments", headers=headers)
+    assert exported.status_code == 200
+    body = json.loads(exported.data)
+    assert body["type"] == "IMPORT_JUDGMENT"
+    ratings = {
+        (entry["query"], r["docId"]): r["rating"]
+        for entry in body["judgmentRatings"]
+        for r in entry["ratings"]
+    }
+    assert ratings == {("red dress", "d1"): "3.000", ("red dress", "d2"): "1.000"}
+    wrong = client.get(f"/api/testsets/{set_id}/export?format=xml", headers=headers)
+    assert (
+        wrong.status_code == 400 and "quepid, srw-judgments, srw-queries" in (wrong.json["detail"])
+    )
+    run = client.post(
+        f"/api/testsets/{set_id}/runs",
+        data={
+            "file": (io.BytesIO(SNAPSHOT.encode()), "snap.csv"),
+            "format": "quepid-snapshot",
+            "name": "snap",
+        },
+        headers=headers,
+    )
+    assert run.status_code == 201, run.json
+    # "blue shoes" is not in this set: left out and reported, as any run's unknown query.
+    assert run.json["report"]["unknown_queries"]["count"] == 1
+    snapshot = client.get(f"/api/testsets/{set_id}/runs/snap/export", headers=headers)
+    assert snapshot.status_code == 200 and snapshot.mimetype == "text/csv"
+    rows = [line.split(",")[3:6] for line in snapshot.get_data(as_text=True).splitlines()[1:]]
+    assert rows == [["red dress", "d1", "1"], ["red dress", "d2", "2"], ["red dress", "d9", "3"]]
+
+
+def test_a_large_peer_file_is_checked_now_and_imported_by_a_job(
+    app: Flask, as_admin: FlaskClient, tmp_path: Path
+) -> None:
+    app.config["NDCG_JOB_THRESHOLD_MB"] = 1 / 1024  # above 1 KiB: a job
+    app.config["NDCG_JOBS_SQLITE"] = str(tmp_path / "jobs-queue.sqlite3")
+    app.config["NDCG_JOBS_QUEUE"] = f"test-{uuid.uuid4().hex}"
+    set_id = make_test_set(app, "Big")
+    rows = "".join(f"query {i},d{i},{i % 4}\n" for i in range(200))
+    body = ("query,docid,rating\n" + rows).encode()
+    bad = as_admin.post(
+        f"/test-sets/{set_id}/import/peer",
+        data={"peer-fmt": "quepid", "peer-file": (io.BytesIO(body + b"q,x,9\n"), "big.csv")},
+    )
+    assert bad.status_code == 422  # checked in the request: no job for a bad file
+    assert "big.csv:202: docid &#39;x&#39;: rating 9" in bad.get_data(as_text=True)
+    response = as_admin.post(
+        f"/test-sets/{set_id}/import/peer",
+        data={"peer-fmt": "quepid", "peer-file": (io.BytesIO(body), "big.csv")},
+    )
+    assert response.status_code == 302 and response.headers["Location"].startswith("/jobs/")
+    job_id = int(response.headers["Location"].rsplit("/", 1)[1])
+    assert _count(app, Query) == 0
+    worker = jobs.worker(app, threads=1)
+    worker._set_signal_handlers = lambda: None  # pytest keeps its own SIGINT handler
+    worker.start()
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            with app.app_context():
+                state = db.session.get(Job, job_id).state
+                db.session.remove()
+            if state in ("done", "failed"):
+                break
+            time.sleep(0.05)
+    finally:
+        worker.stop(graceful=True)
+    assert state == "done"
+    assert _count(app, Query) == 200 and _count(app, Judgment) == 200
