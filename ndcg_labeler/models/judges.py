@@ -32,6 +32,10 @@ class Judge(db.Model):
     timeout: Mapped[float] = mapped_column(default=60.0)
     concurrency: Mapped[int] = mapped_column(default=8)
     requests_per_minute: Mapped[int] = mapped_column(default=0)  # 0: no limit
+    # Optional prices in dollars per million input (prompt) and output (completion) tokens,
+    # as providers quote them; None: unknown, so costs are not shown (tokens still are).
+    input_price: Mapped[float | None] = mapped_column()
+    output_price: Mapped[float | None] = mapped_column()
     # Jinja template of the prompt; empty means the default (UMBRELA-style) prompt.
     prompt_template: Mapped[str] = mapped_column(sa.Text, default="")
     created_at: Mapped[datetime] = mapped_column(sa.DateTime(timezone=True), default=utcnow)
