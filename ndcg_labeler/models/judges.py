@@ -42,6 +42,17 @@ class Judge(db.Model):
     # Set when archived: hidden from the label lists and suggestions, its answers kept.
     archived_at: Mapped[datetime | None] = mapped_column(sa.DateTime(timezone=True))
 
+    def cost(self, prompt_tokens: int, completion_tokens: int) -> float | None:
+        """Dollars for these tokens at the judge's prices; None when a needed price is unknown."""
+        if (prompt_tokens and self.input_price is None) or (
+            completion_tokens and self.output_price is None
+        ):
+            return None
+        return (
+            prompt_tokens * (self.input_price or 0.0)
+            + completion_tokens * (self.output_price or 0.0)
+        ) / 1_000_000
+
 
 class PromptVersion(db.Model):
     """Every distinct prompt template a judge ran with, by its sha256."""
