@@ -121,7 +121,8 @@ def run(
         if estimate:
             click.echo(json.dumps(guess.to_json()) if as_json else guess.text())
             return
-        click.echo(f"Estimate: {guess.text()}", err=True)
+        if not as_json:  # JSON output stays one object (the JSON has the cost)
+            click.echo(f"Estimate: {guess.text()}", err=True)
     bar, progress = _progress_bar()
     found = judges.run_judge(test_set, judge, pairs, progress, max_cost=max_cost)
     _report(found, bar, as_json)
@@ -157,7 +158,7 @@ def _report(report: Any, bar: Any, as_json: bool) -> None:
             f"Tokens: {report.prompt_tokens:,} in, {report.completion_tokens:,} out; "
             f"cost {judge_costs.money(report.cost)}"
         )
-    if report.not_asked:
+    if report.not_asked and not as_json:
         click.echo(
             f"Stopped at the budget of {judge_costs.money(report.max_cost)}: "
             f"{report.not_asked:,} pair(s) not asked yet; run again to continue with them.",

@@ -8,6 +8,7 @@ import sys
 from typing import Any
 
 import click
+from flask.cli import with_appcontext
 
 from ndcg_labeler.cli._common import cli_errors
 from ndcg_labeler.services import judge_costs, judges, probes, testsets
@@ -25,6 +26,7 @@ from ndcg_labeler.services import judge_costs, judges, probes, testsets
     help="N: pairs people graded 0 to probe (fewer: the lowest-graded fill up).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@with_appcontext
 @cli_errors
 def probe(testset: str, judge_name: str, n: int, as_json: bool) -> None:
     """Probe JUDGE for gullibility on N pairs of TESTSET that people graded 0.
@@ -120,6 +122,7 @@ def _check_answered(found: dict[str, Any]) -> None:
 @click.option("--input-price", type=float, default=None, help="Dollars per million input tokens.")
 @click.option("--output-price", type=float, default=None, help="Dollars per million output tokens.")
 @click.option("--clear", is_flag=True, help="Forget both prices (costs are then not shown).")
+@with_appcontext
 @cli_errors
 def prices(name: str, input_price: float | None, output_price: float | None, clear: bool) -> None:
     """Set judge NAME's prices per million input and output tokens (audited); with neither

@@ -15,7 +15,8 @@ from wtforms import (
 from wtforms.fields.choices import SelectChoice
 from wtforms.validators import DataRequired, Length, NumberRange, Optional
 
-from ndcg_labeler.services import audit_samples, judges
+from ndcg_labeler.forms.probes import price_fields
+from ndcg_labeler.services import audit_samples, judge_costs, judges
 
 
 class JudgeForm(FlaskForm):
@@ -50,6 +51,7 @@ class JudgeForm(FlaskForm):
     prompt_template = TextAreaField(
         "Prompt template (Jinja; empty: the default)", validators=[Optional()]
     )
+    input_price, output_price = price_fields()
     submit = SubmitField("Add judge")
 
 
@@ -67,6 +69,11 @@ class RunJudgeForm(FlaskForm):
         default="unjudged",
     )
     sample = IntegerField("Sample size", default=100, validators=[Optional(), NumberRange(1)])
+    max_cost = DecimalField(
+        "Budget in dollars (empty: none; needs the judge's prices)",
+        places=2,
+        validators=[Optional(), NumberRange(min=0.01, max=judge_costs.MAX_PRICE * 100)],
+    )
     submit = SubmitField("Run judge")
 
 

@@ -36,6 +36,8 @@ BLUEPRINT_MODULES += ("api_docs",)
 BLUEPRINT_MODULES += ("team",)
 # Machine judges: define, run, calibrate.
 BLUEPRINT_MODULES += ("judges",)
+# Machine judges' gullibility probes and costs.
+BLUEPRINT_MODULES += ("judge_probes",)
 # Live retriever endpoints: define, try, fetch.
 BLUEPRINT_MODULES += ("endpoints",)
 # Background jobs: long imports and uploads.

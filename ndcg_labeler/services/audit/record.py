@@ -24,6 +24,7 @@ ACTIONS = {
     "judge.archive": "machine judge archived",
     "judge.restore": "machine judge restored from the archive",
     "judge.delete": "machine judge deleted with its machine labels",
+    "judge.prices": "machine judge's prices per million tokens set",
     "adjudication.set": "final grade set",
     "adjudication.remove": "final grade removed",
     "audit_sample.draw": "judge's audit sample drawn, extended or drawn anew",

@@ -1,7 +1,7 @@
 """What machine judges cost: prices per million tokens, tokens and dollars spent, and the
 estimate shown before a run starts."""
 
-from .estimate import Estimate, estimate_run
+from .estimate import Estimate, estimate_run, estimate_runs
 from .prices import MAX_PRICE, check_price, money, set_prices, spending
 
 __all__ = [
@@ -9,6 +9,7 @@ __all__ = [
     "Estimate",
     "check_price",
     "estimate_run",
+    "estimate_runs",
     "money",
     "set_prices",
     "spending",

@@ -84,8 +84,13 @@ def _todo(test_set: TestSet, judge: Judge, which: str, sha: str) -> list[tuple[i
 
 def estimate_run(test_set: TestSet, judge: Judge, which: str = "unjudged") -> Estimate:
     """What a run over `which` (a select_pairs choice) would ask and cost, and on what basis."""
+    return estimate_runs(test_set, judge, [which])[0]
+
+
+def estimate_runs(test_set: TestSet, judge: Judge, choices: list[str]) -> list[Estimate]:
+    """estimate_run for several choices at once (one prompt sample, one renderer)."""
     with judges.Asker(judge) as asker:
-        todo = _todo(test_set, judge, which, asker.sha)
+        todos = [_todo(test_set, judge, which, asker.sha) for which in choices]
         mj = MachineJudgment
         count, mean_in, mean_out = db.session.execute(
             sa.select(
@@ -101,22 +106,21 @@ def estimate_run(test_set: TestSet, judge: Judge, which: str = "unjudged") -> Es
             basis, answers = "seen", int(count)
             per_in, per_out = float(mean_in), float(mean_out or 0)
         else:
-            sample = random.Random(SEED).sample(todo, min(SAMPLE, len(todo)))
+            pool = sorted({pair for todo in todos for pair in todo})
+            sample = random.Random(SEED).sample(pool, min(SAMPLE, len(pool)))
             lengths = [len(p) for p in _prompts(test_set, asker, sample) if isinstance(p, str)]
             basis, answers = "prompt", len(lengths)
             per_in = sum(lengths) / len(lengths) / CHARS_PER_TOKEN if lengths else 0.0
             per_out = float(judge.max_tokens) if lengths else 0.0
     db.session.commit()  # the prompt version, stored once
-    tokens_in, tokens_out = round(per_in * len(todo)), round(per_out * len(todo))
-    return Estimate(
-        len(todo),
-        tokens_in,
-        tokens_out,
-        judge.cost(tokens_in, tokens_out),
-        basis,
-        answers,
-        judge.max_tokens,
-    )
+    found = []
+    for todo in todos:
+        tokens_in, tokens_out = round(per_in * len(todo)), round(per_out * len(todo))
+        cost = judge.cost(tokens_in, tokens_out)
+        found.append(
+            Estimate(len(todo), tokens_in, tokens_out, cost, basis, answers, judge.max_tokens)
+        )
+    return found
 
 
 def _prompts(test_set: TestSet, asker: Any, pairs: list[tuple[int, int]]) -> list[Any]:
