@@ -144,6 +144,8 @@ ROUTES = {
     "judges.archive": ADMIN,
     "judges.restore": ADMIN,
     "judges.delete": ADMIN,
+    "judge_probes.probe": ADMIN,
+    "judge_probes.prices": ADMIN,
     "endpoints.index": ADMIN,
     "endpoints.show": ADMIN,
     "lost_session.session_state": PUBLIC,
