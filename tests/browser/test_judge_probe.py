@@ -11,6 +11,7 @@ import pytest
 from ndcg_labeler.extensions import db
 from ndcg_labeler.services import judges
 from ndcg_labeler.services.jobs.runner import run_job
+from tests.browser.a11y import AXE, check_page
 from tests.browser.live import LiveServer, log_in
 from tests.factory import build_test_set
 from tests.judges.fake_probes import GullibleLLM
@@ -34,6 +35,7 @@ def test_probe_button_and_result(live_server: LiveServer, browser_page, llm: Gul
         judge = judges.add_judge("gpt", llm.url, "fake-model", timeout=2)
         test_set_id, judge_id = test_set.id, judge.id
         db.session.remove()
+    page.context.add_init_script(path=str(AXE))  # for the axe check at the end
     log_in(page, base)
     page.goto(f"{base}/test-sets/{test_set_id}/judges/{judge_id}")
     assert page.locator("#probe-verdict").inner_text() == "No probe yet."
@@ -58,3 +60,6 @@ def test_probe_button_and_result(live_server: LiveServer, browser_page, llm: Gul
         "+100.0 points",
     ]
     assert rows.nth(4).inner_text().split("\t")[:4] == ["empty", "2", "0", "0.0%"]
+    # The page with a probe and its forms passes axe and reflows (no probe in the site walk).
+    finding = check_page(page, page.url, "judges.calibration")
+    assert not finding.violations and not finding.problems, finding
