@@ -43,9 +43,12 @@ class Judge(db.Model):
     archived_at: Mapped[datetime | None] = mapped_column(sa.DateTime(timezone=True))
 
     def cost(self, prompt_tokens: int, completion_tokens: int) -> float | None:
-        """Dollars for these tokens at the judge's prices; None when a needed price is unknown."""
-        if (prompt_tokens and self.input_price is None) or (
-            completion_tokens and self.output_price is None
+        """Dollars for these tokens at the judge's prices; None when no price is set or a
+        needed one is unknown."""
+        if (
+            (self.input_price is None and self.output_price is None)
+            or (prompt_tokens and self.input_price is None)
+            or (completion_tokens and self.output_price is None)
         ):
             return None
         return (

@@ -71,11 +71,10 @@ class Asker:
 
     def ask_all(self, prompts: list[str | Answer]) -> list[Answer]:
         """The judge's answers, in order; a prompt that failed to render is not sent."""
-        if self.client is None:
+        if self.pool is None:
             self.client = self.stack.enter_context(outbound.outbound_client(self.own))
             self.pool = self.stack.enter_context(ThreadPoolExecutor(self.judge.concurrency))
         client, pool = self.client, self.pool
-        assert pool is not None
 
         def one(prompt: str | Answer) -> Answer:
             if isinstance(prompt, Answer):
