@@ -131,3 +131,29 @@ def test_the_run_form_passes_the_budget_to_the_job(
         assert (job.result["labeled"], job.result["not_asked"]) == (0, 12)
     shown = as_admin.get(f"/jobs/{job_id}").get_data(as_text=True)
     assert "Stopped at the budget of $0.05: 12 pair(s) not asked yet" in shown
+
+
+def test_prices_from_the_forms(app: Flask, as_admin, llm: FakeLLM) -> None:
+    with app.app_context():
+        test_set_id = build_test_set("bud", {"q1": "refund policy"}, corpus=CORPUS).id
+    added = as_admin.post(
+        "/judges/",
+        data={"name": "gpt", "base_url": llm.url, "model": "m", "temperature": "0",
+              "max_tokens": "20", "timeout": "60", "concurrency": "2",
+              "requests_per_minute": "0", "input_price": "0.15", "output_price": ""},
+    )  # fmt: skip
+    assert added.status_code == 302, added.get_data(as_text=True)
+    with app.app_context():
+        judge = judges.require_judge("gpt")
+        assert (judge.input_price, judge.output_price) == (0.15, None)
+        judge_id = judge.id
+    url = f"/test-sets/{test_set_id}/judges/{judge_id}/prices"
+    bad = as_admin.post(url, data={"prices-input_price": "-2"}, follow_redirects=True)
+    assert "Prices: give dollars per million tokens from 0 to 10000." in bad.get_data(True)
+    saved = as_admin.post(
+        url, data={"prices-input_price": "2.5", "prices-output_price": "10"}, follow_redirects=True
+    )
+    assert "Prices of gpt saved." in saved.get_data(as_text=True)
+    with app.app_context():
+        judge = judges.require_judge("gpt")
+        assert (judge.input_price, judge.output_price) == (2.5, 10.0)
