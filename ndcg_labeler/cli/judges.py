@@ -1,5 +1,5 @@
-"""`flask judges add|run|ask-again|agreement|audit|list|archive|restore|delete`: machine
-judges from the command line.
+"""`flask judges add|run|ask-again|agreement|audit|list|archive|restore|delete|probe|prices`:
+machine judges from the command line (probe and prices live in cli/probes.py).
 
 `judges run` does the work in this process (a progress bar on stderr when it is a terminal)
 and prints its JSON when done.
@@ -18,7 +18,8 @@ from flask.cli import AppGroup
 
 from ndcg_labeler.cli import ensembles as ensemble_commands
 from ndcg_labeler.cli._common import cli_errors
-from ndcg_labeler.services import audit_samples, judges, testsets
+from ndcg_labeler.cli.probes import prices, probe
+from ndcg_labeler.services import audit_samples, judge_costs, judges, testsets
 
 
 @click.group("judges", cls=AppGroup)
@@ -53,6 +54,8 @@ for _command in ensemble_commands.COMMANDS:  # ensembles, few-shot, the conflict
     show_default=True,
     help="K: up to K human-graded examples of the test set in each prompt (see judges few-shot).",
 )
+@click.option("--input-price", type=float, default=None, help="Dollars per million input tokens.")
+@click.option("--output-price", type=float, default=None, help="Dollars per million output tokens.")
 @cli_errors
 def add(
     name: str,
@@ -66,9 +69,13 @@ def add(
     timeout: float,
     rpm: int,
     few_shot: int,
+    input_price: float | None,
+    output_price: float | None,
 ) -> None:
     """Define a judge NAME (the key stays in the environment; only its variable name is kept)."""
     template = Path(prompt_file).read_text(encoding="utf-8") if prompt_file else ""
+    judge_costs.check_price(input_price, "input")  # before the judge exists
+    judge_costs.check_price(output_price, "output")
     try:
         judge = judges.add_judge(
             name,
@@ -86,6 +93,8 @@ def add(
     except judges.TemplateRefused as exc:
         # The file's content is a bad parameter: click's usage error, exit status 2.
         raise click.BadParameter(str(exc), param_hint="--prompt") from None
+    if input_price is not None or output_price is not None:
+        judge_costs.set_prices(judge, input_price, output_price)
     click.echo(f"Judge {judge.name} added ({judge.model} at {judge.base_url}).")
 
 
@@ -103,13 +112,35 @@ def list_judges(archived: bool) -> None:
 @click.option("--judge", "judge_name", required=True)
 @click.option("--pairs", default="unjudged", show_default=True, help="unjudged|all|human|sample:N")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@click.option(
+    "--max-cost",
+    type=float,
+    default=None,
+    help="Budget in dollars (needs the judge's prices): stop cleanly before passing it.",
+)
+@click.option("--estimate", is_flag=True, help="Print the estimate (pairs, cost) and stop.")
 @cli_errors
-def run(testset: str, judge_name: str, pairs: str, as_json: bool) -> None:
-    """Ask the judge about TESTSET's pairs (resumes: pairs already answered are skipped)."""
+def run(
+    testset: str, judge_name: str, pairs: str, as_json: bool, max_cost: float | None, estimate: bool
+) -> None:
+    """Ask the judge about TESTSET's pairs (resumes: pairs already answered are skipped).
+
+    The estimate ("about 12,400 pairs, ~$3.10", and what it rests on) goes to standard error
+    first. With --max-cost the run stops between batches before the money spent would pass
+    the budget; run it again (with a new budget) to continue with the pairs not yet asked.
+    """
     test_set = testsets.require_by_name(testset)
     judge = judges.require_judge(judge_name)
+    if not pairs.startswith("again:"):
+        guess = judge_costs.estimate_run(test_set, judge, pairs)
+        if estimate:
+            click.echo(json.dumps(guess.to_json()) if as_json else guess.text())
+            return
+        if not as_json:  # JSON output stays one object (the JSON has the cost)
+            click.echo(f"Estimate: {guess.text()}", err=True)
     bar, progress = _progress_bar()
-    _report(judges.run_judge(test_set, judge, pairs, progress), bar, as_json)
+    found = judges.run_judge(test_set, judge, pairs, progress, max_cost=max_cost)
+    _report(found, bar, as_json)
 
 
 def _progress_bar() -> tuple[Any, Callable[[int, int, dict[str, int]], None]]:
@@ -137,6 +168,16 @@ def _report(report: Any, bar: Any, as_json: bool) -> None:
             f"{report.judge}: {report.requested} pairs, {report.labeled} labeled, "
             f"{report.unparsed} unparsed, {report.failed} failed, {report.skipped} answered "
             f"before, in {report.seconds:.1f} s (prompt {report.prompt_version[:12]})"
+        )
+        click.echo(
+            f"Tokens: {report.prompt_tokens:,} in, {report.completion_tokens:,} out; "
+            f"cost {judge_costs.money(report.cost)}"
+        )
+    if report.not_asked and not as_json:
+        click.echo(
+            f"Stopped at the budget of {judge_costs.money(report.max_cost)}: "
+            f"{report.not_asked:,} pair(s) not asked yet; run again to continue with them.",
+            err=True,
         )
 
 
@@ -294,3 +335,7 @@ def delete(name: str, yes: bool, as_json: bool) -> None:
     else:
         labels = gone["machine_labels"]
         click.echo(f"Deleted judge {gone['judge']} and its {labels} machine label(s).")
+
+
+judges_group.add_command(probe)
+judges_group.add_command(prices)

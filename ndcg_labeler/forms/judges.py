@@ -16,7 +16,8 @@ from wtforms import (
 from wtforms.fields.choices import SelectChoice
 from wtforms.validators import DataRequired, InputRequired, Length, NumberRange, Optional
 
-from ndcg_labeler.services import audit_samples, corrections, ensembles, judges
+from ndcg_labeler.forms.probes import price_fields
+from ndcg_labeler.services import audit_samples, corrections, ensembles, judge_costs, judges
 
 
 class JudgeForm(FlaskForm):
@@ -56,6 +57,7 @@ class JudgeForm(FlaskForm):
         default=0,
         validators=[Optional(), NumberRange(0, ensembles.MAX_FEW_SHOT)],
     )
+    input_price, output_price = price_fields()
     submit = SubmitField("Add judge")
 
 
@@ -73,6 +75,11 @@ class RunJudgeForm(FlaskForm):
         default="unjudged",
     )
     sample = IntegerField("Sample size", default=100, validators=[Optional(), NumberRange(1)])
+    max_cost = DecimalField(
+        "Budget in dollars (empty: none; needs the judge's prices)",
+        places=2,
+        validators=[Optional(), NumberRange(min=0.01, max=judge_costs.MAX_PRICE * 100)],
+    )
     submit = SubmitField("Run judge")
 
 

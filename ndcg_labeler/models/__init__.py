@@ -13,6 +13,7 @@ from ndcg_labeler.models.judges import (
     PromptVersion,
 )
 from ndcg_labeler.models.judgments import Adjudication, Assignment, Judgment, JudgmentEvent
+from ndcg_labeler.models.probes import Probe, ProbeAnswer
 from ndcg_labeler.models.runs import Run, RunQuery, RunScore
 from ndcg_labeler.models.testsets import (
     AnnotatorTally,
@@ -43,6 +44,8 @@ __all__ = [
     "MachineJudgment",
     "Pair",
     "PoolTally",
+    "Probe",
+    "ProbeAnswer",
     "PromptVersion",
     "Query",
     "RetrieverEndpoint",

@@ -32,6 +32,10 @@ class Judge(db.Model):
     timeout: Mapped[float] = mapped_column(default=60.0)
     concurrency: Mapped[int] = mapped_column(default=8)
     requests_per_minute: Mapped[int] = mapped_column(default=0)  # 0: no limit
+    # Optional prices in dollars per million input (prompt) and output (completion) tokens,
+    # as providers quote them; None: unknown, so costs are not shown (tokens still are).
+    input_price: Mapped[float | None] = mapped_column()
+    output_price: Mapped[float | None] = mapped_column()
     # Jinja template of the prompt; empty means the default (UMBRELA-style) prompt.
     prompt_template: Mapped[str] = mapped_column(sa.Text, default="")
     created_at: Mapped[datetime] = mapped_column(sa.DateTime(timezone=True), default=utcnow)
@@ -41,6 +45,20 @@ class Judge(db.Model):
     few_shot: Mapped[int] = mapped_column(default=0, server_default="0")
     # An ensemble: JSON {"members": [judge ids], "combine": "median"|"majority"}; "" otherwise.
     ensemble: Mapped[str] = mapped_column(sa.Text, default="", server_default="")
+
+    def cost(self, prompt_tokens: int, completion_tokens: int) -> float | None:
+        """Dollars for these tokens at the judge's prices; None when no price is set or a
+        needed one is unknown."""
+        if (
+            (self.input_price is None and self.output_price is None)
+            or (prompt_tokens and self.input_price is None)
+            or (completion_tokens and self.output_price is None)
+        ):
+            return None
+        return (
+            prompt_tokens * (self.input_price or 0.0)
+            + completion_tokens * (self.output_price or 0.0)
+        ) / 1_000_000
 
 
 class PromptVersion(db.Model):

@@ -38,6 +38,8 @@ BLUEPRINT_MODULES += ("team",)
 BLUEPRINT_MODULES += ("judges",)
 # Ensembles, few-shot settings and the "machine vs people" queue.
 BLUEPRINT_MODULES += ("machine_review",)
+# Machine judges' gullibility probes and costs.
+BLUEPRINT_MODULES += ("judge_probes",)
 # Live retriever endpoints: define, try, fetch.
 BLUEPRINT_MODULES += ("endpoints",)
 # Background jobs: long imports and uploads.

@@ -16,7 +16,15 @@ from ndcg_labeler.forms.judges import (
     RunJudgeForm,
 )
 from ndcg_labeler.models import Judge, TestSet
-from ndcg_labeler.services import ServiceError, audit_samples, ensembles, jobs, judges, paginate
+from ndcg_labeler.services import (
+    ServiceError,
+    audit_samples,
+    ensembles,
+    jobs,
+    judge_costs,
+    judges,
+    paginate,
+)
 from ndcg_labeler.views._scoring import page_arg
 from ndcg_labeler.views.access import admin_required, get_test_set_or_404
 
@@ -53,6 +61,13 @@ def index() -> str | Response:
         except ServiceError as exc:
             form.name.errors.append(str(exc))
         else:
+            if form.input_price.data is not None or form.output_price.data is not None:
+                judge_costs.set_prices(
+                    judge,
+                    _price(form.input_price.data),
+                    _price(form.output_price.data),
+                    current_user._get_current_object(),
+                )
             flash(f"Judge {judge.name} added.", "success")
             return redirect(url_for("judges.index"))
     return render_template(
@@ -62,6 +77,11 @@ def index() -> str | Response:
         form=form,
         default_template=judges.DEFAULT_TEMPLATE,
     )
+
+
+def _price(value: object) -> float | None:
+    """A form's Decimal as a float (None stays None)."""
+    return None if value is None else float(value)  # type: ignore[arg-type]
 
 
 @bp.get("/test-sets/<int:test_set_id>/judges/")
@@ -89,7 +109,8 @@ def calibration(test_set_id: int, judge_id: int) -> str | Response:
         if which == "sample":
             which = f"sample:{form.sample.data or 100}"
         try:
-            job = jobs.enqueue_judge(test_set, judge.id, which, current_user)
+            max_cost = _price(form.max_cost.data)
+            job = jobs.enqueue_judge(test_set, judge.id, which, current_user, max_cost=max_cost)
         except ServiceError as exc:
             form.pairs.errors.append(str(exc))
         else:

@@ -294,5 +294,6 @@ def test_judge_creation_is_recorded_without_the_key(
         "base_url": "http://127.0.0.1:9/v1",
         "model": "m",
         "api_key_env": "JUDGE_API_KEY",
+        "few_shot": 0,
     }
     assert "sk-secret-value" not in str(events(app))

@@ -155,6 +155,8 @@ ROUTES = {
     "machine_review.few_shot": ADMIN,
     "machine_review.conflicts": ADMIN,
     "machine_review.resolve": ADMIN,
+    "judge_probes.probe": ADMIN,
+    "judge_probes.prices": ADMIN,
     "endpoints.index": ADMIN,
     "endpoints.show": ADMIN,
     "lost_session.session_state": PUBLIC,

@@ -26,6 +26,7 @@ ACTIONS = {
     "judge.delete": "machine judge deleted with its machine labels",
     "judge.few_shot": "machine judge's number of few-shot examples changed",
     "machine_conflict.resolve": "machine vs people disagreement resolved",
+    "judge.prices": "machine judge's prices per million tokens set",
     "adjudication.set": "final grade set",
     "adjudication.remove": "final grade removed",
     "audit_sample.draw": "judge's audit sample drawn, extended or drawn anew",

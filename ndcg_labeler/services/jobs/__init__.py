@@ -7,6 +7,7 @@ from .enqueue import (
     enqueue_import,
     enqueue_judge,
     enqueue_pool,
+    enqueue_probe,
     enqueue_upload,
 )
 from .kinds import title
@@ -26,6 +27,7 @@ __all__ = [
     "enqueue_import",
     "enqueue_judge",
     "enqueue_pool",
+    "enqueue_probe",
     "enqueue_upload",
     "figures",
     "get_job",

@@ -11,7 +11,7 @@ from typing import Any
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Job, Run, TestSet, User
-from ndcg_labeler.services import ServiceError, imports, pooling
+from ndcg_labeler.services import ServiceError, imports, pooling, probes
 from ndcg_labeler.services import endpoints as endpoints_service
 from ndcg_labeler.services import judges as judges_service
 from ndcg_labeler.services import runs as run_service
@@ -120,8 +120,43 @@ def _run_judge(job: Job, progress: Progress) -> dict[str, Any]:
         progress("judge", done, total, done)
 
     pairs = params.get("pairs") or "unjudged"
-    found = judges_service.run_judge(test_set, judge, pairs, report, own=params.get("own") or ())
+    max_cost = params.get("max_cost")
+    found = judges_service.run_judge(
+        test_set,
+        judge,
+        pairs,
+        report,
+        own=params.get("own") or (),
+        max_cost=None if max_cost is None else float(max_cost),
+    )
     return {**found.to_json(), "skipped": found.skipped, **tokens_used}
+
+
+def _run_probe(job: Job, progress: Progress) -> dict[str, Any]:
+    """Probe the judge; answers are committed batch by batch, a cut-off probe is not reported."""
+    test_set = _test_set(job)
+    params = job.params or {}
+    judge = judges_service.get_judge(int(params.get("judge_id") or 0))
+    if judge is None:
+        raise ServiceError("the judge was deleted")
+
+    def report(done: int, total: int, tokens: dict[str, int]) -> None:
+        progress("probe", done, total, done)
+
+    n = int(params.get("pairs") or probes.DEFAULT_PAIRS)
+    found = probes.run_probe(test_set, judge, n, report, own=params.get("own") or ())
+    return {
+        key: found[key]
+        for key in (
+            *probes.JSON_KEYS,
+            "probe_id",
+            "prompt_tokens",
+            "completion_tokens",
+            "cost",
+            "money",
+            "unread",
+        )
+    }
 
 
 def _run_fetch(job: Job, progress: Progress) -> dict[str, Any]:
@@ -209,6 +244,12 @@ JUDGE = Kind(
     _run_judge,
     "the answers received so far are kept; run the judge again to resume",
 )
+PROBE = Kind(
+    "probe",
+    "Gullibility probe",
+    _run_probe,
+    "the answers received so far are kept apart, and the probe is not shown as finished",
+)
 FETCH = Kind(
     "fetch",
     "Fetch from an endpoint",
@@ -230,7 +271,7 @@ BM25 = Kind(
     stored_run=StoredRun("name", lambda params: "bm25.trec"),
 )
 KINDS: dict[str, Kind] = {
-    kind.name: kind for kind in (IMPORT, RUN_UPLOAD, JUDGE, FETCH, POOL, FUSE, BM25)
+    kind.name: kind for kind in (IMPORT, RUN_UPLOAD, JUDGE, PROBE, FETCH, POOL, FUSE, BM25)
 }
 
 

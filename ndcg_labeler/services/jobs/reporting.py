@@ -25,6 +25,7 @@ PHASES = {
     "rank": "ranking",
     "store": "storing ranked lists",
     "judge": "asking the judge",
+    "probe": "asking the judge about altered passages",
     "fetch": "asking the endpoint",
     "plan": "choosing the pairs",
     "pool": "adding pairs to the queue",

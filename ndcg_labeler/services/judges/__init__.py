@@ -1,5 +1,6 @@
 """Machine judges: LLM relevance labels kept apart from human ones, and calibrated against them."""
 
+from .asking import Asker
 from .calibration import REFERENCES, judge_agreement, labels_of, suggestions
 from .catalog import (
     DEFAULT_MAX_TOKENS,
@@ -33,6 +34,7 @@ __all__ = [
     "MAX_TIMEOUT",
     "MAX_TOKENS",
     "REFERENCES",
+    "Asker",
     "RateLimiter",
     "TemplateRefused",
     "add_judge",

@@ -24,6 +24,8 @@ from ndcg_labeler.formats import parse_answer_grade
 from ndcg_labeler.models import Chunk, Judge, Judgment, MachineJudgment, Pair, Query, TestSet
 from ndcg_labeler.services import ServiceError, corrections, outbound
 from ndcg_labeler.services._db import insert_if_absent
+from ndcg_labeler.services.judges.asking import judge_config
+from ndcg_labeler.services.judges.budget import Budget, seen_completion
 from ndcg_labeler.services.judges.client import Answer, JudgeConfig, RateLimiter, ask
 from ndcg_labeler.services.judges.lifecycle import again_statuses, answered_pairs
 from ndcg_labeler.services.judges.prompts import (
@@ -49,6 +51,11 @@ class RunReport:
     failed: int = 0
     seconds: float = 0.0
     skipped: int = 0  # answered before under this prompt version (resume)
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: float | None = None  # dollars at the judge's prices; None when they are not set
+    max_cost: float | None = None
+    not_asked: int = 0  # pairs left when the budget ran out (a later run resumes with them)
 
     def to_json(self) -> dict[str, Any]:
         """The CLI's JSON object (keys as documented)."""
@@ -60,6 +67,12 @@ class RunReport:
             "unparsed": self.unparsed,
             "failed": self.failed,
             "seconds": round(self.seconds, 3),
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "cost": None if self.cost is None else round(self.cost, 6),
+            "max_cost": self.max_cost,
+            "stopped_at_budget": self.not_asked > 0,
+            "not_asked": self.not_asked,
         }
 
 
@@ -111,20 +124,6 @@ def _answered(judge: Judge, sha: str, test_set_id: int) -> set[tuple[int, int]]:
         )
     )
     return {(q, c) for q, c in rows}
-
-
-def _config(judge: Judge) -> JudgeConfig:
-    # The key's name is checked again here: a judge saved before NDCG_SECRET_ENV may name any.
-    key = outbound.secret(judge.api_key_env, required=False) if judge.api_key_env else ""
-    return JudgeConfig(
-        judge.base_url,
-        judge.model,
-        key,
-        judge.temperature,
-        judge.max_tokens,
-        judge.timeout,
-        judge.requests_per_minute,
-    )
 
 
 def _store(
@@ -188,12 +187,14 @@ def run_judge(
     which: str = "unjudged",
     progress: Callable[[int, int, dict[str, int]], None] | None = None,
     own: Sequence[str] = (),
+    max_cost: float | None = None,
 ) -> RunReport:
     """Ask the judge about the chosen pairs (skipping those answered before); a report.
 
     `which`: a select_pairs choice, or `again:STATUSES` (all, failed, unparsed,
     failed,unparsed): the pairs answered so under this prompt version, asked afresh.
-    `own`: the app's 'host:port' names as the request that queued a job saw them."""
+    `own`: the app's 'host:port' names as the request that queued a job saw them.
+    `max_cost`: stop, between batches, before the dollars spent would pass it (budget.py)."""
     # Few-shot prompts and ensembles build on this package: imported late, no import cycle.
     from ndcg_labeler.services import ensembles
 
@@ -211,18 +212,21 @@ def run_judge(
         answered = _answered(judge, sha, test_set.id)
         todo = [pair for pair in chosen if pair not in answered]
     report = RunReport(judge.name, sha, len(chosen), skipped=len(chosen) - len(todo))
+    budget = Budget(judge, max_cost, seen_completion(test_set.id, judge, sha))
+    report.max_cost = max_cost
     queries = {
         q.id: q
         for q in db.session.scalars(sa.select(Query).where(Query.test_set_id == test_set.id))
     }
-    config, limiter = _config(judge), RateLimiter(judge.requests_per_minute)
+    config, limiter = judge_config(judge), RateLimiter(judge.requests_per_minute)
     tokens = {"prompt_tokens": 0, "completion_tokens": 0}
     with (
         outbound.outbound_client(own) as client,
         ThreadPoolExecutor(judge.concurrency) as pool,
         PromptRenderer(judge.prompt_template) as renderer,
     ):
-        for begin in range(0, len(todo), BATCH):
+        begin = 0
+        while begin < len(todo):
             batch = todo[begin : begin + BATCH]
             chunks = {
                 c.id: c
@@ -236,7 +240,13 @@ def run_judge(
                 )
                 for q, c in batch
             ]
+            fits = budget.fit(prompts)
+            if fits == 0:
+                report.not_asked = len(todo) - begin
+                break
+            batch, prompts = batch[:fits], prompts[:fits]
             answers = list(pool.map(lambda p: _answer(client, config, p, limiter), prompts))
+            budget.spend(prompts, answers)
             for answer in answers:
                 tokens["prompt_tokens"] += answer.prompt_tokens
                 tokens["completion_tokens"] += answer.completion_tokens
@@ -246,9 +256,15 @@ def run_judge(
             report.labeled += labeled
             report.unparsed += unparsed
             report.failed += failed
+            begin += len(batch)
             if progress is not None:
-                progress(begin + len(batch), len(todo), tokens)
+                progress(begin, len(todo), tokens)
     corrections.record_conflicts(test_set.id)  # answers far from people's grades
     db.session.commit()
+    report.prompt_tokens = tokens["prompt_tokens"]
+    report.completion_tokens = tokens["completion_tokens"]
+    report.cost = judge.cost(report.prompt_tokens, report.completion_tokens)
+    if budget.max_cost is not None:
+        report.cost = budget.spent  # with predicted tokens where the endpoint reported none
     report.seconds = time.monotonic() - started
     return report

@@ -1,0 +1,16 @@
+"""What machine judges cost: prices per million tokens, tokens and dollars spent, and the
+estimate shown before a run starts."""
+
+from .estimate import Estimate, estimate_run, estimate_runs
+from .prices import MAX_PRICE, check_price, money, set_prices, spending
+
+__all__ = [
+    "MAX_PRICE",
+    "Estimate",
+    "check_price",
+    "estimate_run",
+    "estimate_runs",
+    "money",
+    "set_prices",
+    "spending",
+]

@@ -1,0 +1,138 @@
+"""The estimate shown before a run starts: "about 12,400 pairs, ~$3.10", and what it rests on.
+
+From the judge's answers on the set under its current prompt version when it has some with
+reported tokens (their mean input and output tokens); otherwise from the prompt length of a
+sample of the pairs (4 characters a token) with the judge's max_tokens as output: an upper
+bound, since most answers are shorter.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from typing import Any
+
+import sqlalchemy as sa
+
+from ndcg_labeler.extensions import db
+from ndcg_labeler.models import Chunk, Judge, MachineJudgment, Query, TestSet
+from ndcg_labeler.services import judges
+from ndcg_labeler.services.judge_costs.prices import money
+
+SAMPLE = 20  # pairs whose prompts are rendered for a prompt-length estimate
+CHARS_PER_TOKEN = 4.0
+SEED = 20261126
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """Pairs a run would ask, with the tokens and dollars they would take."""
+
+    pairs: int
+    prompt_tokens: int
+    completion_tokens: int
+    cost: float | None
+    basis: str  # "seen" (answers so far) or "prompt" (prompt length)
+    answers: int  # answers the "seen" basis averages over (sampled prompts for "prompt")
+    max_tokens: int
+
+    def text(self) -> str:
+        """One line for people: pairs, dollars, and what the figure rests on."""
+        cost = "cost unknown (no prices set)" if self.cost is None else f"~{money(self.cost)}"
+        if self.basis == "seen":
+            why = f"from the average tokens of {self.answers:,} answer(s) so far"
+        elif self.answers:
+            why = (
+                f"from the prompt length of {self.answers} pair(s), about "
+                f"{CHARS_PER_TOKEN:g} characters a token, and up to {self.max_tokens:,} output "
+                "tokens each: an upper bound"
+            )
+        else:
+            why = "nothing to ask"
+        return f"about {self.pairs:,} pairs, {cost} ({why})"
+
+    def to_json(self) -> dict[str, Any]:
+        """The estimate as JSON (the CLI's --estimate)."""
+        return {
+            "pairs": self.pairs,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "cost": None if self.cost is None else round(self.cost, 6),
+            "basis": self.basis,
+            "answers": self.answers,
+            "text": self.text(),
+        }
+
+
+def _todo(test_set: TestSet, judge: Judge, which: str, sha: str) -> list[tuple[int, int]]:
+    """The pairs a run over `which` would ask (those answered before are skipped)."""
+    chosen = judges.select_pairs(test_set, which)
+    mj = MachineJudgment
+    answered = {
+        (q, c)
+        for q, c in db.session.execute(
+            sa.select(mj.query_id, mj.chunk_id).where(
+                mj.judge_id == judge.id,
+                mj.prompt_sha256 == sha,
+                mj.test_set_id == test_set.id,
+                mj.status != "failed",
+            )
+        )
+    }
+    return [pair for pair in chosen if pair not in answered]
+
+
+def estimate_run(test_set: TestSet, judge: Judge, which: str = "unjudged") -> Estimate:
+    """What a run over `which` (a select_pairs choice) would ask and cost, and on what basis."""
+    return estimate_runs(test_set, judge, [which])[0]
+
+
+def estimate_runs(test_set: TestSet, judge: Judge, choices: list[str]) -> list[Estimate]:
+    """estimate_run for several choices at once (one prompt sample, one renderer)."""
+    with judges.Asker(judge) as asker:
+        todos = [_todo(test_set, judge, which, asker.sha) for which in choices]
+        mj = MachineJudgment
+        count, mean_in, mean_out = db.session.execute(
+            sa.select(
+                sa.func.count(), sa.func.avg(mj.prompt_tokens), sa.func.avg(mj.completion_tokens)
+            ).where(
+                mj.test_set_id == test_set.id,
+                mj.judge_id == judge.id,
+                mj.prompt_sha256 == asker.sha,
+                mj.prompt_tokens > 0,
+            )
+        ).one()
+        if count:
+            basis, answers = "seen", int(count)
+            per_in, per_out = float(mean_in), float(mean_out or 0)
+        else:
+            pool = sorted({pair for todo in todos for pair in todo})
+            sample = random.Random(SEED).sample(pool, min(SAMPLE, len(pool)))
+            lengths = [len(p) for p in _prompts(test_set, asker, sample) if isinstance(p, str)]
+            basis, answers = "prompt", len(lengths)
+            per_in = sum(lengths) / len(lengths) / CHARS_PER_TOKEN if lengths else 0.0
+            per_out = float(judge.max_tokens) if lengths else 0.0
+    db.session.commit()  # the prompt version, stored once
+    found = []
+    for todo in todos:
+        tokens_in, tokens_out = round(per_in * len(todo)), round(per_out * len(todo))
+        cost = judge.cost(tokens_in, tokens_out)
+        found.append(
+            Estimate(len(todo), tokens_in, tokens_out, cost, basis, answers, judge.max_tokens)
+        )
+    return found
+
+
+def _prompts(test_set: TestSet, asker: Any, pairs: list[tuple[int, int]]) -> list[Any]:
+    """The rendered prompts of `pairs` (a failed render is left out by the caller)."""
+    if not pairs:
+        return []
+    queries = {
+        q.id: q
+        for q in db.session.scalars(sa.select(Query).where(Query.id.in_({q for q, _ in pairs})))
+    }
+    chunks = {
+        c.id: c
+        for c in db.session.scalars(sa.select(Chunk).where(Chunk.id.in_({c for _, c in pairs})))
+    }
+    return [asker.render(asker.variables(test_set, queries[q], chunks[c])) for q, c in pairs]

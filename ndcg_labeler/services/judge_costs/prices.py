@@ -1,0 +1,83 @@
+"""A judge's prices (dollars per million input and output tokens, as providers quote them),
+and what its answers on a test set have cost so far."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import sqlalchemy as sa
+
+from ndcg_labeler.extensions import db
+from ndcg_labeler.models import Judge, MachineJudgment, Probe, User
+from ndcg_labeler.services import ServiceError, audit
+from ndcg_labeler.services._db import transaction
+
+MAX_PRICE = 10_000.0  # dollars per million tokens: far above any listed model's price
+
+
+def check_price(value: float | None, which: str) -> float | None:
+    """The price, or a ServiceError when it is negative, too large or not a number."""
+    if value is None:
+        return None
+    price = float(value)
+    if not 0 <= price <= MAX_PRICE:  # also refuses NaN
+        raise ServiceError(f"the {which} price must be 0–{MAX_PRICE:g} dollars per million tokens")
+    return price
+
+
+def set_prices(
+    judge: Judge, input_price: float | None, output_price: float | None, actor: User | None = None
+) -> None:
+    """Set (or clear, with None) the judge's prices per million tokens; audited."""
+    input_price = check_price(input_price, "input")
+    output_price = check_price(output_price, "output")
+    with transaction():
+        judge.input_price, judge.output_price = input_price, output_price
+        audit.record(
+            actor,
+            "judge.prices",
+            "judge",
+            judge.id,
+            name=judge.name,
+            input_price=input_price,
+            output_price=output_price,
+        )
+
+
+def money(dollars: float | None) -> str:
+    """Dollars for people: "$3.10", "$0.0042" for small sums, "unknown" without prices."""
+    if dollars is None:
+        return "unknown (no prices set)"
+    if dollars == 0 or dollars >= 0.1:
+        return f"${dollars:,.2f}"
+    return f"${dollars:.2g}" if dollars < 0.0001 else f"${dollars:.4f}"
+
+
+def spending(test_set_id: int, judge: Judge) -> dict[str, Any]:
+    """Tokens and dollars of the judge's answers on the set (runs) and of its probes there."""
+    mj = MachineJudgment
+    runs_in, runs_out = db.session.execute(
+        sa.select(
+            sa.func.coalesce(sa.func.sum(mj.prompt_tokens), 0),
+            sa.func.coalesce(sa.func.sum(mj.completion_tokens), 0),
+        ).where(mj.test_set_id == test_set_id, mj.judge_id == judge.id)
+    ).one()
+    probes_in, probes_out = db.session.execute(
+        sa.select(
+            sa.func.coalesce(sa.func.sum(Probe.prompt_tokens), 0),
+            sa.func.coalesce(sa.func.sum(Probe.completion_tokens), 0),
+        ).where(Probe.test_set_id == test_set_id, Probe.judge_id == judge.id)
+    ).one()
+    found: dict[str, Any] = {}
+    for key, tokens_in, tokens_out in (
+        ("runs", int(runs_in), int(runs_out)),
+        ("probes", int(probes_in), int(probes_out)),
+    ):
+        cost = judge.cost(tokens_in, tokens_out)
+        found[key] = {
+            "prompt_tokens": tokens_in,
+            "completion_tokens": tokens_out,
+            "cost": cost,
+            "money": money(cost),
+        }
+    return found

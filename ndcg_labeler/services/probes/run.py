@@ -1,0 +1,164 @@
+"""Running a gullibility probe: choose pairs people graded 0, ask the judge about each one's
+variants (variants.py), store the answers in the probe's own table, batch by batch.
+
+The pairs: the test set's pairs whose human grade (the consensus scoring uses: a person's
+judgments or an imported qrel, adjudications included) is 0, a seeded random N of them; when
+fewer than N, the lowest-graded others fill up, lowest grade first. Answers are never labels
+of real pairs: they go to judge_probe_answer only.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import sqlalchemy as sa
+
+from ndcg_labeler.extensions import db
+from ndcg_labeler.formats import parse_answer_grade
+from ndcg_labeler.models import Chunk, Judge, Probe, ProbeAnswer, Query, TestSet, utcnow
+from ndcg_labeler.services import ServiceError, judges, live
+from ndcg_labeler.services.probes.report import probe_report
+from ndcg_labeler.services.probes.variants import variants
+
+DEFAULT_PAIRS = 50
+MAX_PAIRS = 1000  # nine questions a pair: 9,000 requests is already a long probe
+SEED = 20261126
+BATCH = 10  # pairs per batch (90 questions), each batch committed
+PER_PAIR = len(variants("", "", 0))  # questions a pair
+
+
+def probe_pairs(test_set: TestSet, n: int) -> tuple[list[tuple[int, int]], int]:
+    """((query id, chunk id) of the N pairs to probe, how many of them people graded 0)."""
+    human = live.scoring_qrels(test_set)
+    tiers: dict[float, list[tuple[str, str]]] = {}
+    for qid, docs in human.items():
+        for docid, grade in docs.items():
+            tiers.setdefault(max(float(grade), 0.0), []).append((qid, docid))
+    rng = random.Random(SEED)
+    picked: list[tuple[str, str]] = []
+    zero = 0
+    for grade in sorted(tiers):
+        tier = sorted(tiers[grade])
+        rng.shuffle(tier)  # a uniform pick within a grade, the same every time
+        taken = tier[: n - len(picked)]
+        picked += taken
+        zero += len(taken) if grade == 0 else 0
+        if len(picked) >= n:
+            break
+    query_ids = dict(
+        db.session.execute(
+            sa.select(Query.qid, Query.id).where(Query.test_set_id == test_set.id)
+        ).all()
+    )
+    docids = {docid for _, docid in picked}
+    chunk_ids = dict(
+        db.session.execute(
+            sa.select(Chunk.docid, Chunk.id).where(
+                Chunk.test_set_id == test_set.id, Chunk.docid.in_(docids)
+            )
+        ).all()
+    )
+    pairs = [
+        (query_ids[qid], chunk_ids[docid])
+        for qid, docid in picked
+        if qid in query_ids and docid in chunk_ids
+    ]
+    return pairs, zero
+
+
+def _check(n: int) -> None:
+    if not 1 <= n <= MAX_PAIRS:
+        raise ServiceError(f"a probe takes 1–{MAX_PAIRS} pairs, not {n}")
+
+
+def run_probe(
+    test_set: TestSet,
+    judge: Judge,
+    n: int = DEFAULT_PAIRS,
+    progress: Callable[[int, int, dict[str, int]], None] | None = None,
+    own: Sequence[str] = (),
+) -> dict[str, Any]:
+    """Probe the judge on N pairs; the probe's report (probe_report), once every question was
+    asked. A cut-off probe keeps the answers it got but is not reported as the last one."""
+    _check(n)
+    pairs, zero = probe_pairs(test_set, n)
+    if not pairs:
+        raise ServiceError(
+            "no pair of this test set has a human grade yet: grade some pairs (or import "
+            "qrels) before probing"
+        )
+    started = time.monotonic()
+    with judges.Asker(judge, own) as asker:
+        probe = Probe(
+            test_set_id=test_set.id,
+            judge_id=judge.id,
+            prompt_sha256=asker.sha,
+            model=judge.model,
+            pairs=len(pairs),
+            zero_pairs=zero,
+            threshold=test_set.relevance_threshold,
+        )
+        db.session.add(probe)
+        db.session.commit()
+        tokens = {"prompt_tokens": 0, "completion_tokens": 0}
+        questions = len(pairs) * PER_PAIR
+        for begin in range(0, len(pairs), BATCH):
+            batch = pairs[begin : begin + BATCH]
+            rows = _ask_batch(test_set, asker, batch)
+            for row in rows:
+                tokens["prompt_tokens"] += row["prompt_tokens"]
+                tokens["completion_tokens"] += row["completion_tokens"]
+                row["probe_id"] = probe.id
+            db.session.execute(sa.insert(ProbeAnswer), rows)
+            probe.prompt_tokens = tokens["prompt_tokens"]
+            probe.completion_tokens = tokens["completion_tokens"]
+            db.session.commit()
+            if progress is not None:
+                progress((begin + len(batch)) * PER_PAIR, questions, tokens)
+        probe.finished_at = utcnow()
+        db.session.commit()
+    report = probe_report(probe, judge)
+    report["seconds"] = round(time.monotonic() - started, 3)
+    return report
+
+
+def _ask_batch(test_set: TestSet, asker: Any, batch: list[tuple[int, int]]) -> list[dict[str, Any]]:
+    """Ask every variant of the batch's pairs; one answer row each (without its probe id)."""
+    queries = {
+        q.id: q
+        for q in db.session.scalars(sa.select(Query).where(Query.id.in_({q for q, _ in batch})))
+    }
+    chunks = {
+        c.id: c
+        for c in db.session.scalars(sa.select(Chunk).where(Chunk.id.in_({c for _, c in batch})))
+    }
+    asked, prompts = [], []
+    for query_id, chunk_id in batch:
+        base = asker.variables(test_set, queries[query_id], chunks[chunk_id])
+        for variant in variants(base["query"], base["passage"], test_set.scale_max):
+            asked.append((query_id, chunk_id, variant))
+            prompts.append(asker.render({**base, "passage": variant.passage}))
+    answers = asker.ask_all(prompts)
+    rows = []
+    for (query_id, chunk_id, variant), answer in zip(asked, answers, strict=True):
+        grade = None if answer.text is None else parse_answer_grade(answer.text, test_set.scale_max)
+        status = "failed" if answer.text is None else "labeled" if grade is not None else "unparsed"
+        rows.append(
+            {
+                "query_id": query_id,
+                "chunk_id": chunk_id,
+                "variant": variant.variant,
+                "form": variant.form,
+                "status": status,
+                "grade": grade,
+                "raw_answer": answer.text or "",
+                "error": answer.error,
+                "latency_ms": answer.latency_ms,
+                "prompt_tokens": answer.prompt_tokens,
+                "completion_tokens": answer.completion_tokens,
+            }
+        )
+    return rows
