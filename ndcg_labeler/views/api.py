@@ -255,7 +255,8 @@ def scores(test_set: str, run: str) -> Response:
     found = _run(chosen, run)
     try:
         options = live.parse_options(request.args)
-        return jsonify(ppi.score_json(found, options))
+        extra = live.named_measures(found, request.args.getlist("measure"), options)
+        return jsonify(live.measures_json(ppi.score_json(found, options), extra))
     except ServiceError as exc:
         return _error(400, str(exc))
 

@@ -41,6 +41,18 @@ RUN = {
     "schema": {"type": "string", "minLength": 1},
     "example": "A",
 }
+# More measures per query (repeatable), in either syntax: scoring.parse_measure.
+MEASURE = {
+    "name": "measure",
+    "in": "query",
+    "description": "Repeatable. Adds each measure named, per query and its mean: ir_measures "
+    "names (nDCG@10, P(rel=2)@5, R@100, AP, AP@100, RR@10, Rprec, bpref, infAP, Success@10, "
+    "Judged@10, NumRel, NumRet) or trec_eval's (ndcg_cut_10, P_5, map, recip_rank ...).",
+    "schema": {"type": "array", "items": {"type": "string"}},
+    "style": "form",
+    "explode": True,
+    "example": ["nDCG@10", "bpref"],
+}
 
 _TEST_SETS = {
     "type": "object",
@@ -245,7 +257,7 @@ PATHS: dict[str, Any] = {
         "get": {
             "operationId": "runScores",
             "summary": "The run's current NDCG@k per query and its mean (`flask run score`).",
-            "parameters": SCORE_PARAMETERS,
+            "parameters": [*SCORE_PARAMETERS, MEASURE],
             "responses": {
                 "200": _json(ref("Scores"), "The scores."),
                 **_errors(400, 401, 403, 404),

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 
@@ -78,3 +79,34 @@ def measure_values(run: Run, measure: scoring.Measure, options: ScoreOptions) ->
     judged = [np.fromiter(by_query.get(int(q), {}).values(), dtype=np.float64) for q in queries.ids]
     values = scoring.measure_values(measure, lists, judged, resolved.scoring)
     return MeasureValues(measure, list(queries.qids), values, missing)
+
+
+def named_measures(run: Run, names: Iterable[str], options: ScoreOptions) -> list[MeasureValues]:
+    """Every measure named (none: an empty list) of the run under `options`."""
+    names = list(names)
+    if not names:
+        return []
+    return [measure_values(run, measure, options) for measure in parse_measures(names)]
+
+
+def measures_json(out: dict[str, Any], found: list[MeasureValues]) -> dict[str, Any]:
+    """`out` (a scores JSON) with the measures asked for: their summary under "measures" and
+    each query's values under its "measures" (nothing added when none was asked for)."""
+    if not found:
+        return out
+    out["measures"] = [
+        {
+            "measure": m.measure.shown,
+            "canonical": m.measure.canonical,
+            "trec_eval": m.measure.trec_name,
+            "mean": m.mean,
+            "queries_defined": int(np.count_nonzero(~np.isnan(m.values))),
+        }
+        for m in found
+    ]
+    values = [m.by_qid() for m in found]
+    for query in out["queries"]:
+        query["measures"] = {
+            m.measure.shown: v.get(query["qid"]) for m, v in zip(found, values, strict=True)
+        }
+    return out
