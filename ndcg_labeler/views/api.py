@@ -276,7 +276,9 @@ def compare(test_set: str) -> Response:
         found = runs.list_runs(chosen)[:2]
     try:
         options = live.parse_options(request.args)
-        return jsonify(comparison.compare_json(comparison.compare_runs(found, options)))
+        extra = comparison.measures_block(found, request.args.getlist("measure"), options)
+        out = comparison.compare_json(comparison.compare_runs(found, options))
+        return jsonify({**out, "measures": extra} if extra else out)
     except ServiceError as exc:
         return _error(400, str(exc))
 

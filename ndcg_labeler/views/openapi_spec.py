@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ndcg_labeler.views.openapi_estimates import COMPARE_PATH, SCORE_PARAMETERS
+from ndcg_labeler.views.openapi_estimates import COMPARE_PATH, MEASURE, SCORE_PARAMETERS
 from ndcg_labeler.views.openapi_estimates import SCHEMAS as ESTIMATE_SCHEMAS
 from ndcg_labeler.views.openapi_schemas import SCHEMAS, ref
 
@@ -41,19 +41,6 @@ RUN = {
     "schema": {"type": "string", "minLength": 1},
     "example": "A",
 }
-# More measures per query (repeatable), in either syntax: scoring.parse_measure.
-MEASURE = {
-    "name": "measure",
-    "in": "query",
-    "description": "Repeatable. Adds each measure named, per query and its mean: ir_measures "
-    "names (nDCG@10, P(rel=2)@5, R@100, AP, AP@100, RR@10, Rprec, bpref, infAP, Success@10, "
-    "Judged@10, NumRel, NumRet) or trec_eval's (ndcg_cut_10, P_5, map, recip_rank ...).",
-    "schema": {"type": "array", "items": {"type": "string"}},
-    "style": "form",
-    "explode": True,
-    "example": ["nDCG@10", "bpref"],
-}
-
 _TEST_SETS = {
     "type": "object",
     "required": ["test_sets"],

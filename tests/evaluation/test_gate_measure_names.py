@@ -53,3 +53,26 @@ def test_an_unknown_name_lists_what_is_accepted(runner: FlaskCliRunner, gate_set
     assert result.exit_code == 2
     assert "unknown measure 'P@x'" in result.output
     assert "P(rel=2)@5" in result.output and "ndcg_cut_K" in result.output
+
+
+def test_compare_adds_each_measure_named(runner: FlaskCliRunner, gate_set: int) -> None:
+    args = ["run", "compare", "gate", "base", "cand", "--measure", "RR@2,P_1", "--json"]
+    result = runner.invoke(args=args)
+    assert result.exit_code == 0, result.output
+    found = {m["measure"]: m for m in json.loads(result.output)["measures"]}
+    rr2 = [1, 1 / 2, 1 / 2, 0, 1, 0]  # by hand, as above; the baseline is 1 everywhere
+    assert found["RR@2"]["canonical"] == "RR@2" and found["RR@2"]["trec_eval"] is None
+    assert [r["mean"] for r in found["RR@2"]["runs"]] == [1.0, pytest.approx(0.5)]
+    pair = found["RR@2"]["pairs"][0]
+    assert (pair["a"], pair["b"], pair["wins"], pair["ties"], pair["losses"]) == (
+        "base",
+        "cand",
+        0,
+        2,
+        4,
+    )
+    assert pair["delta"] == pytest.approx(-0.5)
+    assert pair["t_test_p"] == pytest.approx(stats.ttest_rel(BASE_VALUES, rr2).pvalue)
+    assert found["P_1"]["trec_eval"] == "P_1" and found["P_1"]["canonical"] == "P@1"
+    text = runner.invoke(args=args[:-1]).output
+    assert "RR@2: A 1.0000, B 0.5000, B − A -0.5000 over 6 queries" in text

@@ -132,7 +132,7 @@ def test_schemathesis_finds_no_server_error_and_no_schema_violation(app: Flask) 
         },
         "GET /api/testsets/{test_set}/compare": {
             "path_parameters": {"test_set": "demo"},
-            "query": {"a": "A", "b": "B", "k": 3},
+            "query": {"a": "A", "b": "B", "k": 3, "measure": ["AP", "Success@2"]},
         },
         "GET /api/testsets/{test_set}/next-labels": {
             "path_parameters": {"test_set": "demo"},
