@@ -69,27 +69,21 @@ def inferred_ap(grades: np.ndarray, judged: np.ndarray, rel: int) -> float:
     num_rel = int(np.count_nonzero(judged >= rel))
     if not num_rel:
         return NAN
-    total = 0.0
-    rel_so_far = nonrel_so_far = pooled_unjudged = 0
-    for j, grade in enumerate(grades.tolist()):
-        if grade != grade:  # NaN, unjudged: outside the pool, skipped
-            continue
-        if grade < 0:  # pooled but unjudged: assumed relevant as often as the judged
-            pooled_unjudged += 1
-            continue
-        if grade < rel:
-            nonrel_so_far += 1
-            continue
-        rel_so_far += 1
-        if j == 0:
-            total += 1.0
-            continue
-        fj = float(j)
-        above = rel_so_far - 1
-        total += 1.0 / (fj + 1.0) + (fj / (fj + 1.0)) * (
-            (above + nonrel_so_far + pooled_unjudged) / fj
-        ) * ((above + INFAP_EPSILON) / (above + nonrel_so_far + 2 * INFAP_EPSILON))
-    return total / num_rel
+    ranks = np.flatnonzero(~np.isnan(grades))  # unjudged (outside the pool): skipped
+    seen = grades[ranks]
+    relevant = seen >= rel
+    # Counts above each judged document: relevant, judged non-relevant, pooled but unjudged.
+    rel_above = (np.cumsum(relevant) - relevant)[relevant]
+    nonrel_above = np.cumsum((seen >= 0) & ~relevant)[relevant]
+    pooled_above = np.cumsum(seen < 0)[relevant]
+    j = ranks[relevant].astype(np.float64)  # 0-based rank
+    with np.errstate(divide="ignore", invalid="ignore"):
+        # The same operations in the same order as trec_eval, so the same bits.
+        terms = 1.0 / (j + 1.0) + (j / (j + 1.0)) * (
+            (rel_above + nonrel_above + pooled_above) / j
+        ) * ((rel_above + INFAP_EPSILON) / ((rel_above + nonrel_above) + 2 * INFAP_EPSILON))
+    terms[j == 0] = 1.0  # a relevant document at rank 1: precision 1
+    return float(running_sum(terms)[-1]) / num_rel
 
 
 def success_at(grades: np.ndarray, num_rel: int, rel: int, k: int) -> float:

@@ -55,8 +55,18 @@ def parse_measures(
         raise ServiceError(str(exc)) from None
 
 
-def measure_values(run: Run, measure: scoring.Measure, options: ScoreOptions) -> MeasureValues:
-    """The measure of every test-set query of the run under `options` (labels, gain, policy)."""
+# (policy, label source) -> each query's ranked grades and judged grades, for one run.
+Loaded = dict[tuple[str, str], tuple[list[np.ndarray], list[np.ndarray]]]
+
+
+def measure_values(
+    run: Run, measure: scoring.Measure, options: ScoreOptions, loaded: Loaded | None = None
+) -> MeasureValues:
+    """The measure of every test-set query of the run under `options` (labels, gain, policy).
+
+    `loaded` keeps the run's ranked lists joined with the grades between calls for the same
+    run, so that several measures computed on demand read the run's entries once.
+    """
     chosen = replace(
         options,
         k=measure.cutoff or options.k,
@@ -72,11 +82,17 @@ def measure_values(run: Run, measure: scoring.Measure, options: ScoreOptions) ->
                 # As run_scores does: a query the run misses scores 0 where it has gain.
                 values = np.where(missing & current.has_gain & np.isnan(values), 0.0, values)
             return MeasureValues(measure, list(queries.qids), values, missing)
-    by_query = grades_by_query(run.test_set, resolved.policy, resolved.labels)
-    ranked = load_run_data(run).in_query_order(queries.ids, by_query)
-    off = ranked.offsets.tolist()
-    lists = [ranked.grades[off[i] : off[i + 1]] for i in range(len(off) - 1)]
-    judged = [np.fromiter(by_query.get(int(q), {}).values(), dtype=np.float64) for q in queries.ids]
+    loaded = {} if loaded is None else loaded
+    key = (resolved.policy, resolved.labels)
+    if key not in loaded:
+        by_query = grades_by_query(run.test_set, resolved.policy, resolved.labels)
+        ranked = load_run_data(run).in_query_order(queries.ids, by_query)
+        off = ranked.offsets.tolist()
+        loaded[key] = (
+            [ranked.grades[off[i] : off[i + 1]] for i in range(len(off) - 1)],
+            [np.fromiter(by_query.get(int(q), {}).values(), dtype=np.float64) for q in queries.ids],
+        )
+    lists, judged = loaded[key]
     values = scoring.measure_values(measure, lists, judged, resolved.scoring)
     return MeasureValues(measure, list(queries.qids), values, missing)
 
@@ -86,7 +102,8 @@ def named_measures(run: Run, names: Iterable[str], options: ScoreOptions) -> lis
     names = list(names)
     if not names:
         return []
-    return [measure_values(run, measure, options) for measure in parse_measures(names)]
+    loaded: Loaded = {}
+    return [measure_values(run, m, options, loaded) for m in parse_measures(names)]
 
 
 def measures_json(out: dict[str, Any], found: list[MeasureValues]) -> dict[str, Any]:
