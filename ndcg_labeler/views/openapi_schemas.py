@@ -257,7 +257,9 @@ SCHEMAS: dict[str, Any] = {
                     {"type": "string"},
                     {"type": "array", "items": {"type": "string"}},
                 ],
-                "description": "ndcg_cut_K, P_K, recall_K, map, recip_rank (default ndcg_cut_10).",
+                "description": "ir_measures names (nDCG@10, P(rel=2)@5, AP, RR@10, bpref, infAP, "
+                "Success@10 ...) or trec_eval's (ndcg_cut_10, P_5, map, recip_rank ...); default "
+                "ndcg_cut_10. The verdict names each measure as given.",
             },
             "max_drop": {"type": "number", "minimum": 0, "default": 0.01},
             "alpha": {"type": "number", "minimum": 0, "maximum": 1, "default": 0.05},
@@ -267,7 +269,7 @@ SCHEMAS: dict[str, Any] = {
                 "description": LABELS_TEXT,
             },
         },
-        "example": {"baseline": "A", "candidate": "B", "measure": ["ndcg_cut_10", "map"]},
+        "example": {"baseline": "A", "candidate": "B", "measure": ["ndcg_cut_10", "P(rel=2)@5"]},
     },
     "GateMeasure": {
         "type": "object",

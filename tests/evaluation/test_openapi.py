@@ -140,7 +140,7 @@ def test_schemathesis_finds_no_server_error_and_no_schema_violation(app: Flask) 
         },
         "POST /api/testsets/{test_set}/gate": {
             "path_parameters": {"test_set": "demo"},
-            "body": {"baseline": "A", "candidate": "B", "measure": ["ndcg_cut_3", "map"]},
+            "body": {"baseline": "A", "candidate": "B", "measure": ["ndcg_cut_3", "map", "bpref"]},
             "media_type": "application/json",
         },
         "POST /api/testsets/{test_set}/runs": {
