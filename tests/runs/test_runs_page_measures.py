@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import re
 
 import pytest
 from flask import Flask
@@ -49,3 +50,20 @@ def test_a_bad_name_is_shown_escaped_with_what_is_accepted(
     assert page.status_code == 200
     assert "unknown measure &#39;&lt;b&gt;x&lt;/b&gt;&#39;" in html and "bpref" in html
     assert "<b>x</b>" not in html.replace('value="&lt;b&gt;x&lt;/b&gt;"', "")
+
+
+def test_the_query_table_shows_picked_measures_per_query(
+    as_admin: FlaskClient, test_set_id: int, run_id: int
+) -> None:
+    url = f"/test-sets/{test_set_id}/dashboard/runs/{run_id}"
+    html = as_admin.get(url + "?k=1&measure=RR@1,P(rel=3)@2").get_data(as_text=True)
+    assert '<th scope="col" class="num">RR@1</th>' in html
+    assert '<th scope="col" class="num">P(rel=3)@2</th>' in html
+    # q1 ranks b (grade 1, relevant from 1) then a (3): RR@1 1, P(rel=3)@2 1/2.
+    q1 = html[html.index('data-qid="q1"') : html.index("</tr>", html.index('data-qid="q1"'))]
+    assert q1.rstrip().endswith('<td class="num">1.0000</td><td class="num">0.5000</td>')
+    # Sorting and paging links keep the picked columns.
+    links = re.findall(r'href="([^"]*sort=[^"]*)"', html)
+    assert links and all("measure=RR@1,+P(rel%3D3)@2" in link for link in links)
+    bad = as_admin.get(url + "?measure=Q@1").get_data(as_text=True)
+    assert "unknown measure &#39;Q@1&#39;" in bad
