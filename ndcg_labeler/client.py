@@ -14,17 +14,12 @@ from __future__ import annotations
 
 import io
 import os
-import re
 from collections.abc import Iterable, Mapping
 from typing import Any, BinaryIO
 
 import httpx
 
 __all__ = ["Client", "ClientError"]
-
-# The measures the scores endpoint computes per query: NDCG at a cutoff k, in trec_eval's and
-# ir_measures' spellings.
-_NDCG = re.compile(r"^(?:ndcg_cut_(\d+)|nDCG@(\d+))$")
 
 
 class ClientError(Exception):
@@ -101,27 +96,32 @@ class Client:
         as_frame: bool | None = None,
         **options: Any,
     ) -> Any:
-        """Per-query values of `measures` (NDCG at a cutoff: `nDCG@10` or `ndcg_cut_10`) under
-        `labels` (human, machine:JUDGE, fill:JUDGE, ppi:JUDGE).
+        """Per-query values of `measures` under `labels` (human, machine:JUDGE, fill:JUDGE,
+        ppi:JUDGE). Measures are named the ir_measures way (`nDCG@10`, `P(rel=2)@5`, `AP`,
+        `R@100`, `RR@10`, `Rprec`, `bpref`, `infAP`, `Success@10`, `Judged@10`, `NumRel`,
+        `NumRet`) or trec_eval's (`ndcg_cut_10`, `P_5`, `map`, ...); the server checks them.
 
         Returns {qid: {measure: value}}, or a DataFrame indexed by qid with one column per
         measure when pandas is installed and `as_frame` is not False. `options` are the scores
         endpoint's other parameters (gain, ideal, judged_only, aggregation).
         """
+        names = list(measures)
+        if not names:
+            raise ClientError("name at least one measure, e.g. measures=['nDCG@10']")
+        # One request for every measure: the server reads the run and its grades once.
+        answer = self._get(
+            f"testsets/{_ref(test_set)}/runs/{_ref(run)}/scores",
+            params={"labels": labels, **_params(options), "measure": names},
+        )
         values: dict[str, dict[str, float | None]] = {}
-        for measure in measures:
-            k = _ndcg_cutoff(measure)
-            answer = self._get(
-                f"testsets/{_ref(test_set)}/runs/{_ref(run)}/scores",
-                params={"k": k, "labels": labels, **_params(options)},
-            )
-            for row in answer["queries"]:
-                values.setdefault(str(row["qid"]), {})[measure] = row.get("ndcg")
+        for row in answer["queries"]:
+            found = row.get("measures", {})
+            values[str(row["qid"])] = {name: found.get(name) for name in names}
         if not _want_frame(as_frame):
             return values
         import pandas as pd
 
-        frame = pd.DataFrame.from_dict(values, orient="index", columns=list(measures))
+        frame = pd.DataFrame.from_dict(values, orient="index", columns=names)
         frame.index.name = "qid"
         return frame
 
@@ -267,16 +267,6 @@ def _ref(value: str | int) -> str:
 
 def _params(options: Mapping[str, Any]) -> dict[str, str]:
     return {k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in options.items()}
-
-
-def _ndcg_cutoff(measure: str) -> int:
-    found = _NDCG.match(measure)
-    if found is None:
-        raise ClientError(
-            f"measure {measure!r}: the scores endpoint gives NDCG at a cutoff, "
-            f"as 'nDCG@10' or 'ndcg_cut_10'"
-        )
-    return int(found.group(1) or found.group(2))
 
 
 def _want_frame(as_frame: bool | None) -> bool:

@@ -77,10 +77,22 @@ def robust_statement(found: comparison.Robustness | None, top_grade: int) -> str
 @click.argument("run_a")
 @click.argument("run_b")
 @scoring_options
+@click.option(
+    "--measure",
+    "measures",
+    multiple=True,
+    help="Also compare these measures (repeat or comma-separate): ir_measures names "
+    "(P(rel=2)@5, AP, bpref ...) or trec_eval's (P_5, map ...).",
+)
 @click.option("--json", "as_json", is_flag=True, help="One JSON object.")
 @cli_errors
 def compare(
-    testset: str, run_a: str, run_b: str, options: live.ScoreOptions, as_json: bool
+    testset: str,
+    run_a: str,
+    run_b: str,
+    options: live.ScoreOptions,
+    measures: tuple[str, ...],
+    as_json: bool,
 ) -> None:
     """Compare RUN_B with RUN_A: means with 95% bootstrap intervals, paired tests, deltas.
 
@@ -89,15 +101,38 @@ def compare(
     same when every unjudged chunk in the top k of either run gets the scale's top grade, as if
     judged so (both runs' ideals grow by them), and on how many distinct unjudged (query, chunk)
     pairs that rests. See the user guide's scoring conventions.
+
+    --measure adds, per measure, each run's mean, B − A, wins/ties/losses and the paired t-test
+    on the queries where it is defined in both (JSON "measures").
     """
     test_set = testsets.require_by_name(testset)
     a = runs.require_run(test_set, run_a)
     b = runs.require_run(test_set, run_b)
+    extra = comparison.measures_block([a, b], measures, options)
     result = comparison.compare_runs([a, b], options)
     if as_json:
-        click.echo(json.dumps(result.to_json(), ensure_ascii=False))
+        out = result.to_json()
+        if extra:
+            out["measures"] = extra
+        click.echo(json.dumps(out, ensure_ascii=False))
         return
-    click.echo("\n".join(_table(result, a.name, b.name)))
+    click.echo("\n".join([*_table(result, a.name, b.name), *map(_measure_line, extra)]))
+
+
+def _measure_line(block: dict) -> str:
+    """One --measure's comparison in a line."""
+    a, b = (r["mean"] for r in block["runs"])
+    pair = block["pairs"][0]
+    p = "—" if pair["t_test_p"] is None else f"{pair['t_test_p']:.4g}"
+    return (
+        f"{block['measure']}: A {_four(a)}, B {_four(b)}, B − A {_four(pair['delta'])} over "
+        f"{block['queries']} queries; B wins {pair['wins']}, ties {pair['ties']}, loses "
+        f"{pair['losses']}; paired t-test p {p}"
+    )
+
+
+def _four(value: float | None) -> str:
+    return "—" if value is None else f"{value:.4f}"
 
 
 @click.command("pool")

@@ -234,8 +234,10 @@ def _fmt(value: float | None, width: int) -> str:
     return f"{value:.4f}".rjust(width)
 
 
-def _table(result: live.RunScores) -> list[str]:
-    """A readable table: the settings, the mean and what it covers, then the queries."""
+def _table(result: live.RunScores, extra: list[live.MeasureValues] | None = None) -> list[str]:
+    """A readable table: the settings, the mean and what it covers, then the queries; the
+    measures asked for with --measure (`extra`) as more columns, their means above."""
+    extra = extra or []
     o, k = result.options, result.k
     mean = "—" if result.mean_ndcg is None else f"{result.mean_ndcg:.4f}"
     lines = [
@@ -248,12 +250,15 @@ def _table(result: live.RunScores) -> list[str]:
         *_trec_all_lines(result),
         _interval(result),
         _sensitivity(result),
+        *(_measure_mean(m) for m in extra),
         "",
     ]
     width = max([len("qid"), *(len(q) for q in result.qids)])
     header = (
         f"{'qid':<{width}}  {'NDCG@' + str(k):>9}  {'DCG':>9}  {'IDCG':>9}  {'gap':>9}"
-        f"  {'judged@' + str(k):>10}  {'rel':>5}  {'if-top':>9}  {'condensed':>9}  note"
+        f"  {'judged@' + str(k):>10}  {'rel':>5}  {'if-top':>9}  {'condensed':>9}"
+        + "".join(f"  {m.measure.shown:>{_width(m)}}" for m in extra)
+        + "  note"
     )
     lines.append(header)
     # Straight from the arrays: the rows' query texts (one read of every text) are not shown.
@@ -265,20 +270,47 @@ def _table(result: live.RunScores) -> list[str]:
             f"{result.qids[i]:<{width}}  {_fmt(ndcg, 9)}  {_fmt(dcg, 9)}  {_fmt(idcg, 9)}"
             f"  {_fmt(idcg - dcg, 9)}  {_fmt(float(result.judged_at_k[i]), 10)}"
             f"  {int(result.num_rel[i]):>5}  {_fmt(float(result.ndcg_if_unjudged_top[i]), 9)}"
-            f"  {_fmt(float(result.ndcg_condensed[i]), 9)}  {note}"
+            f"  {_fmt(float(result.ndcg_condensed[i]), 9)}"
+            + "".join(f"  {_fmt(float(m.values[i]), _width(m))}" for m in extra)
+            + f"  {note}"
         )
         lines.append(line.rstrip())
     return lines
+
+
+def _width(m: live.MeasureValues) -> int:
+    return max(9, len(m.measure.shown))
+
+
+def _measure_mean(m: live.MeasureValues) -> str:
+    """The mean of a --measure column and the queries it covers."""
+    mean = "—" if m.mean is None else f"{m.mean:.4f}"
+    defined = int(sum(1 for v in m.values.tolist() if v == v))
+    return f"mean {m.measure.shown} = {mean} over {defined} of {len(m.qids)} queries"
 
 
 @run_group.command("score")
 @click.argument("testset")
 @click.argument("run")
 @scoring_options
+@click.option(
+    "--measure",
+    "measures",
+    multiple=True,
+    help="More columns (repeat or comma-separate): ir_measures names (nDCG@10, P(rel=2)@5, AP, "
+    "bpref, Success@10 ...) or trec_eval's (ndcg_cut_10, P_5, map ...).",
+)
 @click.option("--json", "as_json", is_flag=True, help="One JSON object.")
 @click.option("--trec", "as_trec", is_flag=True, help="trec_eval's -q layout.")
 @cli_errors
-def score(testset: str, run: str, options: live.ScoreOptions, as_json: bool, as_trec: bool) -> None:
+def score(
+    testset: str,
+    run: str,
+    options: live.ScoreOptions,
+    measures: tuple[str, ...],
+    as_json: bool,
+    as_trec: bool,
+) -> None:
     """Score RUN of TESTSET with the current grades: NDCG@k per query and the mean.
 
     Beside each NDCG@k, its sensitivity to unjudged chunks: "if-top" (JSON
@@ -293,19 +325,26 @@ def score(testset: str, run: str, options: live.ScoreOptions, as_json: bool, as_
     "trec_eval all"; --json has both: mean_ndcg over queries_in_mean, mean_trec_all over
     queries_trec_all, with queries_undefined and queries_missing. --trec's `all` line is
     trec_eval's own.
+
+    --measure adds columns, each with its mean over the queries where it is defined (--json:
+    "measures" with each one's mean, and each query's values under its "measures").
     """
     if as_json and as_trec:
         raise ServiceError("choose one of --json and --trec")
+    if as_trec and measures:
+        raise ServiceError("--trec prints trec_eval's standard measures: drop --measure")
     test_set = testsets.require_by_name(testset)
     found = runs.require_run(test_set, run)
     if as_trec:
         click.echo("\n".join(live.trec_eval_lines(found, options)))
         return
+    extra = live.named_measures(found, measures, options)
     if as_json:
-        click.echo(json.dumps(ppi.score_json(found, options), ensure_ascii=False))
+        out = live.measures_json(ppi.score_json(found, options), extra)
+        click.echo(json.dumps(out, ensure_ascii=False))
         return
     result = live.score_run(found, options)
-    click.echo("\n".join([*_labels_lines(found, options), *_table(result)]))
+    click.echo("\n".join([*_labels_lines(found, options), *_table(result, extra)]))
 
 
 @run_group.command("list")

@@ -2,11 +2,14 @@
 
 One module per measure family, each with its formula and reference: `ndcg` ((n)DCG),
 `precision_recall` (P, recall and the counts), `average_precision`, `reciprocal_rank` and
-`judged` (Judged@k). The rules they share: `ranking` (trec_eval's order), `gains` (grade to
-gain), `options` (how a run is scored). `many_queries` and `one_query` compute every measure
-of many queries at once or of one query, with the same numbers; `inputs` joins judgments and a
-run, `results` holds what comes out and `averages` averages it over queries. Around them:
-`aggregation` (several annotators' grades into one), `agreement` (between annotators),
+`judged` (Judged@k), and `binary_measures` (Rprec, bpref, infAP, Success@k, AP@k, RR@k).
+`measure_names` is the one parser of measure names (ir_measures' and trec_eval's) and `named`
+computes any parsed measure per query. The rules they share: `ranking` (trec_eval's order),
+`gains` (grade to gain), `options` (how a run is scored). `many_queries` and `one_query`
+compute every measure of many queries at once or of one query, with the same numbers;
+`inputs` joins judgments and a run, `results` holds what comes out and `averages` averages
+it over queries. Around them: `aggregation` (several annotators' grades into one), `agreement`
+(between annotators),
 `calibration` (machine against human grades), `intervals` (the t interval of a mean),
 `significance` (tests, bootstrap intervals, Holm's correction), `sample_size` (queries a paired
 test needs), `flip` (the flip test: would the winner change if every unjudged chunk were
@@ -35,6 +38,8 @@ from .gains import gain_values
 from .inputs import Qrel, RunInputs, ScoredDoc, run_inputs
 from .intervals import TInterval, t_interval
 from .many_queries import evaluate, evaluate_flat
+from .measure_names import MEASURE_HELP, Measure, MeasureNameError, parse_measure, parse_measures
+from .named import evaluation_name, measure_options, measure_values
 from .ndcg import dcg, log2_ranks, ndcg_at_k
 from .next_labels import NextLabel, Robustness, labels_to_robust, order_for_compare
 from .one_query import evaluate_one
@@ -60,6 +65,7 @@ __all__ = [
     "FUSION_METHODS",
     "GAINS",
     "IDEALS",
+    "MEASURE_HELP",
     "MIN_AUDITED",
     "POLICIES",
     "RRF_K",
@@ -71,6 +77,8 @@ __all__ = [
     "FlipQuery",
     "FlipTest",
     "MeanInterval",
+    "Measure",
+    "MeasureNameError",
     "NextLabel",
     "Options",
     "PPIEstimate",
@@ -91,6 +99,7 @@ __all__ = [
     "evaluate",
     "evaluate_flat",
     "evaluate_one",
+    "evaluation_name",
     "fleiss_kappa",
     "flip_test",
     "fuse_arrays",
@@ -101,11 +110,15 @@ __all__ = [
     "labels_to_robust",
     "log2_ranks",
     "mean_defined",
+    "measure_options",
+    "measure_values",
     "ndcg_at_k",
     "noninferiority_p",
     "order_for_compare",
     "paired_power",
     "paired_t_test",
+    "parse_measure",
+    "parse_measures",
     "percent_agreement",
     "permutation",
     "ppi_mean",

@@ -301,7 +301,8 @@ def scores(test_set: str, run: str) -> Response:
     found = _run(chosen, run)
     try:
         options = live.parse_options(request.args)
-        return jsonify(ppi.score_json(found, options))
+        extra = live.named_measures(found, request.args.getlist("measure"), options)
+        return jsonify(live.measures_json(ppi.score_json(found, options), extra))
     except ServiceError as exc:
         return _error(400, str(exc))
 
@@ -321,7 +322,9 @@ def compare(test_set: str) -> Response:
         found = runs.list_runs(chosen)[:2]
     try:
         options = live.parse_options(request.args)
-        return jsonify(comparison.compare_json(comparison.compare_runs(found, options)))
+        extra = comparison.measures_block(found, request.args.getlist("measure"), options)
+        out = comparison.compare_json(comparison.compare_runs(found, options))
+        return jsonify({**out, "measures": extra} if extra else out)
     except ServiceError as exc:
         return _error(400, str(exc))
 

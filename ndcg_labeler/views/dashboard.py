@@ -141,11 +141,28 @@ def _table_context(test_set_id: int, run_id: int) -> dict[str, object]:
     except ServiceError as exc:
         abort(400, description=str(exc))
     table = dashboard.query_table(run, options, query)
+    # Optional columns: any measure name (?measure=bpref,P(rel=2)@5), kept in every link.
+    picked = ", ".join(
+        n.strip() for v in request.args.getlist("measure") for n in v.split(",") if n.strip()
+    )
+    extra: list[live.MeasureValues] = []
+    measure_error = None
+    try:
+        extra = live.named_measures(run, [picked] if picked else [], options)
+    except ServiceError as exc:
+        measure_error = str(exc)
+    option_args = live.option_args(options)
+    if picked and measure_error is None:
+        option_args["measure"] = picked
     return {
         "test_set": test_set,
         "run": run,
         "raw_options": options,
-        "option_args": live.option_args(options),
+        "option_args": option_args,
+        "plain_option_args": live.option_args(options),
+        "extra": [(m.measure.shown, m.by_qid()) for m in extra],
+        "picked": picked,
+        "measure_error": measure_error,
         "table": table,
         "estimate": ppi.run_estimate(run, options),
         "k_chart": figures.run_over_k(run, options),

@@ -109,9 +109,14 @@ def run_csv(test_set_id: int, run_id: int) -> Response:
 
 @bp.get("/runs/<int:run_id>/queries.json")
 def run_json(test_set_id: int, run_id: int) -> Response:
-    """A run's per-query scores: exactly `flask run score --json`."""
+    """A run's per-query scores: exactly `flask run score --json` (?measure= as --measure)."""
     run = run_or_404(_per_query_figures(test_set_id), run_id)
-    return _json(live.score_run(run, score_options()).to_json())
+    options = score_options()
+    try:
+        extra = live.named_measures(run, request.args.getlist("measure"), options)
+    except ServiceError as exc:
+        abort(400, description=str(exc))
+    return _json(live.measures_json(live.score_run(run, options).to_json(), extra))
 
 
 @bp.get("/runs/<int:run_id>/trec_eval.txt")
@@ -174,7 +179,13 @@ def compare_json(test_set_id: int) -> Response:
             "ask again in a few seconds.",
             retry_after=2,
         )
-    return _json(comparison.compare_json(result))
+    out = comparison.compare_json(result)
+    try:
+        chosen = chosen_runs(get_test_set_or_404(test_set_id))
+        extra = comparison.measures_block(chosen, request.args.getlist("measure"), score_options())
+    except ServiceError as exc:
+        abort(400, description=str(exc))
+    return _json({**out, "measures": extra} if extra else out)
 
 
 @bp.get("/compare-next.json")

@@ -146,6 +146,38 @@ SCHEMAS: dict[str, Any] = {
     },
 }
 
+# More measures per query (repeatable), in either syntax: scoring.parse_measure.
+MEASURE: dict[str, Any] = {
+    "name": "measure",
+    "in": "query",
+    "description": "Repeatable. Adds each measure named, per query and its mean: ir_measures "
+    "names (nDCG@10, P(rel=2)@5, R@100, AP, AP@100, RR@10, Rprec, bpref, infAP, Success@10, "
+    "Judged@10, NumRel, NumRet) or trec_eval's (ndcg_cut_10, P_5, map, recip_rank ...).",
+    "schema": {"type": "array", "items": {"type": "string"}},
+    "style": "form",
+    "explode": True,
+    "example": ["nDCG@10", "bpref"],
+}
+
+SCHEMAS["Comparison"]["properties"]["measures"] = {
+    "type": "array",
+    "description": "Only with ?measure=: per measure named, each run's mean and every run "
+    "against the first (delta, wins, ties, losses, t_test_p) on the queries where it is "
+    "defined in all the runs.",
+    "items": {
+        "type": "object",
+        "required": ["measure", "canonical", "trec_eval", "queries", "runs", "pairs"],
+        "properties": {
+            "measure": {"type": "string"},
+            "canonical": {"type": "string"},
+            "trec_eval": {"type": ["string", "null"]},
+            "queries": {"type": "integer", "minimum": 0},
+            "runs": {"type": "array", "items": {"type": "object"}},
+            "pairs": {"type": "array", "items": {"type": "object"}},
+        },
+    },
+}
+
 # Beside the scores and the comparison under machine:, fill: and ppi: labels.
 LABEL_PROPERTIES: dict[str, Any] = {
     "labels": {
@@ -183,6 +215,7 @@ COMPARE_PATH: dict[str, Any] = {
                 "example": "B",
             },
             *SCORE_PARAMETERS,
+            MEASURE,
         ],
     }
 }

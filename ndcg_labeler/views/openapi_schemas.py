@@ -168,6 +168,32 @@ SCHEMAS: dict[str, Any] = {
             "gap": {"type": "number"},
             "judged_at_k": {"type": "number"},
             "num_rel": {"type": "integer"},
+            "measures": {
+                "type": "object",
+                "description": "Only with ?measure=: each measure asked for by the name given, "
+                "null where undefined (e.g. bpref with no relevant chunk).",
+                "additionalProperties": NUMBER_OR_NULL,
+            },
+        },
+    },
+    "NamedMeasure": {
+        "type": "object",
+        "required": ["measure", "canonical", "trec_eval", "mean", "queries_defined"],
+        "properties": {
+            "measure": {"type": "string", "description": "The name as given."},
+            "canonical": {
+                "type": "string",
+                "description": "The ir_measures spelling, e.g. nDCG@10, P(rel=2)@5.",
+            },
+            "trec_eval": {
+                "type": ["string", "null"],
+                "description": "trec_eval's name (ndcg_cut_10), null when it has none.",
+            },
+            "mean": {
+                **NUMBER_OR_NULL,
+                "description": "Mean over the queries where the measure is defined.",
+            },
+            "queries_defined": {"type": "integer", "minimum": 0},
         },
     },
     "Scores": {
@@ -212,6 +238,11 @@ SCHEMAS: dict[str, Any] = {
             },
             **MEANS,
             "queries": {"type": "array", "items": ref("QueryScore")},
+            "measures": {
+                "type": "array",
+                "description": "Only with ?measure=: the measures asked for, in order.",
+                "items": ref("NamedMeasure"),
+            },
             **LABEL_PROPERTIES,
         },
     },
@@ -226,7 +257,9 @@ SCHEMAS: dict[str, Any] = {
                     {"type": "string"},
                     {"type": "array", "items": {"type": "string"}},
                 ],
-                "description": "ndcg_cut_K, P_K, recall_K, map, recip_rank (default ndcg_cut_10).",
+                "description": "ir_measures names (nDCG@10, P(rel=2)@5, AP, RR@10, bpref, infAP, "
+                "Success@10 ...) or trec_eval's (ndcg_cut_10, P_5, map, recip_rank ...); default "
+                "ndcg_cut_10. The verdict names each measure as given.",
             },
             "max_drop": {"type": "number", "minimum": 0, "default": 0.01},
             "alpha": {"type": "number", "minimum": 0, "maximum": 1, "default": 0.05},
@@ -236,7 +269,7 @@ SCHEMAS: dict[str, Any] = {
                 "description": LABELS_TEXT,
             },
         },
-        "example": {"baseline": "A", "candidate": "B", "measure": ["ndcg_cut_10", "map"]},
+        "example": {"baseline": "A", "candidate": "B", "measure": ["ndcg_cut_10", "P(rel=2)@5"]},
     },
     "GateMeasure": {
         "type": "object",

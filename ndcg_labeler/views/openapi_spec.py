@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ndcg_labeler.views.openapi_estimates import COMPARE_PATH, SCORE_PARAMETERS
+from ndcg_labeler.views.openapi_estimates import COMPARE_PATH, MEASURE, SCORE_PARAMETERS
 from ndcg_labeler.views.openapi_estimates import SCHEMAS as ESTIMATE_SCHEMAS
 from ndcg_labeler.views.openapi_interop import IMPORT_PEER_FIELDS, RUN_FORMAT, interop_paths
 from ndcg_labeler.views.openapi_schemas import SCHEMAS, ref
@@ -42,7 +42,6 @@ RUN = {
     "schema": {"type": "string", "minLength": 1},
     "example": "A",
 }
-
 _TEST_SETS = {
     "type": "object",
     "required": ["test_sets"],
@@ -249,7 +248,7 @@ PATHS: dict[str, Any] = {
         "get": {
             "operationId": "runScores",
             "summary": "The run's current NDCG@k per query and its mean (`flask run score`).",
-            "parameters": SCORE_PARAMETERS,
+            "parameters": [*SCORE_PARAMETERS, MEASURE],
             "responses": {
                 "200": _json(ref("Scores"), "The scores."),
                 **_errors(400, 401, 403, 404),

@@ -42,17 +42,48 @@ def _options() -> live.ScoreOptions:
         abort(400, description=str(exc))
 
 
+# The names the runs page suggests for its optional columns (any other name works too).
+SUGGESTED_MEASURES = (
+    "nDCG@5",
+    "nDCG",
+    "P@5",
+    "P(rel=2)@5",
+    "R@100",
+    "AP",
+    "AP@100",
+    "RR",
+    "RR@10",
+    "Rprec",
+    "bpref",
+    "infAP",
+    "Success@10",
+    "Judged@10",
+)
+
+
 @bp.get("/")
 def index(test_set_id: int) -> str:
-    """Every run of the test set with its mean NDCG@10 and the queries the mean covers."""
+    """Every run of the test set with its mean NDCG@10 and the queries the mean covers, plus
+    the mean of each measure picked with ?measure= (optional columns)."""
     test_set = get_test_set_or_404(test_set_id)
     listed = runs.list_runs(test_set)
+    names = [n for v in request.args.getlist("measure") for n in v.split(",") if n.strip()]
+    columns: dict[int, list[live.MeasureValues]] = {}
+    error = None
+    try:
+        columns = {run.id: live.named_measures(run, names, live.ScoreOptions()) for run in listed}
+    except ServiceError as exc:
+        error = str(exc)
     return render_template(
         "runs/index.html",
         test_set=test_set,
         runs=listed,
         scores={run.id: live.score_run(run) for run in listed},
         uploaders=runs.uploaders(listed),
+        columns=columns,
+        picked=", ".join(n.strip() for n in names),
+        measure_error=error,
+        suggested=SUGGESTED_MEASURES,
     )
 
 

@@ -135,11 +135,11 @@ def test_schemathesis_finds_no_server_error_and_no_schema_violation(app: Flask) 
         "GET /api/testsets/{test_set}/status": {"path_parameters": {"test_set": "demo"}},
         "GET /api/testsets/{test_set}/runs/{run}/scores": {
             "path_parameters": {"test_set": "demo", "run": "A"},
-            "query": {"k": 3},
+            "query": {"k": 3, "measure": ["nDCG@3", "bpref", "P(rel=2)@1"]},
         },
         "GET /api/testsets/{test_set}/compare": {
             "path_parameters": {"test_set": "demo"},
-            "query": {"a": "A", "b": "B", "k": 3},
+            "query": {"a": "A", "b": "B", "k": 3, "measure": ["AP", "Success@2"]},
         },
         "GET /api/testsets/{test_set}/next-labels": {
             "path_parameters": {"test_set": "demo"},
@@ -147,7 +147,7 @@ def test_schemathesis_finds_no_server_error_and_no_schema_violation(app: Flask) 
         },
         "POST /api/testsets/{test_set}/gate": {
             "path_parameters": {"test_set": "demo"},
-            "body": {"baseline": "A", "candidate": "B", "measure": ["ndcg_cut_3", "map"]},
+            "body": {"baseline": "A", "candidate": "B", "measure": ["ndcg_cut_3", "map", "bpref"]},
             "media_type": "application/json",
         },
         "POST /api/testsets/{test_set}/runs": {
@@ -190,7 +190,7 @@ def test_the_scores_endpoint_documents_every_option_it_reads(client: FlaskClient
     spec = client.get("/api/openapi.json").get_json()
     operation = spec["paths"]["/api/testsets/{test_set}/runs/{run}/scores"]["get"]
     names = [p["name"] for p in operation["parameters"]]
-    assert names == ["k", "gain", "ideal", "judged_only", "aggregation", "labels"]
+    assert names == ["k", "gain", "ideal", "judged_only", "aggregation", "labels", "measure"]
     scores = spec["components"]["schemas"]["Scores"]
     for key in ("labels", "aggregation", "judged_only", "mean_trec_all", "queries_trec_all"):
         assert key in scores["required"] and key in scores["properties"]

@@ -3,6 +3,7 @@ test needs, and their exports."""
 
 from .compare import UNDEFINED_POLICY, Comparison, SampleSize, compare_runs, sample_size
 from .exports import compare_csv, compare_json
+from .measures import measures_block
 from .robustness import Robustness
 
 __all__ = [
@@ -13,5 +14,6 @@ __all__ = [
     "compare_csv",
     "compare_json",
     "compare_runs",
+    "measures_block",
     "sample_size",
 ]

@@ -15,37 +15,31 @@ the same queries and the tests pair them; d is candidate − baseline per query.
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
+from ndcg_labeler.scoring import MEASURE_HELP as SCORING_MEASURE_HELP
 from ndcg_labeler.scoring import (
     TIE_TOLERANCE,
+    Measure,
     noninferiority_p,
     paired_t_test,
     queries_for_power,
     queries_to_clear,
 )
 from ndcg_labeler.services import ServiceError
-from ndcg_labeler.services.live import RunScores, ScoreOptions
+from ndcg_labeler.services.live import ScoreOptions
+from ndcg_labeler.services.live import parse_measures as parse_names
 
 DEFAULT_MEASURES = ("ndcg_cut_10",)
 DEFAULT_MAX_DROP = 0.01
 # Item 6 of issue 29: queries for this power, at the observed difference and at this one.
 POWER = 0.8
 POWER_DIFFERENCE = 0.02
-# measure name -> (RunScores field, whether the name carries a cutoff)
-_MEASURES = {
-    "ndcg_cut": ("ndcg", True),
-    "P": ("precision", True),
-    "recall": ("recall", True),
-    "map": ("ap", False),
-    "recip_rank": ("recip_rank", False),
-}
-_NAME = re.compile(r"^(ndcg_cut|P|recall)_([1-9][0-9]{0,4})$|^(map|recip_rank)$")
-MEASURE_HELP = "ndcg_cut_K, P_K, recall_K (K from 1 to 99999), map, recip_rank"
+# Any name scoring.parse_measure reads, ir_measures' (nDCG@10, P(rel=2)@5) or trec_eval's.
+MEASURE_HELP = SCORING_MEASURE_HELP
 WORST = 5
 
 
@@ -177,18 +171,10 @@ class GateResult:
         }
 
 
-def parse_measures(names: list[str] | tuple[str, ...] | None) -> list[str]:
-    """The measure names, checked and without repeats (default: ndcg_cut_10)."""
-    chosen: list[str] = []
-    for raw in names or DEFAULT_MEASURES:
-        for name in str(raw).replace(",", " ").split():
-            if not _NAME.match(name):
-                raise ServiceError(f"unknown measure '{name}': use {MEASURE_HELP}")
-            if name not in chosen:
-                chosen.append(name)
-    if not chosen:
-        raise ServiceError(f"name at least one measure: {MEASURE_HELP}")
-    return chosen
+def parse_measures(names: list[str] | tuple[str, ...] | None) -> list[Measure]:
+    """The measures named, checked and without repeats (default: ndcg_cut_10); each keeps the
+    name the user gave, which the verdict echoes."""
+    return parse_names(names or (), DEFAULT_MEASURES)
 
 
 def check_labels(labels: str) -> str:
@@ -203,28 +189,20 @@ def check_threshold(name: str, value: float, low: float, high: float) -> float:
     return float(value)
 
 
-def split_measure(measure: str) -> tuple[str, int]:
-    """(RunScores field, cutoff k) of a checked measure name."""
-    if measure in _MEASURES:
-        return _MEASURES[measure][0], 10
-    prefix, _, k = measure.rpartition("_")
-    return _MEASURES[prefix][0], int(k)
-
-
-def _values(result: RunScores, field: str) -> np.ndarray:
-    return np.asarray(getattr(result, field), dtype=np.float64)
-
-
 def check_one(
-    measure: str, base: RunScores, cand: RunScores, max_drop: float, alpha: float
+    measure: str,
+    all_qids: list[str],
+    values: tuple[np.ndarray, np.ndarray],
+    max_drop: float,
+    alpha: float,
 ) -> tuple[MeasureCheck, float | None]:
-    """The measure's figures before Holm's adjustment (outcome still open) and its raw p."""
-    field, _ = split_measure(measure)
-    a, b = _values(base, field), _values(cand, field)
+    """The measure's figures before Holm's adjustment (outcome still open) and its raw p;
+    values are (baseline, candidate) per query of all_qids, NaN where undefined."""
+    a, b = values
     keep = ~(np.isnan(a) | np.isnan(b))
     x, y = a[keep], b[keep]
     d = y - x
-    qids = [q for q, kept in zip(base.qids, keep.tolist(), strict=True) if kept]
+    qids = [q for q, kept in zip(all_qids, keep.tolist(), strict=True) if kept]
     p = _p_value(x, y)
     mean_a = float(x.mean()) if x.size else None
     mean_b = float(y.mean()) if y.size else None

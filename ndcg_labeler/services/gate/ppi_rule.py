@@ -25,31 +25,30 @@ from ndcg_labeler.services.gate.check import (
     MeasureCheck,
     QueryChange,
     SampleSize,
-    split_measure,
 )
-from ndcg_labeler.services.live import RunScores
 
 
-def _zeroed(result: RunScores, field: str) -> np.ndarray:
+def _zeroed(values: np.ndarray) -> np.ndarray:
     """The measure per query, an undefined value counting 0."""
-    return np.nan_to_num(np.asarray(getattr(result, field), dtype=np.float64), nan=0.0)
+    return np.nan_to_num(np.asarray(values, dtype=np.float64), nan=0.0)
 
 
 def ppi_check(
     measure: str,
-    human: tuple[RunScores, RunScores],
-    machine: tuple[RunScores, RunScores],
+    qids: list[str],
+    human: tuple[np.ndarray, np.ndarray],
+    machine: tuple[np.ndarray, np.ndarray],
     mask: np.ndarray,
     status: ppi.AuditStatus,
     max_drop: float,
 ) -> tuple[MeasureCheck, float | None]:
     """The measure's PPI figures before Holm's adjustment (outcome still open) and its raw p.
 
-    human and machine are (baseline, candidate) scored under human and machine:JUDGE labels.
+    human and machine are (baseline, candidate) per query of qids under human and
+    machine:JUDGE labels.
     """
-    field, _ = split_measure(measure)
-    y_a, y_b = (_zeroed(r, field) for r in human)
-    yhat_a, yhat_b = (_zeroed(r, field) for r in machine)
+    y_a, y_b = (_zeroed(r) for r in human)
+    yhat_a, yhat_b = (_zeroed(r) for r in machine)
     base = ppi.estimate_from(y_a, yhat_a, mask, status)
     cand = ppi.estimate_from(y_b, yhat_b, mask, status)
     diff = ppi.estimate_from(y_b - y_a, yhat_b - yhat_a, mask, status, difference=True)
@@ -58,9 +57,7 @@ def ppi_check(
     p_ni = None if tested is None else scoring.ppi_p_value(tested, -max_drop, "larger")
     changes = [
         QueryChange(qid, float(u), float(v), float(v - u))
-        for qid, u, v, audited in zip(
-            human[0].qids, y_a.tolist(), y_b.tolist(), mask.tolist(), strict=True
-        )
+        for qid, u, v, audited in zip(qids, y_a.tolist(), y_b.tolist(), mask.tolist(), strict=True)
         if audited
     ]
     changes.sort(key=lambda c: (c.delta, c.qid))

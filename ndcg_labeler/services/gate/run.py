@@ -7,8 +7,10 @@ same three outcomes on the PPI++ estimate of the difference, with z in place of 
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ndcg_labeler.models import Run, TestSet
-from ndcg_labeler.scoring import holm
+from ndcg_labeler.scoring import Measure, holm
 from ndcg_labeler.services import ServiceError, ppi
 from ndcg_labeler.services.gate.check import (
     DEFAULT_MAX_DROP,
@@ -19,10 +21,9 @@ from ndcg_labeler.services.gate.check import (
     check_threshold,
     decide,
     parse_measures,
-    split_measure,
 )
 from ndcg_labeler.services.gate.ppi_rule import ppi_check, ppi_decide
-from ndcg_labeler.services.live import RunScores, ScoreOptions, score_run
+from ndcg_labeler.services.live import MeasureValues, ScoreOptions, measure_values
 
 
 def run_gate(
@@ -42,12 +43,12 @@ def run_gate(
     for run in (baseline, candidate):
         if run.test_set_id != test_set.id:
             raise ServiceError(f"run '{run.name}' is not a run of test set '{test_set.name}'")
-    scored: dict[tuple[int, int, str], RunScores] = {}
+    scored: dict[tuple[int, Measure, str], MeasureValues] = {}
 
-    def scores(run: Run, k: int, source: str = labels) -> RunScores:
-        key = (run.id, k, source)
+    def scores(run: Run, measure: Measure, source: str = labels) -> MeasureValues:
+        key = (run.id, replace(measure, name=""), source)
         if key not in scored:
-            scored[key] = score_run(run, ScoreOptions(k=k, labels=source).checked())
+            scored[key] = measure_values(run, measure, ScoreOptions(labels=source).checked())
         return scored[key]
 
     checks: list[MeasureCheck] = []
@@ -55,20 +56,28 @@ def run_gate(
     if ppi.is_ppi(labels):
         judge = labels.partition(":")[2].strip()
         machine = f"machine:{judge}"
-        first = scores(baseline, split_measure(names[0])[1], "human")
+        first = scores(baseline, names[0], "human")
         mask, status = ppi.audited_queries(test_set, judge, first.qids)
-        for name in names:
-            k = split_measure(name)[1]
-            human_runs = (scores(baseline, k, "human"), scores(candidate, k, "human"))
-            machine_runs = (scores(baseline, k, machine), scores(candidate, k, machine))
-            check, p = ppi_check(name, human_runs, machine_runs, mask, status, max_drop)
+        for measure in names:
+            human_runs = (scores(baseline, measure, "human"), scores(candidate, measure, "human"))
+            machine_runs = (scores(baseline, measure, machine), scores(candidate, measure, machine))
+            check, p = ppi_check(
+                measure.shown,
+                first.qids,
+                (human_runs[0].values, human_runs[1].values),
+                (machine_runs[0].values, machine_runs[1].values),
+                mask,
+                status,
+                max_drop,
+            )
             checks.append(check)
             p_values.append(p)
         rule = ppi_decide
     else:
-        for name in names:
-            k = split_measure(name)[1]
-            check, p = check_one(name, scores(baseline, k), scores(candidate, k), max_drop, alpha)
+        for measure in names:
+            pair = (scores(baseline, measure).values, scores(candidate, measure).values)
+            qids = scores(baseline, measure).qids
+            check, p = check_one(measure.shown, qids, pair, max_drop, alpha)
             checks.append(check)
             p_values.append(p)
         rule = decide

@@ -11,6 +11,7 @@ from .detail import QueryDetail, query_detail
 from .engine import forget_run, grades_by_query, score_run
 from .entries import top_lists
 from .grades import qrels_text, scoring_qrels
+from .measures import MeasureValues, measure_values, measures_json, named_measures, parse_measures
 from .options import (
     K_CHOICES,
     Resolved,
@@ -27,6 +28,7 @@ from .trec import trec_eval_lines
 __all__ = [
     "K_CHOICES",
     "GradesAhead",
+    "MeasureValues",
     "QueryDetail",
     "QueryScore",
     "RankedBuffer",
@@ -36,7 +38,11 @@ __all__ = [
     "forget_run",
     "grades_by_query",
     "k_choices",
+    "measure_values",
+    "measures_json",
+    "named_measures",
     "option_args",
+    "parse_measures",
     "parse_options",
     "policies",
     "qrels_text",

@@ -1,0 +1,78 @@
+"""`flask gate --measure` with ir_measures names and the new measures, on the hand-built scenario
+of tests/evaluation/scenario.py (one relevant chunk per query, three judged non-relevant)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from flask import Flask
+from flask.testing import FlaskCliRunner
+from scipy import stats
+
+from tests.evaluation.scenario import BASE_VALUES, CAND, build_gate_set
+
+
+@pytest.fixture
+def gate_set(app: Flask) -> int:
+    return build_gate_set(app)
+
+
+def gate_json(runner: FlaskCliRunner, *measures: str) -> dict:
+    args = ["gate", "gate", "--baseline", "base", "--candidate", "cand", "--json"]
+    for measure in measures:
+        args += ["--measure", measure]
+    result = runner.invoke(args=args)
+    assert result.exit_code in (0, 1, 3), result.output
+    return json.loads(result.output)
+
+
+def test_ir_measures_names_are_echoed_and_equal_trec_evals(
+    runner: FlaskCliRunner, gate_set: int
+) -> None:
+    out = gate_json(runner, "P@1", "RR@2", "bpref", "Success@1", "nDCG@3", "P_1")
+    found = {m["measure"]: m for m in out["measures"]}
+    assert list(found) == ["P@1", "RR@2", "bpref", "Success@1", "nDCG@3", "P_1"]
+    # By hand, candidate: r at ranks 1, 2, 2, 3, 1, 4; the baseline has it first everywhere.
+    # RR@2 = 1, 1/2, 1/2, 0, 1, 0. bpref (R = 1, N = 3): 1 - min(n, 1)/min(3, 1) with n the
+    # non-relevant above r, so 1 only where r is first: as P@1 and Success@1.
+    assert found["RR@2"]["candidate"] == pytest.approx(3 / 6)
+    for name in ("P@1", "bpref", "Success@1", "P_1"):
+        assert found[name]["candidate"] == pytest.approx(2 / 6)
+        assert found[name]["baseline"] == pytest.approx(1.0)
+    assert found["nDCG@3"]["candidate"] == pytest.approx(sum(CAND["ndcg_cut_3"]) / 6)
+    rr2 = [1, 1 / 2, 1 / 2, 0, 1, 0]
+    assert found["RR@2"]["p_value"] == pytest.approx(stats.ttest_rel(rr2, BASE_VALUES).pvalue)
+    assert found["P@1"]["p_value"] == found["P_1"]["p_value"]
+
+
+def test_an_unknown_name_lists_what_is_accepted(runner: FlaskCliRunner, gate_set: int) -> None:
+    result = runner.invoke(
+        args=["gate", "gate", "--baseline", "base", "--candidate", "cand", "--measure", "P@x"]
+    )
+    assert result.exit_code == 2
+    assert "unknown measure 'P@x'" in result.output
+    assert "P(rel=2)@5" in result.output and "ndcg_cut_K" in result.output
+
+
+def test_compare_adds_each_measure_named(runner: FlaskCliRunner, gate_set: int) -> None:
+    args = ["run", "compare", "gate", "base", "cand", "--measure", "RR@2,P_1", "--json"]
+    result = runner.invoke(args=args)
+    assert result.exit_code == 0, result.output
+    found = {m["measure"]: m for m in json.loads(result.output)["measures"]}
+    rr2 = [1, 1 / 2, 1 / 2, 0, 1, 0]  # by hand, as above; the baseline is 1 everywhere
+    assert found["RR@2"]["canonical"] == "RR@2" and found["RR@2"]["trec_eval"] is None
+    assert [r["mean"] for r in found["RR@2"]["runs"]] == [1.0, pytest.approx(0.5)]
+    pair = found["RR@2"]["pairs"][0]
+    assert (pair["a"], pair["b"], pair["wins"], pair["ties"], pair["losses"]) == (
+        "base",
+        "cand",
+        0,
+        2,
+        4,
+    )
+    assert pair["delta"] == pytest.approx(-0.5)
+    assert pair["t_test_p"] == pytest.approx(stats.ttest_rel(BASE_VALUES, rr2).pvalue)
+    assert found["P_1"]["trec_eval"] == "P_1" and found["P_1"]["canonical"] == "P@1"
+    text = runner.invoke(args=args[:-1]).output
+    assert "RR@2: A 1.0000, B 0.5000, B − A -0.5000 over 6 queries" in text
