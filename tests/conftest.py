@@ -47,6 +47,9 @@ def postgres_url(worker_id: str) -> str:
             conn.execute(sa.text(f'CREATE DATABASE "{name}"'))
         admin.dispose()
         url = url.set(database=name)
+    # Commits need not wait for the WAL to reach the disk: the tests kill app processes, never
+    # the database server, so nothing they check depends on it, and every commit is faster.
+    url = url.update_query_dict({"options": "-c synchronous_commit=off"})
     engine = sa.create_engine(url)
     with engine.begin() as conn:
         conn.execute(sa.text("DROP SCHEMA public CASCADE"))
@@ -75,11 +78,35 @@ def app(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Flask]:
     yield flask_app
     with flask_app.app_context():
         db.session.remove()
-        tables = [t.name for t in db.metadata.sorted_tables]
-        quoted = ", ".join(f'"{name}"' for name in tables)
         with db.engine.begin() as conn:
-            conn.execute(sa.text(f"TRUNCATE {quoted} RESTART IDENTITY CASCADE"))
+            for statement in _emptying_statements(conn):
+                conn.execute(statement)
         db.engine.dispose()
+
+
+_EMPTYING: list[sa.TextClause] = []
+
+
+def _emptying_statements(conn: sa.Connection) -> list[sa.TextClause]:
+    """Statements that empty every table and restart every id sequence, made once per process.
+
+    DELETE, children first, then setval: a test leaves a few rows, and TRUNCATE ... RESTART
+    IDENTITY of every table (new files for each, ~0.3 s idle, 0.7 s loaded) cost more than
+    most tests themselves; this takes ~0.01 s."""
+    if not _EMPTYING:
+        _EMPTYING.extend(
+            sa.text(f'DELETE FROM "{table.name}"') for table in reversed(db.metadata.sorted_tables)
+        )
+        sequences = conn.scalars(
+            sa.text(
+                "SELECT sequence_name FROM information_schema.sequences "
+                "WHERE sequence_schema = current_schema()"
+            )
+        ).all()
+        if sequences:
+            restart = ", ".join(f"setval('\"{name}\"', 1, false)" for name in sequences)
+            _EMPTYING.append(sa.text(f"SELECT {restart}"))
+    return _EMPTYING
 
 
 @pytest.fixture

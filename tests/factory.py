@@ -32,6 +32,9 @@ from ndcg_labeler.models import Chunk, Pair, Query, TestSet, TestSetMember, User
 from ndcg_labeler.services import labeling, tallies, testsets
 from ndcg_labeler.services import runs as run_service
 from ndcg_labeler.services.imports import ImportFile, import_files
+from tests import routing_cache
+
+routing_cache.install()
 
 PASSWORD = "correct-horse-9"
 # Users made here store a cheap hash of PASSWORD, computed once: the app's own scrypt (about

@@ -86,7 +86,7 @@ def _import(test_set: TestSet, name: str, text: str, kind: str) -> None:
 
 
 def test_counters_match_a_recount_after_random_actions(app: Flask) -> None:
-    """400 random saves, re-grades, can't-tells, skips, leases, qrels imports and pool growth
+    """200 random saves, re-grades, can't-tells, skips, leases, qrels imports and pool growth
     (seed 20261124); after each step the stored counters equal a recount from the judgments."""
     pool = {f"q{i}": [f"d{i}{j}" for j in range(4)] for i in range(3)}
     built = build(app, pool=pool, target=2)
@@ -101,7 +101,7 @@ def test_counters_match_a_recount_after_random_actions(app: Flask) -> None:
         queries = list(db.session.scalars(sa.select(Query).where(Query.test_set_id == test_set.id)))
         chunks = list(db.session.scalars(sa.select(Chunk).where(Chunk.test_set_id == test_set.id)))
         users = [db.session.get_one(User, uid) for uid in people]
-        for step in range(400):
+        for step in range(200):
             action = rng.choice(["grade", "grade", "cant_tell", "skip", "next", "qrels", "pool"])
             user, query, chunk = rng.choice(users), rng.choice(queries), rng.choice(chunks)
             if action in ("grade", "cant_tell"):

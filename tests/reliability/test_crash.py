@@ -126,7 +126,7 @@ def _graceless(base: str, username: str, test_set_id: int, tally: Tally) -> None
 def test_kill_9_during_a_cli_import_leaves_no_half_import(
     app: Flask, tmp_path: Path, record_property
 ) -> None:
-    """A corpus and pool import (one transaction) killed at 5 points: all of it or none."""
+    """A corpus and pool import (one transaction) killed at each of KILL_AT: all of it or none."""
     corpus = tmp_path / "corpus.jsonl"
     pool = tmp_path / "pool.tsv"
     with corpus.open("w") as out:
