@@ -13,6 +13,7 @@ from ndcg_labeler.models.judges import (
 )
 from ndcg_labeler.models.judgments import Adjudication, Assignment, Judgment, JudgmentEvent
 from ndcg_labeler.models.runs import Run, RunQuery, RunScore
+from ndcg_labeler.models.series import SeriesCheck, SeriesSetting
 from ndcg_labeler.models.testsets import (
     AnnotatorTally,
     Chunk,
@@ -47,6 +48,8 @@ __all__ = [
     "Run",
     "RunQuery",
     "RunScore",
+    "SeriesCheck",
+    "SeriesSetting",
     "TestSet",
     "TestSetMember",
     "User",
