@@ -145,8 +145,9 @@ def scoring_options(func: Callable[..., Any]) -> Callable[..., Any]:
 )
 @click.option("--depth", default=None, help="Keep the top N of each query (default 1000).")
 @click.option("--notes", default="", help="Free text kept with the run.")
+@click.option("--series", default="", help="The series the run belongs to (e.g. nightly).")
 @cli_errors
-def upload(testset: str, file: str, name: str, depth: str | None, notes: str) -> None:
+def upload(testset: str, file: str, name: str, depth: str | None, notes: str, series: str) -> None:
     """Upload FILE (TREC, CSV/TSV, JSONL, MS MARCO; gzip ok) as run NAME of TESTSET.
 
     Runs in this process (no job worker); a progress bar goes to stderr when it is a terminal.
@@ -168,11 +169,13 @@ def upload(testset: str, file: str, name: str, depth: str | None, notes: str) ->
             depth=cut,
             notes=notes,
             progress=progress,
+            series=series,
         )
     report = run.report or {}
     click.echo(
         f"Uploaded run '{run.name}' to test set '{test_set.name}': {run.num_queries} queries, "
-        f"{run.num_entries} ranked entries (format {run.format}, depth {run.depth})."
+        f"{run.num_entries} ranked entries (format {run.format}, depth {run.depth})"
+        + (f", series '{run.series}'." if run.series else ".")
     )
     unknown = report.get("unknown_queries", {})
     if unknown.get("count"):

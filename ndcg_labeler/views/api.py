@@ -112,6 +112,7 @@ def _run_json(run: Run) -> dict[str, Any]:
         "num_entries": run.num_entries,
         "uploaded_at": run.uploaded_at.isoformat(),
         "notes": run.notes,
+        "series": run.series,
         "scores_url": url_for(
             "api.scores", test_set=str(run.test_set_id), run=str(run.id), _external=True
         ),
@@ -210,8 +211,8 @@ def status(test_set: str) -> Response:
 
 @bp.post("/testsets/<test_set>/runs")
 def upload(test_set: str) -> tuple[Response, int] | Response:
-    """Upload a run: multipart `file`, optional `name` (default: the file's name), `depth` and
-    `notes` (admins)."""
+    """Upload a run: multipart `file`, optional `name` (default: the file's name), `depth`,
+    `notes` and `series` (admins)."""
     return _upload(_test_set(test_set))
 
 
@@ -238,6 +239,7 @@ def _upload(test_set: TestSet) -> tuple[Response, int] | Response:
             g.api_user,
             depth=depth,
             notes=request.form.get("notes", ""),
+            series=request.form.get("series", ""),
         )
     except FormatError as exc:
         return _error(400, str(exc), file=exc.filename, line=exc.line, reason=exc.reason)

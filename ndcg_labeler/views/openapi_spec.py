@@ -221,6 +221,10 @@ PATHS: dict[str, Any] = {
                                 },
                                 "depth": {"type": "integer", "minimum": 1},
                                 "notes": {"type": "string"},
+                                "series": {
+                                    "type": "string",
+                                    "description": "The series the run joins (e.g. nightly).",
+                                },
                             },
                         }
                     }

@@ -102,6 +102,7 @@ def _run_upload(job: Job, progress: Progress) -> dict[str, Any]:
             depth=params.get("depth"),
             notes=params.get("notes") or "",
             progress=progress,
+            series=params.get("series") or None,
         )
     return {"run_id": run.id, "run_name": run.name, "report": run.report}
 
