@@ -52,9 +52,7 @@ def upgrade():
             ondelete="CASCADE",
         ),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_series_setting")),
-        sa.UniqueConstraint(
-            "test_set_id", "name", name=op.f("uq_series_setting_test_set_id_name")
-        ),
+        sa.UniqueConstraint("test_set_id", "name", name=op.f("uq_series_setting_test_set_id_name")),
     )
     op.create_table(
         "series_check",
