@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from ndcg_labeler.models import Run, TestSet
-from ndcg_labeler.scoring import paired_t_test
+from ndcg_labeler.scoring import TInterval, paired_t_test
 from ndcg_labeler.services.live import RunScores, ScoreOptions, score_run
 from ndcg_labeler.services.series.catalog import aware, series_runs
 
@@ -32,6 +32,7 @@ class TrendPoint:
     delta: float | None
     p_value: float | None
     paired_queries: int
+    ci: TInterval | None = None
 
     @property
     def significant(self) -> bool:
@@ -109,6 +110,7 @@ def _point(run: Run, scores: RunScores, previous: tuple[Run, RunScores] | None) 
         delta=delta,
         p_value=p_value,
         paired_queries=paired,
+        ci=interval,
     )
 
 
