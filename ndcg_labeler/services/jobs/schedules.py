@@ -34,5 +34,7 @@ def tick(now: datetime | None = None) -> list[Job]:
             job.message = job.error
             db.session.commit()
             continue
+        # An immediate queue (tests, NDCG_JOBS_IMMEDIATE) ran it in another session already.
+        db.session.refresh(job)
         queued.append(job)
     return queued
