@@ -372,7 +372,11 @@ def trend(name: str, k: int, points: Sequence[TrendPoint]) -> Chart:
         + (f". Significant changes: {', '.join(changed)}." if changed else ""),
     )
     every = max(1, -(-len(points) // TREND_LABELS))
-    x_ticks = [(float(i), p.label[:14]) for i, p in enumerate(points) if i % every == 0]
+    x_ticks = [
+        (float(i), p.label if len(p.label) <= 12 else p.label[:11] + "…")
+        for i, p in enumerate(points)
+        if i % every == 0
+    ]
     chart.marks.extend(frame.axes(x_ticks, UNIT_TICKS, "run (oldest first)", f"NDCG@{k}"))
     for css, values in (
         ("series-1", [p.judged for p in points]),

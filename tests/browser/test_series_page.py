@@ -60,5 +60,7 @@ def test_series_page_shows_the_chart_and_the_alert(live_server: LiveServer, brow
     assert chart.locator("circle.dot").count() == 3
     assert chart.locator("circle.change.down").count() == 1  # the fetched run's drop
     chart.locator("a circle.dot").last.click()
-    page.wait_for_url(re.compile(rf".*/test-sets/{test_set_id}/dashboard/compare/\?run=\d+&run=\d+"))
+    page.wait_for_url(
+        re.compile(rf".*/test-sets/{test_set_id}/dashboard/compare/\?run=\d+&run=\d+")
+    )
     assert "nightly-2026-11-26-0300" in page.locator("main").inner_text()

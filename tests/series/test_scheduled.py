@@ -102,6 +102,11 @@ def test_a_missed_schedule_runs_once_gates_and_alerts(
         base, why = series.baseline(test_set, "nightly")
         assert (base.name, why) == ("nightly-2026-11-23-0300", "last passing run")
         test_set_id = test_set.id
+        # Without any passing check the fallback is the latest run not found failing.
+        db.session.execute(sa.delete(SeriesCheck).where(SeriesCheck.outcome == "baseline"))
+        db.session.commit()
+        base, why = series.baseline(test_set, "nightly")
+        assert base.name == "nightly-2026-11-23-0300" and why.startswith("latest run not found")
     page = as_admin.get(f"/test-sets/{test_set_id}/series/nightly").get_data(as_text=True)
     assert 'id="series-alert"' in page and "Alert: fail" in page and "Webhook: sent" in page
 

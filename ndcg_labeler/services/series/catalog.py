@@ -74,7 +74,8 @@ def pinned_baseline(test_set: TestSet, name: str) -> Run | None:
 
 def baseline(test_set: TestSet, name: str, before: Run | None = None) -> tuple[Run | None, str]:
     """(baseline run, why): the pinned run, else the series' last passing scheduled run,
-    else its latest run before `before`; (None, why) when the series has none."""
+    else its latest run (other than `before`) no check found failing or inconclusive;
+    (None, why) when there is none."""
     pinned = pinned_baseline(test_set, name)
     if pinned is not None and (before is None or pinned.id != before.id):
         return pinned, "pinned"
@@ -93,9 +94,23 @@ def baseline(test_set: TestSet, name: str, before: Run | None = None) -> tuple[R
     passing = db.session.scalars(stmt.limit(1)).first()
     if passing is not None:
         return passing, "last passing run"
-    earlier = [run for run in series_runs(test_set, name) if before is None or run.id != before.id]
+    # A run a scheduled check found failing or inconclusive is never the fallback baseline.
+    rejected = set(
+        db.session.scalars(
+            sa.select(SeriesCheck.run_id).where(
+                SeriesCheck.test_set_id == test_set.id,
+                SeriesCheck.series == name,
+                SeriesCheck.outcome.in_(("fail", "inconclusive")),
+            )
+        )
+    )
+    earlier = [
+        run
+        for run in series_runs(test_set, name)
+        if (before is None or run.id != before.id) and run.id not in rejected
+    ]
     if earlier:
-        return earlier[-1], "latest run (none has passed a scheduled check yet)"
+        return earlier[-1], "latest run not found failing (none has passed a scheduled check)"
     return None, "the series has no earlier run"
 
 
