@@ -168,3 +168,26 @@ def test_the_worker_runs_a_missed_slot_when_it_starts(
     assert len(checks) == 1 and checks[0][0] == "baseline"
     with app.app_context():
         assert db.session.scalar(sa.select(sa.func.count()).select_from(Job)) == 1
+
+
+def test_an_admin_sets_the_schedule_on_the_endpoint_page(
+    scheduled: Flask, as_admin: FlaskClient
+) -> None:
+    with scheduled.app_context():
+        test_set_id = testsets.require_by_name("sched").id
+    url = f"/test-sets/{test_set_id}/endpoints/live"
+    page = as_admin.get(url).get_data(as_text=True)
+    assert "Runs <strong>daily 03:00</strong> (UTC) into series" in page
+    form = {"schedule-schedule": "61 * * * *", "schedule-series": "weekly", "schedule-k": "50"}
+    bad = as_admin.post(url, data={**form, "schedule-submit": "Save schedule"})
+    assert bad.status_code == 200 and "must stay within 0–59" in bad.get_data(as_text=True)
+    form["schedule-schedule"] = "0 4 * * 1"
+    saved = as_admin.post(url, data={**form, "schedule-submit": "Save schedule"})
+    assert saved.status_code == 302
+    with scheduled.app_context():
+        endpoint = db.session.scalar(sa.select(RetrieverEndpoint))
+        assert (endpoint.schedule, endpoint.schedule_series, endpoint.schedule_k) == (
+            "0 4 * * 1",
+            "weekly",
+            50,
+        )
