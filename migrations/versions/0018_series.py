@@ -1,10 +1,12 @@
-"""Run series and scheduled evaluations: run.series, endpoint schedules, series settings, checks
+"""Run series and scheduled evaluations: run.series, test_set.series_separator, endpoint
+schedules, series settings, checks
 
 Revision ID: 0018_series
 Revises: 0017_judgment_via
 Create Date: 2026-11-26 22:00:00
 
-Existing runs belong to no series (NULL) and existing endpoints have no schedule ("").
+Existing runs belong to no series (NULL), existing endpoints have no schedule ("") and no
+test set names series by a run-name separator ("").
 """
 
 import sqlalchemy as sa
@@ -17,10 +19,14 @@ depends_on = None
 
 
 def upgrade():
-    with op.batch_alter_table("run") as batch_op:
+    with op.batch_alter_table("test_set", recreate="never") as batch_op:
+        batch_op.add_column(
+            sa.Column("series_separator", sa.String(length=8), server_default="", nullable=False)
+        )
+    with op.batch_alter_table("run", recreate="never") as batch_op:
         batch_op.add_column(sa.Column("series", sa.String(length=200), nullable=True))
         batch_op.create_index(batch_op.f("ix_run_series"), ["series"], unique=False)
-    with op.batch_alter_table("retriever_endpoint") as batch_op:
+    with op.batch_alter_table("retriever_endpoint", recreate="never") as batch_op:
         batch_op.add_column(
             sa.Column("schedule", sa.String(length=100), server_default="", nullable=False)
         )
@@ -91,13 +97,17 @@ def upgrade():
 
 
 def downgrade():
+    # SQLite drops the columns in place (3.35+): recreating run or test_set would cascade-delete
+    # the rows that reference them (foreign keys are on).
     op.drop_table("series_check")
     op.drop_table("series_setting")
-    with op.batch_alter_table("retriever_endpoint") as batch_op:
+    with op.batch_alter_table("retriever_endpoint", recreate="never") as batch_op:
         batch_op.drop_column("schedule_last_at")
         batch_op.drop_column("schedule_k")
         batch_op.drop_column("schedule_series")
         batch_op.drop_column("schedule")
-    with op.batch_alter_table("run") as batch_op:
+    with op.batch_alter_table("run", recreate="never") as batch_op:
         batch_op.drop_index(batch_op.f("ix_run_series"))
         batch_op.drop_column("series")
+    with op.batch_alter_table("test_set", recreate="never") as batch_op:
+        batch_op.drop_column("series_separator")

@@ -110,3 +110,33 @@ def test_the_series_page_charts_links_and_pins_the_baseline(
     assert wrong.status_code == 302
     twin = as_admin.get(f"/test-sets/{nightly}/series/nightly/json").get_json()
     assert twin["baseline"]["run"] == "n1"  # 'other' is not in the series: refused
+
+
+def test_a_separator_setting_puts_runs_in_the_series_their_names_start_with(
+    app: Flask, runner: FlaskCliRunner, as_admin: FlaskClient, tmp_path
+) -> None:
+    from dataclasses import replace
+
+    from ndcg_labeler.services import ServiceError, testsets
+
+    with app.app_context():
+        test_set = build_test_set("prefixes", QUERIES, QRELS, CORPUS)
+        test_set_id = test_set.id
+        with pytest.raises(ServiceError, match="without spaces"):
+            testsets.update_settings(
+                test_set, replace(testsets.settings_of(test_set), series_separator="- ")
+            )
+        db.session.rollback()
+        testsets.update_settings(
+            test_set, replace(testsets.settings_of(test_set), series_separator="-")
+        )
+    page = as_admin.get(f"/test-sets/{test_set_id}/settings").get_data(as_text=True)
+    assert 'name="series_separator"' in page and 'value="-"' in page
+    path = tmp_path / "run.trec"
+    path.write_text(trec(GOOD))
+    for name, extra in (("exp-a", []), ("plain", []), ("-odd", []), ("exp-b", ["--series", "x"])):
+        done = runner.invoke(args=["run", "upload", "prefixes", str(path), "--name", name, *extra])
+        assert done.exit_code == 0, done.output
+    with app.app_context():
+        found = {r.name: r.series for r in db.session.scalars(db.select(Run))}
+    assert found == {"exp-a": "exp", "plain": None, "-odd": None, "exp-b": "x"}

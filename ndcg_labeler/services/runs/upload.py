@@ -100,6 +100,14 @@ def clean_series(series: str | None) -> str | None:
     return series or None
 
 
+def series_from_name(test_set: TestSet, name: str) -> str | None:
+    """The series a run named `name` joins by the test set's separator rule (None: none)."""
+    separator = test_set.series_separator
+    if not separator or separator not in name[1:]:
+        return None
+    return name[: name.index(separator, 1)].strip() or None
+
+
 def _check_depth(depth: int | None) -> int:
     if depth is None:
         depth = int(current_app.config["NDCG_RUN_DEPTH"])
@@ -196,7 +204,7 @@ def store_parsed_run(
     its arrays in rank order in place. `ahead`: the test set's grades, read since before the
     parse (else read from here on, while the run is ranked and written)."""
     name, depth, notes = check_upload(test_set, name, depth, notes)
-    series = clean_series(series)
+    series = clean_series(series) or series_from_name(test_set, name)
     known = _query_ids(test_set)
     unknown = _unknown_queries(test_set, parsed, known, filename)
     ahead = ahead or live.GradesAhead(test_set.id)
