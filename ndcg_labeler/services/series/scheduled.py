@@ -188,10 +188,15 @@ def evaluate(
             check.summary = "The series' first run: it is the baseline of the next one."
         else:
             check.baseline_run_id = base.id
-            result = gate.run_gate(test_set, base, run)
-            check.outcome = result.outcome
-            check.result = result.to_json()
-            check.summary = f"Baseline: {why}. " + _gate_summary(result)
+            try:
+                result = gate.run_gate(test_set, base, run)
+            except ServiceError as exc:
+                # The run is stored; only the decision is missing: say so, and alert.
+                check.outcome, check.summary = "error", f"the gate could not decide: {exc}"
+            else:
+                check.outcome = result.outcome
+                check.result = result.to_json()
+                check.summary = f"Baseline: {why}. " + _gate_summary(result)
     if check.outcome in ALERT_OUTCOMES:
         check.alert, check.alert_error = post_alert(_message(check, run, base, check.summary), own)
     db.session.add(check)
