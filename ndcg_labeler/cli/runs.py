@@ -37,7 +37,7 @@ class RunGroup(AppGroup):
         "bm25": "evaluation",
         "compare": "dashboard",
         "fuse": "evaluation",
-        "series": "series",
+        "series": "evaluation",
     }
 
     def _load_subcommands(self, *names: str) -> None:
