@@ -112,20 +112,18 @@ def test_a_missed_schedule_runs_once_gates_and_alerts(
 
 
 def test_a_failed_fetch_and_a_refusing_webhook_are_recorded(
-    scheduled: Flask, search: FakeSearch, webhook: Webhook, runner: FlaskCliRunner
+    scheduled: Flask,
+    search: FakeSearch,
+    webhook: Webhook,
+    runner: FlaskCliRunner,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     app = scheduled
     webhook.status = 500
     search.stop()  # nothing answers: every query fails after its retries
-    app.config["NDCG_OUTBOUND_DENY"] = ""
+    monkeypatch.setattr("ndcg_labeler.services.endpoints.client.BACKOFF", 0.0)
     with app.app_context():
-        import ndcg_labeler.services.endpoints.client as client
-
-        client.BACKOFF, saved = 0.0, client.BACKOFF
-        try:
-            (job,) = jobs.tick(DAY1 + timedelta(hours=1))
-        finally:
-            client.BACKOFF = saved
+        (job,) = jobs.tick(DAY1 + timedelta(hours=1))
         assert job.state == "done" and job.result["outcome"] == "error"
         assert db.session.scalar(sa.select(sa.func.count()).select_from(Run)) == 0
     ((outcome, run, alert),) = _checks(app)
@@ -134,7 +132,15 @@ def test_a_failed_fetch_and_a_refusing_webhook_are_recorded(
     with app.app_context():
         check = db.session.scalar(sa.select(SeriesCheck))
         assert check.alert_error == "HTTP 500 INTERNAL SERVER ERROR"
-    # The CLI shows the schedule; --off removes it, and then nothing is ever due.
+    # The CLI sets and shows the schedule; --off removes it, and then nothing is ever due.
+    both = runner.invoke(
+        args=["endpoints", "schedule", "sched", "live", "--daily", "3:00", "--off"]
+    )
+    assert both.exit_code == 1 and "exactly one of" in both.output
+    cron = runner.invoke(
+        args=["endpoints", "schedule", "sched", "live", "--cron", "0 4 * * 1", "--series", "w"]
+    )
+    assert cron.exit_code == 0 and "runs 0 4 * * 1 (UTC) into series 'w'; next at" in cron.output
     off = runner.invoke(args=["endpoints", "schedule", "sched", "live", "--off"])
     assert off.exit_code == 0 and "no schedule now" in off.output
     ticked = runner.invoke(args=["jobs", "tick"])
