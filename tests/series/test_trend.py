@@ -134,6 +134,8 @@ def test_a_separator_setting_puts_runs_in_the_series_their_names_start_with(
     assert 'name="series_separator"' in page and 'value="-"' in page
     path = tmp_path / "run.trec"
     path.write_text(trec(GOOD))
+    slash = runner.invoke(args=["run", "upload", "prefixes", str(path), "--series", "a/b"])
+    assert slash.exit_code == 1 and "cannot contain '/'" in slash.output
     for name, extra in (("exp-a", []), ("plain", []), ("-odd", []), ("exp-b", ["--series", "x"])):
         done = runner.invoke(args=["run", "upload", "prefixes", str(path), "--name", name, *extra])
         assert done.exit_code == 0, done.output

@@ -97,6 +97,9 @@ def clean_series(series: str | None) -> str | None:
     series = " ".join((series or "").split())
     if len(series) > MAX_NAME:
         raise ServiceError(f"the series name must have at most {MAX_NAME} characters")
+    if "/" in series:
+        # The series page's address holds the name as one path segment.
+        raise ServiceError("a series name cannot contain '/'")
     return series or None
 
 
@@ -105,7 +108,8 @@ def series_from_name(test_set: TestSet, name: str) -> str | None:
     separator = test_set.series_separator
     if not separator or separator not in name[1:]:
         return None
-    return name[: name.index(separator, 1)].strip() or None
+    found = name[: name.index(separator, 1)].strip()
+    return found if found and "/" not in found else None
 
 
 def _check_depth(depth: int | None) -> int:

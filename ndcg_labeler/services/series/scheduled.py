@@ -59,7 +59,9 @@ def set_schedule(
             raise ServiceError("a schedule needs the series its runs join (--series)")
         if not 1 <= k <= run_service.MAX_DEPTH:
             raise ServiceError(f"k must be a whole number from 1 to {run_service.MAX_DEPTH}")
-        endpoint.schedule_last_at = latest_slot(parsed, now or utcnow())
+        if text != endpoint.schedule:
+            # Only a new schedule skips the slots before now; re-saving keeps a due slot due.
+            endpoint.schedule_last_at = latest_slot(parsed, now or utcnow())
     endpoint.schedule = text
     endpoint.schedule_series = series if text else ""
     endpoint.schedule_k = k
