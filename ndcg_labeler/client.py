@@ -164,12 +164,15 @@ class Client:
         *,
         depth: int | None = None,
         notes: str = "",
+        series: str | None = None,
     ) -> dict[str, Any]:
         """Upload a run (admins): a file path (any format the server reads), a dict
         {qid: {docid: score}} (ranx/pytrec_eval), or a pandas DataFrame with columns qid, docid,
-        score. Returns the stored run with its validation report."""
+        score; `series` names the series it joins. Returns the stored run with its report."""
         filename, stream = _run_file(run, name)
         data = {"name": name or "", "notes": notes}
+        if series:
+            data["series"] = series
         if depth is not None:
             data["depth"] = str(depth)
         with stream:

@@ -114,6 +114,10 @@ def from_environment(instance_path: str) -> dict[str, Any]:
         # Requests made on an admin's behalf (endpoints, judges): see services/outbound.
         "NDCG_OUTBOUND_ALLOW": os.environ.get("NDCG_OUTBOUND_ALLOW", ""),
         "NDCG_OUTBOUND_DENY": os.environ.get("NDCG_OUTBOUND_DENY", ""),
+        # Scheduled evaluations post {"text": ...} here on fail/inconclusive (services/series).
+        "NDCG_ALERT_WEBHOOK_URL": os.environ.get("NDCG_ALERT_WEBHOOK_URL", ""),
+        # The job worker's scheduler tick (huey periodic task, every minute); 0 switches it off.
+        "NDCG_SCHEDULER": _bool(os.environ.get("NDCG_SCHEDULER"), True),
         # None: the default globs (*_API_KEY,*_API_TOKEN); an empty value allows no variable.
         "NDCG_SECRET_ENV": os.environ.get("NDCG_SECRET_ENV"),
         # Single sign-on with OpenID Connect (services/sso): on when an issuer is set.

@@ -1,4 +1,4 @@
-"""`flask endpoints add|try|fetch`: live retriever endpoints from the command line.
+"""`flask endpoints add|try|fetch|schedule`: live retriever endpoints from the command line.
 
 `endpoints fetch` works in this process (a progress bar on stderr when it is a terminal) and
 prints its JSON when done.
@@ -138,3 +138,39 @@ def fetch(
     for failure in report.failed:
         click.echo(f"left out {failure['qid']}: {failure['error']}", err=True)
     sys.stdout.flush()
+
+
+@endpoints_group.command("schedule")
+@click.argument("testset")
+@click.argument("name")
+@click.option("--daily", default=None, help="Every day at HH:MM (UTC).")
+@click.option("--cron", default=None, help="A five-field cron expression (UTC).")
+@click.option("--off", is_flag=True, help="Remove the schedule.")
+@click.option("--series", "series_name", default="", help="The series the runs join.")
+@click.option("--k", type=int, default=endpoints.DEFAULT_K, show_default=True)
+@cli_errors
+def schedule(
+    testset: str,
+    name: str,
+    daily: str | None,
+    cron: str | None,
+    off: bool,
+    series_name: str,
+    k: int,
+) -> None:
+    """Fetch, score and gate a run of endpoint NAME on a schedule (the job worker runs it)."""
+    from ndcg_labeler.services import ServiceError, series
+
+    if sum(bool(x) for x in (daily, cron, off)) != 1:
+        raise ServiceError("give exactly one of --daily HH:MM, --cron EXPR or --off")
+    test_set = testsets.require_by_name(testset)
+    text = "" if off else (f"daily {daily}" if daily else str(cron))
+    endpoint = series.set_schedule(test_set, name, text, series_name, k)
+    if not endpoint.schedule:
+        click.echo(f"Endpoint '{endpoint.name}' has no schedule now.")
+        return
+    upcoming = series.next_run(endpoint)
+    click.echo(
+        f"Endpoint '{endpoint.name}' runs {endpoint.schedule} (UTC) into series "
+        f"'{endpoint.schedule_series}'; next at {upcoming:%Y-%m-%d %H:%M} UTC."
+    )

@@ -1,5 +1,6 @@
-"""`flask gate TESTSET --baseline RUN --candidate RUN`, and the runs made from others or from
-the corpus: `flask run fuse TESTSET RUN RUN...`, `flask run bm25 TESTSET`."""
+"""`flask gate TESTSET --baseline RUN --candidate RUN`, the runs made from others or from the
+corpus: `flask run fuse TESTSET RUN RUN...`, `flask run bm25 TESTSET`, and a series' trend:
+`flask run series TESTSET [NAME]`."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from ndcg_labeler.cli._common import cli_errors
 from ndcg_labeler.cli._progress import terminal_progress
 from ndcg_labeler.cli.runs import run_group
 from ndcg_labeler.formats import FormatError
-from ndcg_labeler.services import ServiceError, gate, runs, testsets
+from ndcg_labeler.services import ServiceError, gate, live, runs, series, testsets
 
 BAD_INPUT = 2
 # Exit status per outcome; --inconclusive maps the third one for pipelines that must be binary.
@@ -199,3 +200,59 @@ def bm25(testset: str, name: str, depth: int, k1: float, b: float, as_json: bool
         f"Created run '{run.name}' in test set '{test_set.name}': {run.num_queries} queries, "
         f"{run.num_entries} ranked entries. {run.notes}."
     )
+
+
+def _fmt(value: float | None, digits: int = 4) -> str:
+    return "—" if value is None else f"{value:.{digits}f}"
+
+
+@run_group.command("series")
+@click.argument("testset")
+@click.argument("name", required=False)
+@click.option("--k", "k", type=int, default=10, show_default=True, help="Cutoff k of NDCG@k.")
+@click.option("--pin", default=None, help="Pin this run (id or name) as the series' baseline.")
+@click.option("--unpin", is_flag=True, help="Unpin the baseline (the last passing run is used).")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object.")
+@cli_errors
+def series_command(
+    testset: str, name: str | None, k: int, pin: str | None, unpin: bool, as_json: bool
+) -> None:
+    """List TESTSET's series, or NAME's trend: per run mean NDCG@k with its 95% t interval,
+    judged@k, and the change against the previous run (* = paired t-test p < 0.05)."""
+    test_set = testsets.require_by_name(testset)
+    if name is None:
+        if pin or unpin:
+            raise ServiceError("name the series whose baseline to pin")
+        found = series.list_series(test_set)
+        if as_json:
+            listed = [{"series": s.name, "runs": s.runs, "latest": s.latest.name} for s in found]
+            click.echo(json.dumps({"series": listed}, ensure_ascii=False))
+            return
+        for summary in found:
+            click.echo(f"{summary.name}\t{summary.runs} runs\tlatest {summary.latest.name}")
+        if not found:
+            click.echo(f"Test set '{test_set.name}' has no series yet (flask run upload --series).")
+        return
+    if pin or unpin:
+        pinned = series.pin_baseline(test_set, name, None if unpin else pin, None)
+        what = f"run '{pinned.name}'" if pinned else "the last passing run (unpinned)"
+        click.echo(f"Series '{name}' is now gated against {what}.", err=as_json)
+    found_trend = series.trend(test_set, name, live.ScoreOptions(k=k))
+    if not found_trend.points and not (pin or unpin):
+        raise ServiceError(f"test set '{test_set.name}' has no series named '{name}'")
+    if as_json:
+        out = found_trend.to_json()
+        base, why = series.baseline(test_set, name)
+        out["baseline"] = {"run": base.name if base else None, "why": why}
+        click.echo(json.dumps(out, ensure_ascii=False))
+        return
+    click.echo(f"run\tuploaded\tNDCG@{k}\t95% CI\tjudged@{k}\tΔ vs previous\tp")
+    for p in found_trend.points:
+        ci = f"{_fmt(p.ci_low)}–{_fmt(p.ci_high)}" if p.ci_low is not None else "—"
+        mark = " *" if p.significant else ""
+        uploaded = f"{p.run.uploaded_at:%Y-%m-%d %H:%M}"
+        delta = "—" if p.delta is None else f"{p.delta:+.4f}{mark}"
+        click.echo(
+            f"{p.run.name}\t{uploaded}\t{_fmt(p.mean)}\t{ci}\t{_fmt(p.judged, 3)}\t{delta}\t"
+            f"{_fmt(p.p_value, 3)}"
+        )

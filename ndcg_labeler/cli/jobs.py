@@ -1,4 +1,4 @@
-"""`flask jobs worker|list|recover`: the background job worker and a look at the jobs."""
+"""`flask jobs worker|list|recover|tick`: the background job worker and a look at the jobs."""
 
 from __future__ import annotations
 
@@ -56,3 +56,17 @@ def recover() -> None:
 
     ids = jobs.recover()
     click.echo(f"Marked {len(ids)} interrupted job(s) as failed." if ids else "Nothing to recover.")
+
+
+@jobs_group.command("tick")
+@cli_errors
+def tick() -> None:
+    """Queue the scheduled evaluations due now (the worker does this every minute)."""
+    from ndcg_labeler.services import jobs
+
+    queued = jobs.tick()
+    for job in queued:
+        params = job.params or {}
+        click.echo(f"Queued job {job.id}: {params.get('endpoint')} into {params.get('series')}.")
+    if not queued:
+        click.echo("No scheduled evaluation is due.")

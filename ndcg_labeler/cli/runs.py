@@ -37,6 +37,7 @@ class RunGroup(AppGroup):
         "bm25": "evaluation",
         "compare": "dashboard",
         "fuse": "evaluation",
+        "series": "evaluation",
     }
 
     def _load_subcommands(self, *names: str) -> None:
@@ -152,9 +153,16 @@ def scoring_options(func: Callable[..., Any]) -> Callable[..., Any]:
     metavar="quepid-snapshot",
     help="FILE is a Quepid case snapshot CSV (queries named by their text).",
 )
+@click.option("--series", default="", help="The series the run belongs to (e.g. nightly).")
 @cli_errors
 def upload(
-    testset: str, file: str, name: str, depth: str | None, notes: str, fmt: str | None
+    testset: str,
+    file: str,
+    name: str,
+    depth: str | None,
+    notes: str,
+    fmt: str | None,
+    series: str,
 ) -> None:
     """Upload FILE (TREC, CSV/TSV, JSONL, MS MARCO; gzip ok) as run NAME of TESTSET.
 
@@ -178,13 +186,16 @@ def upload(
                 None,
                 depth=cut,
                 notes=notes,
+                series=series,
             )
     else:
-        run = _upload_file(test_set, file, name, cut, notes)
+        run = _upload_file(test_set, file, name, cut, notes, series)
     _report_upload(run, test_set.name)
 
 
-def _upload_file(test_set: TestSet, file: str, name: str, cut: int | None, notes: str) -> Run:
+def _upload_file(
+    test_set: TestSet, file: str, name: str, cut: int | None, notes: str, series: str
+) -> Run:
     """Upload a run file of our own formats, with a progress bar."""
     with open(file, "rb") as stream, terminal_progress() as progress:
         return runs.upload_run(
@@ -196,6 +207,7 @@ def _upload_file(test_set: TestSet, file: str, name: str, cut: int | None, notes
             depth=cut,
             notes=notes,
             progress=progress,
+            series=series,
         )
 
 
@@ -204,7 +216,8 @@ def _report_upload(run: Run, test_set_name: str) -> None:
     report = run.report or {}
     click.echo(
         f"Uploaded run '{run.name}' to test set '{test_set_name}': {run.num_queries} queries, "
-        f"{run.num_entries} ranked entries (format {run.format}, depth {run.depth})."
+        f"{run.num_entries} ranked entries (format {run.format}, depth {run.depth})"
+        + (f", series '{run.series}'." if run.series else ".")
     )
     unknown = report.get("unknown_queries", {})
     if unknown.get("count"):

@@ -58,3 +58,20 @@ class FetchForm(FlaskForm):
     )
     accept_partial = BooleanField("Store the run even if some queries fail (they are listed)")
     submit = SubmitField("Fetch run")
+
+
+class ScheduleForm(FlaskForm):
+    """Fetch, score and gate a run on a schedule into a series (empty schedule: none)."""
+
+    schedule = StringField(
+        "Schedule (UTC)",
+        validators=[Optional(), Length(max=100)],
+        description='"daily 03:00" or a cron expression such as "30 2 * * 1-5"; empty: none.',
+    )
+    series = StringField("Series", validators=[Optional(), Length(max=runs.MAX_NAME)])
+    k = IntegerField(
+        "Results per query",
+        default=endpoints.DEFAULT_K,
+        validators=[NumberRange(1, runs.MAX_DEPTH)],
+    )
+    submit = SubmitField("Save schedule")

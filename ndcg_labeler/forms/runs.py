@@ -27,6 +27,7 @@ class RunUploadForm(FlaskForm):
         validators=[Optional(), NumberRange(min=1, max=runs.MAX_DEPTH)],
     )
     notes = TextAreaField("Notes", validators=[Optional(), Length(max=runs.MAX_NOTES)])
+    series = StringField("Series", validators=[Optional(), Length(max=runs.MAX_NAME)])
     submit = SubmitField("Upload run")
 
 

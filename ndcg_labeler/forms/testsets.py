@@ -70,6 +70,10 @@ class SettingsForm(FlaskForm):
     show_machine_suggestions = BooleanField(
         "Show machine judges' grades to annotators while they label"
     )
+    series_separator = StringField(
+        "Runs join the series named by their name up to the first",
+        validators=[Length(max=8)],
+    )
     submit = SubmitField("Save settings")
 
 

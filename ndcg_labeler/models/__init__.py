@@ -15,6 +15,7 @@ from ndcg_labeler.models.judges import (
 from ndcg_labeler.models.judgments import Adjudication, Assignment, Judgment, JudgmentEvent
 from ndcg_labeler.models.probes import Probe, ProbeAnswer
 from ndcg_labeler.models.runs import Run, RunQuery, RunScore
+from ndcg_labeler.models.series import SeriesCheck, SeriesSetting
 from ndcg_labeler.models.testsets import (
     AnnotatorTally,
     Chunk,
@@ -52,6 +53,8 @@ __all__ = [
     "Run",
     "RunQuery",
     "RunScore",
+    "SeriesCheck",
+    "SeriesSetting",
     "TestSet",
     "TestSetMember",
     "User",

@@ -38,5 +38,11 @@ class RetrieverEndpoint(db.Model):
     requests_per_minute: Mapped[int] = mapped_column(default=0)
     timeout: Mapped[float] = mapped_column(default=30.0)
     created_at: Mapped[datetime] = mapped_column(sa.DateTime(timezone=True), default=utcnow)
+    # A scheduled evaluation: "daily HH:MM" or a five-field cron expression (UTC); "" for none.
+    schedule: Mapped[str] = mapped_column(sa.String(100), default="")
+    schedule_series: Mapped[str] = mapped_column(sa.String(200), default="")
+    schedule_k: Mapped[int] = mapped_column(default=100)
+    # The last slot claimed (run or being run): a slot is claimed once, so it never runs twice.
+    schedule_last_at: Mapped[datetime | None] = mapped_column(sa.DateTime(timezone=True))
 
     __table_args__ = (sa.UniqueConstraint("test_set_id", "name"),)

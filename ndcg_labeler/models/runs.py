@@ -39,6 +39,8 @@ class Run(db.Model):
     num_entries: Mapped[int] = mapped_column(sa.BigInteger, default=0)
     # What validation reported: unknown queries (count and examples), lines read, etc.
     report: Mapped[dict[str, Any] | None] = mapped_column(sa.JSON)
+    # The series (nightly builds, one experiment's tries) the run belongs to; None: none.
+    series: Mapped[str | None] = mapped_column(sa.String(200), index=True)
 
     test_set: Mapped[TestSet] = relationship(back_populates="runs", viewonly=True)
     uploader: Mapped[User | None] = relationship(viewonly=True)

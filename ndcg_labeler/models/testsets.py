@@ -36,6 +36,9 @@ class TestSet(db.Model):
     is_demo: Mapped[bool] = mapped_column(default=False)
     # Show machine judges' grades to annotators while they label (off: avoids anchoring).
     show_machine_suggestions: Mapped[bool] = mapped_column(default=False)
+    # A run uploaded without a series joins the one its name starts with, up to the first
+    # occurrence of this separator ("nightly-2026-11-26" -> "nightly" with "-"); "": off.
+    series_separator: Mapped[str] = mapped_column(sa.String(8), default="")
     # Bumped on every grade change / run upload: a cheap "changed since" check for live pages.
     labels_version: Mapped[int] = mapped_column(default=0)
     runs_version: Mapped[int] = mapped_column(default=0)

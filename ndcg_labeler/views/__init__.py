@@ -42,6 +42,8 @@ BLUEPRINT_MODULES += ("machine_review",)
 BLUEPRINT_MODULES += ("judge_probes",)
 # Live retriever endpoints: define, try, fetch.
 BLUEPRINT_MODULES += ("endpoints",)
+# Run series: trends over time, the baseline, scheduled evaluations and their alerts.
+BLUEPRINT_MODULES += ("series",)
 # Background jobs: long imports and uploads.
 BLUEPRINT_MODULES += ("jobs",)
 # The audit trail of admin actions.

@@ -114,6 +114,7 @@ def _run_json(run: Run) -> dict[str, Any]:
         "num_entries": run.num_entries,
         "uploaded_at": run.uploaded_at.isoformat(),
         "notes": run.notes,
+        "series": run.series,
         "scores_url": url_for(
             "api.scores", test_set=str(run.test_set_id), run=str(run.id), _external=True
         ),
@@ -251,8 +252,8 @@ def status(test_set: str) -> Response:
 
 @bp.post("/testsets/<test_set>/runs")
 def upload(test_set: str) -> tuple[Response, int] | Response:
-    """Upload a run: multipart `file`, optional `name` (default: the file's name), `depth` and
-    `notes` (admins)."""
+    """Upload a run: multipart `file`, optional `name` (default: the file's name), `depth`,
+    `notes` and `series` (admins)."""
     return _upload(_test_set(test_set))
 
 
@@ -275,15 +276,23 @@ def _upload(test_set: TestSet) -> tuple[Response, int] | Response:
         if runs.name_taken(test_set, name):
             return _error(409, f"this test set already has a run named '{name}'")
         notes = request.form.get("notes", "")
+        series = request.form.get("series", "")
         if fmt:  # a Quepid case snapshot: queries named by their text
             file = interop_requests.peer_file(storage)
             run = interop.upload_quepid_snapshot(
-                test_set, file, name, g.api_user, depth=depth, notes=notes
+                test_set, file, name, g.api_user, depth=depth, notes=notes, series=series
             )
         else:
             filename = os.path.basename(storage.filename or "") or "upload"
             run = runs.upload_run(
-                test_set, storage.stream, filename, name, g.api_user, depth=depth, notes=notes
+                test_set,
+                storage.stream,
+                filename,
+                name,
+                g.api_user,
+                depth=depth,
+                notes=notes,
+                series=series,
             )
     except FormatError as exc:
         return _error(400, str(exc), file=exc.filename, line=exc.line, reason=exc.reason)

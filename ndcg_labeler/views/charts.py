@@ -32,6 +32,7 @@ class Mark:
     attrs: tuple[tuple[str, str], ...]
     title: str | None = None
     text: str | None = None
+    href: str | None = None  # the mark is a link (drawn inside <a href>)
 
 
 @dataclass(frozen=True)
@@ -331,3 +332,95 @@ def _density(points: Sequence[tuple[str, float, float]], frame: _Frame) -> list[
             )
         )
     return marks
+
+
+@dataclass(frozen=True)
+class TrendPoint:
+    """One run of a series as the trend chart draws it."""
+
+    label: str
+    mean: float | None
+    low: float | None
+    high: float | None
+    judged: float | None
+    change: str  # "up", "down" or "" (not significant)
+    href: str | None
+    note: str
+
+
+# At most this many run names under the x axis (every run still has its point and tooltip).
+TREND_LABELS = 8
+
+
+def trend(name: str, k: int, points: Sequence[TrendPoint]) -> Chart:
+    """Mean NDCG@k (95% interval as a bar) and judged@k of a series' runs in upload order;
+    a significant change against the previous run is ringed; each mean links to its comparison."""
+    frame = _Frame((0.0, float(max(len(points) - 1, 1))), (0.0, 1.0))
+    changed = [p.label for p in points if p.change]
+    chart = Chart(
+        title=f"Series {name}: mean NDCG@{k} and judged@{k} over {len(points)} runs",
+        desc=(
+            "; ".join(
+                f"{p.label}: NDCG@{k} {'undefined' if p.mean is None else f'{p.mean:.4f}'}"
+                + (f" (95% CI {p.low:.4f}–{p.high:.4f})" if p.low is not None else "")
+                + (f", judged@{k} {p.judged:.3f}" if p.judged is not None else "")
+                + (f", significant change {p.change}" if p.change else "")
+                for p in points
+            )
+            or "No runs."
+        )
+        + (f". Significant changes: {', '.join(changed)}." if changed else ""),
+    )
+    every = max(1, -(-len(points) // TREND_LABELS))
+    x_ticks = [
+        (float(i), p.label if len(p.label) <= 12 else p.label[:11] + "…")
+        for i, p in enumerate(points)
+        if i % every == 0
+    ]
+    chart.marks.extend(frame.axes(x_ticks, UNIT_TICKS, "run (oldest first)", f"NDCG@{k}"))
+    for css, values in (
+        ("series-1", [p.judged for p in points]),
+        ("series-0", [p.mean for p in points]),
+    ):
+        line = [(frame.x(float(i)), frame.y(v)) for i, v in enumerate(values) if v is not None]
+        if len(line) > 1:
+            chart.marks.append(
+                _mark(
+                    "polyline",
+                    points=" ".join(f"{_f(x)},{_f(y)}" for x, y in line),
+                    class_=f"line {css}",
+                )
+            )
+    for i, p in enumerate(points):
+        x = frame.x(float(i))
+        if p.low is not None and p.high is not None:
+            chart.marks.append(
+                _mark("line", x1=x, x2=x, y1=frame.y(p.low), y2=frame.y(p.high), class_="ci")
+            )
+        if p.judged is not None:
+            chart.marks.append(
+                _mark(
+                    "rect",
+                    title=f"{p.label}: judged@{k} {p.judged:.3f}",
+                    x=x - 3,
+                    y=frame.y(p.judged) - 3,
+                    width=6,
+                    height=6,
+                    class_="dot series-1",
+                )
+            )
+        if p.mean is None:
+            continue
+        if p.change:
+            chart.marks.append(
+                _mark("circle", cx=x, cy=frame.y(p.mean), r=9, class_=f"change {p.change}")
+            )
+        mark = _mark("circle", title=p.note, cx=x, cy=frame.y(p.mean), r=5, class_="dot series-0")
+        chart.marks.append(Mark(mark.tag, mark.attrs, mark.title, None, p.href))
+    chart.legend.extend(
+        [
+            LegendItem(f"mean NDCG@{k} (bar: 95% interval)", "series-0"),
+            LegendItem(f"judged@{k}", "series-1"),
+        ]
+    )
+    return chart

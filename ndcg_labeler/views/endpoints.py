@@ -1,4 +1,4 @@
-"""A test set's live retriever endpoints in the browser (admins): define, try, fetch."""
+"""A test set's live retriever endpoints in the browser (admins): define, try, fetch, schedule."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ from flask import Blueprint, abort, flash, redirect, render_template, url_for
 from flask_login import current_user
 from werkzeug.wrappers import Response
 
-from ndcg_labeler.forms.endpoints import EndpointForm, FetchForm, TryForm
-from ndcg_labeler.services import ServiceError, endpoints, jobs
+from ndcg_labeler.forms.endpoints import EndpointForm, FetchForm, ScheduleForm, TryForm
+from ndcg_labeler.services import ServiceError, endpoints, jobs, series
 from ndcg_labeler.views.access import admin_required, get_test_set_or_404
 
 bp = Blueprint("endpoints", __name__, url_prefix="/test-sets/<int:test_set_id>/endpoints")
@@ -56,6 +56,11 @@ def show(test_set_id: int, name: str) -> str | Response:
     found = {e.name: e for e in endpoints.list_endpoints(test_set)}
     endpoint = found.get(name) or abort(404)
     try_form, fetch_form = TryForm(prefix="try"), FetchForm(prefix="fetch")
+    schedule_form = ScheduleForm(prefix="schedule")
+    if not schedule_form.is_submitted():
+        schedule_form.schedule.data = endpoint.schedule
+        schedule_form.series.data = endpoint.schedule_series
+        schedule_form.k.data = endpoint.schedule_k
     hits, error = None, None
     if try_form.submit.data and try_form.validate_on_submit():
         try:
@@ -76,6 +81,21 @@ def show(test_set_id: int, name: str) -> str | Response:
             fetch_form.run.errors.append(str(exc))
         else:
             return redirect(url_for("jobs.show", job_id=job.id))
+    elif schedule_form.submit.data and schedule_form.validate_on_submit():
+        try:
+            series.set_schedule(
+                test_set,
+                endpoint.name,
+                schedule_form.schedule.data or "",
+                schedule_form.series.data or "",
+                schedule_form.k.data or endpoints.DEFAULT_K,
+                current_user,
+            )
+        except ServiceError as exc:
+            schedule_form.schedule.errors.append(str(exc))
+        else:
+            flash(f"Schedule of {endpoint.name} saved.", "success")
+            return redirect(url_for("endpoints.show", test_set_id=test_set.id, name=name))
     return render_template(
         "endpoints/show.html",
         test_set=test_set,
@@ -83,6 +103,8 @@ def show(test_set_id: int, name: str) -> str | Response:
         snapshot=endpoints.snapshot(endpoint),
         try_form=try_form,
         fetch_form=fetch_form,
+        schedule_form=schedule_form,
+        next_run=series.next_run(endpoint) if endpoint.schedule else None,
         hits=hits,
         error=error,
     )

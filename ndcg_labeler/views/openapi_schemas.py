@@ -81,6 +81,10 @@ SCHEMAS: dict[str, Any] = {
             "num_entries": {"type": "integer"},
             "uploaded_at": {"type": "string"},
             "notes": {"type": "string"},
+            "series": {
+                "type": ["string", "null"],
+                "description": "The series the run belongs to (null: none).",
+            },
             "scores_url": {"type": "string"},
             "k": {"type": "integer", "description": "The cutoff of the mean (10)."},
             "mean_ndcg": {

@@ -224,6 +224,10 @@ PATHS: dict[str, Any] = {
                                 "depth": {"type": "integer", "minimum": 1},
                                 "notes": {"type": "string"},
                                 "format": RUN_FORMAT,
+                                "series": {
+                                    "type": "string",
+                                    "description": "The series the run joins (e.g. nightly).",
+                                },
                             },
                         }
                     }

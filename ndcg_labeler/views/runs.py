@@ -160,6 +160,7 @@ def upload(test_set_id: int) -> str | Response | tuple[object, int]:
                         current_user,
                         depth=form.depth.data,
                         notes=form.notes.data or "",
+                        series=form.series.data or "",
                     )
                     target = url_for("jobs.show", job_id=job.id)
                     return jsonify(ok=True, redirect=target) if _xhr() else redirect(target)
@@ -171,6 +172,7 @@ def upload(test_set_id: int) -> str | Response | tuple[object, int]:
                     current_user,
                     depth=form.depth.data,
                     notes=form.notes.data or "",
+                    series=form.series.data or "",
                 )
             except (FormatError, ServiceError) as exc:
                 form.file.errors.append(f"{exc} — nothing was stored.")

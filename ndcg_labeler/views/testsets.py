@@ -125,6 +125,7 @@ def _settings_form(test_set: TestSet) -> SettingsForm:
         form.judgments_per_pair.data = current.judgments_per_pair
         form.disagreement_threshold.data = current.disagreement_threshold
         form.show_machine_suggestions.data = current.show_machine_suggestions
+        form.series_separator.data = current.series_separator
         while len(form.grades):
             form.grades.pop_entry()
         for label in current.grade_labels:
@@ -154,6 +155,7 @@ def settings(test_set_id: int) -> str | Response:
             judgments_per_pair=int(form.judgments_per_pair.data or 0),
             disagreement_threshold=int(form.disagreement_threshold.data or 0),
             show_machine_suggestions=bool(form.show_machine_suggestions.data),
+            series_separator=form.series_separator.data or "",
         )
         try:
             testsets.update_settings(test_set, new, current_user)

@@ -120,7 +120,12 @@ def is_page(endpoint: str, url: str) -> bool:
 
 def links(page: Any, base: str) -> list[str]:
     """The same-origin links on the page, without fragments."""
-    hrefs = page.eval_on_selector_all("a[href]", "els => els.map(e => e.href)")
+    # An SVG link's href is an SVGAnimatedString: resolve its value like an HTML link's.
+    script = (
+        "els => els.map(e => typeof e.href === 'string' ? e.href"
+        " : new URL(e.href.baseVal, document.baseURI).href)"
+    )
+    hrefs = page.eval_on_selector_all("a[href]", script)
     return [urldefrag(h)[0] for h in hrefs if h.startswith(base + "/")]
 
 

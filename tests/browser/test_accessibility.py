@@ -54,6 +54,7 @@ EVERYONE = {
     "team.people_page",
     "team.policies_page",
     "labeling.pair",
+    "series.show",
 }
 MUST_REACH = {
     "admin": EVERYONE
@@ -79,7 +80,8 @@ def build_everything(app, llm: FakeLLM) -> int:
     with app.app_context():
         test_set = build_test_set("Handbook", QUERIES, QRELS, CORPUS)
         for name, ranking in (("A", RUN_A), ("B", RUN_B)):
-            run_service.upload_run(test_set, io.BytesIO(trec(ranking)), f"{name}.trec", name, None)
+            stream = io.BytesIO(trec(ranking))
+            run_service.upload_run(test_set, stream, f"{name}.trec", name, None, series="nightly")
         runs = list(db.session.scalars(db.select(Run).where(Run.test_set_id == test_set.id)))
         pooling.add_pool(test_set, runs, 3)
         testsets.set_members(test_set, [alice, bob])

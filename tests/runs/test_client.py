@@ -72,8 +72,9 @@ def _pytrec(
 def test_upload_a_dict_and_read_per_query_ndcg(server: Server) -> None:
     with Client(server.url, server.admin_token) as api:
         assert [s["name"] for s in api.test_sets()] == ["desk"]
-        stored = api.upload_run("desk", RUN, name="bm25")
+        stored = api.upload_run("desk", RUN, name="bm25", series="nightly")
         assert stored["name"] == "bm25" and stored["num_queries"] == 3
+        assert stored["series"] == "nightly"
         assert [r["name"] for r in api.runs("desk")] == ["bm25"]
         names = ["nDCG@3", "ndcg_cut_1", "bpref", "P(rel=2)@2"]
         values = api.scores("desk", "bm25", measures=names, as_frame=False)

@@ -159,6 +159,10 @@ ROUTES = {
     "judge_probes.prices": ADMIN,
     "endpoints.index": ADMIN,
     "endpoints.show": ADMIN,
+    "series.index": MEMBER,
+    "series.show": MEMBER,
+    "series.show_json": MEMBER,
+    "series.pin": ADMIN,
     "lost_session.session_state": PUBLIC,
     "lost_session.signed_in": LOGIN,
 }

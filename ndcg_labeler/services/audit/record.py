@@ -20,6 +20,8 @@ ACTIONS = {
     "testset.settings": "test-set settings changed",
     "run.upload": "run uploaded",
     "run.delete": "run deleted",
+    "series.baseline": "series baseline pinned or unpinned",
+    "series.schedule": "endpoint schedule set or removed",
     "judge.create": "machine judge created",
     "judge.archive": "machine judge archived",
     "judge.restore": "machine judge restored from the archive",

@@ -156,10 +156,12 @@ def fetch_run(
     user: User | None = None,
     progress: Callable[[str, int, int, int], None] | None = None,
     own: Sequence[str] = (),
+    series: str | None = None,
 ) -> tuple[Run | None, FetchReport]:
     """Ask the endpoint for every query and store the run (and new chunks); the report.
 
-    `own`: the app's 'host:port' names as the request that queued a job saw them."""
+    `own`: the app's 'host:port' names as the request that queued a job saw them; `series`:
+    the series the run joins (a scheduled evaluation's)."""
     started = time.monotonic()
     name = runs.clean_name(name)
     if runs.name_taken(test_set, name):
@@ -181,7 +183,9 @@ def fetch_run(
         raise ServiceError("no query was fetched: nothing to store")
     new = _new_chunks(test_set, answers)
     text = _trec(answers, k)
-    run = runs.upload_run(test_set, io.BytesIO(text.encode()), f"{endpoint.name}.trec", name, user)
+    run = runs.upload_run(
+        test_set, io.BytesIO(text.encode()), f"{endpoint.name}.trec", name, user, series=series
+    )
     if new:
         out = io.StringIO()
         writer = csv.writer(out)

@@ -192,6 +192,7 @@ def upload_quepid_snapshot(
     *,
     depth: int | None = None,
     notes: str = "",
+    series: str | None = None,
 ) -> Run:
     """Store a Quepid case snapshot (CSV) as a run: each query's documents in their positions.
 
@@ -213,4 +214,6 @@ def upload_quepid_snapshot(
         for position, docid in sorted(docs):
             out.append(f"{qid} Q0 {docid} {position} {top + 1 - position} quepid\n")
     base = os.path.basename(file.filename) or "snapshot.csv"
-    return runs.upload_run(test_set, _memory(out), base, name, user, depth=depth, notes=notes)
+    return runs.upload_run(
+        test_set, _memory(out), base, name, user, depth=depth, notes=notes, series=series
+    )

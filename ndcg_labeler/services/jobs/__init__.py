@@ -15,6 +15,7 @@ from .queue import storage_url, worker
 from .records import can_see, cancel, figures, get_job, is_finished, list_jobs
 from .recovery import recover
 from .reporting import PHASES
+from .schedules import tick
 from .spool import stream_size, threshold_bytes
 
 __all__ = [
@@ -37,6 +38,7 @@ __all__ = [
     "storage_url",
     "stream_size",
     "threshold_bytes",
+    "tick",
     "title",
     "worker",
 ]

@@ -52,12 +52,16 @@ def enqueue_upload(
     user: User | None,
     depth: int | None = None,
     notes: str = "",
+    series: str = "",
 ) -> Job:
     """A background run upload (the name is checked now, and again when it is stored)."""
     name = run_service.clean_name(name)
+    series = run_service.clean_series(series) or ""
     if run_service.name_taken(test_set, name):
         raise ServiceError(f"this test set already has a run named '{name}'")
     params = {"name": name, "depth": depth, "notes": notes, "filename": filename}
+    if series:
+        params["series"] = series
     return _enqueue(kinds.RUN_UPLOAD, test_set, user, params, {"run": (filename, stream)})
 
 

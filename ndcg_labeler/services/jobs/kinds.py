@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from ndcg_labeler.extensions import db
@@ -15,6 +16,7 @@ from ndcg_labeler.services import ServiceError, imports, pooling, probes
 from ndcg_labeler.services import endpoints as endpoints_service
 from ndcg_labeler.services import judges as judges_service
 from ndcg_labeler.services import runs as run_service
+from ndcg_labeler.services import series as series_service
 from ndcg_labeler.services._progress import Progress
 from ndcg_labeler.services.jobs import spool
 
@@ -102,6 +104,7 @@ def _run_upload(job: Job, progress: Progress) -> dict[str, Any]:
             depth=params.get("depth"),
             notes=params.get("notes") or "",
             progress=progress,
+            series=params.get("series") or None,
         )
     return {"run_id": run.id, "run_name": run.name, "report": run.report}
 
@@ -230,6 +233,28 @@ def _run_bm25(job: Job, progress: Progress) -> dict[str, Any]:
     return {"run_id": run.id, "run_name": run.name, "notes": run.notes, "report": run.report}
 
 
+def _run_scheduled(job: Job, progress: Progress) -> dict[str, Any]:
+    """A scheduled evaluation: fetch into the series, gate, alert; the check is the result."""
+    test_set = _test_set(job)
+    params = job.params or {}
+    due = series_service.Due(
+        test_set.id,
+        params.get("endpoint") or "",
+        params.get("series") or "",
+        int(params.get("k") or 100),
+        datetime.fromisoformat(params["slot"]),
+    )
+    check = series_service.evaluate(test_set, due, progress, own=params.get("own") or ())
+    return {
+        "check_id": check.id,
+        "outcome": check.outcome,
+        "run_id": check.run_id,
+        "baseline_run_id": check.baseline_run_id,
+        "alert": check.alert,
+        "summary": check.summary,
+    }
+
+
 IMPORT = Kind("import", "Import", _run_import, "nothing was imported")
 RUN_UPLOAD = Kind(
     "run_upload",
@@ -270,8 +295,15 @@ BM25 = Kind(
     _run_bm25,
     stored_run=StoredRun("name", lambda params: "bm25.trec"),
 )
+SCHEDULED = Kind(
+    "scheduled",
+    "Scheduled evaluation",
+    _run_scheduled,
+    "no run was stored (the slot is not run again: the next one is)",
+)
 KINDS: dict[str, Kind] = {
-    kind.name: kind for kind in (IMPORT, RUN_UPLOAD, JUDGE, PROBE, FETCH, POOL, FUSE, BM25)
+    kind.name: kind
+    for kind in (IMPORT, RUN_UPLOAD, JUDGE, PROBE, FETCH, POOL, FUSE, BM25, SCHEDULED)
 }
 
 

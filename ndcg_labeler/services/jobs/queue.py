@@ -19,6 +19,7 @@ from ndcg_labeler.services.jobs.runner import run_job as run
 
 EXTENSION = "ndcg_jobs_queue"
 TASK_NAME = "ndcg.run_job"
+TICK_NAME = "ndcg.schedule_tick"
 
 
 def storage_url(app: Flask) -> str | None:
@@ -46,7 +47,16 @@ def _build(app: Flask) -> Any:
         with app.app_context():
             run(job_id)
 
+    # Every minute the worker's scheduler queues this; it queues the evaluations due then.
+    @queue.periodic_task(huey.crontab(minute="*"), name=TICK_NAME)
+    def schedule_tick() -> None:
+        from ndcg_labeler.services.jobs.schedules import tick
+
+        with app.app_context():
+            tick()
+
     queue.ndcg_run_job = run_job
+    queue.ndcg_schedule_tick = schedule_tick
     return queue
 
 
@@ -65,5 +75,7 @@ def send(job_id: int) -> None:
 
 
 def worker(app: Flask, threads: int = 2) -> Any:
-    """A huey consumer for the app's queue: `run()` it in the foreground."""
-    return get_queue(app).create_consumer(workers=threads, worker_type="thread", periodic=False)
+    """A huey consumer for the app's queue: `run()` it in the foreground. Its scheduler runs
+    the schedule tick every minute unless NDCG_SCHEDULER is off."""
+    periodic = bool(app.config.get("NDCG_SCHEDULER", True))
+    return get_queue(app).create_consumer(workers=threads, worker_type="thread", periodic=periodic)

@@ -4,7 +4,15 @@ from .bm25 import Settings as Bm25Settings
 from .bm25 import corpus_size, create_bm25_run
 from .catalog import delete_run, get_run, get_run_by_ref, list_runs, require_run, uploaders
 from .fusion import check_fusion, fuse_runs, ranked_lists
-from .upload import MAX_DEPTH, MAX_NAME, MAX_NOTES, clean_name, name_taken, upload_run
+from .upload import (
+    MAX_DEPTH,
+    MAX_NAME,
+    MAX_NOTES,
+    clean_name,
+    clean_series,
+    name_taken,
+    upload_run,
+)
 
 __all__ = [
     "MAX_DEPTH",
@@ -13,6 +21,7 @@ __all__ = [
     "Bm25Settings",
     "check_fusion",
     "clean_name",
+    "clean_series",
     "corpus_size",
     "create_bm25_run",
     "delete_run",

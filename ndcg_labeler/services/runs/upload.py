@@ -92,6 +92,26 @@ def clean_name(name: str, filename: str = "") -> str:
     return name
 
 
+def clean_series(series: str | None) -> str | None:
+    """A series name: one line, trimmed, at most MAX_NAME characters; empty means no series."""
+    series = " ".join((series or "").split())
+    if len(series) > MAX_NAME:
+        raise ServiceError(f"the series name must have at most {MAX_NAME} characters")
+    if "/" in series:
+        # The series page's address holds the name as one path segment.
+        raise ServiceError("a series name cannot contain '/'")
+    return series or None
+
+
+def series_from_name(test_set: TestSet, name: str) -> str | None:
+    """The series a run named `name` joins by the test set's separator rule (None: none)."""
+    separator = test_set.series_separator
+    if not separator or separator not in name[1:]:
+        return None
+    found = name[: name.index(separator, 1)].strip()
+    return found if found and "/" not in found else None
+
+
 def _check_depth(depth: int | None) -> int:
     if depth is None:
         depth = int(current_app.config["NDCG_RUN_DEPTH"])
@@ -115,6 +135,7 @@ def upload_run(
     depth: int | None = None,
     notes: str = "",
     progress: Progress = no_progress,
+    series: str | None = None,
 ) -> Run:
     """Parse, validate, rank and store a run whole (one transaction); returns the new Run.
 
@@ -137,7 +158,17 @@ def upload_run(
         if owned:
             raw.close()
     return store_parsed_run(
-        test_set, parsed, sha256, filename, name, uploaded_by, depth, notes, progress, ahead=ahead
+        test_set,
+        parsed,
+        sha256,
+        filename,
+        name,
+        uploaded_by,
+        depth,
+        notes,
+        progress,
+        ahead=ahead,
+        series=series,
     )
 
 
@@ -167,6 +198,7 @@ def store_parsed_run(
     progress: Progress = no_progress,
     in_trec_order: bool = False,
     ahead: live.GradesAhead | None = None,
+    series: str | None = None,
 ) -> Run:
     """upload_run after parsing: a run already in formats.read_run's form (validated: no
     docid twice in a query, no whitespace in ids), with the sha256 of its file's bytes, is
@@ -176,6 +208,7 @@ def store_parsed_run(
     its arrays in rank order in place. `ahead`: the test set's grades, read since before the
     parse (else read from here on, while the run is ranked and written)."""
     name, depth, notes = check_upload(test_set, name, depth, notes)
+    series = clean_series(series) or series_from_name(test_set, name)
     known = _query_ids(test_set)
     unknown = _unknown_queries(test_set, parsed, known, filename)
     ahead = ahead or live.GradesAhead(test_set.id)
@@ -191,6 +224,7 @@ def store_parsed_run(
         format=parsed.format,
         depth=depth,
         notes=notes,
+        series=series,
         num_queries=len(ranked.query_ids),
         num_entries=ranked.entries,
         report={
@@ -215,6 +249,7 @@ def store_parsed_run(
                 format=parsed.format,
                 queries=run.num_queries,
                 entries=run.num_entries,
+                **({"series": series} if series else {}),
             )
             # This process has the ranked lists at hand: they are scored while they are written.
             ahead.score(run, ranked.query_ids, ranked.blobs, ranked.buffer)

@@ -143,6 +143,7 @@ class Settings:
     judgments_per_pair: int
     disagreement_threshold: int
     show_machine_suggestions: bool = False
+    series_separator: str = ""
 
 
 def settings_of(test_set: TestSet) -> Settings:
@@ -156,6 +157,7 @@ def settings_of(test_set: TestSet) -> Settings:
         judgments_per_pair=test_set.judgments_per_pair,
         disagreement_threshold=test_set.disagreement_threshold,
         show_machine_suggestions=test_set.show_machine_suggestions,
+        series_separator=test_set.series_separator,
     )
 
 
@@ -178,6 +180,9 @@ def update_settings(test_set: TestSet, settings: Settings, actor: User | None = 
         raise ServiceError(f"judgments per pair must be between 1 and {MAX_JUDGMENTS_PER_PAIR}")
     if not 1 <= settings.disagreement_threshold <= top:
         raise ServiceError(f"the disagreement threshold must be from 1 to {top} grades")
+    separator = settings.series_separator or ""
+    if len(separator) > 8 or any(c.isspace() for c in separator):
+        raise ServiceError("the series separator must be 1–8 characters without spaces, or empty")
     # Aggregation and threshold change the grades scoring uses: live pages must recompute.
     if (settings.aggregation, settings.relevance_threshold) != (
         test_set.aggregation,
@@ -193,6 +198,7 @@ def update_settings(test_set: TestSet, settings: Settings, actor: User | None = 
     test_set.judgments_per_pair = settings.judgments_per_pair
     test_set.disagreement_threshold = settings.disagreement_threshold
     test_set.show_machine_suggestions = settings.show_machine_suggestions
+    test_set.series_separator = separator
     changes = {
         key: {"old": old, "new": new}
         for key, old, new in (

@@ -1,0 +1,153 @@
+"""A test set's series: their runs in upload order, the pinned or last passing baseline."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+import sqlalchemy as sa
+
+from ndcg_labeler.extensions import db
+from ndcg_labeler.models import Run, SeriesCheck, SeriesSetting, TestSet, User
+from ndcg_labeler.services import ServiceError, audit
+from ndcg_labeler.services import runs as run_service
+
+# A scheduled run that established the baseline (no earlier run to gate against) counts as
+# passing when the next one looks for "the last passing run".
+PASSING = ("pass", "baseline")
+
+
+@dataclass(frozen=True)
+class SeriesSummary:
+    """One series of a test set: its name, how many runs, and the latest one."""
+
+    name: str
+    runs: int
+    latest: Run
+
+
+def aware(moment: datetime | None) -> datetime | None:
+    """A stored time as UTC-aware (SQLite gives back naive datetimes)."""
+    if moment is None or moment.tzinfo is not None:
+        return moment
+    return moment.replace(tzinfo=UTC)
+
+
+def list_series(test_set: TestSet) -> list[SeriesSummary]:
+    """The test set's series by name, each with its run count and latest run."""
+    found: dict[str, list[Run]] = {}
+    stmt = (
+        sa.select(Run)
+        .where(Run.test_set_id == test_set.id, Run.series.is_not(None))
+        .order_by(Run.uploaded_at, Run.id)
+    )
+    for run in db.session.scalars(stmt):
+        found.setdefault(run.series or "", []).append(run)
+    return [SeriesSummary(name, len(runs), runs[-1]) for name, runs in sorted(found.items())]
+
+
+def series_runs(test_set: TestSet, name: str) -> list[Run]:
+    """The series' runs, oldest first (by upload time, then id)."""
+    stmt = (
+        sa.select(Run)
+        .where(Run.test_set_id == test_set.id, Run.series == name)
+        .order_by(Run.uploaded_at, Run.id)
+    )
+    return list(db.session.scalars(stmt))
+
+
+def _setting(test_set: TestSet, name: str) -> SeriesSetting | None:
+    return db.session.scalar(
+        sa.select(SeriesSetting).where(
+            SeriesSetting.test_set_id == test_set.id, SeriesSetting.name == name
+        )
+    )
+
+
+def pinned_baseline(test_set: TestSet, name: str) -> Run | None:
+    """The run pinned as the series' baseline, if any (and still there)."""
+    setting = _setting(test_set, name)
+    if setting is None or setting.baseline_run_id is None:
+        return None
+    return db.session.get(Run, setting.baseline_run_id)
+
+
+def baseline(test_set: TestSet, name: str, before: Run | None = None) -> tuple[Run | None, str]:
+    """(baseline run, why): the pinned run, else the series' last passing scheduled run,
+    else its latest run (other than `before`) no check found failing or inconclusive;
+    (None, why) when there is none."""
+    pinned = pinned_baseline(test_set, name)
+    if pinned is not None and (before is None or pinned.id != before.id):
+        return pinned, "pinned"
+    stmt = (
+        sa.select(Run)
+        .join(SeriesCheck, SeriesCheck.run_id == Run.id)
+        .where(
+            SeriesCheck.test_set_id == test_set.id,
+            SeriesCheck.series == name,
+            SeriesCheck.outcome.in_(PASSING),
+        )
+        .order_by(SeriesCheck.created_at.desc(), SeriesCheck.id.desc())
+    )
+    if before is not None:
+        stmt = stmt.where(Run.id != before.id)
+    passing = db.session.scalars(stmt.limit(1)).first()
+    if passing is not None:
+        return passing, "last passing run"
+    # A run a scheduled check found failing or inconclusive is never the fallback baseline.
+    rejected = set(
+        db.session.scalars(
+            sa.select(SeriesCheck.run_id).where(
+                SeriesCheck.test_set_id == test_set.id,
+                SeriesCheck.series == name,
+                SeriesCheck.outcome.in_(("fail", "inconclusive")),
+            )
+        )
+    )
+    earlier = [
+        run
+        for run in series_runs(test_set, name)
+        if (before is None or run.id != before.id) and run.id not in rejected
+    ]
+    if earlier:
+        return earlier[-1], "latest run not found failing (none has passed a scheduled check)"
+    return None, "the series has no earlier run"
+
+
+def pin_baseline(
+    test_set: TestSet, name: str, run_ref: str | None, actor: User | None
+) -> Run | None:
+    """Pin the series' baseline to a run of the series (id or name); None or "" unpins."""
+    run = None
+    if run_ref:
+        run = run_service.get_run_by_ref(test_set, run_ref)
+        if run is None or run.series != name:
+            raise ServiceError(f"series '{name}' has no run '{run_ref}'")
+    setting = _setting(test_set, name)
+    if setting is None:
+        setting = SeriesSetting(test_set_id=test_set.id, name=name)
+        db.session.add(setting)
+    setting.baseline_run_id = run.id if run is not None else None
+    db.session.flush()
+    audit.record(
+        actor,
+        "series.baseline",
+        "run",
+        run.id if run is not None else None,
+        test_set_id=test_set.id,
+        series=name,
+        run=run.name if run is not None else None,
+    )
+    db.session.commit()
+    return run
+
+
+def list_checks(test_set: TestSet, name: str, limit: int = 50) -> list[SeriesCheck]:
+    """The series' scheduled evaluations, newest first."""
+    stmt = (
+        sa.select(SeriesCheck)
+        .where(SeriesCheck.test_set_id == test_set.id, SeriesCheck.series == name)
+        .order_by(SeriesCheck.created_at.desc(), SeriesCheck.id.desc())
+        .limit(limit)
+    )
+    return list(db.session.scalars(stmt))
