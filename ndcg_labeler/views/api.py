@@ -29,6 +29,7 @@ from ndcg_labeler.services import (
     gate,
     imports,
     interop,
+    jobs,
     judges,
     live,
     pooling,
@@ -176,7 +177,8 @@ def qrels(test_set: str) -> Response:
 def import_files(test_set: str) -> tuple[Response, int] | Response:
     """Import multipart files `queries`, `corpus`, `pool` and/or `qrels` (admins), all or
     nothing, as the import page does; optional `source` names the qrels' source. Or one peer's
-    file (`quepid`, `srw_judgments`, `srw_queries`, with `rating_map`) or `ir_datasets` NAME."""
+    file (`quepid`, `srw_judgments`, `srw_queries`, with `rating_map`) or `ir_datasets` NAME;
+    a large dataset is imported by the job worker: 202 with the job, followed at /api/jobs/ID."""
     chosen = _test_set(test_set)
     if not g.api_user.is_admin:
         return _error(403, "only admins import files")
@@ -189,6 +191,11 @@ def import_files(test_set: str) -> tuple[Response, int] | Response:
     dataset = request.form.get("ir_datasets", "").strip()
     source = request.form.get("source") or None
     try:
+        queued = interop_requests.dataset_later(
+            chosen, peers, dataset, bool(files), source=source, user=g.api_user
+        )
+        if queued is not None:
+            return jsonify(job=interop_requests.job_json(queued)), 202
         if peers or dataset:
             report = interop_requests.import_peer(
                 chosen,
@@ -206,6 +213,16 @@ def import_files(test_set: str) -> tuple[Response, int] | Response:
     except ServiceError as exc:
         return _error(400, str(exc))
     return jsonify(report=report.lines(), files=report.files), 201
+
+
+@bp.get("/jobs/<job_id>")
+def job(job_id: str) -> Response:
+    """A job's state, progress and, once it ended, its result or error (one's own jobs; an
+    admin's: every job)."""
+    found = jobs.get_job(int(job_id)) if job_id.isdigit() and len(job_id) < 10 else None
+    if found is None or not jobs.can_see(g.api_user, found):
+        return _error(404, "no such job")
+    return jsonify(interop_requests.job_json(found))
 
 
 @bp.get("/testsets/<test_set>/export")
