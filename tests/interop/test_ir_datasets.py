@@ -180,6 +180,7 @@ def test_a_large_dataset_from_the_browser_is_a_job_with_progress(
     assert job.rows > 0
     page = as_admin.get(f"/jobs/{job_id}").get_data(as_text=True)
     assert "Imported" in page and "chunks: 3 created, 0 updated" in page
+    assert "Dataset: ir_datasets ndcg-test/tiny." in page
     # The CLI stays direct whatever the threshold: no job, the counts at once.
     runner.invoke(args=["testset", "create", "Cli"])
     result = runner.invoke(args=["testset", "import", "Cli", "--ir-datasets", datasets[0]])
