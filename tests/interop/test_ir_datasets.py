@@ -24,7 +24,7 @@ from tests.jobs.test_import_jobs import job_id_of, wait_for
 
 ir_datasets = pytest.importorskip("ir_datasets")
 from ir_datasets.datasets.base import Dataset  # noqa: E402
-from ir_datasets.formats import TrecQrels, TsvDocs, TsvQueries  # noqa: E402
+from ir_datasets.formats import BaseQueries, TrecQrels, TsvDocs, TsvQueries  # noqa: E402
 from ir_datasets.util import Download, RequestsDownload  # noqa: E402
 
 URL = "https://files.example.invalid/"
@@ -120,6 +120,13 @@ def test_not_installed_says_how_to_install(
     assert "pip install 'ndcg-labeler[ir_datasets]'" in result.stderr
 
 
+class _Opaque(BaseQueries):
+    """Queries from a file this module names: not one of ir_datasets' own objects."""
+
+    def __init__(self) -> None:
+        self.path = str(HOME[0] / "queries.tsv")
+
+
 def _queue_in(app: Flask, tmp_path: Path, threshold_bytes: int) -> None:
     """A queue of the test's own, and the job threshold at `threshold_bytes`."""
     app.config["NDCG_JOB_THRESHOLD_MB"] = threshold_bytes / (1024 * 1024)
@@ -150,6 +157,10 @@ def test_the_cached_size_and_the_read_progress(app: Flask, datasets: tuple[str, 
         # The three files the tiny dataset reads, byte for byte; none for one not downloaded.
         assert interop.ir_dataset_size(datasets[0]) == sum(f.stat().st_size for f in files)
         assert interop.ir_dataset_size(datasets[1]) == 0
+        # Files held where the walk does not look: the size cannot be told (a job, to be safe).
+        if "ndcg-test/opaque" not in ir_datasets.registry:
+            ir_datasets.registry.register("ndcg-test/opaque", Dataset(_Opaque()))
+        assert interop.ir_dataset_size("ndcg-test/opaque") is None
         test_set = db.session.get_one(TestSet, make_test_set(app, "P"))
         interop.import_ir_dataset(
             test_set, datasets[0], progress=lambda *report: reports.append(report)

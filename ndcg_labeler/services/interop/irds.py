@@ -42,6 +42,7 @@ def _refuse(self: Any, *args: Any, **kwargs: Any) -> Any:
 
 
 _OFFLINE: list[bool] = []
+_MARKER = "irds_version.txt"
 
 
 def _library() -> Any:
@@ -115,7 +116,9 @@ def _cached_paths(node: Any, seen: set[int], found: list[str], depth: int = 0) -
     seen.add(id(node))
     if isinstance(node, str | os.PathLike):
         path = os.fspath(node)
-        if isinstance(path, str) and os.path.isabs(path):
+        # irds_version.txt marks a cache folder's version: not data, and present for a
+        # dataset whose files this walk does not reach (they would read as "small").
+        if isinstance(path, str) and os.path.isabs(path) and not path.endswith(_MARKER):
             found.append(path)
         return
     if isinstance(node, list | tuple | set):
