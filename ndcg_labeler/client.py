@@ -14,12 +14,17 @@ from __future__ import annotations
 
 import io
 import os
+import time
 from collections.abc import Iterable, Mapping
 from typing import Any, BinaryIO
 
 import httpx
 
-__all__ = ["Client", "ClientError"]
+__all__ = ["PEER_FORMATS", "Client", "ClientError"]
+
+PEER_FORMATS = ("quepid", "srw-judgments", "srw-queries")
+"""Peers' files a test set imports and exports: Quepid judgments CSV, OpenSearch Search
+Relevance Workbench judgment list and query set."""
 
 
 class ClientError(Exception):
@@ -165,16 +170,21 @@ class Client:
         depth: int | None = None,
         notes: str = "",
         series: str | None = None,
+        quepid_snapshot: bool = False,
     ) -> dict[str, Any]:
         """Upload a run (admins): a file path (any format the server reads), a dict
         {qid: {docid: score}} (ranx/pytrec_eval), or a pandas DataFrame with columns qid, docid,
-        score; `series` names the series it joins. Returns the stored run with its report."""
+        score; with `quepid_snapshot`, the path of a Quepid case snapshot CSV (queries named by
+        their text); `series` names the series it joins. Returns the stored run with its
+        validation report."""
         filename, stream = _run_file(run, name)
         data = {"name": name or "", "notes": notes}
         if series:
             data["series"] = series
         if depth is not None:
             data["depth"] = str(depth)
+        if quepid_snapshot:
+            data["format"] = "quepid-snapshot"
         with stream:
             return self._send(
                 "post",
@@ -209,6 +219,95 @@ class Client:
             for handle in opened.values():
                 handle.close()
 
+    def import_peer(
+        self,
+        test_set: str | int,
+        file: str | os.PathLike[str] | BinaryIO,
+        fmt: str = "quepid",
+        *,
+        rating_map: str | None = None,
+        source: str | None = None,
+    ) -> dict[str, Any]:
+        """Import a peer's file (admins), all or nothing: fmt "quepid" (judgments CSV),
+        "srw-judgments" (SRW judgment list) or "srw-queries" (SRW query set). `rating_map`
+        maps the peer's ratings onto the set's grades ('0-10' or '1=0,2=1'). Returns the
+        import report ({"report": [...], "files": [...]})."""
+        if fmt not in PEER_FORMATS:
+            raise ClientError(f"fmt must be one of {', '.join(PEER_FORMATS)}, not '{fmt}'")
+        data = {k: v for k, v in (("rating_map", rating_map), ("source", source)) if v}
+        filename, stream, mine = _opened(file, f"{fmt}.upload")
+        try:
+            files = {fmt.replace("-", "_"): (filename, stream)}
+            return self._send("post", f"testsets/{_ref(test_set)}/import", data=data, files=files)
+        finally:
+            if mine:
+                stream.close()
+
+    def import_ir_dataset(
+        self,
+        test_set: str | int,
+        name: str,
+        *,
+        source: str | None = None,
+        wait: bool = True,
+        poll: float = 1.0,
+        timeout: float | None = None,
+    ) -> dict[str, Any]:
+        """Import ir_datasets' NAME from the server's local cache (admins). A large dataset is
+        imported by the server's job worker: with `wait` this polls the job every `poll`
+        seconds until it ends and returns its report ({"report", "files", "job"}); else it
+        returns {"job": {...}} at once (follow it with job(id) or wait_for_job(id)). A failed
+        or cancelled job raises ClientError."""
+        data = {"ir_datasets": name, **({"source": source} if source else {})}
+        answer = self._send("post", f"testsets/{_ref(test_set)}/import", data=data)
+        if "job" not in answer or not wait:
+            return answer
+        done = self.wait_for_job(answer["job"]["id"], poll=poll, timeout=timeout)
+        result = done.get("result") or {}
+        # The report's shape as when the server imports it at once, and the job beside it.
+        return {"report": result.get("lines", []), "files": result.get("files", []), "job": done}
+
+    def job(self, job_id: int) -> dict[str, Any]:
+        """A job's state and progress (phase, done, total, rows) and, once ended, its result."""
+        return self._get(f"jobs/{int(job_id)}")
+
+    def wait_for_job(
+        self, job_id: int, *, poll: float = 1.0, timeout: float | None = None
+    ) -> dict[str, Any]:
+        """Poll the job until it ends; the job when done, ClientError when it failed, was
+        cancelled or `timeout` seconds passed."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            found = self.job(job_id)
+            if found["state"] == "done":
+                return found
+            if found["finished"]:
+                why = found.get("error") or found.get("message") or found["state"]
+                raise ClientError(f"job {job_id} {found['state']}: {why}", None, found)
+            if deadline is not None and time.monotonic() > deadline:
+                raise ClientError(f"job {job_id} is still {found['state']}", None, found)
+            time.sleep(poll)
+
+    def export(
+        self,
+        test_set: str | int,
+        fmt: str = "quepid",
+        *,
+        aggregation: str | None = None,
+        to: str | os.PathLike[str] | None = None,
+    ) -> str:
+        """The test set in a peer's shape (fmt in PEER_FORMATS), its grades as scoring uses
+        them (`aggregation`: another policy); the text, also written to the path `to`."""
+        params = {"format": fmt, **({"aggregation": aggregation} if aggregation else {})}
+        return _save(self._text(f"testsets/{_ref(test_set)}/export", params), to)
+
+    def export_run(
+        self, test_set: str | int, run: str | int, *, to: str | os.PathLike[str] | None = None
+    ) -> str:
+        """The run as a Quepid case snapshot CSV; the text, also written to the path `to`."""
+        path = f"testsets/{_ref(test_set)}/runs/{_ref(run)}/export"
+        return _save(self._text(path, {"format": "quepid-snapshot"}), to)
+
     def gate(
         self,
         test_set: str | int,
@@ -239,26 +338,62 @@ class Client:
     def _get(self, path: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
         return self._send("get", path, params=params)
 
+    def _text(self, path: str, params: dict[str, Any]) -> str:
+        """A download's text; the server's JSON error as ClientError."""
+        try:
+            response = self._http.get(path, params=params)
+        except httpx.HTTPError as exc:
+            raise ClientError(f"could not reach the server: {exc}") from exc
+        if response.is_error:
+            _raise(response)
+        return response.text
+
     def _send(self, method: str, path: str, **kwargs: Any) -> dict[str, Any]:
         try:
             response = self._http.request(method, path, **kwargs)
         except httpx.HTTPError as exc:
             raise ClientError(f"could not reach the server: {exc}") from exc
+        if response.is_error:
+            _raise(response)
         try:
             body = response.json()
         except ValueError:
             body = None
-        if response.is_error:
-            if isinstance(body, dict) and body.get("detail"):
-                details = {k: v for k, v in body.items() if k not in ("error", "detail")}
-                raise ClientError(str(body["detail"]), response.status_code, details or None)
-            raise ClientError(
-                f"the server answered HTTP {response.status_code} {response.reason_phrase}",
-                response.status_code,
-            )
         if not isinstance(body, dict):
             raise ClientError("the server's answer is not a JSON object", response.status_code)
         return body
+
+
+def _raise(response: httpx.Response) -> None:
+    """Raise the server's refusal: its JSON "detail" and the other keys, else the status."""
+    try:
+        body = response.json()
+    except ValueError:
+        body = None
+    if isinstance(body, dict) and body.get("detail"):
+        details = {k: v for k, v in body.items() if k not in ("error", "detail")}
+        raise ClientError(str(body["detail"]), response.status_code, details or None)
+    raise ClientError(
+        f"the server answered HTTP {response.status_code} {response.reason_phrase}",
+        response.status_code,
+    )
+
+
+def _opened(file: Any, fallback: str) -> tuple[str, BinaryIO, bool]:
+    """(file name, binary stream, whether this opened it) of a path or an open binary file."""
+    if isinstance(file, str | os.PathLike):
+        return os.path.basename(os.fspath(file)), open(file, "rb"), True
+    if hasattr(file, "read"):
+        return os.path.basename(str(getattr(file, "name", "") or fallback)), file, False
+    raise ClientError("a file is a path or an open binary file")
+
+
+def _save(text: str, to: str | os.PathLike[str] | None) -> str:
+    """The text, written (UTF-8) to `to` first when a path is given."""
+    if to is not None:
+        with open(to, "w", encoding="utf-8", newline="") as out:
+            out.write(text)
+    return text
 
 
 def _ref(value: str | int) -> str:

@@ -16,6 +16,11 @@ def score_options() -> live.ScoreOptions:
         abort(400, description=str(exc))
 
 
+def measure_args() -> list[str]:
+    """The ?measure= values given (blank ones, as an empty form field sends, left out)."""
+    return [value for value in request.args.getlist("measure") if value.strip()]
+
+
 def run_or_404(test_set: TestSet, run_id: int) -> Run:
     """The run of the test set with this id, or 404."""
     return runs.get_run(test_set, run_id) or abort(404)

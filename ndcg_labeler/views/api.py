@@ -29,6 +29,7 @@ from ndcg_labeler.services import (
     gate,
     imports,
     interop,
+    jobs,
     judges,
     live,
     pooling,
@@ -36,26 +37,11 @@ from ndcg_labeler.services import (
     runs,
     testsets,
 )
-from ndcg_labeler.views import interop_requests
+from ndcg_labeler.views import api_params, interop_requests
 from ndcg_labeler.web_extensions import csrf
 
 bp = Blueprint("api", __name__, url_prefix="/api")
 csrf.exempt(bp)
-
-
-def _error(status: int, detail: str, **extra: Any) -> Response:
-    """A JSON error response."""
-    names = {
-        400: "Bad Request",
-        401: "Unauthorized",
-        403: "Forbidden",
-        404: "Not Found",
-        409: "Conflict",
-        429: "Too Many Requests",
-    }
-    response = jsonify(error=names.get(status, "Error"), detail=detail, **extra)
-    response.status_code = status
-    return response
 
 
 @bp.before_request
@@ -67,7 +53,7 @@ def authenticate() -> Response | None:
     if presented:
         refusal = throttle.refused(throttle.API_TOKEN, keys)
         if refusal is not None:
-            response = _error(
+            response = api_params.error(
                 429,
                 f"too many failed API tokens from this address; try again in "
                 f"{refusal.retry_after} s ({refusal.retry_at})",
@@ -79,7 +65,9 @@ def authenticate() -> Response | None:
     if user is None:
         if presented:  # a wrong, revoked or foreign-looking token: a guess, counted
             throttle.failed(throttle.API_TOKEN, keys)
-        response = _error(401, "send a valid personal API token: Authorization: Bearer <token>")
+        response = api_params.error(
+            401, "send a valid personal API token: Authorization: Bearer <token>"
+        )
         response.headers["WWW-Authenticate"] = 'Bearer realm="ndcg-labeler"'
         return response
     g.api_user = user
@@ -90,7 +78,7 @@ def _test_set(ref: str) -> TestSet:
     """The test set (id or name) if the token's owner may see it; else 404 (hidden stays hidden)."""
     test_set = testsets.get_by_ref(ref)
     if test_set is None or not accounts.can_view(g.api_user, test_set):
-        abort(_error(404, "no such test set"))
+        abort(api_params.error(404, "no such test set"))
     return test_set
 
 
@@ -98,7 +86,7 @@ def _run(test_set: TestSet, ref: str) -> Run:
     """The test set's run (id or name); else 404."""
     run = runs.get_run_by_ref(test_set, ref)
     if run is None:
-        abort(_error(404, f"test set '{test_set.name}' has no run '{ref}'"))
+        abort(api_params.error(404, f"test set '{test_set.name}' has no run '{ref}'"))
     return run
 
 
@@ -162,7 +150,7 @@ def qrels(test_set: str) -> Response:
     """The grades scoring uses, as TREC qrels text (?format=trec) or {qid: {docid: grade}}."""
     chosen = _test_set(test_set)
     if not accounts.grades_visible(g.api_user, chosen):
-        return _error(403, "this test set is judged blind: its grades are for admins")
+        return api_params.error(403, "this test set is judged blind: its grades are for admins")
     text = live.qrels_text(chosen)
     if request.args.get("format", "json") == "trec":
         return Response(text, mimetype="text/plain")
@@ -177,10 +165,11 @@ def qrels(test_set: str) -> Response:
 def import_files(test_set: str) -> tuple[Response, int] | Response:
     """Import multipart files `queries`, `corpus`, `pool` and/or `qrels` (admins), all or
     nothing, as the import page does; optional `source` names the qrels' source. Or one peer's
-    file (`quepid`, `srw_judgments`, `srw_queries`, with `rating_map`) or `ir_datasets` NAME."""
+    file (`quepid`, `srw_judgments`, `srw_queries`, with `rating_map`) or `ir_datasets` NAME;
+    a large dataset is imported by the job worker: 202 with the job, followed at /api/jobs/ID."""
     chosen = _test_set(test_set)
     if not g.api_user.is_admin:
-        return _error(403, "only admins import files")
+        return api_params.error(403, "only admins import files")
     files = {
         kind: imports.ImportFile(storage.stream, os.path.basename(storage.filename or kind))
         for kind in ("queries", "corpus", "pool", "qrels")
@@ -190,6 +179,11 @@ def import_files(test_set: str) -> tuple[Response, int] | Response:
     dataset = request.form.get("ir_datasets", "").strip()
     source = request.form.get("source") or None
     try:
+        queued = interop_requests.dataset_later(
+            chosen, peers, dataset, bool(files), source=source, user=g.api_user
+        )
+        if queued is not None:
+            return jsonify(job=interop_requests.job_json(queued)), 202
         if peers or dataset:
             report = interop_requests.import_peer(
                 chosen,
@@ -203,10 +197,20 @@ def import_files(test_set: str) -> tuple[Response, int] | Response:
         else:
             report = imports.import_files(chosen, **files, source=source, actor_id=g.api_user.id)
     except FormatError as exc:
-        return _error(400, str(exc), file=exc.filename, line=exc.line, reason=exc.reason)
+        return api_params.error(400, str(exc), file=exc.filename, line=exc.line, reason=exc.reason)
     except ServiceError as exc:
-        return _error(400, str(exc))
+        return api_params.error(400, str(exc))
     return jsonify(report=report.lines(), files=report.files), 201
+
+
+@bp.get("/jobs/<job_id>")
+def job(job_id: str) -> Response:
+    """A job's state, progress and, once it ended, its result or error (one's own jobs; an
+    admin's: every job)."""
+    found = jobs.get_job(int(job_id)) if job_id.isdigit() and len(job_id) < 10 else None
+    if found is None or not jobs.can_see(g.api_user, found):
+        return api_params.error(404, "no such job")
+    return jsonify(interop_requests.job_json(found))
 
 
 @bp.get("/testsets/<test_set>/export")
@@ -215,13 +219,13 @@ def export(test_set: str) -> Response:
     chosen = _test_set(test_set)
     fmt = request.args.get("format", "")
     if fmt != "srw-queries" and not accounts.grades_visible(g.api_user, chosen):
-        return _error(403, "this test set is judged blind: its grades are for admins")
+        return api_params.error(403, "this test set is judged blind: its grades are for admins")
     try:
         body, name, mimetype = interop.export_test_set(
             chosen, fmt, request.args.get("aggregation") or None
         )
     except ServiceError as exc:
-        return _error(400, str(exc))
+        return api_params.error(400, str(exc))
     return interop_requests.download(body, name, mimetype)
 
 
@@ -231,7 +235,7 @@ def export_run(test_set: str, run: str) -> Response:
     found = _run(_test_set(test_set), run)
     fmt = request.args.get("format", "quepid-snapshot")
     if fmt != "quepid-snapshot":
-        return _error(400, f"format must be quepid-snapshot, not '{fmt}'")
+        return api_params.error(400, f"format must be quepid-snapshot, not '{fmt}'")
     return interop_requests.download(*interop.export_run_snapshot(found))
 
 
@@ -259,22 +263,22 @@ def upload(test_set: str) -> tuple[Response, int] | Response:
 
 def _upload(test_set: TestSet) -> tuple[Response, int] | Response:
     if not g.api_user.is_admin:
-        return _error(403, "only admins upload runs")
+        return api_params.error(403, "only admins upload runs")
     storage = request.files.get("file")
     if storage is None:
-        return _error(400, "send the run file as the multipart field 'file'")
+        return api_params.error(400, "send the run file as the multipart field 'file'")
     depth_text = request.form.get("depth", "").strip()
     try:
         depth = int(depth_text) if depth_text else None
     except ValueError:
-        return _error(400, f"depth must be a whole number, not '{depth_text}'")
+        return api_params.error(400, f"depth must be a whole number, not '{depth_text}'")
     fmt = request.form.get("format", "").strip()
     if fmt not in ("", "quepid-snapshot"):
-        return _error(400, f"format must be quepid-snapshot (or left out), not '{fmt}'")
+        return api_params.error(400, f"format must be quepid-snapshot (or left out), not '{fmt}'")
     try:
         name = runs.clean_name(request.form.get("name", ""), storage.filename or "")
         if runs.name_taken(test_set, name):
-            return _error(409, f"this test set already has a run named '{name}'")
+            return api_params.error(409, f"this test set already has a run named '{name}'")
         notes = request.form.get("notes", "")
         series = request.form.get("series", "")
         if fmt:  # a Quepid case snapshot: queries named by their text
@@ -295,9 +299,9 @@ def _upload(test_set: TestSet) -> tuple[Response, int] | Response:
                 series=series,
             )
     except FormatError as exc:
-        return _error(400, str(exc), file=exc.filename, line=exc.line, reason=exc.reason)
+        return api_params.error(400, str(exc), file=exc.filename, line=exc.line, reason=exc.reason)
     except ServiceError as exc:
-        return _error(400, str(exc))
+        return api_params.error(400, str(exc))
     return jsonify(**_run_json(run), report=run.report), 201
 
 
@@ -306,14 +310,16 @@ def scores(test_set: str, run: str) -> Response:
     """The run's current scores: the same JSON as `flask run score --json`."""
     chosen = _test_set(test_set)
     if not accounts.grades_visible(g.api_user, chosen):  # per-query figures, as on the pages
-        return _error(403, "this test set is judged blind: per-query scores are for admins")
+        return api_params.error(
+            403, "this test set is judged blind: per-query scores are for admins"
+        )
     found = _run(chosen, run)
     try:
         options = live.parse_options(request.args)
         extra = live.named_measures(found, request.args.getlist("measure"), options)
         return jsonify(live.measures_json(ppi.score_json(found, options), extra))
     except ServiceError as exc:
-        return _error(400, str(exc))
+        return api_params.error(400, str(exc))
 
 
 @bp.get("/testsets/<test_set>/compare")
@@ -321,11 +327,13 @@ def compare(test_set: str) -> Response:
     """Run `b` against run `a` (default: the two oldest runs): `flask run compare --json`."""
     chosen = _test_set(test_set)
     if not accounts.grades_visible(g.api_user, chosen):  # per-query figures, as on the pages
-        return _error(403, "this test set is judged blind: per-query scores are for admins")
+        return api_params.error(
+            403, "this test set is judged blind: per-query scores are for admins"
+        )
     refs = [request.args.get("a", "").strip(), request.args.get("b", "").strip()]
     if any(refs):
         if not all(refs):
-            return _error(400, "name both runs, ?a=RUN&b=RUN (id or name), or neither")
+            return api_params.error(400, "name both runs, ?a=RUN&b=RUN (id or name), or neither")
         found = [_run(chosen, ref) for ref in refs]
     else:  # as the compare page's first visit: the two oldest runs
         found = runs.list_runs(chosen)[:2]
@@ -335,7 +343,7 @@ def compare(test_set: str) -> Response:
         out = comparison.compare_json(comparison.compare_runs(found, options))
         return jsonify({**out, "measures": extra} if extra else out)
     except ServiceError as exc:
-        return _error(400, str(exc))
+        return api_params.error(400, str(exc))
 
 
 @bp.get("/testsets/<test_set>/next-labels")
@@ -344,11 +352,13 @@ def next_labels(test_set: str) -> Response:
     A B --depth K --json`, under "pairs", beside the flip test's figures."""
     chosen = _test_set(test_set)
     if not accounts.grades_visible(g.api_user, chosen):  # which pairs are judged, per query
-        return _error(403, "this test set is judged blind: per-pair figures are for admins")
+        return api_params.error(
+            403, "this test set is judged blind: per-pair figures are for admins"
+        )
     names = {key: request.args.get(key, "").strip() for key in ("a", "b")}
     missing = [key for key, value in names.items() if not value]
     if missing:
-        return _error(400, f"name the runs to compare: {', '.join(missing)}")
+        return api_params.error(400, f"name the runs to compare: {', '.join(missing)}")
     run_a, run_b = _run(chosen, names["a"]), _run(chosen, names["b"])
     depth_text = request.args.get("depth", "10").strip()
     try:
@@ -357,51 +367,8 @@ def next_labels(test_set: str) -> Response:
             raise ServiceError(f"depth must be a whole number, not '{depth_text}'")
         plan = pooling.plan_for_compare(chosen, run_a, run_b, int(depth_text), options)
     except ServiceError as exc:
-        return _error(400, str(exc))
+        return api_params.error(400, str(exc))
     return jsonify({**plan.summary_json(), "pairs": plan.to_json()})
-
-
-def _params() -> dict[str, Any]:
-    """The parameters from a JSON object or form fields (400 on a malformed body)."""
-    if request.is_json:
-        body = request.get_json()  # malformed or too deeply nested: 400 saying why
-        if not isinstance(body, dict):
-            abort(_error(400, "send the parameters as one JSON object"))
-        return body
-    params: dict[str, Any] = {key: request.form.get(key) for key in request.form}
-    if "measure" in request.form:
-        params["measure"] = request.form.getlist("measure")
-    return params
-
-
-def _text(params: dict[str, Any], key: str, default: str | None = None) -> str:
-    value = params.get(key, default)
-    if value is None:
-        abort(_error(400, f"'{key}' is required"))
-    if not isinstance(value, str):
-        abort(_error(400, f"'{key}' must be a string"))
-    return value
-
-
-def _number(params: dict[str, Any], key: str, default: float) -> float:
-    value = params.get(key, default)
-    if isinstance(value, str):
-        try:
-            value = float(value)
-        except ValueError:
-            abort(_error(400, f"'{key}' must be a number, not '{value}'"))
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        abort(_error(400, f"'{key}' must be a number"))
-    return float(value)
-
-
-def _measures(params: dict[str, Any]) -> list[str]:
-    value = params.get("measure", list(gate.DEFAULT_MEASURES))
-    if isinstance(value, str):
-        value = [value]
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        abort(_error(400, "'measure' must be a string or a list of strings"))
-    return value
 
 
 @bp.post("/testsets/<test_set>/gate")
@@ -410,22 +377,22 @@ def gate_check(test_set: str) -> Response:
     found = _test_set(test_set)
     fmt = request.args.get("format", "json")
     if fmt not in ("json", "junit", "markdown"):
-        return _error(400, f"format must be json, junit or markdown, not '{fmt}'")
-    params = _params()
-    baseline = _run(found, _text(params, "baseline"))
-    candidate = _run(found, _text(params, "candidate"))
+        return api_params.error(400, f"format must be json, junit or markdown, not '{fmt}'")
+    params = api_params.params()
+    baseline = _run(found, api_params.text(params, "baseline"))
+    candidate = _run(found, api_params.text(params, "candidate"))
     try:
         result = gate.run_gate(
             found,
             baseline,
             candidate,
-            measures=_measures(params),
-            max_drop=_number(params, "max_drop", gate.DEFAULT_MAX_DROP),
-            alpha=_number(params, "alpha", 0.05),
-            labels=_text(params, "labels", "human"),
+            measures=api_params.measures(params),
+            max_drop=api_params.number(params, "max_drop", gate.DEFAULT_MAX_DROP),
+            alpha=api_params.number(params, "alpha", 0.05),
+            labels=api_params.text(params, "labels", "human"),
         )
     except ServiceError as exc:
-        return _error(400, str(exc))
+        return api_params.error(400, str(exc))
     if fmt == "junit":
         return Response(gate.junit_xml(result), mimetype="application/xml")
     if fmt == "markdown":
@@ -440,7 +407,7 @@ def _judge(ref: str) -> Judge:
         try:
             judge = judges.require_judge(ref)
         except ServiceError:
-            abort(_error(404, f"no judge '{ref}'"))
+            abort(api_params.error(404, f"no judge '{ref}'"))
     return judge
 
 
@@ -451,20 +418,6 @@ def audit_sample(test_set: str, judge: str) -> Response:
     return jsonify(audit_samples.audit_state(found, _judge(judge)).to_json())
 
 
-def _whole(params: dict[str, Any], key: str, *, required: bool) -> int | None:
-    """A whole-number parameter (JSON number or form text); 400 when malformed or missing."""
-    value = params.get(key)
-    if value is None or value == "":
-        if required:
-            abort(_error(400, f"'{key}' is required"))
-        return None
-    if isinstance(value, str) and value.strip().isdigit():
-        return int(value)
-    if isinstance(value, bool) or not isinstance(value, int):
-        abort(_error(400, f"'{key}' must be a whole number"))
-    return value
-
-
 @bp.post("/testsets/<test_set>/judges/<judge>/audit")
 def draw_audit(test_set: str, judge: str) -> Response:
     """Draw the judge's audit sample of `queries` queries, or extend it (admins): the same as
@@ -472,21 +425,21 @@ def draw_audit(test_set: str, judge: str) -> Response:
     found = _test_set(test_set)
     chosen = _judge(judge)
     if not g.api_user.is_admin:
-        return _error(403, "only admins draw audit samples")
-    params = _params()
+        return api_params.error(403, "only admins draw audit samples")
+    params = api_params.params()
     reseed = params.get("reseed", False)
     if isinstance(reseed, str):  # a form field
         reseed = {"true": True, "1": True, "false": False, "0": False, "": False}.get(
             reseed.strip().lower(), reseed
         )
     if not isinstance(reseed, bool):
-        return _error(400, "'reseed' must be true or false")
-    n = _whole(params, "queries", required=True)
-    seed = _whole(params, "seed", required=False)
+        return api_params.error(400, "'reseed' must be true or false")
+    n = api_params.whole(params, "queries", required=True)
+    seed = api_params.whole(params, "seed", required=False)
     try:
         state = audit_samples.draw_audit(
             found, chosen, n or 0, seed=seed, reseed=reseed, actor=g.api_user
         )
     except ServiceError as exc:
-        return _error(400, str(exc))
+        return api_params.error(400, str(exc))
     return jsonify(state.to_json())

@@ -10,7 +10,7 @@ from flask_login import current_user
 from ndcg_labeler.models import TestSet
 from ndcg_labeler.services import ServiceError, comparison, dashboard, interop, live, pooling
 from ndcg_labeler.views._responses import still_computing
-from ndcg_labeler.views._scoring import chosen_runs, run_or_404, score_options
+from ndcg_labeler.views._scoring import chosen_runs, measure_args, run_or_404, score_options
 from ndcg_labeler.views.access import get_test_set_or_404, require_grades_visible
 
 bp = Blueprint("exports", __name__, url_prefix="/test-sets/<int:test_set_id>/dashboard/export")
@@ -100,11 +100,16 @@ def _per_query_figures(test_set_id: int) -> TestSet:
 
 @bp.get("/runs/<int:run_id>/queries.csv")
 def run_csv(test_set_id: int, run_id: int) -> Response:
-    """A run's per-query scores as CSV (the order and numbers of `flask run score --json`)."""
+    """A run's per-query scores as CSV (the order and numbers of `flask run score --json`);
+    ?measure= (repeat or comma-separate) adds a column per measure, named as given."""
     run = run_or_404(_per_query_figures(test_set_id), run_id)
-    return _csv(
-        dashboard.run_csv(live.score_run(run, score_options())), f"run-{run.id}-queries.csv"
-    )
+    options = score_options()
+    try:
+        extra = live.named_measures(run, measure_args(), options)
+    except ServiceError as exc:
+        abort(400, description=str(exc))
+    body = dashboard.run_csv(live.score_run(run, options), extra)
+    return _csv(body, f"run-{run.id}-queries.csv")
 
 
 @bp.get("/runs/<int:run_id>/queries.json")
@@ -162,8 +167,14 @@ def _comparison(test_set_id: int, background: bool = False) -> comparison.Compar
 
 @bp.get("/compare.csv")
 def compare_csv(test_set_id: int) -> Response:
-    """Per-query NDCG@k of runs A and B and their difference as CSV."""
-    return _csv(comparison.compare_csv(_comparison(test_set_id)), "compare.csv")
+    """Per-query NDCG@k of runs A and B and their difference as CSV; ?measure= adds each
+    measure's value in A and in B as two columns, `<name as given>:<run>`."""
+    result = _comparison(test_set_id)
+    try:
+        body = comparison.compare_csv(result, measure_args(), score_options())
+    except ServiceError as exc:
+        abort(400, description=str(exc))
+    return _csv(body, "compare.csv")
 
 
 @bp.get("/compare.json")

@@ -1,14 +1,16 @@
-"""What the import page and the API share for peers' files: which one was sent, and downloads."""
+"""What the import page and the API share for peers' files and ir_datasets: which one was sent,
+large datasets as jobs, and downloads."""
 
 from __future__ import annotations
 
 import os
+from typing import Any
 
-from flask import Response
+from flask import Response, url_for
 from werkzeug.datastructures import FileStorage
 
-from ndcg_labeler.models import TestSet
-from ndcg_labeler.services import ServiceError, imports, interop
+from ndcg_labeler.models import Job, TestSet, User
+from ndcg_labeler.services import ServiceError, imports, interop, jobs
 
 PEER_FIELDS = {"quepid": "quepid", "srw_judgments": "srw-judgments", "srw_queries": "srw-queries"}
 """Form field of each peer file -> its format in interop.PEER_FORMATS."""
@@ -51,8 +53,51 @@ def import_peer(
     )
 
 
+def dataset_later(
+    test_set: TestSet,
+    peers: dict[str, FileStorage],
+    dataset: str,
+    own_given: bool,
+    *,
+    source: str | None,
+    user: User,
+) -> Job | None:
+    """A job importing the ir_datasets dataset when it is large (its cached files above the
+    job threshold, or of a size that cannot be told); None: import it in this request."""
+    if not dataset or peers or own_given:
+        return None  # not a dataset alone: import_peer says what is wrong, or imports it
+    size = interop.ir_dataset_size(dataset)
+    if size is not None and size <= jobs.threshold_bytes():
+        return None
+    return jobs.enqueue_ir_dataset(test_set, dataset, source, user)
+
+
 def download(body: str, filename: str, mimetype: str) -> Response:
     """A text attachment (UTF-8)."""
     response = Response(body, mimetype=mimetype)
     response.headers["Content-Disposition"] = f'attachment; filename="{filename}"'
     return response
+
+
+def job_json(job: Job) -> dict[str, Any]:
+    """A job's state and progress, as the job page shows them."""
+    figures = jobs.figures(job)
+    finished = jobs.is_finished(job)
+    return {
+        "id": job.id,
+        "kind": job.kind,
+        "title": jobs.title(job.kind),
+        "state": job.state,
+        "phase": job.phase,
+        "phase_text": jobs.PHASES.get(job.phase or "", job.phase),
+        "done": job.done,
+        "total": job.total,
+        "rows": job.rows,
+        "fraction": figures.fraction,
+        "message": job.message,
+        "error": job.error,
+        "finished": finished,
+        "result": job.result if finished else None,
+        "url": url_for("api.job", job_id=job.id, _external=True),
+        "page_url": url_for("jobs.show", job_id=job.id, _external=True),
+    }

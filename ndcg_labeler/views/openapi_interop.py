@@ -36,6 +36,37 @@ RUN_FORMAT: dict[str, Any] = {
     "enum": ["", "quepid-snapshot"],
     "description": "quepid-snapshot: the file is a Quepid case snapshot CSV.",
 }
+_NUMBER_OR_NULL = {"type": ["number", "null"]}
+JOB: dict[str, Any] = {
+    "type": "object",
+    "required": ["id", "kind", "state", "phase", "done", "total", "rows", "finished", "url"],
+    "properties": {
+        "id": {"type": "integer"},
+        "kind": {"type": "string"},
+        "title": {"type": "string"},
+        "state": {"type": "string", "enum": ["queued", "running", "done", "failed", "cancelled"]},
+        "phase": {"type": "string"},
+        "phase_text": {"type": "string"},
+        "done": {"type": "integer"},
+        "total": {"type": "integer"},
+        "rows": {"type": "integer"},
+        "fraction": _NUMBER_OR_NULL,
+        "message": {"type": "string"},
+        "error": {"type": "string"},
+        "finished": {"type": "boolean"},
+        "result": {"type": ["object", "null"]},
+        "url": {"type": "string"},
+        "page_url": {"type": "string"},
+    },
+}
+IMPORT_QUEUED: dict[str, Any] = {
+    "description": "A large ir_datasets dataset: queued for the job worker; follow job.url.",
+    "content": {
+        "application/json": {
+            "schema": {"type": "object", "required": ["job"], "properties": {"job": JOB}}
+        }
+    },
+}
 _DOWNLOAD = {
     "text/csv": {"schema": {"type": "string"}},
     "application/json": {"schema": {"type": "object"}},
@@ -47,6 +78,22 @@ def interop_paths(
 ) -> dict[str, Any]:
     """The export paths, given the spec's path parameters and its error responses."""
     return {
+        "/api/jobs/{job_id}": {
+            "parameters": [
+                {"name": "job_id", "in": "path", "required": True, "schema": {"type": "integer"}}
+            ],
+            "get": {
+                "operationId": "getJob",
+                "summary": "A job's state and progress; once it ended, its result or error.",
+                "responses": {
+                    "200": {
+                        "description": "The job.",
+                        "content": {"application/json": {"schema": JOB}},
+                    },
+                    **errors(401, 404),
+                },
+            },
+        },
         "/api/testsets/{test_set}/export": {
             "parameters": [test_set],
             "get": {

@@ -6,7 +6,12 @@ from typing import Any
 
 from ndcg_labeler.views.openapi_estimates import COMPARE_PATH, MEASURE, SCORE_PARAMETERS
 from ndcg_labeler.views.openapi_estimates import SCHEMAS as ESTIMATE_SCHEMAS
-from ndcg_labeler.views.openapi_interop import IMPORT_PEER_FIELDS, RUN_FORMAT, interop_paths
+from ndcg_labeler.views.openapi_interop import (
+    IMPORT_PEER_FIELDS,
+    IMPORT_QUEUED,
+    RUN_FORMAT,
+    interop_paths,
+)
 from ndcg_labeler.views.openapi_schemas import SCHEMAS, ref
 
 
@@ -194,6 +199,7 @@ PATHS: dict[str, Any] = {
                     },
                     "What the import created, changed and found unchanged.",
                 ),
+                "202": IMPORT_QUEUED,
                 **_errors(400, 401, 403, 404, 413),
             },
         },

@@ -283,7 +283,8 @@ def import_peer(test_set_id: int) -> str | tuple[str, int] | Response:
     """Import one Quepid or SRW file, or an ir_datasets dataset; counts or the error.
 
     A peer file larger than NDCG_JOB_THRESHOLD_MB is checked here, then imported by the job
-    worker, as the other imports are; an ir_datasets dataset is read in this request."""
+    worker, as the other imports are; so is an ir_datasets dataset whose cached files are
+    larger (or of a size that cannot be told)."""
     test_set = get_test_set_or_404(test_set_id)
     form = PeerImportForm(prefix="peer")  # its own ids beside the import form's
     report = None
@@ -299,6 +300,12 @@ def import_peer(test_set_id: int) -> str | tuple[str, int] | Response:
                 raise ServiceError("choose the file (or name the ir_datasets dataset) to import")
             if chose_file and jobs.stream_size(storage.stream) > jobs.threshold_bytes():  # type: ignore[union-attr]
                 return _peer_later(test_set, form, storage)  # type: ignore[arg-type]
+            source = form.source.data or None
+            job = interop_requests.dataset_later(
+                test_set, peers, dataset, False, source=source, user=current_user
+            )
+            if job is not None:
+                return redirect(url_for("jobs.show", job_id=job.id))
             report = interop_requests.import_peer(
                 test_set,
                 peers,

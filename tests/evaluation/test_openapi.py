@@ -24,6 +24,7 @@ from ndcg_labeler.models import User
 from ndcg_labeler.services import judges
 from ndcg_labeler.services import runs as run_service
 from ndcg_labeler.services.accounts import create_token
+from ndcg_labeler.services.jobs.records import create_job
 from tests.factory import build_test_set, make_user, trec
 
 METHODS = {"GET", "POST", "PUT", "PATCH", "DELETE"}
@@ -77,6 +78,7 @@ def _seed(app: Flask) -> str:
         run_service.upload_run(test_set, io.BytesIO(trec(run_a)), "a.trec", "A", None)
         run_service.upload_run(test_set, io.BytesIO(trec(run_b)), "b.trec", "B", None)
         judges.add_judge("gpt", "http://127.0.0.1:9/v1", "none")  # the audit routes' example
+        create_job("import", test_set.id, admin, {})  # job 1, the jobs route's example
         token = create_token(db.session.get(User, admin))
         db.session.remove()
         return token
@@ -163,6 +165,7 @@ def test_schemathesis_finds_no_server_error_and_no_schema_violation(app: Flask) 
             "body": {"queries": 3, "seed": 1, "reseed": True},
             "media_type": "application/json",
         },
+        "GET /api/jobs/{job_id}": {"path_parameters": {"job_id": 1}},
         "GET /api/openapi.json": {},
         "GET /api/docs": {},
     }

@@ -7,29 +7,35 @@ reserved .invalid domain, which the offline guard refuses before any request is 
 
 from __future__ import annotations
 
+import uuid
 from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
 from flask import Flask
-from flask.testing import FlaskCliRunner
+from flask.testing import FlaskClient, FlaskCliRunner
 
 from ndcg_labeler.extensions import db
-from ndcg_labeler.models import Chunk, Query, TestSet
-from ndcg_labeler.services import interop
+from ndcg_labeler.models import Chunk, Job, Query, TestSet, User
+from ndcg_labeler.services import interop, jobs
+from ndcg_labeler.services.accounts import create_token
+from tests.factory import make_test_set
+from tests.jobs.test_import_jobs import job_id_of, wait_for
 
 ir_datasets = pytest.importorskip("ir_datasets")
 from ir_datasets.datasets.base import Dataset  # noqa: E402
-from ir_datasets.formats import TrecQrels, TsvDocs, TsvQueries  # noqa: E402
+from ir_datasets.formats import BaseQueries, TrecQrels, TsvDocs, TsvQueries  # noqa: E402
 from ir_datasets.util import Download, RequestsDownload  # noqa: E402
 
 URL = "https://files.example.invalid/"
+HOME: list[Path] = []  # where the fixture wrote the tiny datasets' files
 
 
 @pytest.fixture(scope="module")
 def datasets(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str, str]:
     """Names of a downloaded tiny dataset, of one not downloaded and of one graded 0–4."""
     home = tmp_path_factory.mktemp("irds")
+    HOME[:] = [home]
     (home / "queries.tsv").write_text("1\tred dress\n2\tblue shoes\n")
     (home / "docs.tsv").write_text("d1\ta red dress\nd2\ta blue shoe\nd3\ta hat\n")
     # -1 (judged non-relevant in some collections) must become 0; 2 stays 2.
@@ -112,3 +118,116 @@ def test_not_installed_says_how_to_install(
     result = runner.invoke(args=["testset", "import", "A", "--ir-datasets", "x"])
     assert result.exit_code == 1
     assert "pip install 'ndcg-labeler[ir_datasets]'" in result.stderr
+
+
+class _Opaque(BaseQueries):
+    """Queries from a file this module names: not one of ir_datasets' own objects."""
+
+    def __init__(self) -> None:
+        self.path = str(HOME[0] / "queries.tsv")
+
+
+def _queue_in(app: Flask, tmp_path: Path, threshold_bytes: int) -> None:
+    """A queue of the test's own, and the job threshold at `threshold_bytes`."""
+    app.config["NDCG_JOB_THRESHOLD_MB"] = threshold_bytes / (1024 * 1024)
+    app.config["NDCG_JOBS_SQLITE"] = str(tmp_path / "jobs-queue.sqlite3")
+    app.config["NDCG_JOBS_QUEUE"] = f"test-{uuid.uuid4().hex}"
+
+
+def _run_queue(app: Flask, job_id: int) -> Job:
+    """Start a worker until the job ends; the job as it ended."""
+    worker = jobs.worker(app, threads=1)
+    worker._set_signal_handlers = lambda: None  # pytest keeps its own SIGINT handler
+    worker.start()
+    try:
+        return wait_for(app, job_id, ("done", "failed", "cancelled"))
+    finally:
+        worker.stop(graceful=True)
+
+
+def _count(app: Flask, model: type) -> int:
+    with app.app_context():
+        return db.session.scalar(sa.select(sa.func.count()).select_from(model))
+
+
+def test_the_cached_size_and_the_read_progress(app: Flask, datasets: tuple[str, str, str]) -> None:
+    files = [HOME[0] / name for name in ("queries.tsv", "docs.tsv", "qrels")]
+    reports: list[tuple[str, int, int, int]] = []
+    with app.app_context():
+        # The three files the tiny dataset reads, byte for byte; none for one not downloaded.
+        assert interop.ir_dataset_size(datasets[0]) == sum(f.stat().st_size for f in files)
+        assert interop.ir_dataset_size(datasets[1]) == 0
+        # Files held where the walk does not look: the size cannot be told (a job, to be safe).
+        if "ndcg-test/opaque" not in ir_datasets.registry:
+            ir_datasets.registry.register("ndcg-test/opaque", Dataset(_Opaque()))
+        assert interop.ir_dataset_size("ndcg-test/opaque") is None
+        test_set = db.session.get_one(TestSet, make_test_set(app, "P"))
+        interop.import_ir_dataset(
+            test_set, datasets[0], progress=lambda *report: reports.append(report)
+        )
+    # Each kind's records read, counted as they are read: 2 queries, 3 docs, 3 qrels.
+    assert [r[1:] for r in reports if r[0] == "read"] == [(2, 2, 2), (3, 3, 3), (3, 3, 3)]
+
+
+def test_a_large_dataset_from_the_browser_is_a_job_with_progress(
+    app: Flask,
+    as_admin: FlaskClient,
+    runner: FlaskCliRunner,
+    datasets: tuple[str, str, str],
+    tmp_path: Path,
+) -> None:
+    _queue_in(app, tmp_path, 10)  # the tiny dataset's 80 bytes are "large"
+    set_id = make_test_set(app, "Big")
+    response = as_admin.post(
+        f"/test-sets/{set_id}/import/peer",
+        data={"peer-fmt": "ir-datasets", "peer-dataset": datasets[0]},
+    )
+    job_id = job_id_of(response)
+    assert _count(app, Query) == 0  # queued only: the worker reads the dataset
+    job = _run_queue(app, job_id)
+    assert job.state == "done", job.error
+    assert job.kind == "import" and job.params["ir_datasets"] == datasets[0]
+    assert job.result["lines"][0] == "queries: 2 created, 0 updated, 0 unchanged"
+    assert job.rows > 0
+    page = as_admin.get(f"/jobs/{job_id}").get_data(as_text=True)
+    assert "Imported" in page and "chunks: 3 created, 0 updated" in page
+    assert "Dataset: ir_datasets ndcg-test/tiny." in page
+    # The CLI stays direct whatever the threshold: no job, the counts at once.
+    runner.invoke(args=["testset", "create", "Cli"])
+    result = runner.invoke(args=["testset", "import", "Cli", "--ir-datasets", datasets[0]])
+    assert result.exit_code == 0 and "queries: 2 created" in result.stdout
+    assert _count(app, Job) == 1
+
+
+def test_the_api_answers_202_with_the_job_and_follows_it(
+    app: Flask, admin_id: int, datasets: tuple[str, str, str], tmp_path: Path
+) -> None:
+    set_id = make_test_set(app, "Api")
+    with app.app_context():
+        token = create_token(db.session.get_one(User, admin_id))
+        db.session.remove()
+    headers = {"Authorization": f"Bearer {token}"}
+    client = app.test_client()
+    _queue_in(app, tmp_path, 10**6)  # small: imported in the request, as before
+    small = client.post(
+        f"/api/testsets/{set_id}/import", data={"ir_datasets": datasets[1]}, headers=headers
+    )
+    assert small.status_code == 400 and "is not downloaded" in small.json["detail"]
+    _queue_in(app, tmp_path, 10)
+    queued = client.post(
+        f"/api/testsets/{set_id}/import", data={"ir_datasets": datasets[0]}, headers=headers
+    )
+    assert queued.status_code == 202, queued.json
+    job = queued.json["job"]
+    assert job["state"] == "queued" and not job["finished"] and job["result"] is None
+    assert job["url"].endswith(f"/api/jobs/{job['id']}")
+    _run_queue(app, job["id"])
+    ended = client.get(f"/api/jobs/{job['id']}", headers=headers)
+    assert ended.status_code == 200
+    assert ended.json["state"] == "done" and ended.json["finished"]
+    assert (
+        "judgments of source 'ir_datasets:ndcg-test/tiny': 3 created, 0 updated, 0 unchanged"
+        in (ended.json["result"]["lines"])
+    )
+    assert _count(app, Query) == 2
+    assert client.get("/api/jobs/999", headers=headers).status_code == 404

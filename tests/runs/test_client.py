@@ -5,9 +5,13 @@ Expected values come from pytrec_eval on the same files, never from the server's
 
 from __future__ import annotations
 
+import csv
+import io
+import json
 import subprocess
 import sys
 import threading
+import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,8 +25,9 @@ from werkzeug.serving import make_server
 from ndcg_labeler.client import Client, ClientError
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import User
-from ndcg_labeler.services import accounts, testsets
+from ndcg_labeler.services import accounts, jobs, testsets
 from tests.factory import build_test_set, make_user
+from tests.interop.test_ir_datasets import datasets  # noqa: F401 - the tiny ir_datasets fixture
 
 QUERIES = {"q1": "reset my password", "q2": "vpn drops", "q3": "printer jam"}
 QRELS = [("q1", "d1", 3), ("q1", "d2", 1), ("q2", "d3", 2), ("q2", "d4", 0), ("q3", "d5", 1)]
@@ -160,3 +165,77 @@ def test_the_client_imports_without_flask_or_sqlalchemy() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
     assert out.stdout.strip() == "ok", out.stderr
+
+
+def test_peer_formats_go_in_and_come_out(server: Server, tmp_path: Path) -> None:
+    """Quepid CSV, SRW judgments and SRW query sets in; the exports out, and round-tripped."""
+    quepid = tmp_path / "case.csv"
+    # A known text is its query (q1); a new text becomes a new query; ratings 0–10 map to 0–3.
+    quepid.write_text("query,docid,rating\nreset my password,d6,10\nscreen is black,d7,4\n")
+    srw = json.dumps(
+        {
+            "name": "j",
+            "judgmentRatings": [{"query": "vpn drops", "ratings": [{"docId": "d8", "rating": 3}]}],
+        }
+    )
+    with Client(server.url, server.admin_token) as api:
+        imported = api.import_peer("desk", quepid, "quepid", rating_map="0-10")
+        assert imported["files"] == ["case.csv"]
+        assert "queries: 1 created, 0 updated, 0 unchanged" in imported["report"]
+        api.import_peer("desk", io.BytesIO(srw.encode()), "srw-judgments")
+        api.import_peer("desk", io.BytesIO(b'{"queryText": "toner is low"}\n'), "srw-queries")
+        qrels = api.qrels("desk", as_frame=False)
+        judgments = api.export("desk", "quepid", to=tmp_path / "out.csv")
+        queries = api.export("desk", "srw-queries")
+        api.upload_run("desk", RUN, name="bm25")
+        snapshot = api.export_run("desk", "bm25")
+        with pytest.raises(ClientError, match="fmt must be one of"):
+            api.import_peer("desk", quepid, "trec")
+        with pytest.raises(ClientError, match="rating 10") as refused:
+            api.import_peer("desk", quepid, "quepid")  # 10 is above the scale 0–3
+        assert refused.value.status == 400 and refused.value.details["line"] == 2
+        with pytest.raises(ClientError, match="export format must be one of"):
+            api.export("desk", "trec")
+    # rating_map 0-10 onto 0–3: 10 -> 3, 4 -> round(4 * 3 / 10) = 1.
+    assert qrels["q1"]["d6"] == 3 and qrels["q2"]["d8"] == 3
+    (new_qid,) = set(qrels) - set(QUERIES)
+    assert qrels[new_qid] == {"d7": 1}
+    rows = set(map(tuple, csv.reader(io.StringIO(judgments))))
+    assert {("reset my password", "d1", "3"), ("screen is black", "d7", "1")} <= rows
+    assert ("toner is low", "", "") in rows  # a query without grades is kept, as Quepid does
+    assert (tmp_path / "out.csv").read_text(encoding="utf-8") == judgments
+    texts = {q["queryText"] for q in json.loads(queries)["querySetQueries"]}
+    assert texts == {*QUERIES.values(), "screen is black", "toner is low"}
+    # The snapshot lists each query's documents in the run's order (score descending).
+    ranked = [r[3:6] for r in csv.reader(io.StringIO(snapshot))][1:]
+    assert ranked[:3] == [["reset my password", "d2", "1"], ["reset my password", "d1", "2"],
+                          ["reset my password", "d9", "3"]]  # fmt: skip
+
+
+def test_a_large_ir_dataset_is_a_job_the_client_waits_for(
+    app: Flask,
+    server: Server,
+    datasets: tuple[str, str, str],  # noqa: F811 - the fixture imported above
+    tmp_path: Path,
+) -> None:
+    app.config["NDCG_JOB_THRESHOLD_MB"] = 10 / (1024 * 1024)  # the tiny dataset is "large"
+    app.config["NDCG_JOBS_SQLITE"] = str(tmp_path / "jobs-queue.sqlite3")
+    app.config["NDCG_JOBS_QUEUE"] = f"test-{uuid.uuid4().hex}"
+    worker = jobs.worker(app, threads=1)
+    worker._set_signal_handlers = lambda: None  # pytest keeps its own SIGINT handler
+    worker.start()
+    try:
+        with Client(server.url, server.admin_token) as api:
+            queued = api.import_ir_dataset("desk", datasets[0], wait=False)
+            assert queued["job"]["state"] in ("queued", "running", "done")
+            done = api.wait_for_job(queued["job"]["id"], poll=0.05, timeout=60)
+            again = api.import_ir_dataset("desk", datasets[0], poll=0.05, timeout=60)
+            with pytest.raises(ClientError, match=r"ir_datasets 'ndcg-test/four' has grade 4"):
+                api.import_ir_dataset("desk", datasets[2], poll=0.05, timeout=60)
+    finally:
+        worker.stop(graceful=True)
+    assert done["state"] == "done"
+    assert "queries: 2 created, 0 updated, 0 unchanged" in done["result"]["lines"]
+    # The second time, the same dataset changes nothing; the report has the inline shape.
+    assert "queries: 0 created, 0 updated, 2 unchanged" in again["report"]
+    assert again["job"]["state"] == "done"

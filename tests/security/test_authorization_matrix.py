@@ -135,6 +135,7 @@ ROUTES = {
     "api.audit_sample": API,
     "api.draw_audit": API,
     "api.next_labels": API,
+    "api.job": API,
     "api_docs.openapi": PUBLIC,
     "api_docs.reference": PUBLIC,
     "compare.fuse": ADMIN,
@@ -329,9 +330,8 @@ def test_api_matrix(world: World, request: pytest.FixtureRequest) -> None:
     client = app.test_client()
     problems = []
     for rule, method in api:
-        url = world.sets["A"].fill(rule, {"judge": world.judge_id}) + API_QUERY.get(
-            rule.endpoint, ""
-        )
+        ids = {"judge": world.judge_id, "job_id": world.job_id}
+        url = world.sets["A"].fill(rule, ids) + API_QUERY.get(rule.endpoint, "")
         for what, token in credentials.items():
             headers = {"Authorization": f"Bearer {token}"} if token else {}
             response = client.open(url, method=method, headers=headers)

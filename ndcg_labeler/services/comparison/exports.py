@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from ndcg_labeler.services.comparison.compare import Comparison, robustness_json
 from ndcg_labeler.services.dashboard import to_csv
+from ndcg_labeler.services.live import ScoreOptions, named_measures
 
 
 def compare_header(result: Comparison) -> list[str]:
@@ -27,11 +29,27 @@ def compare_header(result: Comparison) -> list[str]:
     ]
 
 
-def compare_csv(result: Comparison) -> str:
+def compare_csv(
+    result: Comparison, names: Iterable[str] = (), options: ScoreOptions | None = None
+) -> str:
     """Per-query NDCG@k of A and B and the difference, largest |B − A| first, with each run's
-    values if its unjudged top k had the top grade and on condensed lists."""
+    values if its unjudged top k had the top grade and on condensed lists; then, for each
+    measure named (?measure=, under `options`), its value in A and in B as two more columns
+    `<name as asked>:<run A>`, `<name as asked>:<run B>` (empty where undefined)."""
+    names = list(names)
+    pair = result.first_pair
+    chosen = options or ScoreOptions()
+    per_run = [named_measures(run, names, chosen) for run in (pair.a, pair.b)] if names else []
+    header = compare_header(result)
+    values: list[dict[str, float | None]] = []
+    for a_values, b_values in zip(*per_run, strict=True) if per_run else ():
+        header += [
+            f"{a_values.measure.shown}:{pair.a.name}",
+            f"{b_values.measure.shown}:{pair.b.name}",
+        ]
+        values += [a_values.by_qid(), b_values.by_qid()]
     return to_csv(
-        compare_header(result),
+        header,
         (
             [
                 d.qid,
@@ -43,6 +61,7 @@ def compare_csv(result: Comparison) -> str:
                 d.b_if_unjudged_top,
                 d.a_condensed,
                 d.b_condensed,
+                *(found.get(d.qid) for found in values),
             ]
             for d in result.deltas
         ),

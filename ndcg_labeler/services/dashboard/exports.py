@@ -15,7 +15,7 @@ from typing import Any
 from ndcg_labeler.formats import safe_cell
 from ndcg_labeler.services.dashboard.drilldown import DrillDown
 from ndcg_labeler.services.dashboard.overview import Overview
-from ndcg_labeler.services.live import RunScores
+from ndcg_labeler.services.live import MeasureValues, RunScores
 
 _PLAIN_NUMBER = re.compile(r"[-+]?\d+(\.\d*)?([eE][-+]?\d+)?")
 
@@ -53,8 +53,9 @@ def overview_csv(overview: Overview) -> str:
     return to_csv(header, ([*(r[key] for key in keys), *settings] for r in data["runs"]))
 
 
-def run_csv(scores: RunScores) -> str:
-    """A run's per-query scores in the CLI's JSON order (gap descending, then qid)."""
+def run_csv(scores: RunScores, extra: Sequence[MeasureValues] = ()) -> str:
+    """A run's per-query scores in the CLI's JSON order (gap descending, then qid); the
+    measures asked for (`extra`, ?measure=) as more columns, each named as it was asked for."""
     texts = scores.texts()
     ids = dict(zip(scores.qids, scores.query_ids.tolist(), strict=True))
     queries = scores.to_json()["queries"]
@@ -71,7 +72,9 @@ def run_csv(scores: RunScores) -> str:
         "missing",
         "ndcg_if_unjudged_top",
         "ndcg_condensed",
+        *(m.measure.shown for m in extra),
     ]
+    named = [m.by_qid() for m in extra]
     missing = {q for q, m in zip(scores.qids, scores.missing.tolist(), strict=True) if m}
     return to_csv(
         header,
@@ -89,6 +92,7 @@ def run_csv(scores: RunScores) -> str:
                 q["qid"] in missing,
                 q["ndcg_if_unjudged_top"],
                 q["ndcg_condensed"],
+                *(values.get(q["qid"]) for values in named),
             ]
             for q in queries
         ),

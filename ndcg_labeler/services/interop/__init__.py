@@ -1,7 +1,7 @@
 """Interop with Quepid, OpenSearch's Search Relevance Workbench and ir_datasets."""
 
 from .exports import EXPORT_FORMATS, export_run_snapshot, export_test_set, judgment_rows
-from .irds import import_ir_dataset
+from .irds import import_ir_dataset, ir_dataset_size
 from .peers import PEER_FORMATS, import_peer, native_files, text_qid, upload_quepid_snapshot
 
 __all__ = [
@@ -11,6 +11,7 @@ __all__ = [
     "export_test_set",
     "import_ir_dataset",
     "import_peer",
+    "ir_dataset_size",
     "judgment_rows",
     "native_files",
     "text_qid",

@@ -9,11 +9,17 @@ The dataset is written as BEIR queries and corpus and TREC qrels into temporary 
 imported by ``imports.import_files``: the same checks and the one transaction. Negative
 grades (some collections mark spam −2 or non-relevant −1) become 0, as trec_eval scores them;
 a grade above the test set's scale is refused before anything is read further.
+
+From the browser or the API a large dataset (its files in the cache above the job threshold,
+NDCG_JOB_THRESHOLD_MB, or of a size that cannot be told) is imported by the job worker,
+which reports the records read (phase "read") and then the import's own phases; the CLI
+always imports it directly, with its progress bar.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
@@ -21,7 +27,7 @@ from typing import Any
 
 from ndcg_labeler.models import TestSet
 from ndcg_labeler.services import ServiceError, imports
-from ndcg_labeler.services._progress import Progress, no_progress
+from ndcg_labeler.services._progress import EVERY_ROWS, Cancelled, Progress, no_progress
 
 INSTALL_HINT = "ir_datasets is not installed: pip install 'ndcg-labeler[ir_datasets]'"
 
@@ -36,6 +42,7 @@ def _refuse(self: Any, *args: Any, **kwargs: Any) -> Any:
 
 
 _OFFLINE: list[bool] = []
+_MARKER = "irds_version.txt"
 
 
 def _library() -> Any:
@@ -79,20 +86,87 @@ def _text(record: Any) -> str:
     return text
 
 
-def _write(spool: Any, lines: Iterator[str]) -> int:
+def _write(
+    spool: Any, lines: Iterator[str], progress: Progress = no_progress, total: int = 0
+) -> int:
+    """Write the lines to the spool file, reporting (phase "read") every EVERY_ROWS lines."""
     count = 0
     for line in lines:
         spool.write(line.encode())
         count += 1
+        if count % EVERY_ROWS == 0:
+            progress("read", count, max(total, count), count)
+    progress("read", count, max(total, count), count)
     spool.seek(0)
     return count
+
+
+def _count(dataset: Any, kind: str) -> int:
+    """The number of records of `kind` ir_datasets' metadata gives (0 when it has none)."""
+    try:
+        return int(getattr(dataset, f"{kind}_count")() or 0)
+    except Exception:  # a count is a progress hint only
+        return 0
+
+
+def _cached_paths(node: Any, seen: set[int], found: list[str], depth: int = 0) -> None:
+    """Absolute paths held by ir_datasets' handlers and their downloads (cache files)."""
+    if depth > 8 or id(node) in seen:
+        return
+    seen.add(id(node))
+    if isinstance(node, str | os.PathLike):
+        path = os.fspath(node)
+        # irds_version.txt marks a cache folder's version: not data, and present for a
+        # dataset whose files this walk does not reach (they would read as "small").
+        if isinstance(path, str) and os.path.isabs(path) and not path.endswith(_MARKER):
+            found.append(path)
+        return
+    if isinstance(node, list | tuple | set):
+        for item in node:
+            _cached_paths(item, seen, found, depth + 1)
+        return
+    if isinstance(node, dict):
+        for item in node.values():
+            _cached_paths(item, seen, found, depth + 1)
+        return
+    # Only ir_datasets' own objects: their attributes name the files a dataset reads.
+    if not type(node).__module__.startswith("ir_datasets") or not hasattr(node, "__dict__"):
+        return
+    for value in vars(node).values():
+        _cached_paths(value, seen, found, depth + 1)
+
+
+def _bytes_at(path: str) -> int:
+    if os.path.isfile(path):
+        return os.path.getsize(path)
+    total = 0
+    for parent, _, names in os.walk(path):
+        total += sum(os.path.getsize(os.path.join(parent, n)) for n in names)
+    return total
+
+
+def ir_dataset_size(name: str) -> int | None:
+    """Bytes of NAME's files in ir_datasets' local cache: 0 when none is there (not
+    downloaded: importing it fails at once, with the clear message), None when its files
+    cannot be told (a dataset built in a way this does not know)."""
+    library = _library()
+    try:
+        dataset = library.load(name)
+    except Exception:  # the import itself says what is wrong
+        return 0
+    found: list[str] = []
+    _cached_paths(dataset, set(), found)
+    if not found:
+        return None
+    real = {os.path.realpath(path) for path in found}
+    return sum(_bytes_at(path) for path in real if os.path.exists(path))
 
 
 def _reading(name: str, read: Callable[[], int]) -> int:
     """Run one read of the dataset, turning a refused download into a clear message."""
     try:
         return read()
-    except ServiceError:
+    except (ServiceError, Cancelled):
         raise
     except Exception as exc:
         if _not_downloaded(exc):
@@ -136,7 +210,8 @@ def import_ir_dataset(
                 json.dumps({"_id": q.query_id, "text": _text(q)}, ensure_ascii=False) + "\n"
                 for q in dataset.queries_iter()
             )
-            _reading(name, lambda: _write(spool("queries"), queries))
+            total = _count(dataset, "queries")
+            _reading(name, lambda: _write(spool("queries"), queries, progress, total))
         if dataset.has_docs():
             docs = (
                 json.dumps(
@@ -146,9 +221,12 @@ def import_ir_dataset(
                 + "\n"
                 for d in dataset.docs_iter()
             )
-            _reading(name, lambda: _write(spool("corpus"), docs))
+            total = _count(dataset, "docs")
+            _reading(name, lambda: _write(spool("corpus"), docs, progress, total))
         if dataset.has_qrels():
-            _reading(name, lambda: _write(spool("qrels"), _qrels(dataset, name, top)))
+            qrels = _qrels(dataset, name, top)
+            total = _count(dataset, "qrels")
+            _reading(name, lambda: _write(spool("qrels"), qrels, progress, total))
         if not files:
             raise ServiceError(f"ir_datasets dataset '{name}' has no queries, docs or qrels")
         for kind in ("corpus", "qrels"):  # an empty file would be refused as empty

@@ -44,6 +44,16 @@ def enqueue_import(
     return _enqueue(kinds.IMPORT, test_set, user, params, files)
 
 
+def enqueue_ir_dataset(
+    test_set: TestSet, dataset: str, source: str | None, user: User | None
+) -> Job:
+    """A background import of ir_datasets' NAME from its local cache (nothing is spooled)."""
+    if not dataset.strip():
+        raise ServiceError("name the ir_datasets dataset to import")
+    params = {"source": source, "ir_datasets": dataset.strip(), "files": {}}
+    return _enqueue(kinds.IMPORT, test_set, user, params, {})
+
+
 def enqueue_upload(
     test_set: TestSet,
     stream: BinaryIO,

@@ -12,7 +12,7 @@ from typing import Any
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Job, Run, TestSet, User
-from ndcg_labeler.services import ServiceError, imports, pooling, probes
+from ndcg_labeler.services import ServiceError, imports, interop, pooling, probes
 from ndcg_labeler.services import endpoints as endpoints_service
 from ndcg_labeler.services import judges as judges_service
 from ndcg_labeler.services import runs as run_service
@@ -64,9 +64,18 @@ def _runs_of(job: Job, test_set: TestSet) -> list[Run]:
 
 
 def _run_import(job: Job, progress: Progress) -> dict[str, Any]:
-    """Import the spooled files; the result is the import report."""
+    """Import the spooled files, or ir_datasets' dataset; the result is the import report."""
     test_set = _test_set(job)
     params = job.params or {}
+    if params.get("ir_datasets"):
+        report = interop.import_ir_dataset(
+            test_set,
+            params["ir_datasets"],
+            source=params.get("source"),
+            actor_id=job.user_id,
+            progress=progress,
+        )
+        return {"lines": report.lines(), "files": report.files, "source": report.source}
     with ExitStack() as stack:
         files = {}
         for field in IMPORT_FIELDS:

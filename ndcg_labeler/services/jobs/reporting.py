@@ -21,6 +21,7 @@ from ndcg_labeler.services._progress import Cancelled
 
 PHASES = {
     "parse": "reading the files",
+    "read": "reading the dataset",
     "write": "writing records",
     "rank": "ranking",
     "store": "storing ranked lists",
