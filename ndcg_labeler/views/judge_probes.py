@@ -33,10 +33,21 @@ def probe(test_set_id: int, judge_id: int) -> Response:
     back = url_for("judges.calibration", test_set_id=test_set.id, judge_id=judge.id)
     form = ProbeForm(prefix="probe")
     if not form.validate_on_submit():
-        flash(f"Probe: give a number of pairs from 1 to {probes.MAX_PAIRS}.", "error")
+        flash(
+            f"Probe: give a number of pairs from 1 to {probes.MAX_PAIRS}, and a budget of at "
+            "least $0.01 or none.",
+            "error",
+        )
         return redirect(back + "#probe-heading")
+    budget = form.max_cost.data
     try:
-        job = jobs.enqueue_probe(test_set, judge.id, form.pairs.data or 0, current_user)
+        job = jobs.enqueue_probe(
+            test_set,
+            judge.id,
+            form.pairs.data or 0,
+            current_user,
+            max_cost=None if budget is None else float(budget),
+        )
     except ServiceError as exc:
         flash(str(exc), "error")
         return redirect(back + "#probe-heading")
