@@ -292,6 +292,9 @@ def ask_again(
     the answers not asked again yet keep their stored answers (ask again to continue)."""
     test_set = testsets.require_by_name(testset)
     judge = judges.require_judge(judge_name)
+    if not as_json:  # as `judges run`: the JSON stays one object (it has the cost)
+        guess = judge_costs.estimate_run(test_set, judge, f"again:{pairs}")
+        click.echo(f"Estimate: {guess.text()}", err=True)
     bar, progress = _progress_bar()
     found = judges.run_judge(test_set, judge, f"again:{pairs}", progress, max_cost=max_cost)
     _report(found, bar, as_json)

@@ -97,6 +97,13 @@ def test_a_slow_endpoint_fails_late_pairs_cleanly_and_they_resume(
     for docid in ("d3", "d4", "d6"):
         assert rows[docid][2] == "" and "within 0.4 s (timeout)" in rows[docid][3]
 
+    with app.app_context():
+        # Asking the three failed ones again, from the three answers' usage: 3 × $0.01.
+        guess = judge_costs.estimate_run(
+            testsets.require_by_name("slow"), judges.require_judge("j"), "again:failed"
+        )
+        assert (guess.pairs, guess.cost) == (3, pytest.approx(0.03))
+        assert guess.text().endswith("(from the average tokens of 3 answer(s) so far)")
     slow.slow_seconds = 0.05  # the endpoint recovers
     # Ask again within $0.025: two of the three failed pairs fit ($0.01 each), one waits.
     out, _ = _cli(

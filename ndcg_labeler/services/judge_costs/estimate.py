@@ -17,7 +17,7 @@ import sqlalchemy as sa
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Chunk, Judge, MachineJudgment, Query, TestSet
-from ndcg_labeler.services import judges
+from ndcg_labeler.services import ServiceError, judges
 from ndcg_labeler.services.judge_costs.prices import money
 
 SAMPLE = 20  # pairs whose prompts are rendered for a prompt-length estimate
@@ -82,9 +82,23 @@ class Estimate:
 
 
 def _todo(test_set: TestSet, judge: Judge, which: str, sha: str) -> list[tuple[int, int]]:
-    """The pairs a run over `which` would ask (those answered before are skipped)."""
-    chosen = judges.select_pairs(test_set, which)
+    """The pairs a run over `which` would ask (those answered before are skipped; with
+    `again:STATUSES`, those answered so, asked afresh)."""
     mj = MachineJudgment
+    if which.startswith("again:"):
+        statuses = judges.AGAIN_CHOICES.get(which.removeprefix("again:"))
+        if statuses is None:
+            raise ServiceError(f"ask again: choose {', '.join(judges.AGAIN_CHOICES)}")
+        rows = db.session.execute(
+            sa.select(mj.query_id, mj.chunk_id).where(
+                mj.judge_id == judge.id,
+                mj.prompt_sha256 == sha,
+                mj.test_set_id == test_set.id,
+                mj.status.in_(statuses),
+            )
+        )
+        return [(int(q), int(c)) for q, c in rows]
+    chosen = judges.select_pairs(test_set, which)
     answered = {
         (q, c)
         for q, c in db.session.execute(
@@ -100,7 +114,8 @@ def _todo(test_set: TestSet, judge: Judge, which: str, sha: str) -> list[tuple[i
 
 
 def estimate_run(test_set: TestSet, judge: Judge, which: str = "unjudged") -> Estimate:
-    """What a run over `which` (a select_pairs choice) would ask and cost, and on what basis."""
+    """What a run over `which` (a select_pairs choice, or again:STATUSES) would ask and cost,
+    and on what basis."""
     return estimate_runs(test_set, judge, [which])[0]
 
 
