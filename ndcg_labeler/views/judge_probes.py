@@ -84,8 +84,12 @@ def probe_panel(test_set: TestSet, judge: Judge) -> dict[str, Any]:
     choices = [which for which, _ in ESTIMATED]
     found = judge_costs.estimate_runs(test_set, judge, choices)
     estimates = [(label, guess) for (_, label), guess in zip(ESTIMATED, found, strict=True)]
+    probe_estimate = None
+    if not judge.ensemble:  # an ensemble is not probed (its members are)
+        probe_estimate = probes.estimate_probe(test_set, judge, probes.DEFAULT_PAIRS)
     return {
         "last": probes.last_probe(test_set, judge),
+        "probe_estimate": probe_estimate,
         "spending": judge_costs.spending(test_set.id, judge),
         "estimates": estimates,
         "probe_form": ProbeForm(prefix="probe", formdata=None),

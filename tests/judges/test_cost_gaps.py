@@ -189,6 +189,11 @@ def test_a_probe_within_a_budget_reports_the_variants_it_asked(
     assert len(gullible.requests) == 18
     page = as_admin.get(url).get_data(as_text=True)
     assert 'id="probe-max_cost"' in page and 'id="again-max_cost"' in page
+    # Fifty asked for, five pairs graded: 45 questions at the 18 answers' $0.01 each.
+    assert (
+        "A probe of 50 pairs: about 45 questions (5 pairs, 9 variants each), ~$0.45 (from the "
+        "average tokens of 18 answer(s) so far)." in page
+    )
 
 
 @pytest.fixture
