@@ -275,14 +275,29 @@ def audit(
     help="Which of its answers under the current prompt version to ask afresh.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@click.option(
+    "--max-cost",
+    type=float,
+    default=None,
+    help="Budget in dollars (needs the judge's prices): stop cleanly before passing it.",
+)
 @cli_errors
-def ask_again(testset: str, judge_name: str, pairs: str, as_json: bool) -> None:
+def ask_again(
+    testset: str, judge_name: str, pairs: str, as_json: bool, max_cost: float | None
+) -> None:
     """Ask the judge again about pairs of TESTSET it answered under its current prompt version
-    (failed or unparsed ones by default), replacing the stored answers."""
+    (failed or unparsed ones by default), replacing the stored answers.
+
+    With --max-cost it stops between batches before the money spent would pass the budget;
+    the answers not asked again yet keep their stored answers (ask again to continue)."""
     test_set = testsets.require_by_name(testset)
     judge = judges.require_judge(judge_name)
+    if not as_json:  # as `judges run`: the JSON stays one object (it has the cost)
+        guess = judge_costs.estimate_run(test_set, judge, f"again:{pairs}")
+        click.echo(f"Estimate: {guess.text()}", err=True)
     bar, progress = _progress_bar()
-    _report(judges.run_judge(test_set, judge, f"again:{pairs}", progress), bar, as_json)
+    found = judges.run_judge(test_set, judge, f"again:{pairs}", progress, max_cost=max_cost)
+    _report(found, bar, as_json)
 
 
 @judges_group.command("archive")

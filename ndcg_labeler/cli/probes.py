@@ -26,9 +26,15 @@ from ndcg_labeler.services import judge_costs, judges, probes, testsets
     help="N: pairs people graded 0 to probe (fewer: the lowest-graded fill up).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@click.option(
+    "--max-cost",
+    type=float,
+    default=None,
+    help="Budget in dollars (needs the judge's prices): stop cleanly before passing it.",
+)
 @with_appcontext
 @cli_errors
-def probe(testset: str, judge_name: str, n: int, as_json: bool) -> None:
+def probe(testset: str, judge_name: str, n: int, as_json: bool, max_cost: float | None) -> None:
     """Probe JUDGE for gullibility on N pairs of TESTSET that people graded 0.
 
     Each pair is asked as is (original), with the query's words stuffed in at the start, the
@@ -39,9 +45,16 @@ def probe(testset: str, judge_name: str, n: int, as_json: bool) -> None:
     the original's by more than 10 points. The answers are stored apart from labels. With
     --json, standard output holds exactly {"judge", "prompt_version", "pairs", "variants",
     "flagged"}; tokens and cost go to standard error.
+
+    The estimate ("about 450 questions, ~$0.52", and what it rests on) goes to standard error
+    first. With --max-cost the probe asks whole pairs while the money stays within the budget
+    and then stops: it reports on the variants it asked, says so on standard error, and is not
+    shown as the judge's last probe on the calibration page.
     """
     test_set = testsets.require_by_name(testset)
     judge = judges.require_judge(judge_name)
+    probes.check_probe(judge, n, max_cost)
+    click.echo(f"Estimate: {probes.estimate_probe(test_set, judge, n).text()}", err=True)
     bar = click.progressbar(length=1, label="probing", file=sys.stderr) if _tty() else None
 
     def progress(done: int, total: int, tokens: dict[str, int]) -> None:
@@ -49,7 +62,7 @@ def probe(testset: str, judge_name: str, n: int, as_json: bool) -> None:
             bar.length = max(total, 1)
             bar.update(done - bar.pos)
 
-    found = probes.run_probe(test_set, judge, n, progress)
+    found = probes.run_probe(test_set, judge, n, progress, max_cost=max_cost)
     if bar is not None:
         bar.render_finish()
     spent = (
@@ -62,6 +75,16 @@ def probe(testset: str, judge_name: str, n: int, as_json: bool) -> None:
     else:
         _print(found, test_set.name)
         click.echo(spent)
+    if found["stopped_at_budget"]:
+        click.echo(
+            f"Stopped at the budget of {judge_costs.money(max_cost)}: {found['pairs']} of "
+            f"{found['pairs'] + found['not_asked']} pair(s) probed; the figures cover the "
+            "variants asked. It is not shown as the last probe: probe again with a larger "
+            "budget for the full figures.",
+            err=True,
+        )
+        if not found["pairs"]:
+            return  # nothing asked: no answers to judge the endpoint by
     _check_answered(found)
 
 

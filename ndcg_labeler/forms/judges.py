@@ -16,8 +16,8 @@ from wtforms import (
 from wtforms.fields.choices import SelectChoice
 from wtforms.validators import DataRequired, InputRequired, Length, NumberRange, Optional
 
-from ndcg_labeler.forms.probes import price_fields
-from ndcg_labeler.services import audit_samples, corrections, ensembles, judge_costs, judges
+from ndcg_labeler.forms.probes import budget_field, price_fields
+from ndcg_labeler.services import audit_samples, corrections, ensembles, judges
 
 
 class JudgeForm(FlaskForm):
@@ -75,11 +75,7 @@ class RunJudgeForm(FlaskForm):
         default="unjudged",
     )
     sample = IntegerField("Sample size", default=100, validators=[Optional(), NumberRange(1)])
-    max_cost = DecimalField(
-        "Budget in dollars (empty: none; needs the judge's prices)",
-        places=2,
-        validators=[Optional(), NumberRange(min=0.01, max=judge_costs.MAX_PRICE * 100)],
-    )
+    max_cost = budget_field()
     submit = SubmitField("Run judge")
 
 
@@ -125,6 +121,7 @@ class AskAgainForm(FlaskForm):
         ],
         default="failed,unparsed",
     )
+    max_cost = budget_field()
     submit = SubmitField("Ask again")
 
 

@@ -14,6 +14,15 @@ PRICE_LABELS = (
 )
 
 
+def budget_field() -> DecimalField:
+    """An optional budget in dollars, as the run, ask-again and probe forms show it."""
+    return DecimalField(
+        "Budget in dollars (empty: none; needs the judge's prices)",
+        places=2,
+        validators=[Optional(), NumberRange(min=0.01, max=judge_costs.MAX_PRICE * 100)],
+    )
+
+
 def price_fields() -> tuple[DecimalField, DecimalField]:
     """The two optional price fields, as the judge form and the prices form show them."""
     return tuple(  # type: ignore[return-value]
@@ -32,6 +41,7 @@ class ProbeForm(FlaskForm):
         default=probes.DEFAULT_PAIRS,
         validators=[DataRequired(), NumberRange(1, probes.MAX_PAIRS)],
     )
+    max_cost = budget_field()
     submit = SubmitField("Probe for gullibility")
 
 

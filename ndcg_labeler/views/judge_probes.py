@@ -33,10 +33,21 @@ def probe(test_set_id: int, judge_id: int) -> Response:
     back = url_for("judges.calibration", test_set_id=test_set.id, judge_id=judge.id)
     form = ProbeForm(prefix="probe")
     if not form.validate_on_submit():
-        flash(f"Probe: give a number of pairs from 1 to {probes.MAX_PAIRS}.", "error")
+        flash(
+            f"Probe: give a number of pairs from 1 to {probes.MAX_PAIRS}, and a budget of at "
+            "least $0.01 or none.",
+            "error",
+        )
         return redirect(back + "#probe-heading")
+    budget = form.max_cost.data
     try:
-        job = jobs.enqueue_probe(test_set, judge.id, form.pairs.data or 0, current_user)
+        job = jobs.enqueue_probe(
+            test_set,
+            judge.id,
+            form.pairs.data or 0,
+            current_user,
+            max_cost=None if budget is None else float(budget),
+        )
     except ServiceError as exc:
         flash(str(exc), "error")
         return redirect(back + "#probe-heading")
@@ -73,8 +84,12 @@ def probe_panel(test_set: TestSet, judge: Judge) -> dict[str, Any]:
     choices = [which for which, _ in ESTIMATED]
     found = judge_costs.estimate_runs(test_set, judge, choices)
     estimates = [(label, guess) for (_, label), guess in zip(ESTIMATED, found, strict=True)]
+    probe_estimate = None
+    if not judge.ensemble:  # an ensemble is not probed (its members are)
+        probe_estimate = probes.estimate_probe(test_set, judge, probes.DEFAULT_PAIRS)
     return {
         "last": probes.last_probe(test_set, judge),
+        "probe_estimate": probe_estimate,
         "spending": judge_costs.spending(test_set.id, judge),
         "estimates": estimates,
         "probe_form": ProbeForm(prefix="probe", formdata=None),

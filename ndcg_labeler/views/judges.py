@@ -189,9 +189,19 @@ def ask_again(test_set_id: int, judge_id: int) -> Response:
     form = AskAgainForm(prefix="again")
     back = url_for("judges.calibration", test_set_id=test_set.id, judge_id=judge.id)
     if not form.validate_on_submit():
-        flash("Choose which answers to ask again.", "error")
-        return redirect(back)
-    job = jobs.enqueue_judge(test_set, judge.id, f"again:{form.which.data}", current_user)
+        flash("Ask again: choose which answers, and a budget of at least $0.01 or none.", "error")
+        return redirect(back + "#again-heading")
+    try:
+        job = jobs.enqueue_judge(
+            test_set,
+            judge.id,
+            f"again:{form.which.data}",
+            current_user,
+            max_cost=_price(form.max_cost.data),
+        )
+    except ServiceError as exc:
+        flash(str(exc), "error")
+        return redirect(back + "#again-heading")
     flash(f"{judge.name} is asked again in the background: follow it here.", "info")
     return redirect(url_for("jobs.show", job_id=job.id))
 

@@ -83,6 +83,11 @@ def test_few_shot_ensemble_and_the_conflicts_queue(
     shown = [members.nth(i).locator("td").nth(1).inner_text() for i in range(3)]
     assert shown == [f"{k:.3f}" for k in expected]
     assert "disagree on 8 of 15 pairs" in page.locator("#ensemble-uncertainty").inner_text()
+    # Its cost is its members' answers: alpha's 12 zero-shot, 12 + 3 few-shot, beta's 15, at
+    # 50 tokens in and 5 out each (the fake's usage); no prices, so no dollars.
+    spent = page.locator("#cost-spent li").first.inner_text()
+    assert spent.startswith("Its members' answers on this test set (alpha, beta")
+    assert "2,100 tokens in, 210 out; unknown (no prices set)" in spent
     worst = page.locator("#worst-disagreements tbody tr").first.inner_text()
     assert "d51" in worst
 

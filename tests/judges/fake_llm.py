@@ -3,7 +3,9 @@
 Its answer depends on a marker in the passage text of the prompt:
 ANSWER<n> -> "...reasoning...\\n##final score: n"; JSONANS<n> -> '{"score": n}';
 GARBAGE -> prose without a grade; RATE429 -> 429 on the first request for that passage, then a
-grade of 2; SLOW -> sleeps longer than the judge's timeout; BROKEN -> HTTP 500 every time.
+grade of 2; SLOW -> sleeps `slow_seconds` (set it longer than the judge's timeout); DELAYED ->
+sleeps `delay_seconds` (shorter than the timeout), then a grade of 1; BROKEN -> HTTP 500 every
+time.
 """
 
 from __future__ import annotations
@@ -22,10 +24,11 @@ from werkzeug.wrappers import Request, Response
 class FakeLLM:
     """Start with .start(); .url is the base URL (…/v1); .stop() shuts it down."""
 
-    def __init__(self, slow_seconds: float = 1.0) -> None:
+    def __init__(self, slow_seconds: float = 1.0, delay_seconds: float = 0.1) -> None:
         self.requests: list[dict[str, Any]] = []
         self.seen: Counter[str] = Counter()
         self.slow_seconds = slow_seconds
+        self.delay_seconds = delay_seconds
         self.lock = threading.Lock()
         self.server: Any = None
         self.thread: threading.Thread | None = None
@@ -59,7 +62,7 @@ class FakeLLM:
         return response(environ, start_response)
 
     def answer(self, passage: str, body: dict[str, Any]) -> Response:
-        marker = re.search(r"(ANSWER\d|JSONANS\d|GARBAGE|RATE429|SLOW|BROKEN)", passage)
+        marker = re.search(r"(ANSWER\d|JSONANS\d|GARBAGE|RATE429|SLOW|DELAYED|BROKEN)", passage)
         key = marker.group(1) if marker else "NONE"
         with self.lock:
             self.seen[key] += 1
@@ -70,12 +73,16 @@ class FakeLLM:
             return Response("slow down", status=429, headers={"Retry-After": "0"})
         if key == "SLOW":
             time.sleep(self.slow_seconds)
+        if key == "DELAYED":
+            time.sleep(self.delay_seconds)
         if key.startswith("ANSWER"):
             text = f"Intent: find it. Match: good.\n##final score: {key[-1]}"
         elif key.startswith("JSONANS"):
             text = json.dumps({"score": int(key[-1])})
         elif key == "RATE429":
             text = "Final score: 2"
+        elif key == "DELAYED":
+            text = "Took a while.\n##final score: 1"
         elif key == "GARBAGE":
             text = "I would rather not say; it depends on many things."
         else:

@@ -5,11 +5,11 @@ figures for both (κ per prompt version and per member, the worst disagreements)
 from .combine import (
     COMBINE,
     add_ensemble,
+    combine_answers,
     combine_grades,
     is_ensemble,
     judge_version,
     members_of,
-    run_ensemble,
 )
 from .fewshot import MAX_FEW_SHOT, check_few_shot, judge_shots, set_few_shot
 from .figures import calibration_extras
@@ -20,11 +20,11 @@ __all__ = [
     "add_ensemble",
     "calibration_extras",
     "check_few_shot",
+    "combine_answers",
     "combine_grades",
     "is_ensemble",
     "judge_shots",
     "judge_version",
     "members_of",
-    "run_ensemble",
     "set_few_shot",
 ]

@@ -1,28 +1,28 @@
 """Ensembles of judges: two or more judges asked about the same pairs, combined per pair.
 
 An ensemble is a Judge row with `ensemble` set ({"members": [ids], "combine": ...}); it has no
-endpoint of its own. Running it runs each member (each resumes as a judge does), then writes
-the ensemble's own answer of every pair a member answered: the median (of an even count, the
-lower middle grade) or the majority (a tie goes to the lower grade) of the members' readable
-grades, with `spread` = highest − lowest member grade, the pair's uncertainty. Its answer is
-readable only when every member's is; otherwise it is "failed" (a member has no answer) or
-"unparsed". Its prompt version is the sha256 of the combine rule and each member's version, so
-a member's new prompt makes a new ensemble version.
+endpoint of its own. Running it (judges.run_judge) asks its members pair by pair, each
+resuming as a judge does, within one budget, then writes the ensemble's own answer of every
+pair a member answered: the median (of an even count, the lower middle grade) or the majority
+(a tie goes to the lower grade) of the members' readable grades, with `spread` = highest −
+lowest member grade, the pair's uncertainty. Its answer is readable only when every member's
+is; otherwise it is "failed" (a member has no answer) or "unparsed". Its prompt version is the
+sha256 of the combine rule and each member's version, so a member's new prompt makes a new
+ensemble version. Its own rows carry no tokens: its members' rows do (and their cost).
 """
 
 from __future__ import annotations
 
 import json
-import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import sqlalchemy as sa
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Judge, MachineJudgment, TestSet, User
-from ndcg_labeler.services import ServiceError, audit, corrections, judges, url_name
+from ndcg_labeler.services import ServiceError, audit, judges, url_name
 from ndcg_labeler.services.ensembles.fewshot import judge_shots, store_version
 
 COMBINE = ("median", "majority")
@@ -200,35 +200,6 @@ def combine_answers(test_set: TestSet, judge: Judge) -> dict[str, int]:
         db.session.execute(sa.insert(table), fresh[start : start + _BATCH])
     db.session.commit()
     return counts
-
-
-def run_ensemble(
-    test_set: TestSet,
-    judge: Judge,
-    which: str,
-    progress: Callable[[int, int, dict[str, int]], None] | None,
-    own: Sequence[str],
-) -> Any:
-    """Run every member on the chosen pairs, then combine; the ensemble's RunReport (the
-    members' class: judges.run_judge returns it)."""
-    started = time.monotonic()
-    members = members_of(judge)
-    if not members:
-        raise ServiceError(f"the ensemble '{judge.name}' has no member judges left")
-    reports = [judges.run_judge(test_set, member, which, progress, own) for member in members]
-    counts = combine_answers(test_set, judge)
-    sha, _ = ensemble_version(test_set, judge)
-    corrections.record_conflicts(test_set.id)
-    db.session.commit()
-    report = type(reports[0])(judge.name, sha, max(r.requested for r in reports))
-    report.skipped = 0
-    report.labeled, report.unparsed, report.failed = (
-        counts["labeled"],
-        counts["unparsed"],
-        counts["failed"],
-    )
-    report.seconds = time.monotonic() - started
-    return report
 
 
 def judge_version(test_set: TestSet, judge: Judge) -> str:

@@ -6,7 +6,7 @@ from typing import Any, BinaryIO
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Job, Run, TestSet, User
-from ndcg_labeler.services import ServiceError, outbound, pooling, probes
+from ndcg_labeler.services import ServiceError, judge_costs, outbound, pooling, probes
 from ndcg_labeler.services import endpoints as endpoints_service
 from ndcg_labeler.services import judges as judges_service
 from ndcg_labeler.services import runs as run_service
@@ -87,8 +87,11 @@ def enqueue_judge(
     judge = judges_service.get_judge(judge_id)
     if judge is None:
         raise ServiceError("unknown judge")
-    if max_cost is not None and (judge.input_price is None or judge.output_price is None):
-        raise ServiceError(f"set {judge.name}'s prices per million tokens before giving a budget")
+    missing = judge_costs.unpriced(judge) if max_cost is not None else []
+    if missing:
+        raise ServiceError(
+            f"set {' and '.join(missing)}'s prices per million tokens before giving a budget"
+        )
     # Refuse a bad choice now, not in the worker.
     if pairs.startswith("again:"):
         if pairs.removeprefix("again:") not in judges_service.AGAIN_CHOICES:
@@ -103,14 +106,23 @@ def enqueue_judge(
     return _enqueue(kinds.JUDGE, test_set, user, params, {})
 
 
-def enqueue_probe(test_set: TestSet, judge_id: int, n: int, user: User | None) -> Job:
-    """A background gullibility probe of a judge on `n` pairs people graded 0."""
+def enqueue_probe(
+    test_set: TestSet, judge_id: int, n: int, user: User | None, max_cost: float | None = None
+) -> Job:
+    """A background gullibility probe of a judge on `n` pairs people graded 0, within
+    `max_cost` dollars when given."""
     judge = judges_service.get_judge(judge_id)
     if judge is None:
         raise ServiceError("unknown judge")
-    if not 1 <= n <= probes.MAX_PAIRS:
-        raise ServiceError(f"a probe takes 1–{probes.MAX_PAIRS} pairs, not {n}")
-    params = {"judge_id": judge.id, "judge": judge.name, "pairs": n, "own": outbound.own_names()}
+    probes.check_probe(judge, n, max_cost)  # refuse now, not in the worker
+    params: dict[str, Any] = {
+        "judge_id": judge.id,
+        "judge": judge.name,
+        "pairs": n,
+        "own": outbound.own_names(),
+    }
+    if max_cost is not None:
+        params["max_cost"] = max_cost
     return _enqueue(kinds.PROBE, test_set, user, params, {})
 
 

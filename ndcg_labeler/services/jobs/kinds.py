@@ -156,7 +156,15 @@ def _run_probe(job: Job, progress: Progress) -> dict[str, Any]:
         progress("probe", done, total, done)
 
     n = int(params.get("pairs") or probes.DEFAULT_PAIRS)
-    found = probes.run_probe(test_set, judge, n, report, own=params.get("own") or ())
+    max_cost = params.get("max_cost")
+    found = probes.run_probe(
+        test_set,
+        judge,
+        n,
+        report,
+        own=params.get("own") or (),
+        max_cost=None if max_cost is None else float(max_cost),
+    )
     return {
         key: found[key]
         for key in (
@@ -167,6 +175,9 @@ def _run_probe(job: Job, progress: Progress) -> dict[str, Any]:
             "cost",
             "money",
             "unread",
+            "max_cost",
+            "stopped_at_budget",
+            "not_asked",
         )
     }
 

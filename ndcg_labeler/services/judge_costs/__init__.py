@@ -2,7 +2,7 @@
 estimate shown before a run starts."""
 
 from .estimate import Estimate, estimate_run, estimate_runs
-from .prices import MAX_PRICE, check_price, money, set_prices, spending
+from .prices import MAX_PRICE, check_price, money, set_prices, spending, unpriced
 
 __all__ = [
     "MAX_PRICE",
@@ -13,4 +13,5 @@ __all__ = [
     "money",
     "set_prices",
     "spending",
+    "unpriced",
 ]

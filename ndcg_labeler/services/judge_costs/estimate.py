@@ -3,7 +3,8 @@
 From the judge's answers on the set under its current prompt version when it has some with
 reported tokens (their mean input and output tokens); otherwise from the prompt length of a
 sample of the pairs (4 characters a token) with the judge's max_tokens as output: an upper
-bound, since most answers are shorter.
+bound, since most answers are shorter. An ensemble's estimate is the sum of its members'
+(each at its own prices) over the pairs any of them would ask.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import sqlalchemy as sa
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Chunk, Judge, MachineJudgment, Query, TestSet
-from ndcg_labeler.services import judges
+from ndcg_labeler.services import ServiceError, judges
 from ndcg_labeler.services.judge_costs.prices import money
 
 SAMPLE = 20  # pairs whose prompts are rendered for a prompt-length estimate
@@ -35,21 +36,34 @@ class Estimate:
     basis: str  # "seen" (answers so far) or "prompt" (prompt length)
     answers: int  # answers the "seen" basis averages over (sampled prompts for "prompt")
     max_tokens: int
+    unit: str = "pairs"  # what `pairs` counts ("questions" for a probe)
+    members: tuple[tuple[str, Estimate], ...] = ()  # an ensemble's, by member name
 
     def text(self) -> str:
         """One line for people: pairs, dollars, and what the figure rests on."""
         cost = "cost unknown (no prices set)" if self.cost is None else f"~{money(self.cost)}"
+        return f"about {self.pairs:,} {self.unit}, {cost} ({self._why()})"
+
+    def _why(self) -> str:
+        """What the figure rests on."""
+        if self.members:
+            parts = "; ".join(
+                f"{name} {'cost unknown' if e.cost is None else '~' + money(e.cost)} {e._why()}"
+                for name, e in self.members
+            )
+            return f"the sum over its {len(self.members)} members: {parts}"
+        noun = "pair" if self.unit == "pairs" else "question"
         if self.basis == "seen":
             why = f"from the average tokens of {self.answers:,} answer(s) so far"
         elif self.answers:
             why = (
-                f"from the prompt length of {self.answers} pair(s), about "
+                f"from the prompt length of {self.answers} {noun}(s), about "
                 f"{CHARS_PER_TOKEN:g} characters a token, and up to {self.max_tokens:,} output "
                 "tokens each: an upper bound"
             )
         else:
             why = "nothing to ask"
-        return f"about {self.pairs:,} pairs, {cost} ({why})"
+        return why
 
     def to_json(self) -> dict[str, Any]:
         """The estimate as JSON (the CLI's --estimate)."""
@@ -61,13 +75,30 @@ class Estimate:
             "basis": self.basis,
             "answers": self.answers,
             "text": self.text(),
+            **(
+                {"members": {name: e.to_json() for name, e in self.members}} if self.members else {}
+            ),
         }
 
 
 def _todo(test_set: TestSet, judge: Judge, which: str, sha: str) -> list[tuple[int, int]]:
-    """The pairs a run over `which` would ask (those answered before are skipped)."""
-    chosen = judges.select_pairs(test_set, which)
+    """The pairs a run over `which` would ask (those answered before are skipped; with
+    `again:STATUSES`, those answered so, asked afresh)."""
     mj = MachineJudgment
+    if which.startswith("again:"):
+        statuses = judges.AGAIN_CHOICES.get(which.removeprefix("again:"))
+        if statuses is None:
+            raise ServiceError(f"ask again: choose {', '.join(judges.AGAIN_CHOICES)}")
+        rows = db.session.execute(
+            sa.select(mj.query_id, mj.chunk_id).where(
+                mj.judge_id == judge.id,
+                mj.prompt_sha256 == sha,
+                mj.test_set_id == test_set.id,
+                mj.status.in_(statuses),
+            )
+        )
+        return [(int(q), int(c)) for q, c in rows]
+    chosen = judges.select_pairs(test_set, which)
     answered = {
         (q, c)
         for q, c in db.session.execute(
@@ -83,14 +114,52 @@ def _todo(test_set: TestSet, judge: Judge, which: str, sha: str) -> list[tuple[i
 
 
 def estimate_run(test_set: TestSet, judge: Judge, which: str = "unjudged") -> Estimate:
-    """What a run over `which` (a select_pairs choice) would ask and cost, and on what basis."""
+    """What a run over `which` (a select_pairs choice, or again:STATUSES) would ask and cost,
+    and on what basis."""
     return estimate_runs(test_set, judge, [which])[0]
 
 
 def estimate_runs(test_set: TestSet, judge: Judge, choices: list[str]) -> list[Estimate]:
     """estimate_run for several choices at once (one prompt sample, one renderer)."""
+    from ndcg_labeler.services import ensembles  # it builds on judges: imported late
+
+    if ensembles.is_ensemble(judge):
+        return _ensemble(test_set, ensembles.members_of(judge), choices)
+    return [found for found, _ in _estimates(test_set, judge, choices)]
+
+
+def _ensemble(test_set: TestSet, members: list[Judge], choices: list[str]) -> list[Estimate]:
+    """An ensemble's estimate per choice: its members' summed over the pairs any would ask."""
+    each = [_estimates(test_set, member, choices) for member in members]
+    found = []
+    for place in range(len(choices)):
+        parts = [found_m[place] for found_m in each]
+        costs = [e.cost for e, _ in parts]
+        found.append(
+            Estimate(
+                len(set().union(*(todo for _, todo in parts))),
+                sum(e.prompt_tokens for e, _ in parts),
+                sum(e.completion_tokens for e, _ in parts),
+                None if None in costs or not parts else sum(c or 0.0 for c in costs),
+                "members",
+                sum(e.answers for e, _ in parts),
+                max((m.max_tokens for m in members), default=0),
+                members=tuple((m.name, e) for m, (e, _) in zip(members, parts, strict=True)),
+            )
+        )
+    return found
+
+
+def _estimates(
+    test_set: TestSet, judge: Judge, choices: list[str]
+) -> list[tuple[Estimate, set[tuple[int, int]]]]:
+    """One judge's estimate per choice, with the pairs it would ask."""
+    from ndcg_labeler.services import ensembles
+
+    # The version a run answers under: with a few-shot judge's examples, as its prompts have.
+    shots = ensembles.judge_shots(test_set, judge)
     with judges.Asker(judge) as asker:
-        todos = [_todo(test_set, judge, which, asker.sha) for which in choices]
+        todos = [_todo(test_set, judge, which, shots.sha) for which in choices]
         mj = MachineJudgment
         count, mean_in, mean_out = db.session.execute(
             sa.select(
@@ -98,7 +167,7 @@ def estimate_runs(test_set: TestSet, judge: Judge, choices: list[str]) -> list[E
             ).where(
                 mj.test_set_id == test_set.id,
                 mj.judge_id == judge.id,
-                mj.prompt_sha256 == asker.sha,
+                mj.prompt_sha256 == shots.sha,
                 mj.prompt_tokens > 0,
             )
         ).one()
@@ -108,7 +177,11 @@ def estimate_runs(test_set: TestSet, judge: Judge, choices: list[str]) -> list[E
         else:
             pool = sorted({pair for todo in todos for pair in todo})
             sample = random.Random(SEED).sample(pool, min(SAMPLE, len(pool)))
-            lengths = [len(p) for p in _prompts(test_set, asker, sample) if isinstance(p, str)]
+            lengths = [
+                len(shots.prefix(q)) + len(p)
+                for (q, _), p in zip(sample, _prompts(test_set, asker, sample), strict=True)
+                if isinstance(p, str)
+            ]
             basis, answers = "prompt", len(lengths)
             per_in = sum(lengths) / len(lengths) / CHARS_PER_TOKEN if lengths else 0.0
             per_out = float(judge.max_tokens) if lengths else 0.0
@@ -118,7 +191,10 @@ def estimate_runs(test_set: TestSet, judge: Judge, choices: list[str]) -> list[E
         tokens_in, tokens_out = round(per_in * len(todo)), round(per_out * len(todo))
         cost = judge.cost(tokens_in, tokens_out)
         found.append(
-            Estimate(len(todo), tokens_in, tokens_out, cost, basis, answers, judge.max_tokens)
+            (
+                Estimate(len(todo), tokens_in, tokens_out, cost, basis, answers, judge.max_tokens),
+                set(todo),
+            )
         )
     return found
 

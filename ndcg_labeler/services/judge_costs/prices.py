@@ -53,8 +53,39 @@ def money(dollars: float | None) -> str:
     return f"${dollars:.2g}" if dollars < 0.0001 else f"${dollars:.4f}"
 
 
+def unpriced(judge: Judge) -> list[str]:
+    """The judges without both prices that a budget for `judge` needs: itself, or for an
+    ensemble its members (each is billed at its own prices)."""
+    from ndcg_labeler.services import ensembles  # it builds on judges: imported late
+
+    team = ensembles.members_of(judge) if ensembles.is_ensemble(judge) else [judge]
+    return [j.name for j in team if j.input_price is None or j.output_price is None]
+
+
 def spending(test_set_id: int, judge: Judge) -> dict[str, Any]:
-    """Tokens and dollars of the judge's answers on the set (runs) and of its probes there."""
+    """Tokens and dollars of the judge's answers on the set (runs) and of its probes there;
+    an ensemble's runs are its members' answers on the set (its own rows carry no tokens),
+    each at its member's prices, under "members" their names."""
+    from ndcg_labeler.services import ensembles
+
+    found = _spending(test_set_id, judge)
+    if ensembles.is_ensemble(judge):
+        members = ensembles.members_of(judge)
+        runs = [_spending(test_set_id, m)["runs"] for m in members]
+        costs = [r["cost"] for r in runs]
+        cost = None if None in costs or not runs else sum(c or 0.0 for c in costs)
+        found["runs"] = {
+            "prompt_tokens": sum(r["prompt_tokens"] for r in runs),
+            "completion_tokens": sum(r["completion_tokens"] for r in runs),
+            "cost": cost,
+            "money": money(cost),
+        }
+        found["members"] = [m.name for m in members]
+    return found
+
+
+def _spending(test_set_id: int, judge: Judge) -> dict[str, Any]:
+    """spending() of one judge, from its own rows."""
     mj = MachineJudgment
     runs_in, runs_out = db.session.execute(
         sa.select(

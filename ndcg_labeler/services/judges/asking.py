@@ -1,6 +1,7 @@
 """Asking a judge about prompts of our own making (probes, estimates) with the machinery a run
 uses: its prompt template in the sandbox, its endpoint under the outbound policy, its speed
-limits. Nothing is stored here: the caller decides where the answers go."""
+limits, and optionally a budget (budget.py). Nothing is stored here: the caller decides where
+the answers go."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import Any
 
 from ndcg_labeler.models import Chunk, Judge, Query, TestSet
 from ndcg_labeler.services import outbound
+from ndcg_labeler.services.judges.budget import Budget
 from ndcg_labeler.services.judges.client import Answer, JudgeConfig, RateLimiter, ask
 from ndcg_labeler.services.judges.prompts import (
     PromptRenderer,
@@ -37,10 +39,13 @@ def judge_config(judge: Judge) -> JudgeConfig:
 class Asker:
     """`with Asker(judge) as asker:` render prompts from variables, and ask them in parallel.
 
-    `sha` is the judge's current prompt version (stored once, as a run stores it)."""
+    `sha` is the judge's current prompt version (stored once, as a run stores it). With
+    `max_cost`, `fit` tells how many prompts fit in what is left, and `ask_all` counts what the
+    answers cost (`budget.spent`)."""
 
-    def __init__(self, judge: Judge, own: Any = ()) -> None:
+    def __init__(self, judge: Judge, own: Any = (), max_cost: float | None = None) -> None:
         self.judge = judge
+        self.budget = Budget(judge, max_cost)  # checks the prices when a budget is given
         self.own = tuple(own)
         self.sha = prompt_version(judge.prompt_template)
         self.config = judge_config(judge)
@@ -69,6 +74,10 @@ class Asker:
         except TemplateRefused as exc:
             return Answer(None, str(exc), 0, 0, 0)
 
+    def fit(self, prompts: list[str | Answer]) -> int:
+        """How many of `prompts`, in order, fit in what is left of the budget (all: none set)."""
+        return self.budget.fit(prompts)
+
     def ask_all(self, prompts: list[str | Answer]) -> list[Answer]:
         """The judge's answers, in order; a prompt that failed to render is not sent."""
         if self.pool is None:
@@ -81,4 +90,6 @@ class Asker:
                 return prompt
             return ask(client, self.config, prompt, self.limiter)
 
-        return list(pool.map(one, prompts))
+        answers = list(pool.map(one, prompts))
+        self.budget.spend(prompts, answers)
+        return answers

@@ -7,6 +7,8 @@ answers on the set, else its max_tokens: an upper bound). The run stops before t
 prompt that would take the predicted total over the budget, so it stops cleanly between
 batches and a later run resumes with the pairs not yet asked. An answer whose endpoint
 reports no `usage` is counted at its predicted tokens, so a silent endpoint cannot overspend.
+An ensemble's members share one budget (fit_together): the questions about one pair to every
+member fit together or not at all.
 """
 
 from __future__ import annotations
@@ -116,3 +118,23 @@ class Budget:
     def exhausted(self) -> bool:
         """True when the budget is set and no more can be spent."""
         return self.max_cost is not None and self.spent >= self.max_cost
+
+
+def fit_together(budgets: list[Budget], columns: list[list[str | Answer | None]]) -> int:
+    """How many of the next pairs fit in one budget shared by several judges (an ensemble's
+    members, each at its own prices): `columns[i][j]` is judge i's prompt for pair j (None:
+    it does not ask that pair). A pair fits only when every judge's question about it fits,
+    so a run never stops between the members' answers to one pair."""
+    pairs = len(columns[0]) if columns else 0
+    limit = budgets[0].max_cost if budgets else None
+    if limit is None:
+        return pairs
+    total = sum(budget.spent for budget in budgets)
+    for pair in range(pairs):
+        for budget, column in zip(budgets, columns, strict=True):
+            prompt = column[pair]
+            if prompt is not None:
+                total += budget.predicted(prompt)
+        if total > limit + 1e-12:
+            return pair
+    return pairs

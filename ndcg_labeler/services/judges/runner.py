@@ -5,7 +5,8 @@ Resumable: pairs this judge already answered under the same prompt version are s
 then the chosen answers are asked afresh and replaced. One pair's failure (timeout, refusal,
 unreadable answer) is recorded and the run goes on. Threads only talk HTTP; the database is
 written by the caller's thread, in batches, each batch committed (a cut-off run keeps what it
-got).
+got). An ensemble's members are asked together, pair by pair, under one budget: a run stopped
+by it has asked every member about a pair or none, and its combined answers follow.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import random
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,7 +27,7 @@ from ndcg_labeler.models import Chunk, Judge, Judgment, MachineJudgment, Pair, Q
 from ndcg_labeler.services import ServiceError, corrections, outbound
 from ndcg_labeler.services._db import insert_if_absent
 from ndcg_labeler.services.judges.asking import judge_config
-from ndcg_labeler.services.judges.budget import Budget, seen_completion
+from ndcg_labeler.services.judges.budget import Budget, fit_together, seen_completion
 from ndcg_labeler.services.judges.client import Answer, JudgeConfig, RateLimiter, ask
 from ndcg_labeler.services.judges.lifecycle import again_statuses, answered_pairs
 from ndcg_labeler.services.judges.prompts import (
@@ -56,6 +58,7 @@ class RunReport:
     cost: float | None = None  # dollars at the judge's prices; None when they are not set
     max_cost: float | None = None
     not_asked: int = 0  # pairs left when the budget ran out (a later run resumes with them)
+    members: list[dict[str, Any]] | None = None  # an ensemble's: each member's tokens and cost
 
     def to_json(self) -> dict[str, Any]:
         """The CLI's JSON object (keys as documented)."""
@@ -73,6 +76,7 @@ class RunReport:
             "max_cost": self.max_cost,
             "stopped_at_budget": self.not_asked > 0,
             "not_asked": self.not_asked,
+            **({} if self.members is None else {"members": self.members}),
         }
 
 
@@ -181,6 +185,62 @@ def _answer(client: Any, config: JudgeConfig, prompt: str | Answer, limiter: Rat
     return prompt if isinstance(prompt, Answer) else ask(client, config, prompt, limiter)
 
 
+@dataclass
+class _Member:
+    """One judge asked in a run (the judge itself, or one member of an ensemble)."""
+
+    judge: Judge
+    shots: Any  # the few-shot prefix and the prompt version (ensembles.judge_shots)
+    todo: set[tuple[int, int]]
+    budget: Budget
+    config: JudgeConfig
+    limiter: RateLimiter
+    renderer: PromptRenderer
+    pool: ThreadPoolExecutor | None = None
+    counts: tuple[int, ...] = (0, 0, 0)  # labeled, unparsed, failed
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+    @property
+    def cost(self) -> float | None:
+        """Dollars of this run's answers at the judge's prices (None: prices unknown)."""
+        if self.budget.max_cost is not None:
+            return self.budget.spent  # with predicted tokens where the endpoint reported none
+        return self.judge.cost(self.prompt_tokens, self.completion_tokens)
+
+
+def _plan(
+    test_set: TestSet, team: list[Judge], which: str, max_cost: float | None, shots_of: Any
+) -> tuple[list[tuple[int, int]], list[_Member]]:
+    """The pairs chosen, and each judge with the pairs it still has to answer."""
+    again = again_statuses(which) if which.startswith("again:") else None
+    chosen = [] if again else select_pairs(test_set, which)
+    members = []
+    for judge in team:
+        shots = shots_of(test_set, judge)
+        if again:
+            mine = answered_pairs(test_set.id, judge, shots.sha, again)
+            known = set(chosen)
+            chosen += [pair for pair in mine if pair not in known]
+        else:
+            answered = _answered(judge, shots.sha, test_set.id)
+            mine = [pair for pair in chosen if pair not in answered]
+        budget = Budget(judge, max_cost, seen_completion(test_set.id, judge, shots.sha))
+        members.append(
+            _Member(
+                judge,
+                shots,
+                set(mine),
+                budget,
+                judge_config(judge),
+                RateLimiter(judge.requests_per_minute),
+                PromptRenderer(judge.prompt_template),
+            )
+        )
+    db.session.commit()  # the prompt versions, stored once
+    return chosen, members
+
+
 def run_judge(
     test_set: TestSet,
     judge: Judge,
@@ -194,37 +254,72 @@ def run_judge(
     `which`: a select_pairs choice, or `again:STATUSES` (all, failed, unparsed,
     failed,unparsed): the pairs answered so under this prompt version, asked afresh.
     `own`: the app's 'host:port' names as the request that queued a job saw them.
-    `max_cost`: stop, between batches, before the dollars spent would pass it (budget.py)."""
+    `max_cost`: stop, between batches, before the dollars spent would pass it (budget.py).
+    An ensemble asks its members pair by pair together (one budget, one progress count over
+    every member's questions), then combines their answers; its tokens and cost are theirs."""
     # Few-shot prompts and ensembles build on this package: imported late, no import cycle.
     from ndcg_labeler.services import ensembles
 
-    if ensembles.is_ensemble(judge):
-        return ensembles.run_ensemble(test_set, judge, which, progress, own)  # type: ignore[no-any-return]
     started = time.monotonic()
-    shots = ensembles.judge_shots(test_set, judge)
-    sha = shots.sha
-    db.session.commit()
-    if which.startswith("again:"):
-        chosen = answered_pairs(test_set.id, judge, sha, again_statuses(which))
-        todo = list(chosen)
+    team = ensembles.members_of(judge) if ensembles.is_ensemble(judge) else [judge]
+    if not team:
+        raise ServiceError(f"the ensemble '{judge.name}' has no member judges left")
+    chosen, members = _plan(test_set, team, which, max_cost, ensembles.judge_shots)
+    todo = [pair for pair in chosen if any(pair in m.todo for m in members)]
+    report = RunReport(judge.name, members[0].shots.sha, len(chosen))
+    report.skipped, report.max_cost = len(chosen) - len(todo), max_cost
+    asked = _ask_members(test_set, members, todo, own, progress)
+    report.not_asked = len(todo) - asked
+    if ensembles.is_ensemble(judge):
+        counts = ensembles.combine_answers(test_set, judge)
+        report.prompt_version = ensembles.judge_version(test_set, judge)
+        report.labeled, report.unparsed, report.failed = (
+            counts["labeled"],
+            counts["unparsed"],
+            counts["failed"],
+        )
+        report.members = [
+            {
+                "judge": m.judge.name,
+                "prompt_tokens": m.prompt_tokens,
+                "completion_tokens": m.completion_tokens,
+                "cost": None if m.cost is None else round(m.cost, 6),
+            }
+            for m in members
+        ]
     else:
-        chosen = select_pairs(test_set, which)
-        answered = _answered(judge, sha, test_set.id)
-        todo = [pair for pair in chosen if pair not in answered]
-    report = RunReport(judge.name, sha, len(chosen), skipped=len(chosen) - len(todo))
-    budget = Budget(judge, max_cost, seen_completion(test_set.id, judge, sha))
-    report.max_cost = max_cost
+        report.labeled, report.unparsed, report.failed = members[0].counts
+    corrections.record_conflicts(test_set.id)  # answers far from people's grades
+    db.session.commit()
+    report.prompt_tokens = sum(m.prompt_tokens for m in members)
+    report.completion_tokens = sum(m.completion_tokens for m in members)
+    costs = [m.cost for m in members]
+    report.cost = None if None in costs else sum(c for c in costs if c is not None)
+    report.seconds = time.monotonic() - started
+    return report
+
+
+def _ask_members(
+    test_set: TestSet,
+    members: list[_Member],
+    todo: list[tuple[int, int]],
+    own: Sequence[str],
+    progress: Callable[[int, int, dict[str, int]], None] | None,
+) -> int:
+    """Ask every member about its pairs of `todo`, batch by batch, each batch stored and
+    committed; a pair is asked of all its members or of none. How many pairs were asked."""
     queries = {
         q.id: q
         for q in db.session.scalars(sa.select(Query).where(Query.test_set_id == test_set.id))
     }
-    config, limiter = judge_config(judge), RateLimiter(judge.requests_per_minute)
+    questions = sum(len(m.todo) for m in members)
+    done = 0
     tokens = {"prompt_tokens": 0, "completion_tokens": 0}
-    with (
-        outbound.outbound_client(own) as client,
-        ThreadPoolExecutor(judge.concurrency) as pool,
-        PromptRenderer(judge.prompt_template) as renderer,
-    ):
+    with ExitStack() as stack:
+        client = stack.enter_context(outbound.outbound_client(own))
+        for member in members:
+            stack.enter_context(member.renderer)
+            member.pool = stack.enter_context(ThreadPoolExecutor(member.judge.concurrency))
         begin = 0
         while begin < len(todo):
             batch = todo[begin : begin + BATCH]
@@ -234,37 +329,50 @@ def run_judge(
                     sa.select(Chunk).where(Chunk.id.in_({c for _, c in batch}))
                 )
             }
-            prompts = [
-                _with_shots(
-                    shots, q, _prompt(renderer, prompt_variables(test_set, queries[q], chunks[c]))
-                )
-                for q, c in batch
+            columns = [
+                [
+                    _with_shots(
+                        m.shots,
+                        q,
+                        _prompt(m.renderer, prompt_variables(test_set, queries[q], chunks[c])),
+                    )
+                    if (q, c) in m.todo
+                    else None
+                    for q, c in batch
+                ]
+                for m in members
             ]
-            fits = budget.fit(prompts)
+            fits = fit_together([m.budget for m in members], columns)
             if fits == 0:
-                report.not_asked = len(todo) - begin
                 break
-            batch, prompts = batch[:fits], prompts[:fits]
-            answers = list(pool.map(lambda p: _answer(client, config, p, limiter), prompts))
-            budget.spend(prompts, answers)
-            for answer in answers:
-                tokens["prompt_tokens"] += answer.prompt_tokens
-                tokens["completion_tokens"] += answer.completion_tokens
-            labeled, unparsed, failed = _store(
-                judge, sha, test_set, list(zip(batch, answers, strict=True))
-            )
-            report.labeled += labeled
-            report.unparsed += unparsed
-            report.failed += failed
+            batch = batch[:fits]
+            for member, column in zip(members, columns, strict=True):
+                mine = [
+                    (pair, p) for pair, p in zip(batch, column[:fits], strict=True) if p is not None
+                ]
+                if not mine:
+                    continue
+                prompts = [p for _, p in mine]
+                pool = member.pool
+                assert pool is not None
+                answers = list(
+                    pool.map(lambda p, m=member: _answer(client, m.config, p, m.limiter), prompts)
+                )
+                member.budget.spend(prompts, answers)
+                for answer in answers:
+                    member.prompt_tokens += answer.prompt_tokens
+                    member.completion_tokens += answer.completion_tokens
+                    tokens["prompt_tokens"] += answer.prompt_tokens
+                    tokens["completion_tokens"] += answer.completion_tokens
+                found = _store(
+                    member.judge,
+                    member.shots.sha,
+                    test_set,
+                    [(pair, a) for (pair, _), a in zip(mine, answers, strict=True)],
+                )
+                member.counts = tuple(a + b for a, b in zip(member.counts, found, strict=True))
+                done += len(mine)
+                if progress is not None:
+                    progress(done, questions, tokens)
             begin += len(batch)
-            if progress is not None:
-                progress(begin, len(todo), tokens)
-    corrections.record_conflicts(test_set.id)  # answers far from people's grades
-    db.session.commit()
-    report.prompt_tokens = tokens["prompt_tokens"]
-    report.completion_tokens = tokens["completion_tokens"]
-    report.cost = judge.cost(report.prompt_tokens, report.completion_tokens)
-    if budget.max_cost is not None:
-        report.cost = budget.spent  # with predicted tokens where the endpoint reported none
-    report.seconds = time.monotonic() - started
-    return report
+    return begin

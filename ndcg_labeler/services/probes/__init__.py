@@ -1,8 +1,9 @@
 """Gullibility probes of machine judges: do query words or a claim of relevance, added to a
 passage people graded 0, talk the judge into "relevant"? Answers are stored apart."""
 
+from .estimate import estimate_probe
 from .report import FLAG_POINTS, JSON_KEYS, last_probe, probe_json
-from .run import DEFAULT_PAIRS, MAX_PAIRS, probe_pairs, run_probe
+from .run import DEFAULT_PAIRS, MAX_PAIRS, check_probe, probe_pairs, run_probe
 from .variants import VARIANTS, variants
 
 __all__ = [
@@ -11,6 +12,8 @@ __all__ = [
     "JSON_KEYS",
     "MAX_PAIRS",
     "VARIANTS",
+    "check_probe",
+    "estimate_probe",
     "last_probe",
     "probe_json",
     "probe_pairs",

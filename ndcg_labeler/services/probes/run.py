@@ -5,6 +5,11 @@ The pairs: the test set's pairs whose human grade (the consensus scoring uses: a
 judgments or an imported qrel, adjudications included) is 0, a seeded random N of them; when
 fewer than N, the lowest-graded others fill up, lowest grade first. Answers are never labels
 of real pairs: they go to judge_probe_answer only.
+
+With a budget (`max_cost`) the probe asks whole pairs (all their variants) while the predicted
+dollars stay within it, and stops cleanly before the first pair that would pass it: its report
+covers the variants it asked and says it stopped; it is not shown as the judge's last probe (a
+probe of fewer pairs than asked for is not the one the page compares with κ).
 """
 
 from __future__ import annotations
@@ -69,9 +74,16 @@ def probe_pairs(test_set: TestSet, n: int) -> tuple[list[tuple[int, int]], int]:
     return pairs, zero
 
 
-def _check(n: int) -> None:
+def check_probe(judge: Judge, n: int, max_cost: float | None = None) -> None:
+    """A ServiceError when the judge cannot be probed on N pairs within `max_cost`."""
     if not 1 <= n <= MAX_PAIRS:
         raise ServiceError(f"a probe takes 1–{MAX_PAIRS} pairs, not {n}")
+    if judge.ensemble:
+        raise ServiceError(
+            f"{judge.name} is an ensemble, with no endpoint of its own: probe its members"
+        )
+    if max_cost is not None:
+        judges.Asker(judge, max_cost=max_cost)  # refuses a budget without prices, or of 0
 
 
 def run_probe(
@@ -80,10 +92,12 @@ def run_probe(
     n: int = DEFAULT_PAIRS,
     progress: Callable[[int, int, dict[str, int]], None] | None = None,
     own: Sequence[str] = (),
+    max_cost: float | None = None,
 ) -> dict[str, Any]:
     """Probe the judge on N pairs; the probe's report (probe_report), once every question was
-    asked. A cut-off probe keeps the answers it got but is not reported as the last one."""
-    _check(n)
+    asked or the budget stopped it ("stopped_at_budget", "not_asked" pairs, "max_cost"). A
+    cut-off probe keeps the answers it got but is not reported as the last one."""
+    check_probe(judge, n, max_cost)
     pairs, zero = probe_pairs(test_set, n)
     if not pairs:
         raise ServiceError(
@@ -91,7 +105,8 @@ def run_probe(
             "qrels) before probing"
         )
     started = time.monotonic()
-    with judges.Asker(judge, own) as asker:
+    stopped = False
+    with judges.Asker(judge, own, max_cost) as asker:
         probe = Probe(
             test_set_id=test_set.id,
             judge_id=judge.id,
@@ -105,9 +120,20 @@ def run_probe(
         db.session.commit()
         tokens = {"prompt_tokens": 0, "completion_tokens": 0}
         questions = len(pairs) * PER_PAIR
+        asked = 0
         for begin in range(0, len(pairs), BATCH):
             batch = pairs[begin : begin + BATCH]
-            rows = _ask_batch(test_set, asker, batch)
+            questions_of, prompts = pair_questions(test_set, asker, batch)
+            whole = asker.fit(prompts) // PER_PAIR  # whole pairs only: every variant or none
+            if whole < len(batch):
+                stopped = True
+                batch = batch[:whole]
+                cut = whole * PER_PAIR
+                questions_of, prompts = questions_of[:cut], prompts[:cut]
+            if not batch:
+                break
+            rows = _answer_rows(test_set, questions_of, asker.ask_all(prompts))
+            asked += len(batch)
             for row in rows:
                 tokens["prompt_tokens"] += row["prompt_tokens"]
                 tokens["completion_tokens"] += row["completion_tokens"]
@@ -118,15 +144,26 @@ def run_probe(
             db.session.commit()
             if progress is not None:
                 progress((begin + len(batch)) * PER_PAIR, questions, tokens)
-        probe.finished_at = utcnow()
+            if stopped:
+                break
+        if stopped:
+            # What the stored probe holds: the pairs asked (people's zeros come first).
+            probe.pairs, probe.zero_pairs = asked, min(zero, asked)
+        else:
+            probe.finished_at = utcnow()
         db.session.commit()
     report = probe_report(probe, judge)
     report["seconds"] = round(time.monotonic() - started, 3)
+    report["max_cost"] = max_cost
+    report["stopped_at_budget"] = stopped
+    report["not_asked"] = len(pairs) - asked
     return report
 
 
-def _ask_batch(test_set: TestSet, asker: Any, batch: list[tuple[int, int]]) -> list[dict[str, Any]]:
-    """Ask every variant of the batch's pairs; one answer row each (without its probe id)."""
+def pair_questions(
+    test_set: TestSet, asker: Any, batch: list[tuple[int, int]]
+) -> tuple[list[tuple[int, int, Any]], list[Any]]:
+    """Every variant of the batch's pairs: (query id, chunk id, variant) and its prompt."""
     queries = {
         q.id: q
         for q in db.session.scalars(sa.select(Query).where(Query.id.in_({q for q, _ in batch})))
@@ -141,7 +178,13 @@ def _ask_batch(test_set: TestSet, asker: Any, batch: list[tuple[int, int]]) -> l
         for variant in variants(base["query"], base["passage"], test_set.scale_max):
             asked.append((query_id, chunk_id, variant))
             prompts.append(asker.render({**base, "passage": variant.passage}))
-    answers = asker.ask_all(prompts)
+    return asked, prompts
+
+
+def _answer_rows(
+    test_set: TestSet, asked: list[tuple[int, int, Any]], answers: list[Any]
+) -> list[dict[str, Any]]:
+    """One answer row per question (without its probe id)."""
     rows = []
     for (query_id, chunk_id, variant), answer in zip(asked, answers, strict=True):
         grade = None if answer.text is None else parse_answer_grade(answer.text, test_set.scale_max)
