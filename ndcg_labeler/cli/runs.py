@@ -34,9 +34,11 @@ class RunGroup(AppGroup):
 
     # Subcommands defined in other modules, which attach them to this group on import.
     ATTACHED: ClassVar[dict[str, str]] = {
+        "archive": "run_retention",
         "bm25": "evaluation",
         "compare": "dashboard",
         "fuse": "evaluation",
+        "tag": "run_retention",
     }
 
     def _load_subcommands(self, *names: str) -> None:
@@ -278,16 +280,44 @@ def score(testset: str, run: str, options: live.ScoreOptions, as_json: bool, as_
 
 @run_group.command("list")
 @click.argument("testset")
+@click.option("--search", default="", help="Only runs whose name or notes contain this text.")
+@click.option("--tag", default="", help="Only runs with this tag.")
+@click.option(
+    "--archived/--whole",
+    default=None,
+    help="Only archived runs (--archived) or only whole ones (--whole); default: both.",
+)
+@click.option(
+    "--sort",
+    type=click.Choice(runs.SORTS),
+    default="oldest",
+    show_default=True,
+    help="best/worst: by the mean NDCG@10 stored when each run was last scored.",
+)
+@click.option("--limit", type=int, default=50, show_default=True, help="Runs to list.")
+@click.option("--offset", type=int, default=0, show_default=True, help="Runs to skip first.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object.")
 @cli_errors
-def list_runs(testset: str, as_json: bool) -> None:
+def list_runs(
+    testset: str,
+    search: str,
+    tag: str,
+    archived: bool | None,
+    sort: str,
+    limit: int,
+    offset: int,
+    as_json: bool,
+) -> None:
     """List the runs of TESTSET with their mean NDCG@10 and its 95% t interval.
 
     The mean is over the defined queries; where trec_eval's `all` differs, a last column
-    gives it with its query count (--json: mean_trec_all, queries_trec_all).
+    gives it with its query count (--json: mean_trec_all, queries_trec_all). Only the runs
+    listed are scored: --limit and --offset page through many.
     """
     test_set = testsets.require_by_name(testset)
-    listed = [(found, live.score_run(found)) for found in runs.list_runs(test_set)]
+    wanted = runs.RunFilter(search, tag, archived, None, sort, limit, offset)
+    page = runs.find_runs(test_set, wanted)
+    listed = [(found, live.score_run(found)) for found in page.runs]
     if as_json:
         rows = [
             {
@@ -299,18 +329,30 @@ def list_runs(testset: str, as_json: bool) -> None:
                 **result.interval_json(),
                 **result.sensitivity_json(),
                 **result.means_json(),
+                "tags": found.tag_names,
+                "pinned": found.pinned,
+                "archived": found.archived,
+                "kept_depth": found.kept_depth,
             }
             for found, result in listed
         ]
-        click.echo(json.dumps({"testset": test_set.name, "runs": rows}, ensure_ascii=False))
+        out = {"testset": test_set.name, "total": page.total, "offset": offset, "runs": rows}
+        click.echo(json.dumps(out, ensure_ascii=False))
         return
     for found, result in listed:
         mean = "—" if result.mean_ndcg is None else f"{result.mean_ndcg:.4f}"
+        marks = [*(["pinned"] if found.pinned else []), *found.tag_names]
+        if found.archived:
+            marks.append(f"archived (top {found.kept_depth})")
         click.echo(
             f"{found.name}\t{found.num_queries} queries\t{found.num_entries} entries\t"
             f"NDCG@10 {mean} over {result.queries_in_mean} defined queries\t{_interval(result)}"
             + "".join(f"\t{line}" for line in _trec_all_lines(result))
+            + (f"\t[{', '.join(marks)}]" if marks else "")
         )
+    if page.has_next or offset:
+        shown = f"{offset + 1}-{offset + len(listed)}" if listed else "none"
+        click.echo(f"({shown} of {page.total} runs; --offset and --limit page)", err=True)
 
 
 def _labels_lines(found: Run, options: live.ScoreOptions) -> list[str]:

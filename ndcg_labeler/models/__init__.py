@@ -12,7 +12,7 @@ from ndcg_labeler.models.judges import (
     PromptVersion,
 )
 from ndcg_labeler.models.judgments import Adjudication, Assignment, Judgment, JudgmentEvent
-from ndcg_labeler.models.runs import Run, RunQuery, RunScore
+from ndcg_labeler.models.runs import Run, RunQuery, RunScore, RunTag
 from ndcg_labeler.models.testsets import (
     AnnotatorTally,
     Chunk,
@@ -47,6 +47,7 @@ __all__ = [
     "Run",
     "RunQuery",
     "RunScore",
+    "RunTag",
     "TestSet",
     "TestSetMember",
     "User",

@@ -39,11 +39,45 @@ class Run(db.Model):
     num_entries: Mapped[int] = mapped_column(sa.BigInteger, default=0)
     # What validation reported: unknown queries (count and examples), lines read, etc.
     report: Mapped[dict[str, Any] | None] = mapped_column(sa.JSON)
+    # Shown on the overview whatever its rank or age.
+    pinned: Mapped[bool] = mapped_column(default=False, server_default=sa.false())
+    # Mean NDCG@10 under the default options, as last scored: lists sort by it and the
+    # overview picks the best runs by it without scoring every run on each request.
+    mean_ndcg: Mapped[float | None] = mapped_column(sa.Float)
+    # Retention: the run keeps only its top `kept_depth` entries per query (and its stored
+    # per-query scores); NULL while it is whole.
+    kept_depth: Mapped[int | None] = mapped_column()
+    archived_at: Mapped[datetime | None] = mapped_column(sa.DateTime(timezone=True))
 
     test_set: Mapped[TestSet] = relationship(back_populates="runs", viewonly=True)
     uploader: Mapped[User | None] = relationship(viewonly=True)
+    tags: Mapped[list[RunTag]] = relationship(
+        order_by="RunTag.tag", cascade="all, delete-orphan", passive_deletes=True
+    )
+
+    @property
+    def archived(self) -> bool:
+        """Retention dropped the run's entries below `kept_depth`."""
+        return self.kept_depth is not None
+
+    @property
+    def tag_names(self) -> list[str]:
+        """The run's tags, sorted."""
+        return [tag.tag for tag in self.tags]
 
     __table_args__ = (sa.UniqueConstraint("test_set_id", "name"),)
+
+
+class RunTag(db.Model):
+    """One tag of a run (lists filter by tag)."""
+
+    __tablename__ = "run_tag"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    run_id: Mapped[int] = mapped_column(sa.ForeignKey("run.id", ondelete="CASCADE"))
+    tag: Mapped[str] = mapped_column(sa.String(64), index=True)
+
+    __table_args__ = (sa.UniqueConstraint("run_id", "tag"),)
 
 
 class RunQuery(db.Model):

@@ -35,6 +35,7 @@ from ndcg_labeler.services import (
     runs,
     testsets,
 )
+from ndcg_labeler.views._run_lists import list_filter
 from ndcg_labeler.web_extensions import csrf
 
 bp = Blueprint("api", __name__, url_prefix="/api")
@@ -112,6 +113,10 @@ def _run_json(run: Run) -> dict[str, Any]:
         "num_entries": run.num_entries,
         "uploaded_at": run.uploaded_at.isoformat(),
         "notes": run.notes,
+        "tags": run.tag_names,
+        "pinned": run.pinned,
+        "archived": run.archived,
+        "kept_depth": run.kept_depth,
         "scores_url": url_for(
             "api.scores", test_set=str(run.test_set_id), run=str(run.id), _external=True
         ),
@@ -193,11 +198,67 @@ def import_files(test_set: str) -> tuple[Response, int] | Response:
     return jsonify(report=report.lines(), files=report.files), 201
 
 
+# Runs per page of the API's list unless ?per_page= says otherwise.
+PER_PAGE = 50
+MAX_PER_PAGE = 200
+
+
 @bp.get("/testsets/<test_set>/runs")
 def list_runs(test_set: str) -> Response:
-    """The test set's runs."""
+    """One page of the test set's runs: ?q= (name or notes), ?tag=, ?archived=yes|no,
+    ?sort=, ?page= and ?per_page=; only the page's runs are scored."""
     found = _test_set(test_set)
-    return jsonify(runs=[_run_json(run) for run in runs.list_runs(found)])
+    try:
+        wanted, page = list_filter(request.args, PER_PAGE, MAX_PER_PAGE)
+        listed = runs.find_runs(found, wanted)
+    except ServiceError as exc:
+        return _error(400, str(exc))
+    return jsonify(
+        runs=[_run_json(run) for run in listed.runs],
+        total=listed.total,
+        page=page,
+        per_page=wanted.limit,
+        next_page=page + 1 if listed.has_next else None,
+    )
+
+
+@bp.post("/testsets/<test_set>/runs/<run>/archive")
+def archive_run(test_set: str, run: str) -> Response:
+    """Archive a run to its top `keep` entries per query (admins): JSON {"keep": N}."""
+    chosen = _test_set(test_set)
+    if not g.api_user.is_admin:
+        return _error(403, "only admins archive runs")
+    found = _run(chosen, run)
+    keep = (request.get_json(silent=True) or {}).get("keep")
+    if isinstance(keep, bool) or not isinstance(keep, int):
+        return _error(400, 'send the depth to keep as JSON: {"keep": N}')
+    try:
+        dropped = runs.archive_run(found, keep, g.api_user)
+    except ServiceError as exc:
+        return _error(400, str(exc))
+    return jsonify(**_run_json(found), entries_dropped=dropped)
+
+
+@bp.post("/testsets/<test_set>/runs/<run>/tags")
+def mark_run(test_set: str, run: str) -> Response:
+    """Add and remove a run's tags and pin it (admins): JSON {"add": [...], "remove": [...],
+    "pinned": true|false}, each optional."""
+    chosen = _test_set(test_set)
+    if not g.api_user.is_admin:
+        return _error(403, "only admins tag runs")
+    found = _run(chosen, run)
+    body = request.get_json(silent=True) or {}
+    add, remove, pinned = body.get("add", []), body.get("remove", []), body.get("pinned")
+    lists_ok = all(
+        isinstance(v, list) and all(isinstance(t, str) for t in v) for v in (add, remove)
+    )
+    if not lists_ok or not (pinned is None or isinstance(pinned, bool)):
+        return _error(400, 'send JSON {"add": [tags], "remove": [tags], "pinned": true|false}')
+    try:
+        runs.mark_run(found, add=add, remove=remove, pinned=pinned, actor=g.api_user)
+    except ServiceError as exc:
+        return _error(400, str(exc))
+    return jsonify(**_run_json(found))
 
 
 @bp.get("/testsets/<test_set>/status")

@@ -6,6 +6,7 @@ from typing import Any
 
 from ndcg_labeler.views.openapi_estimates import COMPARE_PATH, SCORE_PARAMETERS
 from ndcg_labeler.views.openapi_estimates import SCHEMAS as ESTIMATE_SCHEMAS
+from ndcg_labeler.views.openapi_runs import ARCHIVE, LIST_PARAMETERS, TAGS
 from ndcg_labeler.views.openapi_schemas import SCHEMAS, ref
 
 
@@ -41,6 +42,7 @@ RUN = {
     "schema": {"type": "string", "minLength": 1},
     "example": "A",
 }
+
 
 _TEST_SETS = {
     "type": "object",
@@ -200,8 +202,9 @@ PATHS: dict[str, Any] = {
         "parameters": [TEST_SET],
         "get": {
             "operationId": "listRuns",
-            "summary": "List the test set's runs, oldest first.",
-            "responses": {"200": _json(ref("RunList"), "The runs."), **_errors(401, 404)},
+            "summary": "One page of the test set's runs (oldest first unless ?sort= says).",
+            "parameters": LIST_PARAMETERS,
+            "responses": {"200": _json(ref("RunList"), "The runs."), **_errors(400, 401, 404)},
         },
         "post": {
             "operationId": "uploadRun",
@@ -240,6 +243,8 @@ PATHS: dict[str, Any] = {
             "responses": {"200": _json(ref("Checklist"), "The checklist."), **_errors(401, 404)},
         },
     },
+    "/api/testsets/{test_set}/runs/{run}/archive": {"parameters": [TEST_SET, RUN], **ARCHIVE},
+    "/api/testsets/{test_set}/runs/{run}/tags": {"parameters": [TEST_SET, RUN], **TAGS},
     "/api/testsets/{test_set}/runs/{run}/scores": {
         "parameters": [TEST_SET, RUN],
         "get": {

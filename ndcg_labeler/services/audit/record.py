@@ -20,6 +20,8 @@ ACTIONS = {
     "testset.settings": "test-set settings changed",
     "run.upload": "run uploaded",
     "run.delete": "run deleted",
+    "run.archive": "run archived: entries past its top N per query dropped",
+    "run.mark": "run tags or pin changed",
     "judge.create": "machine judge created",
     "judge.archive": "machine judge archived",
     "judge.restore": "machine judge restored from the archive",

@@ -14,6 +14,7 @@ from dataclasses import replace
 from typing import cast
 
 from ndcg_labeler.models import Run, TestSet
+from ndcg_labeler.services import ServiceError
 from ndcg_labeler.services.live.entries import load_run_data
 from ndcg_labeler.services.live.figures import FULL_RESCORE_QUERIES, catch_up, score_fully
 from ndcg_labeler.services.live.grades import (
@@ -28,12 +29,16 @@ from ndcg_labeler.services.live.options import Resolved, ScoreOptions
 from ndcg_labeler.services.live.ranked import RunData
 from ndcg_labeler.services.live.results import RunScores, run_scores
 from ndcg_labeler.services.live.state import QuerySet, TestSetState, query_set, test_set_state
-from ndcg_labeler.services.live.store import ScoreState, memory, settings_key
+from ndcg_labeler.services.live.store import ScoreState, memory, remember_mean, settings_key
+
+# The options lists and dashboards use by default (NDCG@10, linear gain, judged ideal).
+_DEFAULT = ScoreOptions()
 
 
 def score_run(run: Run, options: ScoreOptions | None = None) -> RunScores:
     """The run's current per-query scores at k and its mean (re-scoring only what changed)."""
     options = options or ScoreOptions()
+    check_kept_depth(run, options.k)
     with scoring_lock():
         current, state, resolved, queries = live_state(run, options)
         return run_scores(run, current, state, replace(resolved, k=options.k), queries)
@@ -76,7 +81,21 @@ def live_state(
         elif events is not None:
             current = catch_up(current, events, state, resolved)
         kept.keep(run, current)
+        if replace(options, k=_DEFAULT.k) == _DEFAULT:
+            # The list sorts and the overview's best runs read this stored mean instead of
+            # scoring every run; it is written only when it moved.
+            at_default = replace(resolved, k=_DEFAULT.k)
+            remember_mean(run, run_scores(run, current, state, at_default, queries).mean_ndcg)
     return current, state, resolved, queries
+
+
+def check_kept_depth(run: Run, k: int) -> None:
+    """Refuse a cutoff deeper than an archived run kept, saying what it can still do."""
+    if run.kept_depth is not None and k > run.kept_depth:
+        raise ServiceError(
+            f"run '{run.name}' is archived: it kept its top {run.kept_depth} entries per query, "
+            f"so it scores only at cutoffs up to {run.kept_depth}, not at k={k}"
+        )
 
 
 def scoring_lock() -> threading.RLock:
