@@ -247,7 +247,9 @@ def mark_run(test_set: str, run: str) -> Response:
     if not g.api_user.is_admin:
         return _error(403, "only admins tag runs")
     found = _run(chosen, run)
-    body = request.get_json(silent=True) or {}
+    body = request.get_json(silent=True)
+    if not isinstance(body, dict) or not {"add", "remove", "pinned"} & set(body):
+        body = {"add": None}  # refused below: nothing to change was sent
     add, remove, pinned = body.get("add", []), body.get("remove", []), body.get("pinned")
     lists_ok = all(
         isinstance(v, list) and all(isinstance(t, str) for t in v) for v in (add, remove)

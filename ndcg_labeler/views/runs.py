@@ -194,10 +194,11 @@ def show(test_set_id: int, run_id: int) -> str:
     )
 
 
-@bp.post("/<int:run_id>/mark")
+@bp.post("/<int:run_id>/curate")
 @admin_required
 def mark(test_set_id: int, run_id: int) -> Response:
-    """Set a run's tags (space- or comma-separated) and pin or unpin it (admins)."""
+    """Set a run's tags (space- or comma-separated) and pin or unpin it (admins); the path
+    sorts before delete so the authorization matrix meets the run still there."""
     test_set = get_test_set_or_404(test_set_id)
     run = runs.get_run(test_set, run_id) or abort(404)
     wanted = request.form.get("tags", "").replace(",", " ").split()

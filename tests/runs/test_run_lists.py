@@ -138,7 +138,7 @@ def test_the_overview_shows_the_runs_that_matter(
     assert [row["run"] for row in data["runs"]] == ["bm25-base", "dense-v2"]
     assert data["runs_total"] == 3
     as_admin.post(
-        f"/test-sets/{many}/runs/{_run_id(app, 'dense-v1')}/mark",
+        f"/test-sets/{many}/runs/{_run_id(app, 'dense-v1')}/curate",
         data={"tags": "dense nightly", "pinned": "1", "csrf_token": _csrf(as_admin, many)},
     )
     page = as_admin.get(f"/test-sets/{many}/dashboard/").get_data(as_text=True)
