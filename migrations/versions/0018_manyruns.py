@@ -4,9 +4,9 @@ Revision ID: 0018_manyruns
 Revises: 0017_judgment_via
 Create Date: 2026-11-26 22:05:00
 
-run.pinned (false for every existing run), run.mean_ndcg (NULL until the run is next scored
-under the default options), run.kept_depth and run.archived_at (NULL: no run is archived yet),
-and run_tag, one row per tag of a run.
+run.pinned (false for every existing run), run.mean_ndcg and run.summary (NULL until the
+run is next scored under the default options), run.kept_depth and run.archived_at (NULL: no
+run is archived yet), and run_tag, one row per tag of a run.
 """
 
 import sqlalchemy as sa
@@ -24,6 +24,7 @@ def upgrade():
             sa.Column("pinned", sa.Boolean(), nullable=False, server_default=sa.false())
         )
         batch_op.add_column(sa.Column("mean_ndcg", sa.Float(), nullable=True))
+        batch_op.add_column(sa.Column("summary", sa.JSON(), nullable=True))
         batch_op.add_column(sa.Column("kept_depth", sa.Integer(), nullable=True))
         batch_op.add_column(sa.Column("archived_at", sa.DateTime(timezone=True), nullable=True))
     op.create_table(
@@ -46,5 +47,6 @@ def downgrade():
     with op.batch_alter_table("run") as batch_op:
         batch_op.drop_column("archived_at")
         batch_op.drop_column("kept_depth")
+        batch_op.drop_column("summary")
         batch_op.drop_column("mean_ndcg")
         batch_op.drop_column("pinned")

@@ -317,7 +317,8 @@ def list_runs(
     test_set = testsets.require_by_name(testset)
     wanted = runs.RunFilter(search, tag, archived, None, sort, limit, offset)
     page = runs.find_runs(test_set, wanted)
-    listed = [(found, live.score_run(found)) for found in page.runs]
+    lines = live.listed_scores(page.runs)
+    listed = [(found, lines[found.id]) for found in page.runs]
     if as_json:
         rows = [
             {
@@ -376,7 +377,7 @@ def _sensitivity(result: live.RunScores) -> str:
     )
 
 
-def _trec_all_lines(result: live.RunScores) -> list[str]:
+def _trec_all_lines(result: live.RunScores | live.ListedScores) -> list[str]:
     """trec_eval's `all` beside our mean, named and explained, where the two differ."""
     if not result.means_differ:
         return []
@@ -388,7 +389,7 @@ def _trec_all_lines(result: live.RunScores) -> list[str]:
     ]
 
 
-def _interval(result: live.RunScores) -> str:
+def _interval(result: live.RunScores | live.ListedScores) -> str:
     """The mean's 95% interval as a listing shows it, or why there is none."""
     found = result.interval
     if found.low is None or found.high is None:

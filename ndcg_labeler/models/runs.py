@@ -44,6 +44,9 @@ class Run(db.Model):
     # Mean NDCG@10 under the default options, as last scored: lists sort by it and the
     # overview picks the best runs by it without scoring every run on each request.
     mean_ndcg: Mapped[float | None] = mapped_column(sa.Float)
+    # The list line at the default options and what it was computed for (labels version,
+    # settings, queries): services.live.summary; lists read it while it is current.
+    summary: Mapped[dict[str, Any] | None] = mapped_column(sa.JSON)
     # Retention: the run keeps only its top `kept_depth` entries per query (and its stored
     # per-query scores); NULL while it is whole.
     kept_depth: Mapped[int | None] = mapped_column()

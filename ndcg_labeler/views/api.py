@@ -101,7 +101,7 @@ def _run(test_set: TestSet, ref: str) -> Run:
     return run
 
 
-def _run_json(run: Run) -> dict[str, Any]:
+def _run_json(run: Run, line: live.ListedScores | None = None) -> dict[str, Any]:
     return {
         "id": run.id,
         "name": run.name,
@@ -120,13 +120,12 @@ def _run_json(run: Run) -> dict[str, Any]:
         "scores_url": url_for(
             "api.scores", test_set=str(run.test_set_id), run=str(run.id), _external=True
         ),
-        **_mean_json(run),
+        **_mean_json(line or live.listed_scores([run])[run.id]),
     }
 
 
-def _mean_json(run: Run) -> dict[str, Any]:
+def _mean_json(result: live.ListedScores) -> dict[str, Any]:
     """The run's mean NDCG@10 under the default options, with n and its 95% t interval."""
-    result = live.score_run(run)
     return {
         "k": result.k,
         "mean_ndcg": result.mean_ndcg,
@@ -213,8 +212,9 @@ def list_runs(test_set: str) -> Response:
         listed = runs.find_runs(found, wanted)
     except ServiceError as exc:
         return _error(400, str(exc))
+    lines = live.listed_scores(listed.runs)
     return jsonify(
-        runs=[_run_json(run) for run in listed.runs],
+        runs=[_run_json(run, lines[run.id]) for run in listed.runs],
         total=listed.total,
         page=page,
         per_page=wanted.limit,

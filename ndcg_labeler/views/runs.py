@@ -68,7 +68,7 @@ def index(test_set_id: int) -> str:
         page=page,
         sorts=runs.SORTS,
         tags=runs.test_set_tags(test_set),
-        scores={run.id: live.score_run(run) for run in found.runs},
+        scores=live.listed_scores(found.runs),
         uploaders=runs.uploaders(found.runs),
     )
 

@@ -17,14 +17,15 @@ from flask.testing import FlaskClient, FlaskCliRunner
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Run, TestSet
-from ndcg_labeler.services import ServiceError, live
+from ndcg_labeler.services import ServiceError
 from ndcg_labeler.services import runs as run_service
 from ndcg_labeler.services.accounts import create_token
 from ndcg_labeler.views import runs as runs_view
-from tests.factory import build_test_set, trec
+from tests.factory import build_test_set, grade, trec
 
 # The module, not the function the dashboard package exports under the same name.
 overview_module = importlib.import_module("ndcg_labeler.services.dashboard.overview")
+engine = importlib.import_module("ndcg_labeler.services.live.engine")
 SET = "many"
 RUNS = {  # name: (rankings, notes, tags), uploaded in this order
     "bm25-base": ({"q1": ["a"], "q2": ["x"]}, "", ["baseline"]),
@@ -111,10 +112,25 @@ def test_the_runs_page_scores_only_the_runs_it_shows(
 ) -> None:
     monkeypatch.setattr(runs_view, "PER_PAGE", 2)
     scored: list[str] = []
-    real = live.score_run
-    monkeypatch.setattr(live, "score_run", lambda run, *a: scored.append(run.name) or real(run, *a))
+    real = engine.score_run
+
+    def spy(run: Run, *args: object) -> object:
+        scored.append(run.name)
+        return real(run, *args)
+
+    monkeypatch.setattr(engine, "score_run", spy)
+    # Right after the uploads every run's stored list line is current: nothing is scored.
+    first = as_admin.get(f"/test-sets/{many}/runs/?sort=best").get_data(as_text=True)
+    assert scored == [] and f"{MEANS['dense-v1']:.4f}" in first
+    # A grade moves the labels version: only the page's two runs are scored again.
+    with app.app_context():
+        grade(db.session.get_one(TestSet, many), "q2", "y", 1, "ann")
     first = as_admin.get(f"/test-sets/{many}/runs/?sort=best").get_data(as_text=True)
     assert scored == ["bm25-base", "dense-v1"]
+    # dense-v1's q2 still has x at rank 1; its ideal now holds two grade-1 chunks:
+    # NDCG@10 = 1 / (1 + 1/log2(3)).
+    q2 = 1 / (1 + 1 / math.log2(3))
+    assert f"{(1 / math.log2(3) + q2) / 2:.4f}" in first
     assert first.index(">bm25-base<") < first.index(">dense-v1<")
     assert ">dense-v2<" not in first and "Runs 1–2 of 3" in first and 'rel="next"' in first
     assert "page=2" in first and "sort=best" in first

@@ -22,11 +22,13 @@ from .options import (
 )
 from .ranked import RankedBuffer
 from .results import QueryScore, RunScores
+from .summary import ListedScores, listed_scores
 from .trec import trec_eval_lines
 
 __all__ = [
     "K_CHOICES",
     "GradesAhead",
+    "ListedScores",
     "QueryDetail",
     "QueryScore",
     "RankedBuffer",
@@ -36,6 +38,7 @@ __all__ = [
     "forget_run",
     "grades_by_query",
     "k_choices",
+    "listed_scores",
     "option_args",
     "parse_options",
     "policies",

@@ -29,7 +29,8 @@ from ndcg_labeler.services.live.options import Resolved, ScoreOptions
 from ndcg_labeler.services.live.ranked import RunData
 from ndcg_labeler.services.live.results import RunScores, run_scores
 from ndcg_labeler.services.live.state import QuerySet, TestSetState, query_set, test_set_state
-from ndcg_labeler.services.live.store import ScoreState, memory, remember_mean, settings_key
+from ndcg_labeler.services.live.store import ScoreState, memory, remember_summary, settings_key
+from ndcg_labeler.services.live.summary import stored_summary
 
 # The options lists and dashboards use by default (NDCG@10, linear gain, judged ideal).
 _DEFAULT = ScoreOptions()
@@ -82,10 +83,11 @@ def live_state(
             current = catch_up(current, events, state, resolved)
         kept.keep(run, current)
         if replace(options, k=_DEFAULT.k) == _DEFAULT:
-            # The list sorts and the overview's best runs read this stored mean instead of
-            # scoring every run; it is written only when it moved.
+            # Lists read these stored figures (and sort by the mean) instead of scoring every
+            # run; they are written only when they moved.
             at_default = replace(resolved, k=_DEFAULT.k)
-            remember_mean(run, run_scores(run, current, state, at_default, queries).mean_ndcg)
+            result = run_scores(run, current, state, at_default, queries)
+            remember_summary(run, result.mean_ndcg, stored_summary(state, result))
     return current, state, resolved, queries
 
 
