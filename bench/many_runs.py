@@ -210,6 +210,17 @@ def _env(url: str, instance: Path) -> dict[str, str]:
     }
 
 
+def list_side() -> None:
+    """`flask run list` and, for the start-up it shares, `flask run --help`: each its own
+    process, the median of three (the environment names the database)."""
+    env = dict(os.environ)
+    median_timed([*FLASK, "run", "--help"], env, 1)  # bytecode caches; not counted
+    listed, listed_rss, _ = median_timed([*FLASK, "run", "list", SET], env)
+    helped, helped_rss, _ = median_timed([*FLASK, "run", "--help"], env)
+    out = {"list": listed, "list_rss": listed_rss, "help": helped, "help_rss": helped_rss}
+    print(json.dumps(out))
+
+
 def storage(url: str, instance: Path) -> dict[str, float]:
     """Bytes per ranked entry, stored scores per run, and archiving one run to its top 10."""
     import sqlalchemy as sa
@@ -257,7 +268,11 @@ def main() -> None:
     parser.add_argument("--depth", type=int, default=20)
     parser.add_argument("--url", default=None, help="an EMPTY database (default: SQLite in tmp)")
     parser.add_argument("--page-side", nargs=5, help=argparse.SUPPRESS)
+    parser.add_argument("--list-side", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.list_side:
+        list_side()
+        return
     if args.page_side:
         page_side(*args.page_side)
         return
@@ -281,12 +296,19 @@ def main() -> None:
             ok = cold <= TARGET_COLD_MS and warm <= TARGET_WARM_MS
             rows.append((name, f"{cold:.0f} ms", f"{warm:.0f} ms", "cold ≤ 1 s, warm ≤ 300 ms",
                          "met" if ok else "MISSED"))  # fmt: skip
-        median_timed([*FLASK, "run", "--help"], env, 1)  # bytecode caches; not counted
-        wall, rss, _ = median_timed([*FLASK, "run", "list", SET], env)
+        # From a small helper process: a child's ru_maxrss starts from its parent's peak, and
+        # this process grew while it built the runs (as bench.scale does it).
+        helper = [sys.executable, "-m", "bench.many_runs", "--list-side"]
+        found = json.loads(
+            subprocess.run(helper, env=env, cwd=ROOT, check=True, capture_output=True).stdout
+        )
+        wall, rss = found["list"], found["list_rss"]
         ok = wall <= TARGET_LIST_S and rss <= TARGET_LIST_MB * MB
         verdict = "met" if ok else "MISSED"
         rows.append(("`flask run list` (process, median of 3)", f"{wall:.2f} s",
                      f"{rss / MB:.0f} MB", "≤ 0.5 s, ≤ 150 MB", verdict))  # fmt: skip
+        rows.append(("  beside it: `flask run --help` (start-up only)", f"{found['help']:.2f} s",
+                     f"{found['help_rss'] / MB:.0f} MB", "", ""))  # fmt: skip
         kept = storage(url, instance)
         database = url.split(":", 1)[0]
         size = f"{args.queries:,} queries × {args.runs} runs (depth {args.depth}), {database}"
