@@ -7,7 +7,7 @@ module only selects, orders, pages and labels them.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
@@ -32,6 +32,7 @@ from ndcg_labeler.services.live import (
     ScoreOptions,
     score_run,
 )
+from ndcg_labeler.services.live import means_over_k as live_means_over_k
 
 # Band filter values: the four bands, plus queries without NDCG and those the run lacks.
 PER_PAGE = 100
@@ -133,12 +134,7 @@ def means_over_k(
 ) -> list[float | None]:
     """Mean NDCG@k of a run for each k in `ks` (the other options unchanged); None past the
     depth an archived run kept."""
-    return [
-        score_run(run, replace(options, k=k)).mean_ndcg
-        if run.kept_depth is None or k <= run.kept_depth
-        else None
-        for k in ks
-    ]
+    return live_means_over_k(run, options, ks)
 
 
 # Up to this many runs the overview shows them all; past it, the runs that matter: the pinned

@@ -8,7 +8,7 @@ its new run through `GradesAhead`.
 
 from .ahead import GradesAhead
 from .detail import QueryDetail, query_detail
-from .engine import forget_run, grades_by_query, score_run
+from .engine import forget_run, grades_by_query, means_over_k, score_run
 from .entries import top_lists
 from .grades import qrels_text, scoring_qrels
 from .options import (
@@ -39,6 +39,7 @@ __all__ = [
     "grades_by_query",
     "k_choices",
     "listed_scores",
+    "means_over_k",
     "option_args",
     "parse_options",
     "policies",

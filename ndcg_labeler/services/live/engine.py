@@ -10,6 +10,7 @@ the grades given since or, when there are none, computes them from the run's ent
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import cast
 
@@ -30,7 +31,7 @@ from ndcg_labeler.services.live.ranked import RunData
 from ndcg_labeler.services.live.results import RunScores, run_scores
 from ndcg_labeler.services.live.state import QuerySet, TestSetState, query_set, test_set_state
 from ndcg_labeler.services.live.store import ScoreState, memory, remember_summary, settings_key
-from ndcg_labeler.services.live.summary import stored_summary
+from ndcg_labeler.services.live.summary import is_current, stored_summary
 
 # The options lists and dashboards use by default (NDCG@10, linear gain, judged ideal).
 _DEFAULT = ScoreOptions()
@@ -82,13 +83,32 @@ def live_state(
         elif events is not None:
             current = catch_up(current, events, state, resolved)
         kept.keep(run, current)
-        if replace(options, k=_DEFAULT.k) == _DEFAULT:
+        if replace(options, k=_DEFAULT.k) == _DEFAULT and not is_current(
+            run.summary, state, settings
+        ):
             # Lists read these stored figures (and sort by the mean) instead of scoring every
             # run; they are written only when they moved.
             at_default = replace(resolved, k=_DEFAULT.k)
             result = run_scores(run, current, state, at_default, queries)
             remember_summary(run, result.mean_ndcg, stored_summary(state, result))
     return current, state, resolved, queries
+
+
+def means_over_k(run: Run, options: ScoreOptions, ks: Sequence[int]) -> list[float | None]:
+    """Mean NDCG@k of a run for each k in `ks` (the other options as given), from one read of
+    its scores; None past the depth an archived run kept."""
+    with scoring_lock():
+        current, state, resolved, queries = live_state(run, options)
+        out: list[float | None] = []
+        for k in ks:
+            if run.kept_depth is not None and k > run.kept_depth:
+                out.append(None)
+            elif k in resolved.cutoffs:
+                at_k = replace(resolved, k=k)
+                out.append(run_scores(run, current, state, at_k, queries).mean_ndcg)
+            else:  # a cutoff the stored scores lack: scored on demand
+                out.append(score_run(run, replace(options, k=k)).mean_ndcg)
+        return out
 
 
 def check_kept_depth(run: Run, k: int) -> None:

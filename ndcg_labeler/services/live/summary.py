@@ -124,6 +124,17 @@ def summary_key(state: TestSetState) -> dict[str, Any]:
     }
 
 
+def is_current(found: dict[str, Any] | None, state: TestSetState, settings: str) -> bool:
+    """Whether a run's stored list line was computed for the test set's current labels,
+    queries and the default setting (`settings`, its key)."""
+    return bool(found) and (
+        found.get("format") == SUMMARY_FORMAT
+        and found.get("settings") == settings
+        and found.get("labels_version") == state.labels_version
+        and found.get("queries_key") == state.queries_key
+    )
+
+
 def stored_summary(state: TestSetState, result: RunScores) -> dict[str, Any]:
     """What `run.summary` holds after scoring `result` (NDCG@10, default options)."""
     return {**summary_key(state), "figures": ListedScores.of(result).to_json()}
@@ -134,15 +145,14 @@ def listed_scores(runs: Sequence[Run]) -> dict[int, ListedScores]:
     stores it). One read of each test set's state; nothing per run while current."""
     from ndcg_labeler.services.live.engine import score_run  # the engine imports this module
 
-    keys: dict[int, dict[str, Any]] = {}
+    keys: dict[int, tuple[TestSetState, str]] = {}
     out = {}
     for run in runs:
         if run.test_set_id not in keys:
-            keys[run.test_set_id] = summary_key(test_set_state(run.test_set_id))
-        found = run.summary
-        key = keys[run.test_set_id]
-        if found and all(found.get(name) == value for name, value in key.items()):
-            out[run.id] = ListedScores.from_json(found["figures"])
+            state = test_set_state(run.test_set_id)
+            keys[run.test_set_id] = (state, summary_key(state)["settings"])
+        if is_current(run.summary, *keys[run.test_set_id]):
+            out[run.id] = ListedScores.from_json(run.summary["figures"])  # type: ignore[index]
         else:
             out[run.id] = ListedScores.of(score_run(run))
     return out
