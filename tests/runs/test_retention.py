@@ -87,6 +87,14 @@ def test_an_archived_run_compares_at_kept_cutoffs_only(app: Flask, deep: int) ->
             comparison.compare_runs(pair, live.ScoreOptions(k=20))
 
 
+def test_an_archived_run_is_not_fused(app: Flask, deep: int) -> None:
+    with app.app_context():
+        run_service.archive_run(_run(), 10)
+        test_set = db.session.get_one(TestSet, deep)
+        with pytest.raises(ServiceError, match=r"archived.*fusion needs whole runs"):
+            run_service.check_fusion(test_set, [_run(), _run("whole")], "rrf", 60)
+
+
 def test_the_cli_asks_first(app: Flask, deep: int, runner: FlaskCliRunner) -> None:
     refused = runner.invoke(args=["run", "archive", SET, "deep", "--keep", "10"], input="n\n")
     assert refused.exit_code != 0 and "delete the rest of its 16 entries" in refused.output
