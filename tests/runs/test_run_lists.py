@@ -149,7 +149,18 @@ def test_the_overview_shows_the_runs_that_matter(
     monkeypatch.setattr(overview_module, "SHOWN_ALL", 1)
     monkeypatch.setattr(overview_module, "SHOWN_NEWEST", 1)
     monkeypatch.setattr(overview_module, "SHOWN_BEST", 1)
+    scored: list[int] = []
+    real = engine.live_state
+
+    def spy(run: Run, *args: object, **kwargs: object) -> object:
+        scored.append(run.id)
+        return real(run, *args, **kwargs)
+
+    monkeypatch.setattr(engine, "live_state", spy)
     data = as_admin.get(f"/test-sets/{many}/dashboard/export/overview.json").get_json()
+    page = as_admin.get(f"/test-sets/{many}/dashboard/").get_data(as_text=True)
+    assert scored == []  # default options: the stored list lines and means over k serve it
+    assert f"{MEANS['dense-v2']:.4f}" in page and "chart-over-k" in page
     # The newest (dense-v2) and the best (bm25-base); dense-v1 is neither.
     assert [row["run"] for row in data["runs"]] == ["bm25-base", "dense-v2"]
     assert data["runs_total"] == 3

@@ -26,10 +26,12 @@ from ndcg_labeler.services.dashboard.bands import BAND_FILTERS, BANDS, bands_of
 from ndcg_labeler.services.labeling import Progress
 from ndcg_labeler.services.live import (
     K_CHOICES,
+    ListedScores,
     QueryScore,
     Resolved,
     RunScores,
     ScoreOptions,
+    listed_scores,
     score_run,
 )
 from ndcg_labeler.services.live import means_over_k as live_means_over_k
@@ -70,7 +72,7 @@ class RunSummary:
     """One run's line in the overview."""
 
     run: Run
-    scores: RunScores
+    scores: RunScores | ListedScores
     uploader: str | None
     estimate: ppi.PPIFigures | None = None  # under labels=ppi:JUDGE
 
@@ -170,11 +172,18 @@ def overview(test_set: TestSet, user: User, options: ScoreOptions) -> Overview:
     runs, total = runs_that_matter(test_set, options.k)
     names = run_service.uploaders(runs)
     version = version_token(test_set.id)
+    # Under the default options each run's stored list line has every figure shown here.
+    lines = listed_scores(runs) if options == ScoreOptions() else {}
     summaries = [
-        RunSummary(run, score_run(run, options), names.get(run.id), ppi.run_estimate(run, options))
+        RunSummary(
+            run,
+            lines.get(run.id) or score_run(run, options),
+            names.get(run.id),
+            ppi.run_estimate(run, options),
+        )
         for run in runs
     ]
-    resolved = summaries[0].scores.options if summaries else _resolved(test_set, options)
+    resolved = _resolved(test_set, options)
     return Overview(
         test_set=test_set,
         options=resolved,

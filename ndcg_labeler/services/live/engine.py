@@ -26,7 +26,7 @@ from ndcg_labeler.services.live.grades import (
     query_grades,
     read_grades,
 )
-from ndcg_labeler.services.live.options import Resolved, ScoreOptions
+from ndcg_labeler.services.live.options import K_CHOICES, Resolved, ScoreOptions
 from ndcg_labeler.services.live.ranked import RunData
 from ndcg_labeler.services.live.results import RunScores, run_scores
 from ndcg_labeler.services.live.state import QuerySet, TestSetState, query_set, test_set_state
@@ -90,25 +90,49 @@ def live_state(
             # run; they are written only when they moved.
             at_default = replace(resolved, k=_DEFAULT.k)
             result = run_scores(run, current, state, at_default, queries)
-            remember_summary(run, result.mean_ndcg, stored_summary(state, result))
+            means = _means_at(run, options, (current, state, resolved, queries), K_CHOICES)
+            means_at = {str(k): mean for k, mean in zip(K_CHOICES, means, strict=True)}
+            remember_summary(run, result.mean_ndcg, stored_summary(state, result, means_at))
     return current, state, resolved, queries
 
 
 def means_over_k(run: Run, options: ScoreOptions, ks: Sequence[int]) -> list[float | None]:
-    """Mean NDCG@k of a run for each k in `ks` (the other options as given), from one read of
-    its scores; None past the depth an archived run kept."""
+    """Mean NDCG@k of a run for each k in `ks` (the other options as given), from its stored
+    list line when current, else from one read of its scores; None past the depth an
+    archived run kept."""
+    if replace(options, k=_DEFAULT.k) == _DEFAULT and run.summary:
+        stored = run.summary.get("figures", {}).get("means_at", {})
+        if all(str(k) in stored for k in ks):
+            state = test_set_state(run.test_set_id)
+            settings = settings_key(
+                options.resolve(state.aggregation, state.threshold, state.scale_max)
+            )
+            if is_current(run.summary, state, settings):
+                kept = run.kept_depth  # archived after these were stored: deeper k are gone
+                return [None if kept is not None and k > kept else stored[str(k)] for k in ks]
     with scoring_lock():
-        current, state, resolved, queries = live_state(run, options)
-        out: list[float | None] = []
-        for k in ks:
-            if run.kept_depth is not None and k > run.kept_depth:
-                out.append(None)
-            elif k in resolved.cutoffs:
-                at_k = replace(resolved, k=k)
-                out.append(run_scores(run, current, state, at_k, queries).mean_ndcg)
-            else:  # a cutoff the stored scores lack: scored on demand
-                out.append(score_run(run, replace(options, k=k)).mean_ndcg)
-        return out
+        return _means_at(run, options, live_state(run, options), ks)
+
+
+def _means_at(
+    run: Run,
+    options: ScoreOptions,
+    live: tuple[ScoreState, TestSetState, Resolved, QuerySet],
+    ks: Sequence[int],
+) -> list[float | None]:
+    """Mean NDCG@k for each k of a run's `live_state` under `options` (scored on demand where
+    the state lacks k)."""
+    current, state, resolved, queries = live
+    out: list[float | None] = []
+    for k in ks:
+        if run.kept_depth is not None and k > run.kept_depth:
+            out.append(None)
+        elif k in resolved.cutoffs:
+            at_k = replace(resolved, k=k)
+            out.append(run_scores(run, current, state, at_k, queries).mean_ndcg)
+        else:
+            out.append(score_run(run, replace(options, k=k)).mean_ndcg)
+    return out
 
 
 def check_kept_depth(run: Run, k: int) -> None:

@@ -11,7 +11,7 @@ scored as before, and the scoring writes them anew.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ndcg_labeler.models import Run
@@ -42,6 +42,8 @@ class ListedScores:
     mean_trec_all: float | None
     queries_trec_all: int
     mean_judged_at_k: float | None
+    # Mean NDCG@k at each of K_CHOICES (as text keys: JSON's), for the overview's chart.
+    means_at: dict[str, float | None] = field(default_factory=dict)
 
     @property
     def options(self) -> ListedScores:
@@ -83,8 +85,8 @@ class ListedScores:
         }
 
     @classmethod
-    def of(cls, result: RunScores) -> ListedScores:
-        """The list line of a full result."""
+    def of(cls, result: RunScores, means_at: dict[str, float | None] | None = None) -> ListedScores:
+        """The list line of a full result (and its means at other cutoffs, when given)."""
         return cls(
             k=result.k,
             mean_ndcg=result.mean_ndcg,
@@ -99,6 +101,7 @@ class ListedScores:
             mean_trec_all=result.mean_trec_all,
             queries_trec_all=result.queries_trec_all,
             mean_judged_at_k=result.mean_judged_at_k,
+            means_at=means_at or {},
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -135,9 +138,11 @@ def is_current(found: dict[str, Any] | None, state: TestSetState, settings: str)
     )
 
 
-def stored_summary(state: TestSetState, result: RunScores) -> dict[str, Any]:
+def stored_summary(
+    state: TestSetState, result: RunScores, means_at: dict[str, float | None]
+) -> dict[str, Any]:
     """What `run.summary` holds after scoring `result` (NDCG@10, default options)."""
-    return {**summary_key(state), "figures": ListedScores.of(result).to_json()}
+    return {**summary_key(state), "figures": ListedScores.of(result, means_at).to_json()}
 
 
 def listed_scores(runs: Sequence[Run]) -> dict[int, ListedScores]:
