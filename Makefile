@@ -6,7 +6,7 @@ PORT ?= 5000
 WORKERS ?= 4
 export FLASK_APP := app
 
-.PHONY: run dev-server serve test docs lint format bench bench-scale setup setup-dev browser clean
+.PHONY: run dev-server serve test docs lint format bench bench-scale bench-many-runs setup setup-dev browser clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -102,6 +102,11 @@ bench: setup-dev
 bench-scale: setup-dev
 	$(BIN)/python -m bench.scale $(if $(QUICK),--quick) $(if $(DATABASE),--url $(DATABASE))
 	$(if $(DATABASE),,$(BIN)/python -m bench.pooling $(if $(QUICK),--queries 1000))
+
+## make bench-many-runs: issue 30's lists at 7,000 queries x 500 runs built in bulk (~10 min;
+## QUICK=1 for 1,000 x 60, DATABASE=url for an empty PG db)
+bench-many-runs: setup-dev
+	$(BIN)/python -m bench.many_runs $(if $(QUICK),--small) $(if $(DATABASE),--url $(DATABASE))
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache site

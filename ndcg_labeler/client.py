@@ -75,9 +75,18 @@ class Client:
         """The test sets the token may see: id, name, scale, sizes."""
         return self._get("testsets")["test_sets"]
 
-    def runs(self, test_set: str | int) -> list[dict[str, Any]]:
-        """The test set's runs, oldest first, each with its mean NDCG@10 and 95% interval."""
-        return self._get(f"testsets/{_ref(test_set)}/runs")["runs"]
+    def runs(self, test_set: str | int, **filters: Any) -> list[dict[str, Any]]:
+        """The test set's runs, oldest first, each with its mean NDCG@10 and 95% interval.
+
+        `filters`: the list's q, tag, archived and sort; every page is fetched in turn.
+        """
+        out: list[dict[str, Any]] = []
+        page: int | None = 1
+        while page is not None:
+            found = self._get(f"testsets/{_ref(test_set)}/runs", params={**filters, "page": page})
+            out.extend(found["runs"])
+            page = found.get("next_page")
+        return out
 
     def qrels(self, test_set: str | int, *, as_frame: bool | None = None) -> Any:
         """The grades scoring uses: {qid: {docid: grade}} (pytrec_eval's and ranx's shape), or a

@@ -20,10 +20,12 @@ depends_on = None
 
 
 def upgrade():
-    with op.batch_alter_table("judge") as batch_op:
+    # In place on SQLite: recreating the table would cascade-delete the rows that refer to it.
+    with op.batch_alter_table("judge", recreate="never") as batch_op:
         batch_op.add_column(sa.Column("few_shot", sa.Integer(), server_default="0", nullable=False))
         batch_op.add_column(sa.Column("ensemble", sa.Text(), server_default="", nullable=False))
-    with op.batch_alter_table("machine_judgment") as batch_op:
+    # In place on SQLite: recreating the table would cascade-delete the rows that refer to it.
+    with op.batch_alter_table("machine_judgment", recreate="never") as batch_op:
         batch_op.add_column(sa.Column("spread", sa.Integer(), nullable=True))
     op.create_table(
         "machine_conflict",
@@ -56,8 +58,10 @@ def upgrade():
 def downgrade():
     op.drop_index(op.f("ix_machine_conflict_test_set_id"), table_name="machine_conflict")
     op.drop_table("machine_conflict")
-    with op.batch_alter_table("machine_judgment") as batch_op:
+    # In place on SQLite: recreating the table would cascade-delete the rows that refer to it.
+    with op.batch_alter_table("machine_judgment", recreate="never") as batch_op:
         batch_op.drop_column("spread")
-    with op.batch_alter_table("judge") as batch_op:
+    # In place on SQLite: recreating the table would cascade-delete the rows that refer to it.
+    with op.batch_alter_table("judge", recreate="never") as batch_op:
         batch_op.drop_column("ensemble")
         batch_op.drop_column("few_shot")

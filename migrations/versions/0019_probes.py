@@ -18,7 +18,8 @@ depends_on = None
 
 
 def upgrade():
-    with op.batch_alter_table("judge", schema=None) as batch_op:
+    # In place on SQLite: recreating the table would cascade-delete the rows that refer to it.
+    with op.batch_alter_table("judge", recreate="never") as batch_op:
         batch_op.add_column(sa.Column("input_price", sa.Double(), nullable=True))
         batch_op.add_column(sa.Column("output_price", sa.Double(), nullable=True))
     op.create_table(
@@ -108,6 +109,7 @@ def downgrade():
         batch_op.drop_index(batch_op.f("ix_judge_probe_test_set_id"))
         batch_op.drop_index(batch_op.f("ix_judge_probe_judge_id"))
     op.drop_table("judge_probe")
-    with op.batch_alter_table("judge", schema=None) as batch_op:
+    # In place on SQLite: recreating the table would cascade-delete the rows that refer to it.
+    with op.batch_alter_table("judge", recreate="never") as batch_op:
         batch_op.drop_column("output_price")
         batch_op.drop_column("input_price")

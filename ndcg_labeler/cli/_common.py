@@ -44,3 +44,12 @@ def cli_errors(func: Callable[..., Any]) -> Callable[..., Any]:
             return func(*args, **kwargs)
 
     return wrapper
+
+
+def write_out(body: str, output: str | None) -> None:
+    """The body to a file (UTF-8, newlines as given) or to stdout."""
+    if output is None:
+        click.echo(body, nl=False)
+        return
+    with open(output, "w", encoding="utf-8", newline="") as handle:
+        handle.write(body)

@@ -34,10 +34,13 @@ class RunGroup(AppGroup):
 
     # Subcommands defined in other modules, which attach them to this group on import.
     ATTACHED: ClassVar[dict[str, str]] = {
+        "archive": "run_retention",
         "bm25": "evaluation",
+        "export": "peer_exports",
         "compare": "dashboard",
         "fuse": "evaluation",
         "series": "evaluation",
+        "tag": "run_retention",
     }
 
     def _load_subcommands(self, *names: str) -> None:
@@ -353,7 +356,7 @@ def score(
         return
     extra = live.named_measures(found, measures, options)
     if as_json:
-        out = live.measures_json(ppi.score_json(found, options), extra)
+        out = live.MeasureValues.into_json(ppi.score_json(found, options), extra)
         click.echo(json.dumps(out, ensure_ascii=False))
         return
     result = live.score_run(found, options)
@@ -362,16 +365,45 @@ def score(
 
 @run_group.command("list")
 @click.argument("testset")
+@click.option("--search", default="", help="Only runs whose name or notes contain this text.")
+@click.option("--tag", default="", help="Only runs with this tag.")
+@click.option(
+    "--archived/--whole",
+    default=None,
+    help="Only archived runs (--archived) or only whole ones (--whole); default: both.",
+)
+@click.option(
+    "--sort",
+    type=click.Choice(runs.SORTS),
+    default="oldest",
+    show_default=True,
+    help="best/worst: by the mean NDCG@10 stored when each run was last scored.",
+)
+@click.option("--limit", type=int, default=50, show_default=True, help="Runs to list.")
+@click.option("--offset", type=int, default=0, show_default=True, help="Runs to skip first.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object.")
 @cli_errors
-def list_runs(testset: str, as_json: bool) -> None:
+def list_runs(
+    testset: str,
+    search: str,
+    tag: str,
+    archived: bool | None,
+    sort: str,
+    limit: int,
+    offset: int,
+    as_json: bool,
+) -> None:
     """List the runs of TESTSET with their mean NDCG@10 and its 95% t interval.
 
     The mean is over the defined queries; where trec_eval's `all` differs, a last column
-    gives it with its query count (--json: mean_trec_all, queries_trec_all).
+    gives it with its query count (--json: mean_trec_all, queries_trec_all). Only the runs
+    listed are scored: --limit and --offset page through many.
     """
     test_set = testsets.require_by_name(testset)
-    listed = [(found, live.score_run(found)) for found in runs.list_runs(test_set)]
+    wanted = runs.RunFilter(search, tag, archived, None, sort, limit, offset)
+    page = runs.find_runs(test_set, wanted)
+    lines = live.listed_scores(page.runs)
+    listed = [(found, lines[found.id]) for found in page.runs]
     if as_json:
         rows = [
             {
@@ -383,18 +415,30 @@ def list_runs(testset: str, as_json: bool) -> None:
                 **result.interval_json(),
                 **result.sensitivity_json(),
                 **result.means_json(),
+                "tags": found.tag_names,
+                "pinned": found.pinned,
+                "archived": found.archived,
+                "kept_depth": found.kept_depth,
             }
             for found, result in listed
         ]
-        click.echo(json.dumps({"testset": test_set.name, "runs": rows}, ensure_ascii=False))
+        out = {"testset": test_set.name, "total": page.total, "offset": offset, "runs": rows}
+        click.echo(json.dumps(out, ensure_ascii=False))
         return
     for found, result in listed:
         mean = "—" if result.mean_ndcg is None else f"{result.mean_ndcg:.4f}"
+        marks = [*(["pinned"] if found.pinned else []), *found.tag_names]
+        if found.archived:
+            marks.append(f"archived (top {found.kept_depth})")
         click.echo(
             f"{found.name}\t{found.num_queries} queries\t{found.num_entries} entries\t"
             f"NDCG@10 {mean} over {result.queries_in_mean} defined queries\t{_interval(result)}"
             + "".join(f"\t{line}" for line in _trec_all_lines(result))
+            + (f"\t[{', '.join(marks)}]" if marks else "")
         )
+    if page.has_next or offset:
+        shown = f"{offset + 1}-{offset + len(listed)}" if listed else "none"
+        click.echo(f"({shown} of {page.total} runs; --offset and --limit page)", err=True)
 
 
 def _labels_lines(found: Run, options: live.ScoreOptions) -> list[str]:
@@ -418,7 +462,7 @@ def _sensitivity(result: live.RunScores) -> str:
     )
 
 
-def _trec_all_lines(result: live.RunScores) -> list[str]:
+def _trec_all_lines(result: live.RunScores | live.ListedScores) -> list[str]:
     """trec_eval's `all` beside our mean, named and explained, where the two differ."""
     if not result.means_differ:
         return []
@@ -430,7 +474,7 @@ def _trec_all_lines(result: live.RunScores) -> list[str]:
     ]
 
 
-def _interval(result: live.RunScores) -> str:
+def _interval(result: live.RunScores | live.ListedScores) -> str:
     """The mean's 95% interval as a listing shows it, or why there is none."""
     found = result.interval
     if found.low is None or found.high is None:
@@ -448,29 +492,3 @@ def delete(testset: str, run: str) -> None:
     found = runs.require_run(test_set, run)
     runs.delete_run(found)
     click.echo(f"Deleted run '{run}' of test set '{test_set.name}'.")
-
-
-@run_group.command("export")
-@click.argument("testset")
-@click.argument("run")
-@click.option(
-    "--format", "fmt", default="quepid-snapshot", show_default=True, help="quepid-snapshot."
-)
-@click.option("-o", "--output", metavar="FILE", help="Write here instead of to stdout.")
-@cli_errors
-def export(testset: str, run: str, fmt: str, output: str | None) -> None:
-    """Write run RUN of TESTSET as a Quepid case snapshot CSV (positions in rank order)."""
-    if fmt != "quepid-snapshot":
-        raise ServiceError(f"--format must be quepid-snapshot, not '{fmt}'")
-    found = runs.require_run(testsets.require_by_name(testset), run)
-    body, _, _ = interop.export_run_snapshot(found)
-    _write_out(body, output)
-
-
-def _write_out(body: str, output: str | None) -> None:
-    """The body to a file (UTF-8) or to stdout."""
-    if output is None:
-        click.echo(body, nl=False)
-        return
-    with open(output, "w", encoding="utf-8", newline="") as handle:
-        handle.write(body)

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import click
 from flask.cli import AppGroup
 
-from ndcg_labeler.cli._common import cli_errors
+from ndcg_labeler.cli._common import cli_errors, write_out
 from ndcg_labeler.cli._progress import terminal_progress
 from ndcg_labeler.services import ServiceError, accounts, checklist, imports, interop, testsets
 
@@ -161,11 +161,7 @@ def export_command(name: str, fmt: str, aggregation: str | None, output: str | N
     """Write test set NAME's judgments or queries in Quepid's or OpenSearch SRW's shape."""
     test_set = testsets.require_by_name(name)
     body, _, _ = interop.export_test_set(test_set, fmt, aggregation)
-    if output is None:
-        click.echo(body, nl=False)
-        return
-    with open(output, "w", encoding="utf-8", newline="") as handle:
-        handle.write(body)
+    write_out(body, output)
 
 
 @testset_group.command("list")

@@ -14,7 +14,7 @@ from ndcg_labeler.models.judges import (
 )
 from ndcg_labeler.models.judgments import Adjudication, Assignment, Judgment, JudgmentEvent
 from ndcg_labeler.models.probes import Probe, ProbeAnswer
-from ndcg_labeler.models.runs import Run, RunQuery, RunScore
+from ndcg_labeler.models.runs import Run, RunQuery, RunScore, RunTag
 from ndcg_labeler.models.series import SeriesCheck, SeriesSetting
 from ndcg_labeler.models.testsets import (
     AnnotatorTally,
@@ -53,6 +53,7 @@ __all__ = [
     "Run",
     "RunQuery",
     "RunScore",
+    "RunTag",
     "SeriesCheck",
     "SeriesSetting",
     "TestSet",

@@ -41,11 +41,48 @@ class Run(db.Model):
     report: Mapped[dict[str, Any] | None] = mapped_column(sa.JSON)
     # The series (nightly builds, one experiment's tries) the run belongs to; None: none.
     series: Mapped[str | None] = mapped_column(sa.String(200), index=True)
+    # Shown on the overview whatever its rank or age.
+    pinned: Mapped[bool] = mapped_column(default=False, server_default=sa.false())
+    # Mean NDCG@10 under the default options, as last scored: lists sort by it and the
+    # overview picks the best runs by it without scoring every run on each request.
+    mean_ndcg: Mapped[float | None] = mapped_column(sa.Float)
+    # The list line at the default options and what it was computed for (labels version,
+    # settings, queries): services.live.summary; lists read it while it is current.
+    summary: Mapped[dict[str, Any] | None] = mapped_column(sa.JSON)
+    # Retention: the run keeps only its top `kept_depth` entries per query (and its stored
+    # per-query scores); NULL while it is whole.
+    kept_depth: Mapped[int | None] = mapped_column()
+    archived_at: Mapped[datetime | None] = mapped_column(sa.DateTime(timezone=True))
 
     test_set: Mapped[TestSet] = relationship(back_populates="runs", viewonly=True)
     uploader: Mapped[User | None] = relationship(viewonly=True)
+    tags: Mapped[list[RunTag]] = relationship(
+        order_by="RunTag.tag", cascade="all, delete-orphan", passive_deletes=True
+    )
+
+    @property
+    def archived(self) -> bool:
+        """Retention dropped the run's entries below `kept_depth`."""
+        return self.kept_depth is not None
+
+    @property
+    def tag_names(self) -> list[str]:
+        """The run's tags, sorted."""
+        return [tag.tag for tag in self.tags]
 
     __table_args__ = (sa.UniqueConstraint("test_set_id", "name"),)
+
+
+class RunTag(db.Model):
+    """One tag of a run (lists filter by tag)."""
+
+    __tablename__ = "run_tag"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    run_id: Mapped[int] = mapped_column(sa.ForeignKey("run.id", ondelete="CASCADE"))
+    tag: Mapped[str] = mapped_column(sa.String(64), index=True)
+
+    __table_args__ = (sa.UniqueConstraint("run_id", "tag"),)
 
 
 class RunQuery(db.Model):

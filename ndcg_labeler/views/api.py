@@ -12,7 +12,6 @@ The OpenAPI document (views/openapi_spec.py) describes every route here.
 from __future__ import annotations
 
 import os
-from typing import Any
 
 from flask import Blueprint, abort, current_app, g, jsonify, request, url_for
 from werkzeug.wrappers import Response
@@ -37,7 +36,8 @@ from ndcg_labeler.services import (
     runs,
     testsets,
 )
-from ndcg_labeler.views import api_params, interop_requests
+from ndcg_labeler.views import api_json, api_params, interop_requests
+from ndcg_labeler.views._run_lists import list_filter
 from ndcg_labeler.web_extensions import csrf
 
 bp = Blueprint("api", __name__, url_prefix="/api")
@@ -88,39 +88,6 @@ def _run(test_set: TestSet, ref: str) -> Run:
     if run is None:
         abort(api_params.error(404, f"test set '{test_set.name}' has no run '{ref}'"))
     return run
-
-
-def _run_json(run: Run) -> dict[str, Any]:
-    return {
-        "id": run.id,
-        "name": run.name,
-        "filename": run.filename,
-        "format": run.format,
-        "sha256": run.sha256,
-        "depth": run.depth,
-        "num_queries": run.num_queries,
-        "num_entries": run.num_entries,
-        "uploaded_at": run.uploaded_at.isoformat(),
-        "notes": run.notes,
-        "series": run.series,
-        "scores_url": url_for(
-            "api.scores", test_set=str(run.test_set_id), run=str(run.id), _external=True
-        ),
-        **_mean_json(run),
-    }
-
-
-def _mean_json(run: Run) -> dict[str, Any]:
-    """The run's mean NDCG@10 under the default options, with n and its 95% t interval."""
-    result = live.score_run(run)
-    return {
-        "k": result.k,
-        "mean_ndcg": result.mean_ndcg,
-        **result.interval_json(),
-        "mean_if_unjudged_top": result.mean_if_unjudged_top,
-        "mean_condensed": result.mean_condensed,
-        **result.means_json(),
-    }
 
 
 @bp.get("/testsets")
@@ -239,11 +206,72 @@ def export_run(test_set: str, run: str) -> Response:
     return interop_requests.download(*interop.export_run_snapshot(found))
 
 
+# Runs per page of the API's list unless ?per_page= says otherwise.
+PER_PAGE = 50
+MAX_PER_PAGE = 200
+
+
 @bp.get("/testsets/<test_set>/runs")
 def list_runs(test_set: str) -> Response:
-    """The test set's runs."""
+    """One page of the test set's runs: ?q= (name or notes), ?tag=, ?archived=yes|no,
+    ?sort=, ?page= and ?per_page=; only the page's runs are scored."""
     found = _test_set(test_set)
-    return jsonify(runs=[_run_json(run) for run in runs.list_runs(found)])
+    try:
+        wanted, page = list_filter(request.args, PER_PAGE, MAX_PER_PAGE)
+        listed = runs.find_runs(found, wanted)
+    except ServiceError as exc:
+        return api_params.error(400, str(exc))
+    lines = live.listed_scores(listed.runs)
+    return jsonify(
+        runs=[api_json.run_json(run, lines[run.id]) for run in listed.runs],
+        total=listed.total,
+        page=page,
+        per_page=wanted.limit,
+        next_page=page + 1 if listed.has_next else None,
+    )
+
+
+@bp.post("/testsets/<test_set>/runs/<run>/archive")
+def archive_run(test_set: str, run: str) -> Response:
+    """Archive a run to its top `keep` entries per query (admins): JSON {"keep": N}."""
+    chosen = _test_set(test_set)
+    if not g.api_user.is_admin:
+        return api_params.error(403, "only admins archive runs")
+    found = _run(chosen, run)
+    keep = (request.get_json(silent=True) or {}).get("keep")
+    if isinstance(keep, bool) or not isinstance(keep, int):
+        return api_params.error(400, 'send the depth to keep as JSON: {"keep": N}')
+    try:
+        dropped = runs.archive_run(found, keep, g.api_user)
+    except ServiceError as exc:
+        return api_params.error(400, str(exc))
+    return jsonify(**api_json.run_json(found), entries_dropped=dropped)
+
+
+@bp.post("/testsets/<test_set>/runs/<run>/tags")
+def mark_run(test_set: str, run: str) -> Response:
+    """Add and remove a run's tags and pin it (admins): JSON {"add": [...], "remove": [...],
+    "pinned": true|false}, each optional."""
+    chosen = _test_set(test_set)
+    if not g.api_user.is_admin:
+        return api_params.error(403, "only admins tag runs")
+    found = _run(chosen, run)
+    body = request.get_json(silent=True)
+    if not isinstance(body, dict) or not {"add", "remove", "pinned"} & set(body):
+        body = {"add": None}  # refused below: nothing to change was sent
+    add, remove, pinned = body.get("add", []), body.get("remove", []), body.get("pinned")
+    lists_ok = all(
+        isinstance(v, list) and all(isinstance(t, str) for t in v) for v in (add, remove)
+    )
+    if not lists_ok or not (pinned is None or isinstance(pinned, bool)):
+        return api_params.error(
+            400, 'send JSON {"add": [tags], "remove": [tags], "pinned": true|false}'
+        )
+    try:
+        runs.mark_run(found, add=add, remove=remove, pinned=pinned, actor=g.api_user)
+    except ServiceError as exc:
+        return api_params.error(400, str(exc))
+    return jsonify(**api_json.run_json(found))
 
 
 @bp.get("/testsets/<test_set>/status")
@@ -302,7 +330,7 @@ def _upload(test_set: TestSet) -> tuple[Response, int] | Response:
         return api_params.error(400, str(exc), file=exc.filename, line=exc.line, reason=exc.reason)
     except ServiceError as exc:
         return api_params.error(400, str(exc))
-    return jsonify(**_run_json(run), report=run.report), 201
+    return jsonify(**api_json.run_json(run), report=run.report), 201
 
 
 @bp.get("/testsets/<test_set>/runs/<run>/scores")
@@ -317,7 +345,7 @@ def scores(test_set: str, run: str) -> Response:
     try:
         options = live.parse_options(request.args)
         extra = live.named_measures(found, request.args.getlist("measure"), options)
-        return jsonify(live.measures_json(ppi.score_json(found, options), extra))
+        return jsonify(live.MeasureValues.into_json(ppi.score_json(found, options), extra))
     except ServiceError as exc:
         return api_params.error(400, str(exc))
 

@@ -121,7 +121,7 @@ def run_json(test_set_id: int, run_id: int) -> Response:
         extra = live.named_measures(run, request.args.getlist("measure"), options)
     except ServiceError as exc:
         abort(400, description=str(exc))
-    return _json(live.measures_json(live.score_run(run, options).to_json(), extra))
+    return _json(live.MeasureValues.into_json(live.score_run(run, options).to_json(), extra))
 
 
 @bp.get("/runs/<int:run_id>/trec_eval.txt")

@@ -63,6 +63,10 @@ SCHEMAS: dict[str, Any] = {
             "num_entries",
             "uploaded_at",
             "notes",
+            "tags",
+            "pinned",
+            "archived",
+            "kept_depth",
             "scores_url",
             "k",
             "mean_ndcg",
@@ -84,6 +88,23 @@ SCHEMAS: dict[str, Any] = {
             "series": {
                 "type": ["string", "null"],
                 "description": "The series the run belongs to (null: none).",
+            },
+            "tags": {"type": "array", "items": {"type": "string"}},
+            "pinned": {
+                "type": "boolean",
+                "description": "Shown on the overview whatever its rank.",
+            },
+            "archived": {
+                "type": "boolean",
+                "description": "Retention kept only its top `kept_depth` entries per query.",
+            },
+            "kept_depth": {
+                "type": ["integer", "null"],
+                "description": "Cutoffs up to this still score; null while the run is whole.",
+            },
+            "entries_dropped": {
+                "type": "integer",
+                "description": "After archiving: entries deleted.",
             },
             "scores_url": {"type": "string"},
             "k": {"type": "integer", "description": "The cutoff of the mean (10)."},
@@ -138,8 +159,14 @@ SCHEMAS: dict[str, Any] = {
     },
     "RunList": {
         "type": "object",
-        "required": ["runs"],
-        "properties": {"runs": {"type": "array", "items": ref("Run")}},
+        "required": ["runs", "total", "page", "per_page", "next_page"],
+        "properties": {
+            "runs": {"type": "array", "items": ref("Run")},
+            "total": {"type": "integer", "description": "Runs matching, on every page."},
+            "page": {"type": "integer"},
+            "per_page": {"type": "integer"},
+            "next_page": {"type": ["integer", "null"], "description": "null on the last page."},
+        },
     },
     "QueryScore": {
         "type": "object",

@@ -12,6 +12,7 @@ from ndcg_labeler.views.openapi_interop import (
     RUN_FORMAT,
     interop_paths,
 )
+from ndcg_labeler.views.openapi_runs import ARCHIVE, LIST_PARAMETERS, TAGS
 from ndcg_labeler.views.openapi_schemas import SCHEMAS, ref
 
 
@@ -47,6 +48,8 @@ RUN = {
     "schema": {"type": "string", "minLength": 1},
     "example": "A",
 }
+
+
 _TEST_SETS = {
     "type": "object",
     "required": ["test_sets"],
@@ -208,8 +211,9 @@ PATHS: dict[str, Any] = {
         "parameters": [TEST_SET],
         "get": {
             "operationId": "listRuns",
-            "summary": "List the test set's runs, oldest first.",
-            "responses": {"200": _json(ref("RunList"), "The runs."), **_errors(401, 404)},
+            "summary": "One page of the test set's runs (oldest first unless ?sort= says).",
+            "parameters": LIST_PARAMETERS,
+            "responses": {"200": _json(ref("RunList"), "The runs."), **_errors(400, 401, 404)},
         },
         "post": {
             "operationId": "uploadRun",
@@ -253,6 +257,8 @@ PATHS: dict[str, Any] = {
             "responses": {"200": _json(ref("Checklist"), "The checklist."), **_errors(401, 404)},
         },
     },
+    "/api/testsets/{test_set}/runs/{run}/archive": {"parameters": [TEST_SET, RUN], **ARCHIVE},
+    "/api/testsets/{test_set}/runs/{run}/tags": {"parameters": [TEST_SET, RUN], **TAGS},
     "/api/testsets/{test_set}/runs/{run}/scores": {
         "parameters": [TEST_SET, RUN],
         "get": {

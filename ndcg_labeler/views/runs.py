@@ -21,11 +21,14 @@ from werkzeug.wrappers import Response
 from ndcg_labeler.formats import FormatError
 from ndcg_labeler.forms.runs import RunUploadForm
 from ndcg_labeler.services import ServiceError, jobs, live, runs
+from ndcg_labeler.views._run_lists import list_filter
 from ndcg_labeler.views.access import admin_required, get_test_set_or_404
 
 bp = Blueprint("runs", __name__, url_prefix="/test-sets/<int:test_set_id>/runs")
 
 TOP_QUERIES = 20
+# Runs per page of the list (each shown run is scored; the others are not read).
+PER_PAGE = 25
 
 
 def _options() -> live.ScoreOptions:
@@ -63,25 +66,43 @@ SUGGESTED_MEASURES = (
 
 @bp.get("/")
 def index(test_set_id: int) -> str:
-    """Every run of the test set with its mean NDCG@10 and the queries the mean covers, plus
-    the mean of each measure picked with ?measure= (optional columns)."""
+    """One page of the test set's runs (search, tag, sort, archive filter), each with its
+    mean NDCG@10 and the queries the mean covers, plus the mean of each measure picked with
+    ?measure= (optional columns): only the page's runs are scored."""
     test_set = get_test_set_or_404(test_set_id)
-    listed = runs.list_runs(test_set)
+    try:
+        wanted, page = list_filter(request.args, PER_PAGE)
+    except ServiceError as exc:
+        abort(400, description=str(exc))
+    found = runs.find_runs(test_set, wanted)
     names = [n for v in request.args.getlist("measure") for n in v.split(",") if n.strip()]
     columns: dict[int, list[live.MeasureValues]] = {}
     error = None
     try:
-        columns = {run.id: live.named_measures(run, names, live.ScoreOptions()) for run in listed}
+        columns = {
+            run.id: live.named_measures(run, names, live.ScoreOptions()) for run in found.runs
+        }
     except ServiceError as exc:
         error = str(exc)
+    picked = ", ".join(n.strip() for n in names)
     return render_template(
         "runs/index.html",
         test_set=test_set,
-        runs=listed,
-        scores={run.id: live.score_run(run) for run in listed},
-        uploaders=runs.uploaders(listed),
+        runs=found.runs,
+        found=found,
+        list_args={
+            name: request.args[name]
+            for name in ("q", "tag", "sort", "archived")
+            if request.args.get(name)
+        }
+        | ({"measure": picked} if picked else {}),
+        page=page,
+        sorts=runs.SORTS,
+        tags=runs.test_set_tags(test_set),
+        scores=live.listed_scores(found.runs),
+        uploaders=runs.uploaders(found.runs),
         columns=columns,
-        picked=", ".join(n.strip() for n in names),
+        picked=picked,
         measure_error=error,
         suggested=SUGGESTED_MEASURES,
     )
@@ -195,7 +216,10 @@ def show(test_set_id: int, run_id: int) -> str:
     """A run: what was uploaded, what validation reported, and its scores at k."""
     test_set = get_test_set_or_404(test_set_id)
     run = runs.get_run(test_set, run_id) or abort(404)
-    result = live.score_run(run, _options())
+    try:
+        result = live.score_run(run, _options())
+    except ServiceError as exc:  # a cutoff deeper than an archived run kept
+        abort(400, description=str(exc))
     return render_template(
         "runs/show.html",
         test_set=test_set,
@@ -205,6 +229,48 @@ def show(test_set_id: int, run_id: int) -> str:
         uploader=runs.uploaders([run]).get(run.id),
         k_choices=live.K_CHOICES,
     )
+
+
+@bp.post("/<int:run_id>/curate")
+@admin_required
+def mark(test_set_id: int, run_id: int) -> Response:
+    """Set a run's tags (space- or comma-separated) and pin or unpin it (admins); the path
+    sorts before delete so the authorization matrix meets the run still there."""
+    test_set = get_test_set_or_404(test_set_id)
+    run = runs.get_run(test_set, run_id) or abort(404)
+    wanted = request.form.get("tags", "").replace(",", " ").split()
+    try:
+        runs.mark_run(
+            run,
+            add=wanted,
+            remove=[tag for tag in run.tag_names if tag not in wanted],
+            pinned=request.form.get("pinned") == "1",
+            actor=current_user,
+        )
+    except ServiceError as exc:
+        flash(f"Could not change the run: {exc}", "error")
+    else:
+        flash(f"Run {run.name} saved.", "success")
+    return redirect(url_for("runs.show", test_set_id=test_set.id, run_id=run.id))
+
+
+@bp.post("/<int:run_id>/archive")
+@admin_required
+def archive(test_set_id: int, run_id: int) -> Response:
+    """Archive a run to its top N entries per query (admins; the page asks to confirm)."""
+    test_set = get_test_set_or_404(test_set_id)
+    run = runs.get_run(test_set, run_id) or abort(404)
+    try:
+        dropped = runs.archive_run(run, _whole(request.form.get("keep", ""), "keep"), current_user)
+    except ServiceError as exc:
+        flash(f"Could not archive the run: {exc}", "error")
+    else:
+        flash(
+            f"Run {run.name} archived: it keeps its top {run.kept_depth} entries per query "
+            f"({dropped} entries dropped).",
+            "success",
+        )
+    return redirect(url_for("runs.show", test_set_id=test_set.id, run_id=run.id))
 
 
 @bp.post("/<int:run_id>/delete")

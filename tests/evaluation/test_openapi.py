@@ -67,7 +67,8 @@ def test_the_reference_page_lists_every_operation(client: FlaskClient) -> None:
 
 
 def _seed(app: Flask) -> str:
-    """An admin with a token, test set 'demo' with runs 'A' and 'B' (the document's examples)."""
+    """An admin with a token, test set 'demo' with runs 'A' and 'B' (the document's examples)
+    and 'retired-run' (archived by its example)."""
     admin = make_user(app, "admin", "admin")
     with app.app_context():
         test_set = build_test_set(
@@ -77,6 +78,8 @@ def _seed(app: Flask) -> str:
         run_b = {"q1": ["b", "a"], "q2": ["a", "b"], "q3": ["a"]}
         run_service.upload_run(test_set, io.BytesIO(trec(run_a)), "a.trec", "A", None)
         run_service.upload_run(test_set, io.BytesIO(trec(run_b)), "b.trec", "B", None)
+        # The archive example's run: one no generated request names.
+        run_service.upload_run(test_set, io.BytesIO(trec(run_b)), "r.trec", "retired-run", None)
         judges.add_judge("gpt", "http://127.0.0.1:9/v1", "none")  # the audit routes' example
         create_job("import", test_set.id, admin, {})  # job 1, the jobs route's example
         token = create_token(db.session.get(User, admin))
@@ -166,6 +169,16 @@ def test_schemathesis_finds_no_server_error_and_no_schema_violation(app: Flask) 
             "media_type": "application/json",
         },
         "GET /api/jobs/{job_id}": {"path_parameters": {"job_id": 1}},
+        "POST /api/testsets/{test_set}/runs/{run}/tags": {
+            "path_parameters": {"test_set": "demo", "run": "A"},
+            "body": {"add": ["baseline"], "pinned": True},
+            "media_type": "application/json",
+        },
+        "POST /api/testsets/{test_set}/runs/{run}/archive": {
+            "path_parameters": {"test_set": "demo", "run": "retired-run"},
+            "body": {"keep": 10},
+            "media_type": "application/json",
+        },
         "GET /api/openapi.json": {},
         "GET /api/docs": {},
     }

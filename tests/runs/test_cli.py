@@ -358,6 +358,10 @@ def test_list_json(uploaded: FlaskCliRunner) -> None:
         "queries_missing",
         "mean_trec_all",
         "queries_trec_all",
+        "tags",
+        "pinned",
+        "archived",
+        "kept_depth",
     ]
     assert (row["queries_trec_all"], row["queries_undefined"]) == (2, 1)
     assert row["mean_trec_all"] == pytest.approx(sum(BM25[:2]) / 2)

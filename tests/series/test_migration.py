@@ -1,5 +1,6 @@
-"""0018 both ways keeps every row: on SQLite its columns are added and dropped in place, since
-recreating run or test_set would cascade-delete the rows that reference them."""
+"""0020 (series) and 0021 (many runs) both ways keep every row: on SQLite their columns are added
+and dropped in place, since recreating run or test_set would cascade-delete the rows that
+reference them."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ def _count(table: str) -> int:
     return db.session.execute(sa.text(f"SELECT count(*) FROM {table}")).scalar_one()
 
 
-def test_downgrading_and_upgrading_0018_keeps_runs_and_their_entries(app: Flask) -> None:
+def test_downgrading_and_upgrading_the_run_columns_keeps_runs_and_their_entries(app: Flask) -> None:
     with app.app_context():
         test_set = build_test_set("kept", QUERIES, QRELS, CORPUS)
         runs.upload_run(test_set, io.BytesIO(trec(GOOD).encode()), "a.trec", "a", None, series="s")

@@ -22,6 +22,8 @@ ACTIONS = {
     "run.delete": "run deleted",
     "series.baseline": "series baseline pinned or unpinned",
     "series.schedule": "endpoint schedule set or removed",
+    "run.archive": "run archived: entries past its top N per query dropped",
+    "run.mark": "run tags or pin changed",
     "judge.create": "machine judge created",
     "judge.archive": "machine judge archived",
     "judge.restore": "machine judge restored from the archive",

@@ -7,7 +7,7 @@ module only selects, orders, pages and labels them.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
@@ -26,12 +26,15 @@ from ndcg_labeler.services.dashboard.bands import BAND_FILTERS, BANDS, bands_of
 from ndcg_labeler.services.labeling import Progress
 from ndcg_labeler.services.live import (
     K_CHOICES,
+    ListedScores,
     QueryScore,
     Resolved,
     RunScores,
     ScoreOptions,
+    listed_scores,
     score_run,
 )
+from ndcg_labeler.services.live import means_over_k as live_means_over_k
 
 # Band filter values: the four bands, plus queries without NDCG and those the run lacks.
 PER_PAGE = 100
@@ -69,7 +72,7 @@ class RunSummary:
     """One run's line in the overview."""
 
     run: Run
-    scores: RunScores
+    scores: RunScores | ListedScores
     uploader: str | None
     estimate: ppi.PPIFigures | None = None  # under labels=ppi:JUDGE
 
@@ -92,6 +95,8 @@ class Overview:
     """Each run's name and mean NDCG@k for every k in K_CHOICES (for the chart)."""
     audit: ppi.AuditStatus | None = None
     """The judge's audit status under machine:, fill: and ppi: labels."""
+    runs_total: int = 0
+    """How many runs the test set has (`runs` may show only those that matter)."""
 
     def to_json(self) -> dict[str, Any]:
         """The overview table as JSON (means as `flask run score --json` prints them)."""
@@ -121,6 +126,7 @@ class Overview:
                 }
                 for s in self.runs
             ],
+            "runs_total": self.runs_total,
             **({"audit": self.audit.to_json()} if self.audit else {}),
         }
 
@@ -128,20 +134,56 @@ class Overview:
 def means_over_k(
     run: Run, options: ScoreOptions, ks: Sequence[int] = K_CHOICES
 ) -> list[float | None]:
-    """Mean NDCG@k of a run for each k in `ks` (the other options unchanged)."""
-    return [score_run(run, replace(options, k=k)).mean_ndcg for k in ks]
+    """Mean NDCG@k of a run for each k in `ks` (the other options unchanged); None past the
+    depth an archived run kept."""
+    return live_means_over_k(run, options, ks)
+
+
+# Up to this many runs the overview shows them all; past it, the runs that matter: the pinned
+# ones, the newest and the best (by their stored mean NDCG@10), the rest a click away.
+SHOWN_ALL = 12
+SHOWN_NEWEST = 5
+SHOWN_BEST = 5
+SHOWN_PINNED = 20
+
+
+def runs_that_matter(test_set: TestSet, k: int) -> tuple[list[Run], int]:
+    """The runs the overview shows, oldest first, and how many runs the test set has; runs
+    archived shallower than k are left out (they cannot score at k)."""
+    every = run_service.find_runs(test_set, run_service.RunFilter(limit=SHOWN_ALL + 1))
+    if every.total <= SHOWN_ALL:
+        chosen = every.runs
+    else:
+        picks = [
+            run_service.RunFilter(pinned=True, sort="newest", limit=SHOWN_PINNED),
+            run_service.RunFilter(sort="newest", limit=SHOWN_NEWEST),
+            run_service.RunFilter(sort="best", archived=None, limit=SHOWN_BEST),
+        ]
+        found = {
+            run.id: run for pick in picks for run in run_service.find_runs(test_set, pick).runs
+        }
+        chosen = sorted(found.values(), key=lambda run: (run.uploaded_at, run.id))
+    shown = [run for run in chosen if run.kept_depth is None or k <= run.kept_depth]
+    return shown, every.total
 
 
 def overview(test_set: TestSet, user: User, options: ScoreOptions) -> Overview:
-    """Every run of the test set scored under `options`, with the labeling progress."""
-    runs = run_service.list_runs(test_set)
+    """The runs that matter scored under `options`, with the labeling progress."""
+    runs, total = runs_that_matter(test_set, options.k)
     names = run_service.uploaders(runs)
     version = version_token(test_set.id)
+    # Under the default options each run's stored list line has every figure shown here.
+    lines = listed_scores(runs) if options == ScoreOptions() else {}
     summaries = [
-        RunSummary(run, score_run(run, options), names.get(run.id), ppi.run_estimate(run, options))
+        RunSummary(
+            run,
+            lines.get(run.id) or score_run(run, options),
+            names.get(run.id),
+            ppi.run_estimate(run, options),
+        )
         for run in runs
     ]
-    resolved = summaries[0].scores.options if summaries else _resolved(test_set, options)
+    resolved = _resolved(test_set, options)
     return Overview(
         test_set=test_set,
         options=resolved,
@@ -150,6 +192,7 @@ def overview(test_set: TestSet, user: User, options: ScoreOptions) -> Overview:
         version=version,
         means_by_k=[(r.name, means_over_k(r, options)) for r in runs],
         audit=ppi.audit_status(test_set, options.labels),
+        runs_total=total,
     )
 
 

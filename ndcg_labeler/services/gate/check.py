@@ -24,14 +24,17 @@ from ndcg_labeler.scoring import MEASURE_HELP as SCORING_MEASURE_HELP
 from ndcg_labeler.scoring import (
     TIE_TOLERANCE,
     Measure,
+    MeasureNameError,
     noninferiority_p,
     paired_t_test,
     queries_for_power,
     queries_to_clear,
 )
+from ndcg_labeler.scoring import (
+    parse_measures as parse_names,
+)
 from ndcg_labeler.services import ServiceError
 from ndcg_labeler.services.live import ScoreOptions
-from ndcg_labeler.services.live import parse_measures as parse_names
 
 DEFAULT_MEASURES = ("ndcg_cut_10",)
 DEFAULT_MAX_DROP = 0.01
@@ -174,7 +177,10 @@ class GateResult:
 def parse_measures(names: list[str] | tuple[str, ...] | None) -> list[Measure]:
     """The measures named, checked and without repeats (default: ndcg_cut_10); each keeps the
     name the user gave, which the verdict echoes."""
-    return parse_names(names or (), DEFAULT_MEASURES)
+    try:
+        return parse_names(names or (), DEFAULT_MEASURES)
+    except MeasureNameError as exc:
+        raise ServiceError(str(exc)) from None
 
 
 def check_labels(labels: str) -> str:

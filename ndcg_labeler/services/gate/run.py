@@ -23,7 +23,7 @@ from ndcg_labeler.services.gate.check import (
     parse_measures,
 )
 from ndcg_labeler.services.gate.ppi_rule import ppi_check, ppi_decide
-from ndcg_labeler.services.live import MeasureValues, ScoreOptions, measure_values
+from ndcg_labeler.services.live import MeasureValues, ScoreOptions, named_measures
 
 
 def run_gate(
@@ -48,7 +48,7 @@ def run_gate(
     def scores(run: Run, measure: Measure, source: str = labels) -> MeasureValues:
         key = (run.id, replace(measure, name=""), source)
         if key not in scored:
-            scored[key] = measure_values(run, measure, ScoreOptions(labels=source).checked())
+            scored[key] = named_measures(run, [measure], ScoreOptions(labels=source).checked())[0]
         return scored[key]
 
     checks: list[MeasureCheck] = []

@@ -8,10 +8,10 @@ its new run through `GradesAhead`.
 
 from .ahead import GradesAhead
 from .detail import QueryDetail, query_detail
-from .engine import forget_run, grades_by_query, score_run
+from .engine import forget_run, grades_by_query, means_over_k, score_run
 from .entries import top_lists
 from .grades import qrels_text, scoring_qrels
-from .measures import MeasureValues, measure_values, measures_json, named_measures, parse_measures
+from .measures import MeasureValues, named_measures
 from .options import (
     K_CHOICES,
     Resolved,
@@ -23,11 +23,13 @@ from .options import (
 )
 from .ranked import RankedBuffer
 from .results import QueryScore, RunScores
+from .summary import ListedScores, listed_scores
 from .trec import trec_eval_lines
 
 __all__ = [
     "K_CHOICES",
     "GradesAhead",
+    "ListedScores",
     "MeasureValues",
     "QueryDetail",
     "QueryScore",
@@ -38,11 +40,10 @@ __all__ = [
     "forget_run",
     "grades_by_query",
     "k_choices",
-    "measure_values",
-    "measures_json",
+    "listed_scores",
+    "means_over_k",
     "named_measures",
     "option_args",
-    "parse_measures",
     "parse_options",
     "policies",
     "qrels_text",

@@ -10,10 +10,12 @@ the grades given since or, when there are none, computes them from the run's ent
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import cast
 
 from ndcg_labeler.models import Run, TestSet
+from ndcg_labeler.services import ServiceError
 from ndcg_labeler.services.live.entries import load_run_data
 from ndcg_labeler.services.live.figures import FULL_RESCORE_QUERIES, catch_up, score_fully
 from ndcg_labeler.services.live.grades import (
@@ -24,16 +26,21 @@ from ndcg_labeler.services.live.grades import (
     query_grades,
     read_grades,
 )
-from ndcg_labeler.services.live.options import Resolved, ScoreOptions
+from ndcg_labeler.services.live.options import K_CHOICES, Resolved, ScoreOptions
 from ndcg_labeler.services.live.ranked import RunData
 from ndcg_labeler.services.live.results import RunScores, run_scores
 from ndcg_labeler.services.live.state import QuerySet, TestSetState, query_set, test_set_state
-from ndcg_labeler.services.live.store import ScoreState, memory, settings_key
+from ndcg_labeler.services.live.store import ScoreState, memory, remember_summary, settings_key
+from ndcg_labeler.services.live.summary import is_current, stored_summary
+
+# The options lists and dashboards use by default (NDCG@10, linear gain, judged ideal).
+_DEFAULT = ScoreOptions()
 
 
 def score_run(run: Run, options: ScoreOptions | None = None) -> RunScores:
     """The run's current per-query scores at k and its mean (re-scoring only what changed)."""
     options = options or ScoreOptions()
+    check_kept_depth(run, options.k)
     with scoring_lock():
         current, state, resolved, queries = live_state(run, options)
         return run_scores(run, current, state, replace(resolved, k=options.k), queries)
@@ -76,7 +83,65 @@ def live_state(
         elif events is not None:
             current = catch_up(current, events, state, resolved)
         kept.keep(run, current)
+        if replace(options, k=_DEFAULT.k) == _DEFAULT and not is_current(
+            run.summary, state, settings
+        ):
+            # Lists read these stored figures (and sort by the mean) instead of scoring every
+            # run; they are written only when they moved.
+            at_default = replace(resolved, k=_DEFAULT.k)
+            result = run_scores(run, current, state, at_default, queries)
+            means = _means_at(run, options, (current, state, resolved, queries), K_CHOICES)
+            means_at = {str(k): mean for k, mean in zip(K_CHOICES, means, strict=True)}
+            remember_summary(run, result.mean_ndcg, stored_summary(state, result, means_at))
     return current, state, resolved, queries
+
+
+def means_over_k(run: Run, options: ScoreOptions, ks: Sequence[int]) -> list[float | None]:
+    """Mean NDCG@k of a run for each k in `ks` (the other options as given), from its stored
+    list line when current, else from one read of its scores; None past the depth an
+    archived run kept."""
+    if replace(options, k=_DEFAULT.k) == _DEFAULT and run.summary:
+        stored = run.summary.get("figures", {}).get("means_at", {})
+        if all(str(k) in stored for k in ks):
+            state = test_set_state(run.test_set_id)
+            settings = settings_key(
+                options.resolve(state.aggregation, state.threshold, state.scale_max)
+            )
+            if is_current(run.summary, state, settings):
+                kept = run.kept_depth  # archived after these were stored: deeper k are gone
+                return [None if kept is not None and k > kept else stored[str(k)] for k in ks]
+    with scoring_lock():
+        return _means_at(run, options, live_state(run, options), ks)
+
+
+def _means_at(
+    run: Run,
+    options: ScoreOptions,
+    live: tuple[ScoreState, TestSetState, Resolved, QuerySet],
+    ks: Sequence[int],
+) -> list[float | None]:
+    """Mean NDCG@k for each k of a run's `live_state` under `options` (scored on demand where
+    the state lacks k)."""
+    current, state, resolved, queries = live
+    out: list[float | None] = []
+    for k in ks:
+        if run.kept_depth is not None and k > run.kept_depth:
+            out.append(None)
+        elif k in resolved.cutoffs:
+            at_k = replace(resolved, k=k)
+            out.append(run_scores(run, current, state, at_k, queries).mean_ndcg)
+        else:
+            out.append(score_run(run, replace(options, k=k)).mean_ndcg)
+    return out
+
+
+def check_kept_depth(run: Run, k: int) -> None:
+    """Refuse a cutoff deeper than an archived run kept, saying what it can still do."""
+    if run.kept_depth is not None and k > run.kept_depth:
+        raise ServiceError(
+            f"run '{run.name}' is archived: it kept its top {run.kept_depth} entries per query, "
+            f"so it scores only at cutoffs up to {run.kept_depth}, not at k={k}"
+        )
 
 
 def scoring_lock() -> threading.RLock:

@@ -44,6 +44,29 @@ class MeasureValues:
             q: (None if v != v else v) for q, v in zip(self.qids, self.values.tolist(), strict=True)
         }
 
+    @staticmethod
+    def into_json(out: dict[str, Any], found: list[MeasureValues]) -> dict[str, Any]:
+        """`out` (a scores JSON) with the measures asked for: their summary under "measures" and
+        each query's values under its "measures" (nothing added when none was asked for)."""
+        if not found:
+            return out
+        out["measures"] = [
+            {
+                "measure": m.measure.shown,
+                "canonical": m.measure.canonical,
+                "trec_eval": m.measure.trec_name,
+                "mean": m.mean,
+                "queries_defined": int(np.count_nonzero(~np.isnan(m.values))),
+            }
+            for m in found
+        ]
+        values = [m.by_qid() for m in found]
+        for query in out["queries"]:
+            query["measures"] = {
+                m.measure.shown: v.get(query["qid"]) for m, v in zip(found, values, strict=True)
+            }
+        return out
+
 
 def parse_measures(
     names: Iterable[str], default: Iterable[str] = ("nDCG@10",)
@@ -97,33 +120,16 @@ def measure_values(
     return MeasureValues(measure, list(queries.qids), values, missing)
 
 
-def named_measures(run: Run, names: Iterable[str], options: ScoreOptions) -> list[MeasureValues]:
-    """Every measure named (none: an empty list) of the run under `options`."""
+def named_measures(
+    run: Run, names: Iterable[str | scoring.Measure], options: ScoreOptions
+) -> list[MeasureValues]:
+    """Every measure given parsed, then every one named (none: an empty list), of the run under
+    `options`; names in either syntax, comma-separated or repeated (a bad one: ServiceError)."""
     names = list(names)
     if not names:
         return []
+    given = [n for n in names if isinstance(n, scoring.Measure)]
+    text = [n for n in names if isinstance(n, str)]
+    chosen = given + (parse_measures(text) if text else [])
     loaded: Loaded = {}
-    return [measure_values(run, m, options, loaded) for m in parse_measures(names)]
-
-
-def measures_json(out: dict[str, Any], found: list[MeasureValues]) -> dict[str, Any]:
-    """`out` (a scores JSON) with the measures asked for: their summary under "measures" and
-    each query's values under its "measures" (nothing added when none was asked for)."""
-    if not found:
-        return out
-    out["measures"] = [
-        {
-            "measure": m.measure.shown,
-            "canonical": m.measure.canonical,
-            "trec_eval": m.measure.trec_name,
-            "mean": m.mean,
-            "queries_defined": int(np.count_nonzero(~np.isnan(m.values))),
-        }
-        for m in found
-    ]
-    values = [m.by_qid() for m in found]
-    for query in out["queries"]:
-        query["measures"] = {
-            m.measure.shown: v.get(query["qid"]) for m, v in zip(found, values, strict=True)
-        }
-    return out
+    return [measure_values(run, m, options, loaded) for m in chosen]

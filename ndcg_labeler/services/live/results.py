@@ -282,6 +282,11 @@ class RunScores:
         ]
 
 
+def _unknown(like: np.ndarray) -> np.ndarray:
+    """NaN in every query (shown as "—")."""
+    return np.full(like.shape, np.nan)
+
+
 def run_scores(
     run: Run, current: ScoreState, state: TestSetState, resolved: Resolved, queries: QuerySet
 ) -> RunScores:
@@ -313,8 +318,9 @@ def run_scores(
         judged_at_k=a[f"judged_at_{k}"].copy(),
         precision=a[f"P_{k}"].copy(),
         recall=a[f"recall_{k}"].copy(),
-        recip_rank=a["recip_rank"].copy(),
-        ap=a["map"].copy(),
+        # An archived run's lists end at its kept depth: whole-list measures are unknown.
+        recip_rank=a["recip_rank"].copy() if run.kept_depth is None else _unknown(a["map"]),
+        ap=a["map"].copy() if run.kept_depth is None else _unknown(a["map"]),
         num_rel=a["num_rel"].copy(),
         num_ret=a["num_ret"].copy(),
         missing=current.missing.copy(),

@@ -24,6 +24,7 @@ import numpy as np
 import sqlalchemy as sa
 from flask import current_app
 from sqlalchemy.exc import IntegrityError, OperationalError
+from sqlalchemy.orm.attributes import set_committed_value
 
 from ndcg_labeler import sqlite
 from ndcg_labeler.extensions import db
@@ -171,6 +172,29 @@ def save(state: ScoreState) -> bool:
     except (OperationalError, IntegrityError) as exc:  # locked, or the run was just deleted
         log.info("score store: skipped saving run %s (%s)", state.run_id, exc.orig)
         return False
+    return True
+
+
+def remember_summary(run: Run, mean: float | None, summary: dict[str, object]) -> bool:
+    """Store the run's mean NDCG@10 under the default options (lists sort by it) and its list
+    line (services.live.summary) when they moved; written on a connection of its own, like
+    `save`, and skipped when the database is busy (the next scoring writes them). False when
+    nothing was written."""
+    if run.mean_ndcg == mean and run.summary == summary:
+        return False
+    table = Run.__table__
+    try:
+        with db.engine.connect() as connection, sqlite.busy_timeout(connection, 200):
+            connection.execute(
+                table.update().where(table.c.id == run.id).values(mean_ndcg=mean, summary=summary)
+            )
+            connection.commit()
+    except OperationalError as exc:
+        log.info("score store: skipped the list figures of run %s (%s)", run.id, exc.orig)
+        return False
+    # The session's copy agrees with the row without marking the run changed.
+    set_committed_value(run, "mean_ndcg", mean)
+    set_committed_value(run, "summary", summary)
     return True
 
 

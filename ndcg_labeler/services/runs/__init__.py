@@ -1,9 +1,11 @@
-"""Retriever runs: the one upload use case (browser, CLI, API), listing and deletion."""
+"""Retriever runs: the one upload use case (browser, CLI, API), lists, tags, retention, deletion."""
 
 from .bm25 import Settings as Bm25Settings
 from .bm25 import corpus_size, create_bm25_run
 from .catalog import delete_run, get_run, get_run_by_ref, list_runs, require_run, uploaders
 from .fusion import check_fusion, fuse_runs, ranked_lists
+from .listing import SORTS, RunFilter, find_runs, mark_run, test_set_tags
+from .retention import archive_run
 from .upload import (
     MAX_DEPTH,
     MAX_NAME,
@@ -18,20 +20,26 @@ __all__ = [
     "MAX_DEPTH",
     "MAX_NAME",
     "MAX_NOTES",
+    "SORTS",
     "Bm25Settings",
+    "RunFilter",
+    "archive_run",
     "check_fusion",
     "clean_name",
     "clean_series",
     "corpus_size",
     "create_bm25_run",
     "delete_run",
+    "find_runs",
     "fuse_runs",
     "get_run",
     "get_run_by_ref",
     "list_runs",
+    "mark_run",
     "name_taken",
     "ranked_lists",
     "require_run",
+    "test_set_tags",
     "upload_run",
     "uploaders",
 ]

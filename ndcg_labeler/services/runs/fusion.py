@@ -47,7 +47,8 @@ def ranked_lists(run: Run) -> dict[str, list[tuple[str, float]]]:
 
 
 def check_fusion(test_set: TestSet, runs: Sequence[Run], method: str, k: int) -> None:
-    """Refuse an unknown method, fewer than two or repeated runs, a foreign run or a bad k."""
+    """Refuse an unknown method, fewer than two or repeated runs, a foreign or archived run
+    or a bad k."""
     if method not in FUSION_METHODS:
         raise ServiceError(
             f"the fusion method must be one of {', '.join(FUSION_METHODS)}, not '{method}'"
@@ -59,6 +60,11 @@ def check_fusion(test_set: TestSet, runs: Sequence[Run], method: str, k: int) ->
     for run in runs:
         if run.test_set_id != test_set.id:
             raise ServiceError(f"run '{run.name}' is not a run of test set '{test_set.name}'")
+        if run.kept_depth is not None:  # fusing needs the whole lists it no longer has
+            raise ServiceError(
+                f"run '{run.name}' is archived (it kept its top {run.kept_depth} entries per "
+                "query): fusion needs whole runs"
+            )
     if isinstance(k, bool) or not isinstance(k, int) or not 0 <= k <= MAX_RRF_K:
         raise ServiceError(f"the RRF constant k must be a whole number from 0 to {MAX_RRF_K}")
 

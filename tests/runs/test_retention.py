@@ -1,0 +1,142 @@
+"""Retention: `flask run archive`, the run page's button and the API keep a run's top N entries
+per query; the run still scores at cutoffs up to N and refuses deeper ones.
+
+Hand computation: q1's relevant chunk a (grade 1) is at rank 15 of 15, q2's x (grade 1) at
+rank 1. NDCG@10 = (0 + 1) / 2 = 0.5; NDCG@20 = (1/log2(16) + 1) / 2 = 0.625.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+
+import pytest
+from flask import Flask
+from flask.testing import FlaskClient, FlaskCliRunner
+
+from ndcg_labeler.extensions import db
+from ndcg_labeler.models import AuditEvent, Run, RunQuery, TestSet
+from ndcg_labeler.services import ServiceError, comparison, live
+from ndcg_labeler.services import runs as run_service
+from ndcg_labeler.services.accounts import create_token
+from tests.factory import build_test_set, grade, make_user, trec
+
+SET = "kept"
+DEEP = [f"d{n:02d}" for n in range(1, 15)] + ["a"]
+
+
+@pytest.fixture
+def deep(app: Flask) -> int:
+    """Test set 'kept' and run 'deep' (16 entries); returns the test set's id."""
+    with app.app_context():
+        test_set = build_test_set(SET, {"q1": "one", "q2": "two"}, [("q1", "a", 1), ("q2", "x", 1)])
+        for name in ("deep", "whole"):
+            rankings = trec({"q1": DEEP, "q2": ["x"]})
+            run_service.upload_run(test_set, io.BytesIO(rankings), "d.trec", name, None)
+        test_set_id = test_set.id
+        db.session.remove()
+        return test_set_id
+
+
+def _run(name: str = "deep") -> Run:
+    return db.session.scalar(db.select(Run).where(Run.name == name))
+
+
+def test_archiving_keeps_the_top_n_and_the_cutoffs_up_to_it(app: Flask, deep: int) -> None:
+    with app.app_context():
+        run = _run()
+        assert live.score_run(run, live.ScoreOptions(k=20)).mean_ndcg == pytest.approx(0.625)
+        assert run_service.archive_run(run, 10) == 5
+        db.session.expire_all()
+        run = _run()
+        assert (run.kept_depth, run.num_entries, run.archived) == (10, 11, True)
+        q1 = db.session.scalar(db.select(RunQuery.docids).where(RunQuery.run_id == run.id))
+        lists = [
+            bytes(row).decode().split("\n")
+            for row in db.session.scalars(
+                db.select(RunQuery.docids).where(RunQuery.run_id == run.id)
+            )
+        ]
+        assert sorted(lists) == [DEEP[:10], ["x"]] and q1 is not None
+        result = live.score_run(run)
+        assert result.mean_ndcg == pytest.approx(0.5)
+        assert all(row.ap is None for row in result.rows())  # needs the whole list
+        with pytest.raises(ServiceError, match=r"archived.*up to 10, not at k=20"):
+            live.score_run(run, live.ScoreOptions(k=20))
+        # A grade given after archiving: d03 (rank 3) gets grade 2. q1's NDCG@10 is
+        # (2/log2(4)) / (2 + 1/log2(3)), re-scored from the kept entries.
+        grade(db.session.get_one(TestSet, deep), "q1", "d03", 2, "ann")
+        q1_ndcg = 1.0 / (2 + 1 / math.log2(3))
+        assert live.score_run(_run()).mean_ndcg == pytest.approx((q1_ndcg + 1) / 2)
+        event = db.session.scalar(db.select(AuditEvent).where(AuditEvent.action == "run.archive"))
+        assert event is not None and event.details["keep"] == 10
+        assert (event.details["entries_before"], event.details["entries_after"]) == (16, 11)
+        with pytest.raises(ServiceError, match="already archived"):
+            run_service.archive_run(_run(), 10)
+        with pytest.raises(ServiceError, match="at least 10"):
+            run_service.archive_run(_run("whole"), 5)
+
+
+def test_an_archived_run_compares_at_kept_cutoffs_only(app: Flask, deep: int) -> None:
+    with app.app_context():
+        run_service.archive_run(_run(), 10)
+        pair = [_run(), _run("whole")]
+        found = comparison.compare_runs(pair, live.ScoreOptions(k=10))
+        assert found is not None
+        with pytest.raises(ServiceError, match="archived"):
+            comparison.compare_runs(pair, live.ScoreOptions(k=20))
+
+
+def test_an_archived_run_is_not_fused(app: Flask, deep: int) -> None:
+    with app.app_context():
+        run_service.archive_run(_run(), 10)
+        test_set = db.session.get_one(TestSet, deep)
+        with pytest.raises(ServiceError, match=r"archived.*fusion needs whole runs"):
+            run_service.check_fusion(test_set, [_run(), _run("whole")], "rrf", 60)
+
+
+def test_the_cli_asks_first(app: Flask, deep: int, runner: FlaskCliRunner) -> None:
+    refused = runner.invoke(args=["run", "archive", SET, "deep", "--keep", "10"], input="n\n")
+    assert refused.exit_code != 0 and "delete the rest of its 16 entries" in refused.output
+    with app.app_context():
+        assert _run().kept_depth is None
+    done = runner.invoke(args=["run", "archive", SET, "deep", "--keep", "10", "--yes"])
+    assert done.exit_code == 0, done.output
+    assert "kept 11 entries (top 10 per query), dropped 5" in done.output
+    listed = runner.invoke(args=["run", "list", SET, "--archived"])
+    assert (
+        listed.exit_code == 0 and "deep\t" in listed.output and "archived (top 10)" in listed.output
+    )
+    deeper = runner.invoke(args=["run", "score", SET, "deep", "--k", "20"])
+    assert deeper.exit_code != 0 and "up to 10" in deeper.output
+
+
+def test_the_run_page_and_the_api_archive(
+    app: Flask, deep: int, as_admin: FlaskClient, client: FlaskClient
+) -> None:
+    with app.app_context():
+        run_id = _run().id
+        whole_id = _run("whole").id
+    page = as_admin.get(f"/test-sets/{deep}/runs/{run_id}").get_data(as_text=True)
+    assert "Archive this run" in page and "data-confirm=" in page
+    answer = as_admin.post(f"/test-sets/{deep}/runs/{run_id}/archive", data={"keep": "10"})
+    assert answer.status_code == 302
+    page = as_admin.get(f"/test-sets/{deep}/runs/{run_id}").get_data(as_text=True)
+    assert "keeps its top 10 entries per query" in page
+    deeper = as_admin.get(f"/test-sets/{deep}/runs/{run_id}?k=20")
+    assert deeper.status_code == 400 and "up to 10" in deeper.get_data(as_text=True)
+    listed = as_admin.get(f"/test-sets/{deep}/runs/?archived=yes").get_data(as_text=True)
+    assert ">deep<" in listed and ">whole<" not in listed and "archived, top 10" in listed
+    admin = make_user(app, "robot", "admin")
+    with app.app_context():
+        from ndcg_labeler.models import User
+
+        token = create_token(db.session.get_one(User, admin))
+    headers = {"Authorization": f"Bearer {token}"}
+    url = f"/api/testsets/{SET}/runs/{whole_id}/archive"
+    assert client.post(url, json={"keep": "ten"}, headers=headers).status_code == 400
+    assert client.post(url, json={"keep": 9}, headers=headers).status_code == 400
+    done = client.post(url, json={"keep": 10}, headers=headers)
+    assert done.status_code == 200, done.get_json()
+    body = done.get_json()
+    assert (body["archived"], body["kept_depth"], body["entries_dropped"]) == (True, 10, 5)
