@@ -16,7 +16,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from ndcg_labeler.extensions import db
-from ndcg_labeler.formats import ChunkRecord, QrelRecord, QueryRecord, natural_key
+from ndcg_labeler.formats import QrelRecord, QueryRecord, natural_key
 from ndcg_labeler.models import Chunk, Judgment, JudgmentEvent, Pair, Query, TestSet, utcnow
 from ndcg_labeler.services._db import bump_versions, insert_many
 from ndcg_labeler.services._progress import Progress, no_progress
@@ -43,13 +43,13 @@ class Counts:
         return f"{self.created} created, {self.updated} updated, {self.unchanged} unchanged"
 
 
-def _executemany(stmt: Any, rows: Sequence[dict[str, Any]]) -> None:
+def execute_many(stmt: Any, rows: Sequence[dict[str, Any]]) -> None:
     """Run one Core statement over many parameter sets, BATCH rows at a time."""
     for begin in range(0, len(rows), BATCH):
         db.session.execute(stmt, list(rows[begin : begin + BATCH]))
 
 
-def _bind(value: Any, type_: sa.types.TypeEngine[Any]) -> Any:
+def bind_value(value: Any, type_: sa.types.TypeEngine[Any]) -> Any:
     """`value` as the current dialect's driver expects it for a column of `type_`."""
     dialect = db.session.connection().dialect
     process = type_.dialect_impl(dialect).bind_processor(dialect)
@@ -117,51 +117,10 @@ class Writer:
                 changed.append({"b_id": current[0], "b_text": r.text, "b_narrative": narrative})
         columns = ("test_set_id", "qid", "text", "narrative", "sort_key")
         insert_many(_query, columns, new, self.advance)
-        _executemany(
+        execute_many(
             sa.update(_query)
             .where(_query.c.id == sa.bindparam("b_id"))
             .values(text=sa.bindparam("b_text"), narrative=sa.bindparam("b_narrative")),
-            changed,
-        )
-        counts.created, counts.updated = len(new), len(changed)
-        self.advance(len(records) - len(new))
-        return counts
-
-    def upsert_chunks(self, records: list[ChunkRecord]) -> Counts:
-        """Insert new docids, fill chunks that had no text, update changed ones."""
-        existing = {
-            docid: (chunk_id, title, text, meta)
-            for docid, chunk_id, title, text, meta in db.session.execute(
-                sa.select(
-                    _chunk.c.docid, _chunk.c.id, _chunk.c.title, _chunk.c.text, _chunk.c["metadata"]
-                ).where(_chunk.c.test_set_id == self.ts)
-            ).all()
-        }
-        counts = Counts()
-        new, changed = [], []
-        json_type = _chunk.c["metadata"].type
-        for r in records:
-            meta = r.metadata or None
-            current = existing.get(r.docid)
-            if current is None:
-                key = natural_key(r.docid)
-                new.append((self.ts, r.docid, r.title, r.text, _bind(meta, json_type), key))
-            elif (r.title, r.text, meta) == current[1:]:
-                counts.unchanged += 1
-            else:
-                changed.append(
-                    {"b_id": current[0], "b_title": r.title, "b_text": r.text, "b_meta": meta}
-                )
-        columns = ("test_set_id", "docid", "title", "text", "metadata", "sort_key")
-        insert_many(_chunk, columns, new, self.advance)
-        _executemany(
-            sa.update(_chunk)
-            .where(_chunk.c.id == sa.bindparam("b_id"))
-            .values(
-                title=sa.bindparam("b_title"),
-                text=sa.bindparam("b_text"),
-                metadata=sa.bindparam("b_meta", type_=sa.JSON),
-            ),
             changed,
         )
         counts.created, counts.updated = len(new), len(changed)
@@ -189,7 +148,7 @@ class Writer:
         }
         counts = Counts()
         new, changed = [], []
-        created = _bind(utcnow(), _pair.c.created_at.type)
+        created = bind_value(utcnow(), _pair.c.created_at.type)
         for (qid, docid), (priority, source) in pairs.items():
             key = (qids[qid], docids[docid])
             current = existing.get(key)
@@ -205,7 +164,7 @@ class Writer:
             new,
             self.advance,
         )
-        _executemany(
+        execute_many(
             sa.update(_pair)
             .where(_pair.c.id == sa.bindparam("b_id"))
             .values(priority=sa.bindparam("b_priority")),
@@ -223,7 +182,7 @@ class Writer:
         counts = Counts()
         new, changed, events = [], [], []
         now = utcnow()
-        stamp = _bind(now, _judgment.c.created_at.type)
+        stamp = bind_value(now, _judgment.c.created_at.type)
         for r in records:
             key = (qids[r.qid], docids[r.docid])
             current = existing.get(key)
@@ -239,7 +198,7 @@ class Writer:
                 (self.ts, *key, self.actor_id, annotator_id, old_status, old_grade, r.grade, stamp)
             )
         self._insert_judgments(new)
-        _executemany(
+        execute_many(
             sa.update(_judgment)
             .where(_judgment.c.id == sa.bindparam("b_id"))
             .values(status="graded", grade=sa.bindparam("b_grade"), updated_at=now),

@@ -22,6 +22,7 @@ from ndcg_labeler.services._progress import Cancelled
 PHASES = {
     "parse": "reading the files",
     "write": "writing records",
+    "corpus": "reading and writing the corpus",
     "rank": "ranking",
     "store": "storing ranked lists",
     "judge": "asking the judge",

@@ -1,0 +1,120 @@
+"""Corpus import at scale: chunks/s and peak RSS of `flask testset import --corpus` (issue 30 item 5).
+
+`python -m bench.corpus_import --chunks 1000000 [--url postgresql+psycopg://...] [--only-referenced]`
+builds a seeded synthetic BEIR corpus.jsonl (≈ 570 bytes a line, as the issue's 1M-chunk file)
+under bench/data/, then imports it into a fresh test set in a child process of the CLI and
+prints the wall time, chunks per second and that process's peak RSS (ru_maxrss via wait4).
+`--old` runs the pre-streaming path too when a git revision is given (`--old REV`), from a
+temporary worktree, side by side.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = ROOT / "bench" / "data"
+WORDS = [
+    "".join(random.Random(i).choice("abcdefghijklmnopqrstuvwxyz") for _ in range(3 + i % 7))
+    for i in range(5000)
+]
+
+
+def build_corpus(path: Path, chunks: int, seed: int = 30) -> None:
+    """Write `chunks` BEIR lines (id, title, ~80-word text) to `path`, unless it is there."""
+    if path.exists():
+        return
+    rng = random.Random(seed)
+    tmp = path.with_suffix(".part")
+    with open(tmp, "w", encoding="utf-8") as out:
+        for i in range(chunks):
+            words = rng.choices(WORDS, k=80)
+            title = " ".join(words[:4])
+            line = {"_id": f"d{i}", "title": title, "text": " ".join(words)}
+            out.write(json.dumps(line) + "\n")
+    tmp.rename(path)
+
+
+def _flask(args: list[str], env: dict[str, str], cwd: Path) -> tuple[float, float, float, str]:
+    """Run `flask --app app ARGS` in a child; (wall s, CPU s, peak RSS MB, stdout)."""
+    command = [sys.executable, "-m", "flask", "--app", "app", *args]
+    start = time.perf_counter()
+    proc = subprocess.Popen(
+        command, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    out = proc.stdout.read() if proc.stdout else ""
+    err = proc.stderr.read() if proc.stderr else ""
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    if status != 0:
+        raise SystemExit(f"{' '.join(args)} failed:\n{err}")
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, out
+
+
+def measure(cwd: Path, url: str | None, corpus: Path, chunks: int, extra: list[str]) -> dict:
+    """Create a fresh database and test set, import the corpus; the figures of the import."""
+    with tempfile.TemporaryDirectory(prefix="bench-corpus-") as tmp:
+        env = {**os.environ, "PYTHONPATH": str(cwd), "NDCG_INSTANCE_PATH": f"{tmp}/instance"}
+        env["DATABASE_URL"] = url or f"sqlite:///{tmp}/bench.db"
+        _flask(["db", "upgrade"], env, cwd)
+        name = f"corpus{int(time.time())}"
+        _flask(["testset", "create", name], env, cwd)
+        args = ["testset", "import", name, "--corpus", str(corpus), *extra]
+        wall, cpu, rss, out = _flask(args, env, cwd)
+    return {"wall": wall, "cpu": cpu, "rate": chunks / wall, "rss": rss, "out": out.strip()}
+
+
+def main() -> None:
+    """Build the corpus, import it (and with the old code when asked), print the table."""
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--chunks", type=int, default=1_000_000)
+    parser.add_argument("--url", help="a PostgreSQL URL (its database is emptied!); default SQLite")
+    parser.add_argument("--old", metavar="REV", help="also import with the code of git REV")
+    args = parser.parse_args()
+    DATA.mkdir(parents=True, exist_ok=True)
+    corpus = DATA / f"corpus-{args.chunks}.jsonl"
+    build_corpus(corpus, args.chunks)
+    size = corpus.stat().st_size / 1e6
+    print(f"corpus: {args.chunks:,} chunks, {size:.0f} MB ({corpus})")
+    sides = [("streaming (this tree)", ROOT)]
+    worktree = None
+    if args.old:
+        worktree = Path(tempfile.mkdtemp(prefix="bench-old-"))
+        subprocess.run(["git", "worktree", "add", "--detach", str(worktree), args.old], cwd=ROOT, check=True, capture_output=True)
+        sides.append((f"old ({args.old})", worktree))
+    try:
+        print("| code | wall | chunks/s | CPU (user+sys) | peak RSS |")
+        print("| --- | --- | --- | --- | --- |")
+        for label, cwd in sides:
+            if args.url:
+                _reset(args.url)
+            found = measure(cwd, args.url, corpus, args.chunks, [])
+            print(
+                f"| {label} | {found['wall']:.1f} s | {found['rate']:,.0f} | "
+                f"{found['cpu']:.1f} s | {found['rss']:.0f} MB |"
+            )
+    finally:
+        if worktree is not None:
+            subprocess.run(["git", "worktree", "remove", "--force", str(worktree)], cwd=ROOT, check=False)
+
+
+def _reset(url: str) -> None:
+    """Empty the PostgreSQL database (schema public) so that `db upgrade` starts afresh."""
+    import sqlalchemy as sa
+
+    engine = sa.create_engine(url)
+    with engine.begin() as conn:
+        conn.execute(sa.text("DROP SCHEMA public CASCADE; CREATE SCHEMA public"))
+    engine.dispose()
+
+
+if __name__ == "__main__":
+    main()
