@@ -57,6 +57,11 @@ def _file(path: str | None, stack: ExitStack) -> imports.ImportFile | None:
 @click.option("--pool", metavar="FILE", help="Pairs to judge: a TREC run or TSV/CSV qid,docid.")
 @click.option("--qrels", metavar="FILE", help="Existing judgments: TREC or BEIR qrels.")
 @click.option("--source", metavar="NAME", help="Who the qrels' judgments belong to [file name].")
+@click.option(
+    "--only-referenced",
+    is_flag=True,
+    help="Keep only the corpus chunks that the set's pools, qrels and runs name.",
+)
 @cli_errors
 def import_command(
     name: str,
@@ -65,6 +70,7 @@ def import_command(
     pool: str | None,
     qrels: str | None,
     source: str | None,
+    only_referenced: bool,
 ) -> None:
     """Import files into test set NAME, all or nothing, and print what changed.
 
@@ -80,6 +86,7 @@ def import_command(
             qrels=_file(qrels, stack),
             source=source,
             progress=progress,
+            only_referenced=only_referenced,
         )
     for line in report.lines():
         click.echo(line)

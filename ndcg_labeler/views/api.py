@@ -173,7 +173,8 @@ def qrels(test_set: str) -> Response:
 @bp.post("/testsets/<test_set>/import")
 def import_files(test_set: str) -> tuple[Response, int] | Response:
     """Import multipart files `queries`, `corpus`, `pool` and/or `qrels` (admins), all or
-    nothing, as the import page does; optional `source` names the qrels' source."""
+    nothing, as the import page does; optional `source` names the qrels' source, and
+    `only_referenced` (true/1) keeps only the corpus chunks the pools, qrels and runs name."""
     chosen = _test_set(test_set)
     if not g.api_user.is_admin:
         return _error(403, "only admins import files")
@@ -184,7 +185,11 @@ def import_files(test_set: str) -> tuple[Response, int] | Response:
     }
     try:
         report = imports.import_files(
-            chosen, **files, source=request.form.get("source") or None, actor_id=g.api_user.id
+            chosen,
+            **files,
+            source=request.form.get("source") or None,
+            actor_id=g.api_user.id,
+            only_referenced=request.form.get("only_referenced", "").lower() in ("1", "true", "on"),
         )
     except FormatError as exc:
         return _error(400, str(exc), file=exc.filename, line=exc.line, reason=exc.reason)

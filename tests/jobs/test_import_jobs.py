@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import io
-import os
 import time
 from pathlib import Path
 
@@ -68,6 +67,12 @@ def count(app: Flask, model: type, test_set_id: int) -> int:
         return int(db.session.scalar(stmt) or 0)
 
 
+def spooled(app: Flask, upload_path: str) -> bool:
+    """Whether the job's files are still spooled (in the database)."""
+    with app.app_context():
+        return job_service.is_spooled(upload_path)
+
+
 def job_id_of(response: object) -> int:
     location = response.headers["Location"]  # type: ignore[attr-defined]
     assert location.startswith("/jobs/")
@@ -85,7 +90,7 @@ def test_large_import_becomes_a_job_and_reports(jobs_app, as_admin, consumer) ->
     assert "queued" in page and 'hx-trigger="every 1s"' in page and "Cancel" in page
     with jobs_app.app_context():
         spool = db.session.get(Job, job_id).upload_path
-    assert os.path.isdir(spool)
+    assert spool.startswith("db:") and spooled(jobs_app, spool)
     with consumer(jobs_app):
         job = wait_for(jobs_app, job_id, ("done", "failed"))
     assert job.state == "done", job.error
@@ -93,7 +98,7 @@ def test_large_import_becomes_a_job_and_reports(jobs_app, as_admin, consumer) ->
     page = as_admin.get(f"/jobs/{job_id}").get_data(as_text=True)
     assert "queries: 3000 created, 0 updated, 0 unchanged" in page
     assert 'hx-trigger="every 1s"' not in page  # polling stops once it ended
-    assert job.rows == 3000 and not os.path.exists(spool)
+    assert job.rows == 3000 and not spooled(jobs_app, spool)
 
 
 def test_small_import_stays_synchronous(app, as_admin) -> None:
@@ -127,7 +132,7 @@ def test_cancel_a_queued_job(jobs_app, as_admin, consumer) -> None:
     with consumer(jobs_app):
         time.sleep(0.5)  # the worker picks the task up and must leave it alone
     job = wait_for(jobs_app, job_id, ("cancelled",))
-    assert job.state == "cancelled" and not os.path.exists(job.upload_path)
+    assert job.state == "cancelled" and not spooled(jobs_app, job.upload_path)
     assert count(jobs_app, Query, ts) == 0
 
 
@@ -179,7 +184,7 @@ def test_recovery_marks_a_dead_workers_job_failed(jobs_app, as_admin, tmp_path: 
         assert job_service.recover() == [job_id]
     job = wait_for(jobs_app, job_id, ("failed",))
     assert job.error == "interrupted: the worker stopped (restart or crash)"
-    assert not os.path.exists(spool) and count(jobs_app, Query, ts) == 0
+    assert not spooled(jobs_app, spool) and count(jobs_app, Query, ts) == 0
     assert "interrupted: the worker stopped" in as_admin.get(f"/jobs/{job_id}").get_data(
         as_text=True
     )

@@ -14,7 +14,7 @@ from .queue import storage_url, worker
 from .records import can_see, cancel, figures, get_job, is_finished, list_jobs
 from .recovery import recover
 from .reporting import PHASES
-from .spool import stream_size, threshold_bytes
+from .spool import is_spooled, stream_size, threshold_bytes
 
 __all__ = [
     "PHASES",
@@ -29,6 +29,7 @@ __all__ = [
     "enqueue_upload",
     "figures",
     "get_job",
+    "is_spooled",
     "is_finished",
     "list_jobs",
     "recover",
