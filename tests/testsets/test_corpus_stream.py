@@ -15,13 +15,14 @@ from flask import Flask
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.formats.errors import FormatError
-from ndcg_labeler.models import Chunk, TestSet
+from ndcg_labeler.models import Chunk, TestSet, User
 from ndcg_labeler.services import runs as run_service
 from ndcg_labeler.services import testsets
 from ndcg_labeler.services._progress import Cancelled
+from ndcg_labeler.services.accounts import create_token
 from ndcg_labeler.services.imports import ImportFile, import_files
 from ndcg_labeler.services.imports import corpus as corpus_module
-from tests.factory import make_test_set
+from tests.factory import AuthActions, make_test_set, make_user
 from tests.testsets.helpers import mem
 
 
@@ -181,3 +182,30 @@ def test_memory_does_not_grow_with_the_corpus(app: Flask, tmp_path: Path) -> Non
         peaks.append(_traced_peak(app, file))
     assert sizes[1] - sizes[0] > 3_500_000
     assert peaks[1] < 1.2 * peaks[0] + 500_000, (peaks, sizes)
+
+
+def test_the_api_and_the_form_take_only_referenced(app: Flask, client) -> None:
+    admin = make_user(app, "boss", "admin")
+    ts = make_test_set(app, "api")
+    with app.app_context():
+        test_set = db.session.get(TestSet, ts)
+        import_files(test_set, queries=mem("q.csv", "qid,text\nq1,one\n"))
+        import_files(test_set, pool=mem("pool.csv", "qid,docid\nq1,d3\n"))
+        token = create_token(db.session.get(User, admin))
+    body = {"corpus": (io.BytesIO(_corpus(10).encode()), "c.jsonl"), "only_referenced": "true"}
+    response = client.post(
+        "/api/testsets/api/import",
+        data=body,
+        headers={"Authorization": f"Bearer {token}"},
+        content_type="multipart/form-data",
+    )
+    assert response.status_code == 201, response.get_json()
+    report = response.get_json()["report"]
+    assert "chunks: 0 created, 1 updated, 0 unchanged" in report  # d3 had no text yet
+    assert "chunks left out (no pool, qrels or run names them): 9" in report
+    AuthActions(client).login("boss")
+    form = {"corpus": (io.BytesIO(_corpus(12).encode()), "c.jsonl"), "only_referenced": "y"}
+    page = client.post(f"/test-sets/{ts}/import", data=form, content_type="multipart/form-data")
+    assert "chunks left out (no pool, qrels or run names them): 11" in page.get_data(as_text=True)
+    with app.app_context():
+        assert _chunk_count(ts) == 1
