@@ -6,6 +6,7 @@ import io
 import time
 from pathlib import Path
 
+import pytest
 import sqlalchemy as sa
 from flask import Flask
 from flask.testing import FlaskClient
@@ -15,6 +16,7 @@ from werkzeug.test import encode_multipart
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Chunk, Job, Query
 from ndcg_labeler.services import jobs as job_service
+from ndcg_labeler.services._progress import Cancelled
 from ndcg_labeler.services.jobs.reporting import JobProgress
 from tests.factory import make_test_set
 
@@ -188,3 +190,32 @@ def test_recovery_marks_a_dead_workers_job_failed(jobs_app, as_admin, tmp_path: 
     assert "interrupted: the worker stopped" in as_admin.get(f"/jobs/{job_id}").get_data(
         as_text=True
     )
+
+
+def test_progress_backs_off_while_sqlite_is_locked_but_still_cancels(jobs_app, as_admin) -> None:
+    """A long corpus import holds SQLite's write lock: a report that found it locked is not
+    tried again for a while (each try waits the busy timeout), yet a cancel is still seen."""
+    ts = make_test_set(jobs_app)
+    job_id = job_id_of(post_import(as_admin, ts, queries=queries_csv(3000))[0])
+    with jobs_app.app_context():
+        if db.engine.dialect.name != "sqlite":
+            pytest.skip("PostgreSQL has no database-wide write lock")
+        db.session.execute(sa.update(Job).where(Job.id == job_id).values(state="running"))
+        db.session.commit()
+        progress = JobProgress(job_id, interval=0)
+        locker = db.engine.connect()
+        locker.exec_driver_sql("BEGIN IMMEDIATE")  # as an import holding the write lock
+        try:
+            progress("corpus", 10, 100, 5000)  # locked: not recorded
+        finally:
+            locker.rollback()
+        progress("corpus", 20, 100, 10000)  # unlocked, but within the back-off: not tried
+        db.session.expire_all()
+        assert db.session.get(Job, job_id).phase != "corpus"
+        locker.exec_driver_sql("BEGIN IMMEDIATE")
+        locker.execute(sa.update(Job).where(Job.id == job_id).values(cancel_requested=True))
+        locker.commit()
+        locker.close()
+        with pytest.raises(Cancelled):
+            progress("corpus", 30, 100, 15000)
+        progress.close()
