@@ -87,11 +87,21 @@ class Writer:
         )
         return dict(rows.all())
 
-    def _chunk_ids(self) -> dict[str, int]:
-        rows = db.session.execute(
-            sa.select(_chunk.c.docid, _chunk.c.id).where(_chunk.c.test_set_id == self.ts)
-        )
-        return dict(rows.all())
+    def _chunk_ids(self, wanted: Iterable[str]) -> dict[str, int]:
+        """docid -> id of the test set's chunks among `wanted`, looked up BATCH at a time (a
+        corpus may have millions of chunks: never load them all)."""
+        names = list(dict.fromkeys(wanted))
+        found: dict[str, int] = {}
+        for begin in range(0, len(names), BATCH):
+            batch = names[begin : begin + BATCH]
+            rows = db.session.execute(
+                sa.select(_chunk.c.docid, _chunk.c.id).where(
+                    _chunk.c.test_set_id == self.ts, _chunk.c.docid.in_(batch)
+                )
+            )
+            for docid, chunk_id in rows:
+                found[docid] = chunk_id
+        return found
 
     def upsert_queries(self, records: list[QueryRecord]) -> Counts:
         """Insert new qids, update changed texts; a narrative missing from the file is kept."""
@@ -129,15 +139,16 @@ class Writer:
 
     def add_missing_chunks(self, docids: Iterable[str]) -> int:
         """Create chunks without text for docids no corpus provided; returns how many."""
-        existing = self._chunk_ids()
-        missing = [d for d in dict.fromkeys(docids) if d not in existing]
+        named = list(dict.fromkeys(docids))
+        existing = self._chunk_ids(named)
+        missing = [d for d in named if d not in existing]
         rows = [(self.ts, d, natural_key(d)) for d in missing]
         insert_many(_chunk, ("test_set_id", "docid", "sort_key"), rows)
         return len(missing)
 
     def upsert_pairs(self, pairs: dict[tuple[str, str], tuple[int, str]]) -> Counts:
         """Add pool pairs; an existing pair keeps its source and takes the lower priority."""
-        qids, docids = self._query_ids(), self._chunk_ids()
+        qids, docids = self._query_ids(), self._chunk_ids(docid for _, docid in pairs)
         existing = {
             (q, c): (pair_id, priority)
             for pair_id, q, c, priority in db.session.execute(
@@ -177,7 +188,7 @@ class Writer:
     def upsert_judgments(self, records: list[QrelRecord], source: str, note: str) -> Counts:
         """Store qrels as the source's judgments, append history, bump labels_version."""
         annotator_id = import_source(source).id
-        qids, docids = self._query_ids(), self._chunk_ids()
+        qids, docids = self._query_ids(), self._chunk_ids(r.docid for r in records)
         existing = self._judgments_of(annotator_id)
         counts = Counts()
         new, changed, events = [], [], []

@@ -23,6 +23,7 @@ PHASES = {
     "parse": "reading the files",
     "write": "writing records",
     "corpus": "reading and writing the corpus",
+    "index": "indexing the corpus",
     "rank": "ranking",
     "store": "storing ranked lists",
     "judge": "asking the judge",
