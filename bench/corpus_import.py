@@ -71,7 +71,45 @@ def measure(cwd: Path, url: str | None, corpus: Path, chunks: int, extra: list[s
         _flask(["testset", "create", name], env, cwd)
         args = ["testset", "import", name, "--corpus", str(corpus), *extra]
         wall, cpu, rss, out = _flask(args, env, cwd)
-    return {"wall": wall, "cpu": cpu, "rate": chunks / wall, "rss": rss, "out": out.strip()}
+        search = subprocess.run(
+            [sys.executable, "-c", _SEARCH, name, WORDS[13], "d12345"],
+            cwd=cwd,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    return {
+        "wall": wall,
+        "cpu": cpu,
+        "rate": chunks / wall,
+        "rss": rss,
+        "out": out.strip(),
+        "search": search,
+    }
+
+
+# Chunk search after the import, in a new process: the list page's service call (first page
+# of 50 with its total), cold then warm (median of 5), for a word and a docid prefix.
+_SEARCH = """
+import statistics, sys, time
+from app import app
+from ndcg_labeler.services import testsets
+name, word, prefix = sys.argv[1:4]
+with app.app_context():
+    test_set = testsets.require_by_name(name)
+    out = []
+    for term in (word, prefix):
+        times = []
+        for _ in range(6):
+            start = time.perf_counter()
+            page = testsets.chunks_page(test_set, 1, search=term)
+            page.total
+            times.append((time.perf_counter() - start) * 1000)
+        warm = statistics.median(times[1:])
+        out.append(f"'{term}' ({page.total:,} hits) {times[0]:.0f} / {warm:.0f} ms")
+    print("; ".join(out))
+"""
 
 
 def main() -> None:
@@ -96,15 +134,15 @@ def main() -> None:
         subprocess.run(["tar", "-x", "-C", str(worktree)], input=archive, check=True)
         sides.append((f"old ({args.old})", worktree))
     try:
-        print("| code | wall | chunks/s | CPU (user+sys) | peak RSS |")
-        print("| --- | --- | --- | --- | --- |")
+        print("| code | wall | chunks/s | CPU (user+sys) | peak RSS | chunk search cold / warm |")
+        print("| --- | --- | --- | --- | --- | --- |")
         for label, cwd in sides:
             if args.url:
                 _reset(args.url)
             found = measure(cwd, args.url, corpus, args.chunks, [])
             print(
                 f"| {label} | {found['wall']:.1f} s | {found['rate']:,.0f} | "
-                f"{found['cpu']:.1f} s | {found['rss']:.0f} MB |"
+                f"{found['cpu']:.1f} s | {found['rss']:.0f} MB | {found['search']} |"
             )
     finally:
         if worktree is not None:
