@@ -24,10 +24,18 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "bench" / "data"
-WORDS = [
-    "".join(random.Random(i).choice("abcdefghijklmnopqrstuvwxyz") for _ in range(3 + i % 7))
-    for i in range(5000)
-]
+
+
+def _words(count: int, seed: int = 7) -> list[str]:
+    """A vocabulary of `count` distinct made-up words of 3-9 letters."""
+    rng = random.Random(seed)
+    words: dict[str, None] = {}
+    while len(words) < count:
+        words["".join(rng.choices("abcdefghijklmnopqrstuvwxyz", k=rng.randint(3, 9)))] = None
+    return list(words)
+
+
+WORDS = _words(5000)
 
 
 def build_corpus(path: Path, chunks: int, seed: int = 30) -> None:
@@ -72,7 +80,7 @@ def measure(cwd: Path, url: str | None, corpus: Path, chunks: int, extra: list[s
         args = ["testset", "import", name, "--corpus", str(corpus), *extra]
         wall, cpu, rss, out = _flask(args, env, cwd)
         search = subprocess.run(
-            [sys.executable, "-c", _SEARCH, name, WORDS[13], "d12345"],
+            [sys.executable, "-c", _SEARCH, name, WORDS[4321], "d12345"],
             cwd=cwd,
             env=env,
             capture_output=True,
@@ -120,7 +128,7 @@ def main() -> None:
     parser.add_argument("--old", metavar="REV", help="also import with the code of git REV")
     args = parser.parse_args()
     DATA.mkdir(parents=True, exist_ok=True)
-    corpus = DATA / f"corpus-{args.chunks}.jsonl"
+    corpus = DATA / f"corpus-v2-{args.chunks}.jsonl"
     build_corpus(corpus, args.chunks)
     size = corpus.stat().st_size / 1e6
     print(f"corpus: {args.chunks:,} chunks, {size:.0f} MB ({corpus})")
