@@ -209,3 +209,18 @@ def test_the_api_and_the_form_take_only_referenced(app: Flask, client) -> None:
     assert "chunks left out (no pool, qrels or run names them): 11" in page.get_data(as_text=True)
     with app.app_context():
         assert _chunk_count(ts) == 1
+
+
+def test_cli_only_referenced(app: Flask, tmp_path: Path) -> None:
+    ts = make_test_set(app, "cli")
+    with app.app_context():
+        test_set = db.session.get(TestSet, ts)
+        import_files(test_set, queries=mem("q.csv", "qid,text\nq1,one\n"))
+    corpus, pool = tmp_path / "corpus.jsonl", tmp_path / "pool.tsv"
+    corpus.write_text(_corpus(20))
+    pool.write_text("qid\tdocid\nq1\td4\nq1\td17\n")
+    args = ["testset", "import", "cli", "--corpus", str(corpus), "--pool", str(pool)]
+    result = app.test_cli_runner().invoke(args=[*args, "--only-referenced"])
+    assert result.exit_code == 0, result.output
+    assert "chunks: 2 created, 0 updated, 0 unchanged" in result.output
+    assert "chunks left out (no pool, qrels or run names them): 18" in result.output
