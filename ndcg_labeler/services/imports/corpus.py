@@ -9,10 +9,11 @@ first one) and, for `only_referenced`, the docids the test set's pools, qrels an
 
 The full-text index is built after the rows on SQLite: FTS5's per-row trigger cost ~90 µs a
 chunk, four times the rest of the import; the trigger is dropped for the import's duration and
-the new rows are indexed in one INSERT ... SELECT at the end, then the trigger is put back, all
-in the same transaction (a rollback restores it too; nobody else can write meanwhile, since the
-import holds SQLite's write lock). PostgreSQL keeps its GIN index, which batches new entries in
-its pending list; bench/corpus_import.py measures both.
+the new rows are indexed by INSERT ... SELECT at the end (INDEX_BATCH ids a statement), then the
+trigger is put back exactly as it was, all in the same transaction (a rollback restores it too;
+nobody else can write meanwhile, since the import holds SQLite's write lock). PostgreSQL keeps
+its GIN index: building it afterwards costs as much there (bench/README.md), and dropping it
+would lock the chunk table for every test set.
 """
 
 from __future__ import annotations
@@ -33,9 +34,9 @@ from ndcg_labeler.services.imports.write import Counts, execute_many
 
 MAX_DOCID = 300  # the column's width (parse.MAX_DOCID)
 BLOCK = 5000
+"""Records parsed, checked and written together (also the progress and cancel interval)."""
 INDEX_BATCH = 20000
 """Chunk ids indexed per statement once the rows are written (SQLite)."""
-"""Records parsed, checked and written together (also the progress and cancel interval)."""
 
 _chunk = Chunk.__table__
 _temp = sa.MetaData()
@@ -56,12 +57,6 @@ _referenced = sa.Table(
     postgresql_on_commit="DROP",
 )
 
-# The insert trigger of migration 0010_chunk_search, verbatim (it is put back as it was).
-_FTS_INSERT_TRIGGER = (
-    "CREATE TRIGGER chunk_fts_ai AFTER INSERT ON chunk BEGIN "
-    "INSERT INTO chunk_fts(rowid, title, text) VALUES (new.id, new.title, new.text); END"
-)
-
 
 @dataclass
 class CorpusResult:
@@ -72,14 +67,14 @@ class CorpusResult:
     rows: int = 0
 
 
-def _has_fts_trigger() -> bool:
-    """True on SQLite when migration 0010's insert trigger is there."""
+def _fts_trigger() -> str | None:
+    """On SQLite, the SQL of migration 0010's full-text insert trigger (None elsewhere)."""
     if db.session.connection().dialect.name != "sqlite":
-        return False
-    found = db.session.execute(
-        sa.text("SELECT 1 FROM sqlite_master WHERE type = 'trigger' AND name = 'chunk_fts_ai'")
-    ).first()
-    return found is not None
+        return None
+    found = db.session.scalar(
+        sa.text("SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = 'chunk_fts_ai'")
+    )
+    return str(found) if found else None
 
 
 def _blocks(records: Iterable[tuple[int, ChunkRecord]]) -> Iterator[list[tuple[int, ChunkRecord]]]:
@@ -142,7 +137,7 @@ class CorpusStream:
             is not None
         )
         last_id = db.session.scalar(sa.select(sa.func.max(_chunk.c.id))) or 0
-        fts = _has_fts_trigger()
+        fts = _fts_trigger()
         if fts:
             db.session.execute(sa.text("DROP TRIGGER chunk_fts_ai"))
         total = size_of(source)
@@ -154,19 +149,18 @@ class CorpusStream:
             self._write_block(block, had_chunks)
             self.result.rows += len(block)
             self.progress("corpus", min(position(source), total), total, self.result.rows)
+        self.progress("corpus", total, total, self.result.rows)
         if fts:
             self._index_new_rows(last_id)
-            db.session.execute(sa.text(_FTS_INSERT_TRIGGER))
+            db.session.execute(sa.text(fts))
         _seen.drop(connection)
         if self.only_referenced:
             _referenced.drop(connection)
-        self.progress("corpus", total, total, self.result.rows)
         return self.result
 
     def _index_new_rows(self, last_id: int) -> None:
-        """Index this import's new rows (ids above `last_id`), INDEX_BATCH ids a statement:
-        one statement for all of them held FTS5's pending terms in memory (~50 MB per 200,000
-        chunks); between statements they are flushed. Reports phase "index" (may cancel)."""
+        """Index this import's new rows (ids above `last_id`), INDEX_BATCH ids a statement, so
+        that progress (phase "index") and cancel reach this minutes-long step too."""
         top = db.session.scalar(sa.select(sa.func.max(_chunk.c.id))) or last_id
         insert = sa.text(
             "INSERT INTO chunk_fts(rowid, title, text) SELECT id, title, text FROM chunk "
