@@ -126,7 +126,7 @@ def measure(args: argparse.Namespace) -> None:
     versions = {"old": old.fuse_runs, "new": run_service.fuse_runs}
     with app.app_context():
         test_set = testsets.get_by_ref("bench")
-        inputs = [run_service.get_run_by_ref(test_set, n) for n in ("A", "B")]
+        inputs = [run_service.get_run(test_set, n) for n in ("A", "B")]
         print(f"fusing runs A and B: {sum(r.num_entries for r in inputs):,} entries")
         for method in args.methods:
             made = {}

@@ -12,7 +12,7 @@ from ndcg_labeler.services import Progress, no_progress
 
 WIDTH = 30
 LABELS = {"parse": "reading", "write": "writing", "rank": "ranking", "store": "storing",
-          "plan": "choosing pairs", "pool": "adding pairs", "fuse": "fusing",
+          "corpus": "corpus", "plan": "choosing pairs", "pool": "adding pairs", "fuse": "fusing",
           "index": "indexing the corpus", "search": "searching"}  # fmt: skip
 
 

@@ -111,7 +111,7 @@ def gate_command(
             raise ServiceError(f"unknown test set '{testset}'")
         found = []
         for ref in (baseline, candidate):
-            run = runs.get_run_by_ref(test_set, ref)
+            run = runs.get_run(test_set, ref)
             if run is None:
                 raise ServiceError(f"test set '{test_set.name}' has no run '{ref}'")
             found.append(run)
@@ -156,7 +156,7 @@ def fuse(
     test_set = testsets.require_by_name(testset)
     found = []
     for ref in refs:
-        run = runs.get_run_by_ref(test_set, ref)
+        run = runs.get_run(test_set, ref)
         if run is None:
             raise ServiceError(f"test set '{test_set.name}' has no run '{ref}'")
         found.append(run)

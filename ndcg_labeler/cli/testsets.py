@@ -66,6 +66,11 @@ def _file(path: str | None, stack: ExitStack) -> imports.ImportFile | None:
     metavar="MAP",
     help="Peer ratings onto grades: a scale '0-10' or pairs '1=0,2=1,3=2,4=3' [as grades].",
 )
+@click.option(
+    "--only-referenced",
+    is_flag=True,
+    help="Keep only the corpus chunks that the set's pools, qrels and runs name.",
+)
 @cli_errors
 def import_command(
     name: str,
@@ -79,6 +84,7 @@ def import_command(
     srw_queries: str | None,
     ir_dataset: str | None,
     rating_map: str | None,
+    only_referenced: bool,
 ) -> None:
     """Import files into test set NAME, all or nothing, and print what changed.
 
@@ -103,7 +109,7 @@ def import_command(
     else:
         if rating_map is not None:
             raise ServiceError("--rating-map applies to --quepid and --srw-judgments only")
-        report = _import_own(test_set, queries, corpus, pool, qrels, source)
+        report = _import_own(test_set, queries, corpus, pool, qrels, source, only_referenced)
     for line in report.lines():
         click.echo(line)
 
@@ -131,8 +137,9 @@ def _import_own(
     pool: str | None,
     qrels: str | None,
     source: str | None,
+    only_referenced: bool = False,
 ) -> imports.ImportReport:
-    """Our own files into the test set."""
+    """Our own files into the test set (the corpus only where named, with only_referenced)."""
     with ExitStack() as stack, terminal_progress() as progress:
         return imports.import_files(
             test_set,
@@ -142,6 +149,7 @@ def _import_own(
             qrels=_file(qrels, stack),
             source=source,
             progress=progress,
+            only_referenced=only_referenced,
         )
 
 

@@ -21,8 +21,14 @@ def read_corpus_numbered(
     *,
     fmt: str | None = None,
     max_bytes: int = DEFAULT_MAX_BYTES,
+    check_duplicates: bool = True,
 ) -> Iterator[tuple[int, ChunkRecord]]:
-    """Like read_corpus, but yield `(line_no, record)` (a record's first line)."""
+    """Like read_corpus, but yield `(line_no, record)` (a record's first line).
+
+    `check_duplicates=False` leaves the duplicate-docid check to the caller: the check keeps
+    every docid in memory, which a corpus of millions of chunks cannot afford (the import
+    checks in the database instead).
+    """
     if fmt is not None and fmt not in CORPUS_FORMATS:
         raise ValueError(f"fmt must be one of {CORPUS_FORMATS}, not {fmt!r}")
     with open_source(source, filename, max_bytes=max_bytes) as opened:
@@ -34,7 +40,7 @@ def read_corpus_numbered(
         records = _jsonl(opened) if kind == "jsonl" else _delimited(opened, kind)
         seen: dict[str, int] = {}
         for line_no, record in records:
-            first_at = seen.setdefault(record.docid, line_no)
+            first_at = seen.setdefault(record.docid, line_no) if check_duplicates else line_no
             if first_at != line_no:
                 reason = f"docid '{record.docid}' appears twice (first at line {first_at})"
                 raise FormatError(name, line_no, reason)

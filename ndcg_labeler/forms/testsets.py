@@ -101,6 +101,9 @@ class ImportForm(FlaskForm):
     source = StringField(
         "Name of the judgments' source", validators=[Optional(), Length(max=imports.MAX_SOURCE)]
     )
+    only_referenced = BooleanField(
+        "Keep only the chunks that the pools, qrels and runs name (a large corpus)"
+    )
     submit = SubmitField("Import")
 
 

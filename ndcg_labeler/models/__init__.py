@@ -3,7 +3,7 @@
 from ndcg_labeler.models._common import utcnow
 from ndcg_labeler.models.audit import AuditEvent
 from ndcg_labeler.models.endpoints import RetrieverEndpoint
-from ndcg_labeler.models.jobs import Job
+from ndcg_labeler.models.jobs import Job, JobFile
 from ndcg_labeler.models.judges import (
     AuditSample,
     AuditSampleQuery,
@@ -38,6 +38,7 @@ __all__ = [
     "Chunk",
     "FiguresCache",
     "Job",
+    "JobFile",
     "Judge",
     "Judgment",
     "JudgmentEvent",

@@ -46,7 +46,9 @@ class Job(db.Model):
     error: Mapped[str] = mapped_column(sa.Text, default="")
     params: Mapped[dict[str, Any] | None] = mapped_column(sa.JSON)
     result: Mapped[dict[str, Any] | None] = mapped_column(sa.JSON)
-    # The folder under instance/uploads/ holding the spooled files; removed when the job ends.
+    # Where the job's spooled files are: "db:<token>" (rows of job_file, see JobFile), or, for
+    # a job queued before files went into the database, a folder under instance/uploads/.
+    # Removed when the job ends.
     upload_path: Mapped[str] = mapped_column(sa.String(500), default="")
 
     __table_args__ = (
@@ -54,3 +56,21 @@ class Job(db.Model):
             "state IN ('queued', 'running', 'done', 'failed', 'cancelled')", name="state"
         ),
     )
+
+
+class JobFile(db.Model):
+    """One part (≤ 1 MiB) of a file spooled for a job, so that a worker on another machine reads
+    it from the database: the parts of (token, field) in `seq` order are the file."""
+
+    __tablename__ = "job_file"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    # The spool's token (Job.upload_path is "db:<token>"); the job row may not exist yet.
+    token: Mapped[str] = mapped_column(sa.String(40))
+    field: Mapped[str] = mapped_column(sa.String(32))
+    filename: Mapped[str] = mapped_column(sa.String(300))
+    seq: Mapped[int] = mapped_column()
+    data: Mapped[bytes] = mapped_column(sa.LargeBinary)
+    created_at: Mapped[datetime] = mapped_column(sa.DateTime(timezone=True), default=utcnow)
+
+    __table_args__ = (sa.UniqueConstraint("token", "field", "seq"),)

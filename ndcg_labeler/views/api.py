@@ -84,7 +84,7 @@ def _test_set(ref: str) -> TestSet:
 
 def _run(test_set: TestSet, ref: str) -> Run:
     """The test set's run (id or name); else 404."""
-    run = runs.get_run_by_ref(test_set, ref)
+    run = runs.get_run(test_set, ref)
     if run is None:
         abort(api_params.error(404, f"test set '{test_set.name}' has no run '{ref}'"))
     return run
@@ -131,9 +131,11 @@ def qrels(test_set: str) -> Response:
 @bp.post("/testsets/<test_set>/import")
 def import_files(test_set: str) -> tuple[Response, int] | Response:
     """Import multipart files `queries`, `corpus`, `pool` and/or `qrels` (admins), all or
-    nothing, as the import page does; optional `source` names the qrels' source. Or one peer's
-    file (`quepid`, `srw_judgments`, `srw_queries`, with `rating_map`) or `ir_datasets` NAME;
-    a large dataset is imported by the job worker: 202 with the job, followed at /api/jobs/ID."""
+    nothing, as the import page does; optional `source` names the qrels' source, and
+    `only_referenced` (true/1) keeps only the corpus chunks the pools, qrels and runs name. Or
+    one peer's file (`quepid`, `srw_judgments`, `srw_queries`, with `rating_map`) or
+    `ir_datasets` NAME; a large dataset is imported by the job worker: 202 with the job,
+    followed at /api/jobs/ID."""
     chosen = _test_set(test_set)
     if not g.api_user.is_admin:
         return api_params.error(403, "only admins import files")
@@ -162,7 +164,10 @@ def import_files(test_set: str) -> tuple[Response, int] | Response:
                 actor_id=g.api_user.id,
             )
         else:
-            report = imports.import_files(chosen, **files, source=source, actor_id=g.api_user.id)
+            only = request.form.get("only_referenced", "").lower() in ("1", "true", "on")
+            report = imports.import_files(
+                chosen, **files, source=source, actor_id=g.api_user.id, only_referenced=only
+            )
     except FormatError as exc:
         return api_params.error(400, str(exc), file=exc.filename, line=exc.line, reason=exc.reason)
     except ServiceError as exc:

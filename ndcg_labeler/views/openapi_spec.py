@@ -185,6 +185,12 @@ PATHS: dict[str, Any] = {
                                     "type": "string",
                                     "description": "Who the qrels' judgments belong to.",
                                 },
+                                "only_referenced": {
+                                    "type": "string",
+                                    "enum": ["true", "false", "1", "0"],
+                                    "description": "Keep only the corpus chunks that the test "
+                                    "set's pools, qrels and runs (or this import's) name.",
+                                },
                             },
                         }
                     }

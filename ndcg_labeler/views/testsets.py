@@ -210,6 +210,7 @@ def _import_later(
         {name: (f.filename, f.source) for name, f in files.items()},  # type: ignore[misc]
         form.source.data or None,
         current_user,
+        only_referenced=bool(form.only_referenced.data),
     )
     return redirect(url_for("jobs.show", job_id=job.id))
 
@@ -233,7 +234,11 @@ def import_page(test_set_id: int) -> str | Response | tuple[str, int]:
             if given and size > jobs.threshold_bytes():
                 return _import_later(test_set, form, given)
             report = imports.import_files(
-                test_set, **files, source=form.source.data or None, actor_id=current_user.id
+                test_set,
+                **files,
+                source=form.source.data or None,
+                actor_id=current_user.id,
+                only_referenced=bool(form.only_referenced.data),
             )
         except FormatError as exc:
             field = next(

@@ -28,7 +28,7 @@ Q4_COMBSUM = [("n1", 5 / 3), ("r", 4 / 3), ("n2", 1.0), ("n3", 0.0)]
 def fused_q4(app: Flask, name: str) -> list[tuple[str, float]]:
     with app.app_context():
         test_set = db.session.scalar(sa.select(TestSet).where(TestSet.name == "gate"))
-        run = run_service.get_run_by_ref(test_set, name)
+        run = run_service.get_run(test_set, name)
         lists = run_service.ranked_lists(run)
         db.session.remove()
         return lists["q4"]

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import io
-import os
 import time
 from pathlib import Path
 
+import pytest
 import sqlalchemy as sa
 from flask import Flask
 from flask.testing import FlaskClient
@@ -16,6 +16,7 @@ from werkzeug.test import encode_multipart
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Chunk, Job, Query
 from ndcg_labeler.services import jobs as job_service
+from ndcg_labeler.services._progress import Cancelled
 from ndcg_labeler.services.jobs.reporting import JobProgress
 from tests.factory import make_test_set
 
@@ -68,6 +69,12 @@ def count(app: Flask, model: type, test_set_id: int) -> int:
         return int(db.session.scalar(stmt) or 0)
 
 
+def spooled(app: Flask, upload_path: str) -> bool:
+    """Whether the job's files are still spooled (in the database)."""
+    with app.app_context():
+        return job_service.is_spooled(upload_path)
+
+
 def job_id_of(response: object) -> int:
     location = response.headers["Location"]  # type: ignore[attr-defined]
     assert location.startswith("/jobs/")
@@ -85,7 +92,7 @@ def test_large_import_becomes_a_job_and_reports(jobs_app, as_admin, consumer) ->
     assert "queued" in page and 'hx-trigger="every 1s"' in page and "Cancel" in page
     with jobs_app.app_context():
         spool = db.session.get(Job, job_id).upload_path
-    assert os.path.isdir(spool)
+    assert spool.startswith("db:") and spooled(jobs_app, spool)
     with consumer(jobs_app):
         job = wait_for(jobs_app, job_id, ("done", "failed"))
     assert job.state == "done", job.error
@@ -93,7 +100,7 @@ def test_large_import_becomes_a_job_and_reports(jobs_app, as_admin, consumer) ->
     page = as_admin.get(f"/jobs/{job_id}").get_data(as_text=True)
     assert "queries: 3000 created, 0 updated, 0 unchanged" in page
     assert 'hx-trigger="every 1s"' not in page  # polling stops once it ended
-    assert job.rows == 3000 and not os.path.exists(spool)
+    assert job.rows == 3000 and not spooled(jobs_app, spool)
 
 
 def test_small_import_stays_synchronous(app, as_admin) -> None:
@@ -127,7 +134,7 @@ def test_cancel_a_queued_job(jobs_app, as_admin, consumer) -> None:
     with consumer(jobs_app):
         time.sleep(0.5)  # the worker picks the task up and must leave it alone
     job = wait_for(jobs_app, job_id, ("cancelled",))
-    assert job.state == "cancelled" and not os.path.exists(job.upload_path)
+    assert job.state == "cancelled" and not spooled(jobs_app, job.upload_path)
     assert count(jobs_app, Query, ts) == 0
 
 
@@ -179,7 +186,36 @@ def test_recovery_marks_a_dead_workers_job_failed(jobs_app, as_admin, tmp_path: 
         assert job_service.recover() == [job_id]
     job = wait_for(jobs_app, job_id, ("failed",))
     assert job.error == "interrupted: the worker stopped (restart or crash)"
-    assert not os.path.exists(spool) and count(jobs_app, Query, ts) == 0
+    assert not spooled(jobs_app, spool) and count(jobs_app, Query, ts) == 0
     assert "interrupted: the worker stopped" in as_admin.get(f"/jobs/{job_id}").get_data(
         as_text=True
     )
+
+
+def test_progress_backs_off_while_sqlite_is_locked_but_still_cancels(jobs_app, as_admin) -> None:
+    """A long corpus import holds SQLite's write lock: a report that found it locked is not
+    tried again for a while (each try waits the busy timeout), yet a cancel is still seen."""
+    ts = make_test_set(jobs_app)
+    job_id = job_id_of(post_import(as_admin, ts, queries=queries_csv(3000))[0])
+    with jobs_app.app_context():
+        if db.engine.dialect.name != "sqlite":
+            pytest.skip("PostgreSQL has no database-wide write lock")
+        db.session.execute(sa.update(Job).where(Job.id == job_id).values(state="running"))
+        db.session.commit()
+        progress = JobProgress(job_id, interval=0)
+        locker = db.engine.connect()
+        locker.exec_driver_sql("BEGIN IMMEDIATE")  # as an import holding the write lock
+        try:
+            progress("corpus", 10, 100, 5000)  # locked: not recorded
+        finally:
+            locker.rollback()
+        progress("corpus", 20, 100, 10000)  # unlocked, but within the back-off: not tried
+        db.session.expire_all()
+        assert db.session.get(Job, job_id).phase != "corpus"
+        locker.exec_driver_sql("BEGIN IMMEDIATE")
+        locker.execute(sa.update(Job).where(Job.id == job_id).values(cancel_requested=True))
+        locker.commit()
+        locker.close()
+        with pytest.raises(Cancelled):
+            progress("corpus", 30, 100, 15000)
+        progress.close()

@@ -23,7 +23,14 @@ from ndcg_labeler.services import jobs as job_service
 from ndcg_labeler.services.jobs.queue import get_queue
 from ndcg_labeler.services.jobs.recovery import INTERRUPTED
 from tests.factory import AuthActions, build_test_set, make_test_set, make_user
-from tests.jobs.test_import_jobs import count, job_id_of, post_import, queries_csv, wait_for
+from tests.jobs.test_import_jobs import (
+    count,
+    job_id_of,
+    post_import,
+    queries_csv,
+    spooled,
+    wait_for,
+)
 from tests.paths import REPO
 
 
@@ -165,4 +172,4 @@ def test_killed_worker_process_leaves_nothing(jobs_app, as_admin, tmp_path: Path
         assert job_service.recover() == [job_id]
     job = wait_for(jobs_app, job_id, ("failed",))
     assert job.error == INTERRUPTED
-    assert count(jobs_app, Query, ts) == 0 and not os.path.exists(job.upload_path)
+    assert count(jobs_app, Query, ts) == 0 and not spooled(jobs_app, job.upload_path)

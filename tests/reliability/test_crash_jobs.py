@@ -23,6 +23,7 @@ from flask import Flask
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Job
+from ndcg_labeler.services import jobs as job_service
 from ndcg_labeler.services.jobs.recovery import INTERRUPTED, STORED_THEN_STOPPED
 from tests.factory import PASSWORD, build_test_set, make_user, trec
 from tests.reliability.annotators import hidden_fields, login, start_server
@@ -139,10 +140,19 @@ class _Seen(NamedTuple):
     state: str
     error: str | None
     message: str
-    upload_path: str  # the spooled upload's folder
+    upload_path: str  # where the upload is spooled ("db:<token>")
     phase: str  # the last phase the job reported
     started: float | None  # time.time() of started_at and finished_at
     finished: float | None
+
+
+def _spooled(app: Flask, upload_path: str) -> bool:
+    """Whether the job's upload is still spooled (in the database)."""
+    with app.app_context():
+        found = job_service.is_spooled(upload_path)
+        db.session.remove()
+        db.engine.dispose()
+    return found
 
 
 def _job(app: Flask, job_id: int) -> _Seen:
@@ -220,9 +230,9 @@ def test_kill_9_of_the_job_worker_leaves_no_half_run_and_recovery_ends_the_job(
             state, error, message, spooled, phase, *_ = _wait_for(app, job_id, {"done", "failed"})
             if message in (INTERRUPTED, STORED_THEN_STOPPED):  # recovered: its spool is removed
                 deadline = time.monotonic() + 30
-                while Path(spooled).exists() and time.monotonic() < deadline:
+                while _spooled(app, spooled) and time.monotonic() < deadline:
                     time.sleep(0.02)
-                assert not Path(spooled).exists()
+                assert not _spooled(app, spooled)
             kill_group(running)
             outcome = _check_whole_or_none(app, f"B{n}")
             # Failed as interrupted with nothing stored, or done with the whole run: killed

@@ -1,7 +1,9 @@
 """The one import use case (web and CLI): queries, corpus, pool and qrels into a test set.
 
-Every file of an import is parsed and checked in full before anything is written, then all of
-it is written in one transaction: a bad line anywhere means nothing of the import is stored.
+Queries, pool and qrels are parsed and checked in full before anything is written; the corpus,
+which may hold millions of chunks, is then streamed (services/imports/corpus.py: parsed and
+written block by block). All of it is written in one transaction: a bad line anywhere, in any
+file, means nothing of the import is stored.
 Writes are idempotent upserts, batched through Core executemany (no ORM object per row), so
 importing the same files again changes nothing and tens of MB stay fast.
 
@@ -26,7 +28,6 @@ from typing import TypeVar
 from flask import current_app
 
 from ndcg_labeler.formats import (
-    ChunkRecord,
     FormatError,
     QrelRecord,
     QueryRecord,
@@ -34,7 +35,6 @@ from ndcg_labeler.formats import (
     detect_pairs_format,
     first_line,
     open_source,
-    read_corpus_numbered,
     read_pairs_numbered,
     read_qrels_numbered,
     read_queries_numbered,
@@ -44,6 +44,7 @@ from ndcg_labeler.scoring import rank_grouped
 from ndcg_labeler.services import ServiceError
 from ndcg_labeler.services._db import transaction
 from ndcg_labeler.services._progress import EVERY_ROWS, Progress, no_progress, position, size_of
+from ndcg_labeler.services.imports.corpus import CorpusStream
 from ndcg_labeler.services.imports.write import Counts, Writer
 from ndcg_labeler.services.tallies import lock_pool_counts, recount_pool
 
@@ -73,6 +74,7 @@ class ImportReport:
 
     queries: Counts | None = None
     chunks: Counts | None = None
+    chunks_not_referenced: int = 0
     chunks_without_text: int = 0
     pairs: Counts | None = None
     judgments: Counts | None = None
@@ -86,6 +88,10 @@ class ImportReport:
             out.append(f"queries: {self.queries}")
         if self.chunks is not None:
             out.append(f"chunks: {self.chunks}")
+        if self.chunks_not_referenced:
+            out.append(
+                f"chunks left out (no pool, qrels or run names them): {self.chunks_not_referenced}"
+            )
         if self.chunks_without_text:
             out.append(
                 f"chunks without text (named by the pool or qrels, in no corpus): "
@@ -103,7 +109,6 @@ class _Parsed:
     """Everything an import will write, parsed and checked."""
 
     queries: list[QueryRecord] = field(default_factory=list)
-    chunks: list[ChunkRecord] = field(default_factory=list)
     # (qid, docid) -> (priority, pair source), pool first, then pairs judged in the qrels
     pairs: dict[tuple[str, str], tuple[int, str]] = field(default_factory=dict)
     qrels: list[QrelRecord] = field(default_factory=list)
@@ -250,13 +255,13 @@ def _parse(
     test_set: TestSet,
     known_qids: set[str],
     queries: ImportFile | None,
-    corpus: ImportFile | None,
     pool: ImportFile | None,
     qrels: ImportFile | None,
     qrels_source: str,
     meter: _Meter,
 ) -> _Parsed:
-    """Read every given file fully and check it against the test set; raise on the first error."""
+    """Read every given file but the corpus fully and check it against the test set; raise on
+    the first error."""
     limit = _max_bytes()
     parsed = _Parsed()
     if queries is not None:
@@ -266,12 +271,6 @@ def _parse(
             parsed.queries.append(query)
         meter.file_done(queries)
         known_qids = known_qids | {q.qid for q in parsed.queries}
-    if corpus is not None:
-        numbered_chunks = read_corpus_numbered(corpus.source, corpus.filename, max_bytes=limit)
-        for line, chunk in meter.records(corpus, numbered_chunks):
-            _refuse_long(corpus, line, chunk.docid, MAX_DOCID, "docid")
-            parsed.chunks.append(chunk)
-        meter.file_done(corpus)
     if pool is not None:
         entries, priorities = _read_pool(pool, limit, meter, known_qids)
         meter.file_done(pool)
@@ -313,26 +312,28 @@ def import_files(
     source: str | None = None,
     actor_id: int | None = None,
     progress: Progress = no_progress,
+    only_referenced: bool = False,
 ) -> ImportReport:
     """Import the given files into the test set, all or nothing; return what changed.
 
-    `progress` is called while parsing (bytes read) and writing (records written); when it
-    raises (Cancelled), the transaction is rolled back and nothing is stored.
+    `progress` is called while parsing (bytes read), streaming the corpus (its bytes) and
+    writing (records written); when it raises (Cancelled), the transaction is rolled back and
+    nothing is stored. `only_referenced` keeps only the corpus chunks that the test set's
+    pools, qrels and runs (or this import's pool and qrels) name.
     """
     given = [f for f in (queries, corpus, pool, qrels) if f is not None]
     if not given:
         raise ServiceError("choose at least one file to import")
     source_name = _source_name(qrels, source)
     writer = Writer(test_set, actor_id, progress)
-    meter = _Meter(progress, given)
+    meter = _Meter(progress, [f for f in given if f is not corpus])
     with transaction():
         known = writer.known_qids()
-        parsed = _parse(test_set, known, queries, corpus, pool, qrels, source_name, meter)
+        parsed = _parse(test_set, known, queries, pool, qrels, source_name, meter)
         writer.total = sum(
             len(records) if given_file is not None else 0
             for given_file, records in (
                 (queries, parsed.queries),
-                (corpus, parsed.chunks),
                 (pool or qrels, parsed.pairs),
                 (qrels, parsed.qrels),
             )
@@ -345,7 +346,12 @@ def import_files(
         if queries is not None:
             report.queries = writer.upsert_queries(parsed.queries)
         if corpus is not None:
-            report.chunks = writer.upsert_chunks(parsed.chunks)
+            stream = CorpusStream(
+                test_set.id, corpus.filename, progress, only_referenced=only_referenced
+            )
+            found = stream.write(corpus.source, _max_bytes(), [docid for _, docid in parsed.pairs])
+            report.chunks, report.chunks_not_referenced = found.counts, found.skipped
+            writer.rows += found.rows
         named = [docid for _, docid in parsed.pairs]
         report.chunks_without_text = writer.add_missing_chunks(named)
         if pool is not None or qrels is not None:

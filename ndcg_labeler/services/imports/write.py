@@ -16,7 +16,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from ndcg_labeler.extensions import db
-from ndcg_labeler.formats import ChunkRecord, QrelRecord, QueryRecord, natural_key
+from ndcg_labeler.formats import QrelRecord, QueryRecord, natural_key
 from ndcg_labeler.models import Chunk, Judgment, JudgmentEvent, Pair, Query, TestSet, utcnow
 from ndcg_labeler.services._db import bump_versions, insert_many
 from ndcg_labeler.services._progress import Progress, no_progress
@@ -43,13 +43,13 @@ class Counts:
         return f"{self.created} created, {self.updated} updated, {self.unchanged} unchanged"
 
 
-def _executemany(stmt: Any, rows: Sequence[dict[str, Any]]) -> None:
+def execute_many(stmt: Any, rows: Sequence[dict[str, Any]]) -> None:
     """Run one Core statement over many parameter sets, BATCH rows at a time."""
     for begin in range(0, len(rows), BATCH):
         db.session.execute(stmt, list(rows[begin : begin + BATCH]))
 
 
-def _bind(value: Any, type_: sa.types.TypeEngine[Any]) -> Any:
+def bind_value(value: Any, type_: sa.types.TypeEngine[Any]) -> Any:
     """`value` as the current dialect's driver expects it for a column of `type_`."""
     dialect = db.session.connection().dialect
     process = type_.dialect_impl(dialect).bind_processor(dialect)
@@ -87,11 +87,21 @@ class Writer:
         )
         return dict(rows.all())
 
-    def _chunk_ids(self) -> dict[str, int]:
-        rows = db.session.execute(
-            sa.select(_chunk.c.docid, _chunk.c.id).where(_chunk.c.test_set_id == self.ts)
-        )
-        return dict(rows.all())
+    def _chunk_ids(self, wanted: Iterable[str]) -> dict[str, int]:
+        """docid -> id of the test set's chunks among `wanted`, looked up BATCH at a time (a
+        corpus may have millions of chunks: never load them all)."""
+        names = list(dict.fromkeys(wanted))
+        found: dict[str, int] = {}
+        for begin in range(0, len(names), BATCH):
+            batch = names[begin : begin + BATCH]
+            rows = db.session.execute(
+                sa.select(_chunk.c.docid, _chunk.c.id).where(
+                    _chunk.c.test_set_id == self.ts, _chunk.c.docid.in_(batch)
+                )
+            )
+            for docid, chunk_id in rows:
+                found[docid] = chunk_id
+        return found
 
     def upsert_queries(self, records: list[QueryRecord]) -> Counts:
         """Insert new qids, update changed texts; a narrative missing from the file is kept."""
@@ -117,7 +127,7 @@ class Writer:
                 changed.append({"b_id": current[0], "b_text": r.text, "b_narrative": narrative})
         columns = ("test_set_id", "qid", "text", "narrative", "sort_key")
         insert_many(_query, columns, new, self.advance)
-        _executemany(
+        execute_many(
             sa.update(_query)
             .where(_query.c.id == sa.bindparam("b_id"))
             .values(text=sa.bindparam("b_text"), narrative=sa.bindparam("b_narrative")),
@@ -127,58 +137,18 @@ class Writer:
         self.advance(len(records) - len(new))
         return counts
 
-    def upsert_chunks(self, records: list[ChunkRecord]) -> Counts:
-        """Insert new docids, fill chunks that had no text, update changed ones."""
-        existing = {
-            docid: (chunk_id, title, text, meta)
-            for docid, chunk_id, title, text, meta in db.session.execute(
-                sa.select(
-                    _chunk.c.docid, _chunk.c.id, _chunk.c.title, _chunk.c.text, _chunk.c["metadata"]
-                ).where(_chunk.c.test_set_id == self.ts)
-            ).all()
-        }
-        counts = Counts()
-        new, changed = [], []
-        json_type = _chunk.c["metadata"].type
-        for r in records:
-            meta = r.metadata or None
-            current = existing.get(r.docid)
-            if current is None:
-                key = natural_key(r.docid)
-                new.append((self.ts, r.docid, r.title, r.text, _bind(meta, json_type), key))
-            elif (r.title, r.text, meta) == current[1:]:
-                counts.unchanged += 1
-            else:
-                changed.append(
-                    {"b_id": current[0], "b_title": r.title, "b_text": r.text, "b_meta": meta}
-                )
-        columns = ("test_set_id", "docid", "title", "text", "metadata", "sort_key")
-        insert_many(_chunk, columns, new, self.advance)
-        _executemany(
-            sa.update(_chunk)
-            .where(_chunk.c.id == sa.bindparam("b_id"))
-            .values(
-                title=sa.bindparam("b_title"),
-                text=sa.bindparam("b_text"),
-                metadata=sa.bindparam("b_meta", type_=sa.JSON),
-            ),
-            changed,
-        )
-        counts.created, counts.updated = len(new), len(changed)
-        self.advance(len(records) - len(new))
-        return counts
-
     def add_missing_chunks(self, docids: Iterable[str]) -> int:
         """Create chunks without text for docids no corpus provided; returns how many."""
-        existing = self._chunk_ids()
-        missing = [d for d in dict.fromkeys(docids) if d not in existing]
+        named = list(dict.fromkeys(docids))
+        existing = self._chunk_ids(named)
+        missing = [d for d in named if d not in existing]
         rows = [(self.ts, d, natural_key(d)) for d in missing]
         insert_many(_chunk, ("test_set_id", "docid", "sort_key"), rows)
         return len(missing)
 
     def upsert_pairs(self, pairs: dict[tuple[str, str], tuple[int, str]]) -> Counts:
         """Add pool pairs; an existing pair keeps its source and takes the lower priority."""
-        qids, docids = self._query_ids(), self._chunk_ids()
+        qids, docids = self._query_ids(), self._chunk_ids(docid for _, docid in pairs)
         existing = {
             (q, c): (pair_id, priority)
             for pair_id, q, c, priority in db.session.execute(
@@ -189,7 +159,7 @@ class Writer:
         }
         counts = Counts()
         new, changed = [], []
-        created = _bind(utcnow(), _pair.c.created_at.type)
+        created = bind_value(utcnow(), _pair.c.created_at.type)
         for (qid, docid), (priority, source) in pairs.items():
             key = (qids[qid], docids[docid])
             current = existing.get(key)
@@ -205,7 +175,7 @@ class Writer:
             new,
             self.advance,
         )
-        _executemany(
+        execute_many(
             sa.update(_pair)
             .where(_pair.c.id == sa.bindparam("b_id"))
             .values(priority=sa.bindparam("b_priority")),
@@ -218,12 +188,12 @@ class Writer:
     def upsert_judgments(self, records: list[QrelRecord], source: str, note: str) -> Counts:
         """Store qrels as the source's judgments, append history, bump labels_version."""
         annotator_id = import_source(source).id
-        qids, docids = self._query_ids(), self._chunk_ids()
+        qids, docids = self._query_ids(), self._chunk_ids(r.docid for r in records)
         existing = self._judgments_of(annotator_id)
         counts = Counts()
         new, changed, events = [], [], []
         now = utcnow()
-        stamp = _bind(now, _judgment.c.created_at.type)
+        stamp = bind_value(now, _judgment.c.created_at.type)
         for r in records:
             key = (qids[r.qid], docids[r.docid])
             current = existing.get(key)
@@ -239,7 +209,7 @@ class Writer:
                 (self.ts, *key, self.actor_id, annotator_id, old_status, old_grade, r.grade, stamp)
             )
         self._insert_judgments(new)
-        _executemany(
+        execute_many(
             sa.update(_judgment)
             .where(_judgment.c.id == sa.bindparam("b_id"))
             .values(status="graded", grade=sa.bindparam("b_grade"), updated_at=now),

@@ -17,7 +17,7 @@ from .records import can_see, cancel, figures, get_job, is_finished, list_jobs
 from .recovery import recover
 from .reporting import PHASES
 from .schedules import tick
-from .spool import stream_size, threshold_bytes
+from .spool import is_spooled, stream_size, threshold_bytes
 
 __all__ = [
     "PHASES",
@@ -35,6 +35,7 @@ __all__ = [
     "figures",
     "get_job",
     "is_finished",
+    "is_spooled",
     "list_jobs",
     "recover",
     "storage_url",

@@ -36,11 +36,16 @@ def enqueue_import(
     files: dict[str, tuple[str, BinaryIO]],
     source: str | None,
     user: User | None,
+    only_referenced: bool = False,
 ) -> Job:
     """A background import of the given (filename, stream) per field of kinds.IMPORT_FIELDS."""
     if not files:
         raise ServiceError("choose at least one file to import")
-    params = {"source": source, "files": {field: name for field, (name, _) in files.items()}}
+    params = {
+        "source": source,
+        "files": {field: name for field, (name, _) in files.items()},
+        "only_referenced": only_referenced,
+    }
     return _enqueue(kinds.IMPORT, test_set, user, params, files)
 
 

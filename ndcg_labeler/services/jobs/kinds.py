@@ -79,7 +79,7 @@ def _run_import(job: Job, progress: Progress) -> dict[str, Any]:
     with ExitStack() as stack:
         files = {}
         for field in IMPORT_FIELDS:
-            found = spool.spooled(job.upload_path, field)
+            found = stack.enter_context(spool.spooled(job.upload_path, field))
             if found is not None:
                 path, filename = found
                 stream = stack.enter_context(open(path, "rb"))
@@ -90,6 +90,7 @@ def _run_import(job: Job, progress: Progress) -> dict[str, Any]:
             source=params.get("source"),
             actor_id=job.user_id,
             progress=progress,
+            only_referenced=bool(params.get("only_referenced")),
         )
     return {"lines": report.lines(), "files": report.files, "source": report.source}
 
@@ -98,12 +99,12 @@ def _run_upload(job: Job, progress: Progress) -> dict[str, Any]:
     """Upload the spooled run; the result names the run and holds its upload report."""
     test_set = _test_set(job)
     params = job.params or {}
-    found = spool.spooled(job.upload_path, "run")
-    if found is None:
-        raise ServiceError("the uploaded file is gone")
-    path, _ = found
     user = db.session.get(User, job.user_id) if job.user_id else None
-    with open(path, "rb") as stream:
+    with ExitStack() as stack:
+        found = stack.enter_context(spool.spooled(job.upload_path, "run"))
+        if found is None:
+            raise ServiceError("the uploaded file is gone")
+        stream = stack.enter_context(open(found[0], "rb"))
         run = run_service.upload_run(
             test_set,
             stream,

@@ -3,20 +3,19 @@
 from __future__ import annotations
 
 import os
-import shutil
 import socket
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 import sqlalchemy as sa
-from flask import current_app
 from flask_sqlalchemy.pagination import Pagination
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Job, User, utcnow
 from ndcg_labeler.models.jobs import FINISHED_STATES
 from ndcg_labeler.services._db import paginate, transaction
+from ndcg_labeler.services.jobs import spool
 
 
 def worker_name() -> str:
@@ -65,13 +64,8 @@ def list_jobs(user: User, page: int = 1, per_page: int = 50) -> Pagination:
 
 
 def remove_upload(job: Job) -> None:
-    """Delete the job's spooled files (only inside the instance's uploads folder)."""
-    if not job.upload_path:
-        return
-    root = os.path.realpath(os.path.join(current_app.instance_path, "uploads"))
-    path = os.path.realpath(job.upload_path)
-    if os.path.commonpath([root, path]) == root and path != root:
-        shutil.rmtree(path, ignore_errors=True)
+    """Delete the job's spooled files (see spool.remove)."""
+    spool.remove(job.upload_path)
 
 
 def cancel(job: Job) -> bool:

@@ -23,6 +23,8 @@ PHASES = {
     "parse": "reading the files",
     "read": "reading the dataset",
     "write": "writing records",
+    "corpus": "reading and writing the corpus",
+    "index": "indexing the corpus",
     "rank": "ranking",
     "store": "storing ranked lists",
     "judge": "asking the judge",
@@ -34,6 +36,10 @@ PHASES = {
 }
 INTERVAL = 0.5
 """Seconds between two recorded reports (the callback is called far more often)."""
+BLOCKED_BACKOFF = 5.0
+"""Seconds without trying to record again after a report found the database locked (SQLite,
+the import holding the write lock): each try waits the busy timeout, which every half second
+would slow a long corpus import by a third. The cancel flag is still read at every report."""
 
 
 class JobProgress:
@@ -45,6 +51,7 @@ class JobProgress:
         self._last = 0.0
         self._phase = ""
         self._conn: Any = None
+        self._blocked_until = 0.0
         self.rows = 0  # the latest rows reported, recorded when the job ends
 
     def _connection(self) -> Any:
@@ -68,6 +75,10 @@ class JobProgress:
         if not new_phase and now - self._last < self.interval:
             return
         self._last = now
+        conn = self._connection()
+        if now < self._blocked_until:
+            self._check_cancel(conn)
+            return
         self._phase = phase
         table = Job.__table__
         values: dict[str, Any] = {
@@ -80,12 +91,17 @@ class JobProgress:
         }
         if new_phase:
             values["phase_started_at"] = values["heartbeat_at"]
-        conn = self._connection()
         try:
             with conn.begin():
                 conn.execute(sa.update(table).where(table.c.id == self.job_id).values(**values))
         except OperationalError:
             self._phase = "" if new_phase else phase  # try the new phase again next time
+            self._blocked_until = now + BLOCKED_BACKOFF
+        self._check_cancel(conn)
+
+    def _check_cancel(self, conn: Any) -> None:
+        """Raise Cancelled once a user asked to cancel the job."""
+        table = Job.__table__
         cancel = conn.execute(
             sa.select(table.c.cancel_requested).where(table.c.id == self.job_id)
         ).scalar()

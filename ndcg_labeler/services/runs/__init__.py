@@ -2,7 +2,8 @@
 
 from .bm25 import Settings as Bm25Settings
 from .bm25 import corpus_size, create_bm25_run
-from .catalog import delete_run, get_run, get_run_by_ref, list_runs, require_run, uploaders
+from .catalog import delete_run, get_run, list_runs, require_run, uploaders
+from .corpus_check import run_docids
 from .fusion import check_fusion, fuse_runs, ranked_lists
 from .listing import SORTS, RunFilter, find_runs, mark_run, test_set_tags
 from .retention import archive_run
@@ -33,12 +34,12 @@ __all__ = [
     "find_runs",
     "fuse_runs",
     "get_run",
-    "get_run_by_ref",
     "list_runs",
     "mark_run",
     "name_taken",
     "ranked_lists",
     "require_run",
+    "run_docids",
     "test_set_tags",
     "upload_run",
     "uploaders",

@@ -44,15 +44,12 @@ def list_runs(test_set: TestSet) -> list[Run]:
     return list(db.session.scalars(stmt))
 
 
-def get_run(test_set: TestSet, run_id: int) -> Run | None:
-    """The run with this id if it belongs to the test set."""
-    run = db.session.get(Run, run_id)
-    return run if run is not None and run.test_set_id == test_set.id else None
-
-
-def get_run_by_ref(test_set: TestSet, ref: str) -> Run | None:
-    """The test set's run named by `ref`: an id when it is all digits and such a run of this
-    test set exists, otherwise an exact name."""
+def get_run(test_set: TestSet, ref: int | str) -> Run | None:
+    """The test set's run with this id (an int), or named by `ref` (a str: an id when it is all
+    digits and such a run of this test set exists, otherwise an exact name)."""
+    if isinstance(ref, int):
+        run = db.session.get(Run, ref)
+        return run if run is not None and run.test_set_id == test_set.id else None
     ref = ref.strip()
     if ref.isascii() and ref.isdigit() and len(ref) < 19:
         found = get_run(test_set, int(ref))

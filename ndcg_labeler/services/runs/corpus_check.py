@@ -1,14 +1,16 @@
-"""Which of a run's ranked docids the test set's corpus lacks, for the upload report."""
+"""Which of a run's ranked docids the test set's corpus lacks (the upload report), and the
+docids the stored runs rank (a corpus import keeping only referenced chunks)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
 import sqlalchemy as sa
 
-from ndcg_labeler.models import Chunk
+from ndcg_labeler.extensions import db
+from ndcg_labeler.models import Chunk, Run, RunQuery
 from ndcg_labeler.services._db import select_rows
 
 EXAMPLES = 5
@@ -55,3 +57,17 @@ def _newline_ended(pa: Any, blobs: list[memoryview | bytes]) -> Any:
     offsets = np.zeros(ends.size + 1, dtype=np.int64)
     offsets[1:] = ends + 1
     return pa.LargeStringArray.from_buffers(ends.size, pa.py_buffer(offsets), pa.py_buffer(data))
+
+
+def run_docids(test_set_id: int) -> Iterator[list[str]]:
+    """The docids every stored run of the test set ranks, one query's list at a time (memory
+    stays that of one list, whatever the runs' size)."""
+    rows = db.session.execute(
+        sa.select(RunQuery.docids)
+        .join(Run, Run.id == RunQuery.run_id)
+        .where(Run.test_set_id == test_set_id),
+        execution_options={"yield_per": 200},
+    )
+    for (blob,) in rows:
+        if blob:
+            yield bytes(blob).decode().split("\n")

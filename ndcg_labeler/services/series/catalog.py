@@ -120,7 +120,7 @@ def pin_baseline(
     """Pin the series' baseline to a run of the series (id or name); None or "" unpins."""
     run = None
     if run_ref:
-        run = run_service.get_run_by_ref(test_set, run_ref)
+        run = run_service.get_run(test_set, run_ref)
         if run is None or run.series != name:
             raise ServiceError(f"series '{name}' has no run '{run_ref}'")
     setting = _setting(test_set, name)
