@@ -145,7 +145,9 @@ def write_quepid_judgments(rows: Iterable[tuple[str, str | None, int | float | N
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(["query", "docid", "rating"])
     for text, docid, rating in rows:
-        writer.writerow([_quepid_safe(text), docid or "", "" if rating is None else rating])
+        writer.writerow(
+            [_quepid_safe(text), _quepid_safe(docid or ""), "" if rating is None else rating]
+        )
     return out.getvalue()
 
 
@@ -157,5 +159,7 @@ def write_quepid_snapshot(
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(SNAPSHOT_HEADER)
     for text, docid, position in rows:
-        writer.writerow([_quepid_safe(name), time, case_id, _quepid_safe(text), docid, position])
+        writer.writerow(
+            [_quepid_safe(name), time, case_id, _quepid_safe(text), _quepid_safe(docid), position]
+        )
     return out.getvalue()

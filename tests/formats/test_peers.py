@@ -17,6 +17,7 @@ from ndcg_labeler.formats import (
     read_srw_judgments,
     read_srw_query_set,
     write_quepid_judgments,
+    write_quepid_snapshot,
     write_srw_judgments,
     write_srw_query_set,
 )
@@ -194,3 +195,19 @@ def test_hostile_srw_documents_are_refused_with_a_message(text: str) -> None:
         read_srw_judgments(_src(text), "a.json")
     with pytest.raises(FormatError, match=r"^a\.json"):
         read_srw_query_set(_src(text), "a.json")
+
+
+def test_docids_and_texts_starting_like_formulas_round_trip_behind_quepids_space() -> None:
+    rows = [("=SUM(A1)", "=d3", 2), ("+q", "@d1", 0), ("-q", "-d2", 1)]
+    written = write_quepid_judgments(rows)
+    # No cell starts like a formula (Quepid's guard: a leading space) ...
+    cells = [cell for line in written.splitlines()[1:] for cell in line.split(",")]
+    assert not [cell for cell in cells if cell[:1] in "=+-@"], written
+    # ... and reading strips it again.
+    got = [(j.query, j.docid, j.rating) for _, j in read_quepid_judgments(_src(written), "j.csv")]
+    assert got == rows
+    snapshot = write_quepid_snapshot("s", "2026-11-26", "1", [("=q", "@d1", 1), ("=q", "=d2", 2)])
+    assert [(r.query, r.docid, r.position) for _, r in read_quepid_snapshot(_src(snapshot))] == [
+        ("=q", "@d1", 1),
+        ("=q", "=d2", 2),
+    ]
