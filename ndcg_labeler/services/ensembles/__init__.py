@@ -12,7 +12,7 @@ from .combine import (
     members_of,
 )
 from .fewshot import MAX_FEW_SHOT, check_few_shot, judge_shots, set_few_shot
-from .figures import calibration_extras
+from .figures import calibration_extras, machine_labels
 
 __all__ = [
     "COMBINE",
@@ -25,6 +25,7 @@ __all__ = [
     "is_ensemble",
     "judge_shots",
     "judge_version",
+    "machine_labels",
     "members_of",
     "set_few_shot",
 ]

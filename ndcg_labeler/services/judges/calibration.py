@@ -25,22 +25,6 @@ REFERENCES = (
 )
 
 
-def machine_labels(test_set: TestSet, judge: Judge, sha: str) -> dict[tuple[str, str], int]:
-    """{(qid, docid): grade} of the judge's readable answers under one prompt version."""
-    rows = db.session.execute(
-        sa.select(Query.qid, Chunk.docid, MachineJudgment.grade)
-        .join(Query, Query.id == MachineJudgment.query_id)
-        .join(Chunk, Chunk.id == MachineJudgment.chunk_id)
-        .where(
-            MachineJudgment.test_set_id == test_set.id,
-            MachineJudgment.judge_id == judge.id,
-            MachineJudgment.prompt_sha256 == sha,
-            MachineJudgment.status == "labeled",
-        )
-    )
-    return {(qid, docid): int(grade) for qid, docid, grade in rows}
-
-
 def judge_agreement(test_set: TestSet, judge: Judge, k: int = 10) -> dict[str, Any]:
     """The calibration figures (what `flask judges agreement --json` prints); a figure below
     its stated minimum (guards.py) is null, and kept with its reason under "withheld"."""
@@ -49,7 +33,7 @@ def judge_agreement(test_set: TestSet, judge: Judge, k: int = 10) -> dict[str, A
     sha = ensembles.judge_version(test_set, judge)
     db.session.commit()
     human = live.scoring_qrels(test_set)
-    machine = machine_labels(test_set, judge, sha)
+    machine = ensembles.machine_labels(test_set, judge, sha)
     paired = sorted(
         (key, human[key[0]][key[1]], grade)
         for key, grade in machine.items()
