@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
 
@@ -39,6 +40,16 @@ class TInterval:
     high: float | None
     reason: str | None
     method: str = T_METHOD
+
+    def to_json(self) -> dict[str, Any]:
+        """The interval's JSON keys, sent beside a mean (n, ci_low, ci_high, method, reason)."""
+        return {
+            "n": self.n,
+            "ci_low": self.low,
+            "ci_high": self.high,
+            "ci_method": self.method,
+            "ci_reason": self.reason,
+        }
 
 
 def _two_sided(t: float, df: int) -> float:

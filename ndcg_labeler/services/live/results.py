@@ -130,14 +130,7 @@ class RunScores:
 
     def interval_json(self) -> dict[str, Any]:
         """The interval's JSON keys, beside `mean_ndcg` wherever a mean is sent."""
-        found = self.interval
-        return {
-            "n": found.n,
-            "ci_low": found.low,
-            "ci_high": found.high,
-            "ci_method": found.method,
-            "ci_reason": found.reason,
-        }
+        return self.interval.to_json()
 
     @property
     def num_queries(self) -> int:

@@ -57,14 +57,7 @@ class ListedScores:
 
     def interval_json(self) -> dict[str, Any]:
         """As RunScores.interval_json."""
-        found = self.interval
-        return {
-            "n": found.n,
-            "ci_low": found.low,
-            "ci_high": found.high,
-            "ci_method": found.method,
-            "ci_reason": found.reason,
-        }
+        return self.interval.to_json()
 
     def sensitivity_json(self) -> dict[str, Any]:
         """As RunScores.sensitivity_json."""
