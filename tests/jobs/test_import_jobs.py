@@ -192,14 +192,14 @@ def test_recovery_marks_a_dead_workers_job_failed(jobs_app, as_admin, tmp_path: 
     )
 
 
+# SQLite only: PostgreSQL has no database-wide write lock to back off from.
+@pytest.mark.parametrize("app", ["sqlite"], indirect=True)
 def test_progress_backs_off_while_sqlite_is_locked_but_still_cancels(jobs_app, as_admin) -> None:
     """A long corpus import holds SQLite's write lock: a report that found it locked is not
     tried again for a while (each try waits the busy timeout), yet a cancel is still seen."""
     ts = make_test_set(jobs_app)
     job_id = job_id_of(post_import(as_admin, ts, queries=queries_csv(3000))[0])
     with jobs_app.app_context():
-        if db.engine.dialect.name != "sqlite":
-            pytest.skip("PostgreSQL has no database-wide write lock")
         db.session.execute(sa.update(Job).where(Job.id == job_id).values(state="running"))
         db.session.commit()
         progress = JobProgress(job_id, interval=0)
