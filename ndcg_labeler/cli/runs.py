@@ -235,6 +235,8 @@ def _report_upload(run: Run, test_set_name: str) -> None:
             f"The run has no ranking for {missing['count']} test-set queries; they score 0 "
             f"(e.g. {examples})."
         )
+    for fetch in report.get("corpus_fetch", []):
+        click.echo(fetch["message"] + ".")
     lacking = report.get("docids_not_in_corpus", {})
     if lacking.get("count"):
         examples = ", ".join(lacking["examples"])

@@ -47,7 +47,8 @@ def _file(path: str | None, stack: ExitStack) -> imports.ImportFile | None:
         return None
     if not os.path.isfile(path):
         raise ServiceError(f"{path}: no such file")
-    return imports.ImportFile(stack.enter_context(open(path, "rb")), path)
+    # The absolute path too: an --only-referenced import remembers it to fetch from later.
+    return imports.ImportFile(stack.enter_context(open(path, "rb")), path, os.path.abspath(path))
 
 
 @testset_group.command("import")

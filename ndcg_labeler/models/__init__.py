@@ -19,6 +19,7 @@ from ndcg_labeler.models.series import SeriesCheck, SeriesSetting
 from ndcg_labeler.models.testsets import (
     AnnotatorTally,
     Chunk,
+    CorpusSource,
     FiguresCache,
     Pair,
     PoolTally,
@@ -36,6 +37,7 @@ __all__ = [
     "AuditSample",
     "AuditSampleQuery",
     "Chunk",
+    "CorpusSource",
     "FiguresCache",
     "Job",
     "JobFile",

@@ -148,6 +148,27 @@ class Chunk(db.Model):
     )
 
 
+class CorpusSource(db.Model):
+    """A corpus file an --only-referenced import read, so that a later run can fetch the chunks
+    it left out: `path` (absolute, on `host`) with its size and sha256 to notice a change, or
+    None for an uploaded file, which is deleted after the import (nothing to fetch from)."""
+
+    __tablename__ = "corpus_source"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    test_set_id: Mapped[int] = mapped_column(
+        sa.ForeignKey("test_set.id", ondelete="CASCADE"), index=True
+    )
+    filename: Mapped[str] = mapped_column(sa.String(300))
+    path: Mapped[str | None] = mapped_column(sa.String(4096))
+    host: Mapped[str] = mapped_column(sa.String(255), default="")
+    size: Mapped[int | None] = mapped_column(sa.BigInteger)
+    sha256: Mapped[str | None] = mapped_column(sa.String(64))
+    # Chunks of the file the test set does not have: set by the import, lowered by each fetch.
+    left_out: Mapped[int] = mapped_column(sa.BigInteger, default=0)
+    imported_at: Mapped[datetime] = mapped_column(sa.DateTime(timezone=True), default=utcnow)
+
+
 class Pair(db.Model):
     """A query-chunk pair in the labeling pool; `priority` orders the queue (lower first)."""
 

@@ -120,7 +120,10 @@ SCHEMAS: dict[str, Any] = {
                 "description": "Upload validation report: lines, queries and entries read and "
                 "stored, `unknown_queries` and `missing_queries` (count, examples), and "
                 "`docids_not_in_corpus` (count, entries, examples, corpus: ranked docids no "
-                "chunk with text has; kept, unjudged).",
+                "chunk with text has; kept, unjudged), and `corpus_fetch` when the test set "
+                "has corpus files an --only-referenced import left chunks out of: one entry "
+                "each (file, path, host, status fetched|gone|changed|not_kept, fetched: "
+                "chunks fetched, message).",
             },
         },
     },

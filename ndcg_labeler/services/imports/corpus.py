@@ -18,7 +18,7 @@ would lock the chunk table for every test set.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -98,11 +98,15 @@ class CorpusStream:
         progress: Progress,
         *,
         only_referenced: bool = False,
+        wanted: Sequence[str] | None = None,
     ) -> None:
         self.ts = test_set_id
         self.filename = filename
         self.progress = progress
-        self.only_referenced = only_referenced
+        # `wanted`: fetch only these docids from a file an earlier import already checked
+        # whole (services/imports/fetch.py), so no repeated docid needs looking for.
+        self.wanted = wanted
+        self.only_referenced = only_referenced or wanted is not None
         self.result = CorpusResult(Counts())
         # The metadata column's bind processor, looked up once (as bind_value does per value).
         dialect = db.session.connection().dialect
@@ -111,7 +115,11 @@ class CorpusStream:
 
     def _collect_references(self, named: list[str]) -> None:
         """The docids this import's pool and qrels name (`named`) and those the test set already
-        names: its chunks (pools, qrels, an earlier corpus) and every docid its runs rank."""
+        names: its chunks (pools, qrels, an earlier corpus) and every docid its runs rank.
+        When fetching, only the wanted docids."""
+        if self.wanted is not None:
+            insert_many(_referenced, ("docid",), [(docid,) for docid in self.wanted])
+            return
         insert_many(_referenced, ("docid",), [(docid,) for docid in named])
         db.session.execute(
             sa.insert(_referenced).from_select(
@@ -145,7 +153,8 @@ class CorpusStream:
             source, self.filename, max_bytes=max_bytes, check_duplicates=False
         )
         for block in _blocks(records):
-            self._check_repeats(block)
+            if self.wanted is None:
+                self._check_repeats(block)
             self._write_block(block, had_chunks)
             self.result.rows += len(block)
             self.progress("corpus", min(position(source), total), total, self.result.rows)

@@ -45,6 +45,7 @@ from ndcg_labeler.services import ServiceError
 from ndcg_labeler.services._db import transaction
 from ndcg_labeler.services._progress import EVERY_ROWS, Progress, no_progress, position, size_of
 from ndcg_labeler.services.imports.corpus import CorpusStream
+from ndcg_labeler.services.imports.sources import FileDigest, remember
 from ndcg_labeler.services.imports.write import Counts, Writer
 from ndcg_labeler.services.tallies import lock_pool_counts, recount_pool
 
@@ -61,11 +62,14 @@ class ImportFile:
 
     source: Source
     filename: str
+    # The file on disk it was opened from, if any: an --only-referenced import remembers it
+    # to fetch the chunks it left out when a later run names them.
+    path: str | None = None
 
     @classmethod
     def from_path(cls, path: str | os.PathLike[str]) -> ImportFile:
         """A file on disk, named as given."""
-        return cls(path, os.fspath(path))
+        return cls(path, os.fspath(path), os.path.abspath(path))
 
 
 @dataclass
@@ -76,6 +80,7 @@ class ImportReport:
     chunks: Counts | None = None
     chunks_not_referenced: int = 0
     chunks_without_text: int = 0
+    corpus_kept: str | None = None
     pairs: Counts | None = None
     judgments: Counts | None = None
     source: str | None = None
@@ -92,6 +97,8 @@ class ImportReport:
             out.append(
                 f"chunks left out (no pool, qrels or run names them): {self.chunks_not_referenced}"
             )
+        if self.corpus_kept:
+            out.append(self.corpus_kept)
         if self.chunks_without_text:
             out.append(
                 f"chunks without text (named by the pool or qrels, in no corpus): "
@@ -349,8 +356,19 @@ def import_files(
             stream = CorpusStream(
                 test_set.id, corpus.filename, progress, only_referenced=only_referenced
             )
-            found = stream.write(corpus.source, _max_bytes(), [docid for _, docid in parsed.pairs])
+            # Hashed while it is read, to know it unchanged when a run fetches from it.
+            digest = FileDigest(corpus.path) if only_referenced and corpus.path else None
+            try:
+                named = [docid for _, docid in parsed.pairs]
+                found = stream.write(corpus.source, _max_bytes(), named)
+            except BaseException:
+                if digest is not None:
+                    digest.stop()
+                raise
             report.chunks, report.chunks_not_referenced = found.counts, found.skipped
+            report.corpus_kept = remember(
+                test_set, corpus.filename, corpus.path, digest, found.skipped
+            )
             writer.rows += found.rows
         named = [docid for _, docid in parsed.pairs]
         report.chunks_without_text = writer.add_missing_chunks(named)

@@ -25,6 +25,7 @@ PHASES = {
     "write": "writing records",
     "corpus": "reading and writing the corpus",
     "index": "indexing the corpus",
+    "refetch": "fetching the chunks the run names from the corpus file",
     "rank": "ranking",
     "store": "storing ranked lists",
     "judge": "asking the judge",

@@ -3,7 +3,7 @@ docids the stored runs rank (a corpus import keeping only referenced chunks)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -23,6 +23,14 @@ def docids_not_in_corpus(test_set_id: int, blobs: Sequence[memoryview | bytes]) 
     `blobs` are the stored rows, each query's docids joined by newlines. "corpus" says how many
     chunks with text the test set has (0: no corpus was imported, so every docid is lacking).
     """
+    return lacking_docids(test_set_id, blobs)[0]
+
+
+def lacking_docids(
+    test_set_id: int, blobs: Sequence[memoryview | bytes]
+) -> tuple[dict[str, Any], Callable[[], list[str]]]:
+    """docids_not_in_corpus's summary, and a function listing every such docid (for a fetch
+    from the remembered corpus files: made into Python strings only when asked)."""
     # pyarrow only when a run is stored (~50 ms to import): start-up stays light.
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -41,12 +49,13 @@ def docids_not_in_corpus(test_set_id: int, blobs: Sequence[memoryview | bytes]) 
     distinct = pc.unique(tokens)
     missing = distinct.filter(pc.invert(pc.is_in(distinct, value_set=corpus)))
     entries = pc.sum(pc.is_in(tokens, value_set=missing)).as_py() if len(missing) else 0
-    return {
+    summary = {
         "count": len(missing),
         "entries": int(entries or 0),
         "examples": [d[:-1] for d in missing.slice(0, EXAMPLES).to_pylist()],
         "corpus": len(corpus),
     }
+    return summary, lambda: [d[:-1] for d in missing.to_pylist()]
 
 
 def _newline_ended(pa: Any, blobs: list[memoryview | bytes]) -> Any:

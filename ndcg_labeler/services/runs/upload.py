@@ -11,6 +11,7 @@ reported (count, entries, examples).
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, BinaryIO
 
@@ -31,7 +32,7 @@ from ndcg_labeler.services import ServiceError, audit, live
 from ndcg_labeler.services._db import bump_versions, large_transaction
 from ndcg_labeler.services._progress import Progress, ReadProgress, no_progress, size_of
 from ndcg_labeler.services.live import RankedBuffer
-from ndcg_labeler.services.runs.corpus_check import docids_not_in_corpus
+from ndcg_labeler.services.runs.corpus_check import docids_not_in_corpus, lacking_docids
 from ndcg_labeler.services.runs.digest import read_hashed
 
 MAX_NAME = 200
@@ -215,6 +216,7 @@ def store_parsed_run(
     progress("rank", 0, 1, int(parsed.offsets[-1]))
     ranked = _rank(parsed, known, depth, in_trec_order)
     progress("rank", 1, 1, int(parsed.offsets[-1]))
+    lacking, wanted = lacking_docids(test_set.id, ranked.blobs)
     run = Run(
         test_set_id=test_set.id,
         name=name,
@@ -229,11 +231,13 @@ def store_parsed_run(
         num_entries=ranked.entries,
         report={
             **_report(filename, parsed, ranked, known, unknown),
-            "docids_not_in_corpus": docids_not_in_corpus(test_set.id, ranked.blobs),
+            "docids_not_in_corpus": lacking,
         },
     )
     try:
         with large_transaction() as checkpoint:
+            if lacking["count"]:
+                _fetch_lacking(test_set, run, ranked.blobs, wanted, progress)
             db.session.add(run)
             db.session.flush()
             # With the run, in its transaction: an upload that fails leaves no event.
@@ -264,6 +268,27 @@ def store_parsed_run(
     finally:
         checkpoint.wait()
     return run
+
+
+def _fetch_lacking(
+    test_set: TestSet,
+    run: Run,
+    blobs: list[memoryview],
+    wanted: Callable[[], list[str]],
+    progress: Progress,
+) -> None:
+    """Fetch the docids the run names that lack text from the corpus files --only-referenced
+    imports left them out of (in the upload's transaction), and say so in the run's report."""
+    from ndcg_labeler.services import imports  # it builds on this package: imported late
+
+    fetched = imports.fetch_named(test_set, wanted, progress)
+    if not fetched.entries:
+        return
+    report = dict(run.report or {})
+    if fetched.fetched:
+        report["docids_not_in_corpus"] = docids_not_in_corpus(test_set.id, blobs)
+    report["corpus_fetch"] = fetched.report(report["docids_not_in_corpus"])
+    run.report = report
 
 
 def _unknown_queries(
