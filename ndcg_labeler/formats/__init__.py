@@ -10,6 +10,7 @@ import importlib
 from typing import Any
 
 _WHERE = {
+    "pick_corpus": "corpus",
     "read_corpus": "corpus",
     "read_corpus_numbered": "corpus",
     "FormatError": "errors",

@@ -18,14 +18,20 @@ would lock the chunk table for every test set.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Container, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import sqlalchemy as sa
 
 from ndcg_labeler.extensions import db
-from ndcg_labeler.formats import ChunkRecord, FormatError, natural_key, read_corpus_numbered
+from ndcg_labeler.formats import (
+    ChunkRecord,
+    FormatError,
+    natural_key,
+    pick_corpus,
+    read_corpus_numbered,
+)
 from ndcg_labeler.models import Chunk
 from ndcg_labeler.services import runs as run_service
 from ndcg_labeler.services._db import insert_many
@@ -98,15 +104,15 @@ class CorpusStream:
         progress: Progress,
         *,
         only_referenced: bool = False,
-        wanted: Sequence[str] | None = None,
+        wanted: Container[str] | None = None,
     ) -> None:
         self.ts = test_set_id
         self.filename = filename
         self.progress = progress
         # `wanted`: fetch only these docids from a file an earlier import already checked
-        # whole (services/imports/fetch.py), so no repeated docid needs looking for.
+        # whole (services/imports/fetch.py): only their lines are parsed, none is checked.
         self.wanted = wanted
-        self.only_referenced = only_referenced or wanted is not None
+        self.only_referenced = only_referenced
         self.result = CorpusResult(Counts())
         # The metadata column's bind processor, looked up once (as bind_value does per value).
         dialect = db.session.connection().dialect
@@ -115,11 +121,7 @@ class CorpusStream:
 
     def _collect_references(self, named: list[str]) -> None:
         """The docids this import's pool and qrels name (`named`) and those the test set already
-        names: its chunks (pools, qrels, an earlier corpus) and every docid its runs rank.
-        When fetching, only the wanted docids."""
-        if self.wanted is not None:
-            insert_many(_referenced, ("docid",), [(docid,) for docid in self.wanted])
-            return
+        names: its chunks (pools, qrels, an earlier corpus) and every docid its runs rank."""
         insert_many(_referenced, ("docid",), [(docid,) for docid in named])
         db.session.execute(
             sa.insert(_referenced).from_select(
@@ -149,9 +151,12 @@ class CorpusStream:
         if fts:
             db.session.execute(sa.text("DROP TRIGGER chunk_fts_ai"))
         total = size_of(source)
-        records = read_corpus_numbered(
-            source, self.filename, max_bytes=max_bytes, check_duplicates=False
-        )
+        if self.wanted is None:
+            records = read_corpus_numbered(
+                source, self.filename, max_bytes=max_bytes, check_duplicates=False
+            )
+        else:
+            records = pick_corpus(source, self.filename, self.wanted, max_bytes=max_bytes)
         for block in _blocks(records):
             if self.wanted is None:
                 self._check_repeats(block)

@@ -96,12 +96,13 @@ def _status(source: CorpusSource) -> str:
         return "gone"
 
 
-def _still_lacking(test_set_id: int, wanted: list[str]) -> list[str]:
+def _still_lacking(test_set_id: int, wanted: set[str]) -> set[str]:
     """The wanted docids that no chunk with text of the test set has (BATCH at a time)."""
     table = Chunk.__table__
-    left = []
-    for begin in range(0, len(wanted), BATCH):
-        batch = wanted[begin : begin + BATCH]
+    names = list(wanted)
+    left: set[str] = set()
+    for begin in range(0, len(names), BATCH):
+        batch = names[begin : begin + BATCH]
         have = set(
             db.session.scalars(
                 sa.select(table.c.docid).where(
@@ -111,11 +112,11 @@ def _still_lacking(test_set_id: int, wanted: list[str]) -> list[str]:
                 )
             )
         )
-        left += [docid for docid in batch if docid not in have]
+        left.update(docid for docid in batch if docid not in have)
     return left
 
 
-def _read(test_set_id: int, source: CorpusSource, wanted: list[str], progress: Progress) -> int:
+def _read(test_set_id: int, source: CorpusSource, wanted: set[str], progress: Progress) -> int:
     """Stream the file, writing the wanted docids' chunks; returns how many it held."""
     assert source.path is not None
 
@@ -143,7 +144,8 @@ def fetch_named(
         .where(table.c.test_set_id == test_set.id, table.c.left_out > 0)
         .order_by(table.c.imported_at.desc(), table.c.id.desc())
     ).all()
-    names = wanted() if sources else []
+    # A set (~100 bytes a docid): the corpus is searched for every id it holds.
+    names = set(wanted()) if sources else set()
     if not names:
         return result
     # An import takes this lock first for its whole transaction: a fetch waits for it rather
