@@ -131,6 +131,15 @@ def test_a_removed_file_is_reported_with_the_missing_docids(
         ts, run_id = db.session.execute(sa.select(Run.test_set_id, Run.id)).one()
     page = as_admin.get(f"/test-sets/{ts}/runs/{run_id}").get_data(as_text=True)
     assert 'data-corpus-fetch="gone"' in page and "--corpus FILE --only-referenced" in page
+    # Imported again from its new place, as asked: the run's docids are kept, the rest is
+    # remembered there, and the record of the file that is gone is forgotten.
+    moved = tmp_path / "moved" / "corpus.jsonl"
+    moved.parent.mkdir()
+    moved.write_text(_corpus(20))
+    args = ["testset", "import", "fl", "--corpus", str(moved), "--only-referenced"]
+    result = app.test_cli_runner().invoke(args=args)
+    assert f"the 16 chunks left out are fetched from {moved}" in result.output, result.output
+    assert _texts(app)["d7"] == "text of chunk 7 about walrus7" and _left_out(app) == [16]
 
 
 def test_a_changed_file_is_not_read_and_is_reported(

@@ -85,11 +85,22 @@ def import_command(test_set: TestSet, path: str | None) -> str:
     return f"flask testset import {shlex.quote(test_set.name)} --corpus {where} --only-referenced"
 
 
-def _same_file(test_set_id: int, filename: str, path: str | None) -> sa.Delete:
-    """Delete the test set's earlier record of this file (by path, or by name for uploads)."""
+def _forget_earlier(test_set_id: int, filename: str, path: str | None) -> None:
+    """Forget the test set's earlier records of this file: the same path, or (an upload, or a
+    file moved) the same name that was uploaded or is gone from its path on this machine."""
     table = CorpusSource.__table__
-    same = table.c.path == path if path else table.c.path.is_(None) & (table.c.filename == filename)
-    return sa.delete(table).where(table.c.test_set_id == test_set_id, same)
+    same = table.c.filename == filename
+    if path is not None:
+        same = same | (table.c.path == path)
+    host = socket.gethostname()[:255]
+    for row in db.session.scalars(
+        sa.select(CorpusSource).where(table.c.test_set_id == test_set_id, same)
+    ):
+        moved = row.filename == filename and (
+            row.path is None or (row.host == host and not os.path.exists(row.path))
+        )
+        if moved or (path is not None and row.path == path):
+            db.session.delete(row)
 
 
 def remember(
@@ -102,7 +113,7 @@ def remember(
     """Record what an import of a corpus file left out (inside its transaction); returns the
     report's line about it (None when it kept every chunk: nothing to remember)."""
     name = os.path.basename(filename)[:300] or "corpus"
-    db.session.execute(_same_file(test_set.id, name, path))
+    _forget_earlier(test_set.id, name, path)
     if left_out == 0:
         if digest is not None:
             digest.stop()
