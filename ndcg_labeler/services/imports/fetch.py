@@ -148,13 +148,16 @@ def fetch_named(
     names = set(wanted()) if sources else set()
     if not names:
         return result
-    # An import takes this lock first for its whole transaction: a fetch waits for it rather
-    # than racing it to insert the same docid.
-    lock_pool_counts(test_set.id)
+    locked = False
     for position, source in enumerate(sources):
         if not names:
             break
-        status = _status(source)
+        status = _status(source)  # reads the whole file for its sha256: before any lock
+        if status == "fetch" and not locked:
+            # An import takes this lock first for its whole transaction: a fetch waits for it
+            # rather than racing it to insert the same docid (nothing was written before it).
+            lock_pool_counts(test_set.id)
+            locked = True
         entry: dict[str, Any] = {
             "file": source.filename,
             "path": source.path,
