@@ -201,3 +201,44 @@ def test_an_uploaded_corpus_is_not_kept_and_a_job_upload_says_so(
         "corpus.jsonl was uploaded, not read from a path, so it was not kept: nothing fetched "
         f"from it; 3 docids the run names are still missing (e.g. d7, zz, d15); {ASK}"
     ) in page
+
+
+def test_a_file_changed_while_it_is_imported_is_not_remembered(app: Flask, tmp_path: Path) -> None:
+    from ndcg_labeler.services.imports import ImportFile, import_files
+
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text(_corpus(20))
+    ts = make_test_set(app, "fl")
+
+    def progress(phase: str, done: int, total: int, rows: int) -> None:
+        if phase == "corpus" and rows and corpus.stat().st_size == len(_corpus(20)):
+            with corpus.open("a") as more:  # another process writes to it meanwhile
+                more.write(_corpus(21)[len(_corpus(20)) :])
+
+    with app.app_context():
+        test_set = db.session.get(TestSet, ts)
+        queries = ImportFile(io.BytesIO(b"q1\tfirst\n"), "q.tsv")
+        pool = ImportFile(io.BytesIO(b"qid,docid\nq1,d1\n"), "pool.csv")
+        with corpus.open("rb") as stream:
+            report = import_files(
+                test_set,
+                queries=queries,
+                pool=pool,
+                corpus=ImportFile(stream, str(corpus), str(corpus)),
+                progress=progress,
+                only_referenced=True,
+            )
+        assert any(
+            line.startswith(f"corpus not remembered: {corpus} changed") for line in report.lines()
+        )
+    report_of_run = _cli_upload(app, tmp_path, trec({"q1": ["d1", "d7"]}))
+    assert "corpus.jsonl has changed since it was imported" in report_of_run
+    assert set(_texts(app)) == {"d1"}
+
+
+def _cli_upload(app: Flask, tmp_path: Path, content: bytes) -> str:
+    run = tmp_path / "r.trec"
+    run.write_bytes(content)
+    result = app.test_cli_runner().invoke(args=["run", "upload", "fl", str(run)])
+    assert result.exit_code == 0, result.output
+    return result.output
