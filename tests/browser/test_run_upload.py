@@ -65,6 +65,6 @@ def test_bad_run_shows_its_line_then_a_good_one_uploads(
     lines_of = """h => { const r = document.createRange(); r.selectNodeContents(h);
         return new Set([...r.getClientRects()].map((rect) => Math.round(rect.top))).size; }"""
     headers = page.locator("section[aria-labelledby=upload-heading] th[scope=row]").all()
-    assert len(headers) == 10  # with "Docids the corpus lacks"
+    assert len(headers) == 11  # with "Tags" and "Docids the corpus lacks"
     for header in headers:
         assert header.evaluate(lines_of) == 1, header.inner_text()
