@@ -59,6 +59,9 @@ def make_app(instance: Path, url: str, **extra: object) -> Flask:
         "NDCG_SECURE_COOKIES": False,
         # Failure counters of one test never meet another's, even in a shared Redis.
         "NDCG_THROTTLE_PREFIX": f"test-{uuid.uuid4().hex}",
+        # A job consumer in a test runs only the jobs the test queues: no schedule tick racing
+        # the test's end (tests/series/test_scheduled.py turns the scheduler on).
+        "NDCG_SCHEDULER": False,
     }
     config.update(extra)
     app = create_app(config)

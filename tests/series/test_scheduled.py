@@ -161,6 +161,7 @@ def test_the_worker_runs_a_missed_slot_when_it_starts(
         db.session.commit()
         db.session.remove()
     app.config["NDCG_JOBS_QUEUE"] = f"test-{uuid.uuid4().hex}"
+    app.config["NDCG_SCHEDULER"] = True  # the tests' apps run without it
     worker = jobs.worker(app, threads=1)
     worker._set_signal_handlers = lambda: None  # pytest keeps its own SIGINT handler
     worker.start()
