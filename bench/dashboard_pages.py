@@ -87,11 +87,12 @@ def give_text(test_set_id: int, run_id: int, top: int = 20) -> int:
     import sqlalchemy as sa
 
     from ndcg_labeler.extensions import db
+    from ndcg_labeler.formats import decode_docids
     from ndcg_labeler.models import Chunk, RunQuery
 
     wanted: set[str] = set()
     for blob in db.session.scalars(sa.select(RunQuery.docids).where(RunQuery.run_id == run_id)):
-        wanted.update(bytes(blob).decode().split("\n")[:top])
+        wanted.update(decode_docids(blob).decode().split("\n")[:top])
     table = Chunk.__table__
     existing = set(
         db.session.scalars(sa.select(table.c.docid).where(table.c.test_set_id == test_set_id))

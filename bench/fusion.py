@@ -159,6 +159,7 @@ def _score_bits(run_id: int) -> list[tuple[int, bytes, bytes]]:
     import sqlalchemy as sa
 
     from ndcg_labeler.extensions import db
+    from ndcg_labeler.formats import decode_ranked
     from ndcg_labeler.models import RunQuery
 
     rows = db.session.execute(
@@ -166,7 +167,12 @@ def _score_bits(run_id: int) -> list[tuple[int, bytes, bytes]]:
         .where(RunQuery.run_id == run_id)
         .order_by(RunQuery.query_id)
     )
-    return [(q, bytes(d), bytes(s)) for q, d, s in rows]
+    # Decoded: either storage encoding (formats.run_storage) compares by content.
+    out = []
+    for q, d, s in rows:
+        text, values = decode_ranked(d, s)
+        out.append((q, text, values.tobytes()))
+    return out
 
 
 def main() -> None:

@@ -86,14 +86,16 @@ class RunTag(db.Model):
 
 
 class RunQuery(db.Model):
-    """The ranked list of one query in one run: docids (newline-joined) and float64 scores."""
+    """The ranked list of one query in one run: docids (newline-joined) and float64 scores,
+    both stored compact and exact (formats.encode_ranked / decode_ranked)."""
 
     __tablename__ = "run_query"
 
     id: Mapped[int] = mapped_column(primary_key=True)
     run_id: Mapped[int] = mapped_column(sa.ForeignKey("run.id", ondelete="CASCADE"))
     query_id: Mapped[int] = mapped_column(sa.ForeignKey("query.id", ondelete="CASCADE"))
-    # Already in trec_eval order (score desc, docid desc) and cut at the run's depth.
+    # Already in trec_eval order (score desc, docid desc) and cut at the run's depth; read
+    # them through formats.decode_ranked (a versioned header; legacy rows are plain).
     docids: Mapped[bytes] = mapped_column(sa.LargeBinary)
     scores: Mapped[bytes] = mapped_column(sa.LargeBinary)
 

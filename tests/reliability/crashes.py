@@ -16,6 +16,7 @@ import sqlalchemy as sa
 from flask import Flask
 
 from ndcg_labeler.extensions import db
+from ndcg_labeler.formats import decode_docids
 from ndcg_labeler.models import Run, RunQuery
 from tests.reliability.annotators import ROOT, instance_settings
 
@@ -63,7 +64,7 @@ def stored_runs(app: Flask) -> dict[str, tuple[int, int, int, int]]:
         out = {}
         for run in db.session.scalars(sa.select(Run)):
             lists = db.session.scalars(sa.select(RunQuery.docids).where(RunQuery.run_id == run.id))
-            blobs = [bytes(b) for b in lists]
+            blobs = [decode_docids(b) for b in lists]
             entries = sum(b.count(b"\n") + 1 for b in blobs if b)
             out[run.name] = (run.num_queries, run.num_entries, len(blobs), entries)
         db.session.remove()

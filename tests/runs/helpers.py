@@ -5,6 +5,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 
 from ndcg_labeler.extensions import db
+from ndcg_labeler.formats import decode_docids
 from ndcg_labeler.models import Query, Run, RunQuery
 
 # A small test set shared by the CLI and live-scoring tests: q1 ranks b (2), z (unjudged), a (3)
@@ -33,7 +34,7 @@ def stored(run: Run) -> dict[str, list[str]]:
         .join(Query, Query.id == RunQuery.query_id)
         .where(RunQuery.run_id == run.id)
     ).all()
-    return {qid: bytes(blob).decode().split("\n") for qid, blob in rows}
+    return {qid: decode_docids(blob).decode().split("\n") for qid, blob in rows}
 
 
 def counts() -> tuple[int, int]:

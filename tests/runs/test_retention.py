@@ -15,6 +15,7 @@ from flask import Flask
 from flask.testing import FlaskClient, FlaskCliRunner
 
 from ndcg_labeler.extensions import db
+from ndcg_labeler.formats import decode_docids
 from ndcg_labeler.models import AuditEvent, Run, RunQuery, TestSet
 from ndcg_labeler.services import ServiceError, comparison, live
 from ndcg_labeler.services import runs as run_service
@@ -52,7 +53,7 @@ def test_archiving_keeps_the_top_n_and_the_cutoffs_up_to_it(app: Flask, deep: in
         assert (run.kept_depth, run.num_entries, run.archived) == (10, 11, True)
         q1 = db.session.scalar(db.select(RunQuery.docids).where(RunQuery.run_id == run.id))
         lists = [
-            bytes(row).decode().split("\n")
+            decode_docids(row).decode().split("\n")
             for row in db.session.scalars(
                 db.select(RunQuery.docids).where(RunQuery.run_id == run.id)
             )

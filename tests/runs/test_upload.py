@@ -9,12 +9,11 @@ import json
 import math
 import tempfile
 
-import numpy as np
 import pytest
 import sqlalchemy as sa
 
 from ndcg_labeler.extensions import db
-from ndcg_labeler.formats import FormatError
+from ndcg_labeler.formats import FormatError, decode_ranked
 from ndcg_labeler.models import Run, RunQuery, TestSet
 from ndcg_labeler.services import ServiceError, live
 from ndcg_labeler.services import runs as run_service
@@ -99,7 +98,7 @@ def test_gzip_and_scores_as_float64(test_set: TestSet) -> None:
     row = db.session.scalar(
         sa.select(RunQuery).where(RunQuery.run_id == run.id).order_by(RunQuery.id).limit(1)
     )
-    assert np.frombuffer(row.scores, dtype=np.float64).tolist() == [5.5, 2.0, 2.0]
+    assert decode_ranked(row.docids, row.scores)[1].tolist() == [5.5, 2.0, 2.0]
 
 
 def test_upload_from_a_path(test_set: TestSet, tmp_path) -> None:
@@ -270,10 +269,12 @@ def test_a_run_listed_best_first_keeps_trec_eval_order_and_scores_right(ctx) -> 
     )
     run = upload(test_set, text)
     assert stored(run) == {"q1": ["x", "ccc", "bb", "a", "d"], "q2": ["m22", "m1", "z"]}
-    rows = db.session.scalars(
-        sa.select(RunQuery.scores).where(RunQuery.run_id == run.id).order_by(RunQuery.id)
+    rows = db.session.execute(
+        sa.select(RunQuery.docids, RunQuery.scores)
+        .where(RunQuery.run_id == run.id)
+        .order_by(RunQuery.id)
     ).all()
-    assert [np.frombuffer(r, dtype=np.float64).tolist() for r in rows] == [
+    assert [decode_ranked(d, s)[1].tolist() for d, s in rows] == [
         [5.0, 2.0, 2.0, 2.0, 1.0],
         [1.0, 1.0, 0.5],
     ]

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 
 from ndcg_labeler.extensions import db
+from ndcg_labeler.formats import decode_docids
 from ndcg_labeler.models import Run, RunQuery
 from ndcg_labeler.services._db import select_rows
 from ndcg_labeler.services.live.ranked import RankedBuffer, RunData
@@ -29,7 +30,9 @@ def load_run_data(run: Run) -> RunData:
         .where(table.c.run_id == run.id)
         .order_by(table.c.id)
     )
-    return RunData(run_key(run), (r[0] for r in rows), [bytes(r[1]) for r in rows], run.name)
+    return RunData(
+        run_key(run), (r[0] for r in rows), [decode_docids(r[1]) for r in rows], run.name
+    )
 
 
 _ONE_QUERY = sa.select(RunQuery.__table__.c.docids).where(
@@ -43,7 +46,7 @@ def query_docids(run_id: int, query_id: int) -> list[str] | None:
     blob = db.session.scalar(_ONE_QUERY, {"run_id": run_id, "query_id": query_id})
     if blob is None:
         return None
-    text = bytes(blob).decode("utf-8")
+    text = decode_docids(blob).decode("utf-8")
     return text.split("\n") if text else []
 
 
@@ -53,7 +56,7 @@ def top_lists(run: Run, depth: int) -> dict[int, list[str]]:
     rows = select_rows(sa.select(table.c.query_id, table.c.docids).where(table.c.run_id == run.id))
     out = {}
     for query_id, blob in rows:
-        text = bytes(blob).decode("utf-8")
+        text = decode_docids(blob).decode("utf-8")
         out[int(query_id)] = text.split("\n", depth)[:depth] if text else []
     return out
 

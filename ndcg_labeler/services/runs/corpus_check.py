@@ -10,6 +10,7 @@ import numpy as np
 import sqlalchemy as sa
 
 from ndcg_labeler.extensions import db
+from ndcg_labeler.formats import decode_docids
 from ndcg_labeler.models import Chunk, Run, RunQuery
 from ndcg_labeler.services._db import select_rows
 
@@ -78,5 +79,6 @@ def run_docids(test_set_id: int) -> Iterator[list[str]]:
         execution_options={"yield_per": 200},
     )
     for (blob,) in rows:
-        if blob:
-            yield bytes(blob).decode().split("\n")
+        text = decode_docids(blob)
+        if text:
+            yield text.decode().split("\n")

@@ -17,6 +17,7 @@ import numpy as np
 import sqlalchemy as sa
 
 from ndcg_labeler.extensions import db
+from ndcg_labeler.formats import decode_ranked
 from ndcg_labeler.models import Query, Run, RunQuery, TestSet, User
 from ndcg_labeler.scoring import FUSION_METHODS, RRF_K, fuse_arrays
 from ndcg_labeler.services import ServiceError
@@ -39,9 +40,10 @@ def ranked_lists(run: Run) -> dict[str, list[tuple[str, float]]]:
         .where(RunQuery.run_id == run.id)
     )
     lists: dict[str, list[tuple[str, float]]] = {}
-    for qid, blob, score_bytes in rows:
-        docids = bytes(blob).decode().split("\n") if blob else []
-        scores = np.frombuffer(bytes(score_bytes), dtype=np.float64).tolist()
+    for qid, blob, score_blob in rows:
+        text, values = decode_ranked(blob, score_blob)
+        docids = text.decode().split("\n") if text else []
+        scores = values.tolist()
         lists[qid] = list(zip(docids, scores, strict=True))
     return lists
 
@@ -140,10 +142,10 @@ def _run_arrays(run: Run) -> tuple[list[str], np.ndarray, pa.LargeStringArray, n
         .where(RunQuery.run_id == run.id)
     ).all()
     qids = [qid for qid, _, _ in rows]
-    score_bytes = [bytes(sc) for _, _, sc in rows]
-    counts = np.array([len(sc) // 8 for sc in score_bytes], dtype=np.int64)
-    scores = np.frombuffer(b"".join(score_bytes), dtype=np.float64)
-    raw = np.frombuffer(b"\n".join(bytes(blob) for _, blob, _ in rows if blob), dtype=np.uint8)
+    decoded = [decode_ranked(blob, sc) for _, blob, sc in rows]
+    counts = np.array([values.size for _, values in decoded], dtype=np.int64)
+    scores = np.concatenate([values for _, values in decoded]) if decoded else np.empty(0)
+    raw = np.frombuffer(b"\n".join(text for text, _ in decoded if text), dtype=np.uint8)
     newlines = np.flatnonzero(raw == ord("\n"))
     entries = newlines.size + 1 if raw.size else 0
     if entries != scores.size:

@@ -1,10 +1,11 @@
 """Retention: archive a run by keeping its top N entries per query and its stored scores.
 
-An old run's deep entries are most of its bytes (~18 per entry); archiving keeps the first N
-of each ranked list (already in trec_eval order) and leaves the run's stored per-query scores
-alone. Every measure cut at k <= N needs only those N entries, so the run still lists, compares
-and gates at such cutoffs, re-scored exactly after new grades; deeper cutoffs and the
-whole-list measures (AP, reciprocal rank) are refused or shown as unavailable.
+An old run's deep entries are most of its bytes (~5 per entry: formats.run_storage);
+archiving keeps the first N of each ranked list (already in trec_eval order) and leaves the
+run's stored per-query scores alone. Every measure cut at k <= N needs only those N entries,
+so the run still lists, compares and gates at such cutoffs, re-scored exactly after new
+grades; deeper cutoffs and the whole-list measures (AP, reciprocal rank) are refused or shown
+as unavailable.
 """
 
 from __future__ import annotations
@@ -12,13 +13,13 @@ from __future__ import annotations
 import sqlalchemy as sa
 
 from ndcg_labeler.extensions import db
+from ndcg_labeler.formats import decode_ranked, encode_ranked
 from ndcg_labeler.models import Run, RunQuery, User, utcnow
 from ndcg_labeler.services import ServiceError, audit, live
 from ndcg_labeler.services._db import bump_versions, transaction
 
 # Lists and the overview show NDCG@10: an archived run keeps at least that much.
 MIN_KEEP = 10
-_SCORE_BYTES = 8  # float64
 _BATCH = 500
 
 
@@ -60,18 +61,15 @@ def archive_run(run: Run, keep: int, actor: User | None = None) -> int:
             last_id = rows[-1][0]
             changes = []
             for row_id, docids, scores in rows:
-                text = bytes(docids)
+                text, values = decode_ranked(docids, scores)
                 parts = text.split(b"\n", keep)
                 count = min(len(parts), keep) if text else 0
                 kept_total += count
                 if text and len(parts) > keep:
-                    changes.append(
-                        {
-                            "row_id": row_id,
-                            "docids": b"\n".join(parts[:keep]),
-                            "scores": bytes(scores)[: keep * _SCORE_BYTES],
-                        }
+                    kept_docids, kept_scores = encode_ranked(
+                        b"\n".join(parts[:keep]), values[:keep]
                     )
+                    changes.append({"row_id": row_id, "docids": kept_docids, "scores": kept_scores})
             if changes:
                 db.session.execute(
                     table.update()

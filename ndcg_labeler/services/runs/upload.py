@@ -408,10 +408,13 @@ def _in_place(
 def _insert_queries(run_id: int, ranked: _Ranked, progress: Progress) -> None:
     """Bulk-insert the RunQuery rows (Core executemany, no ORM object per row)."""
     table = RunQuery.__table__
-    rows = [
-        {"run_id": run_id, "query_id": qpk, "docids": blob, "scores": sc}
-        for qpk, blob, sc in zip(ranked.query_ids, ranked.blobs, ranked.scores, strict=True)
-    ]
+    from ndcg_labeler.formats import encode_ranked
+
+    rows = []
+    for qpk, blob, sc in zip(ranked.query_ids, ranked.blobs, ranked.scores, strict=True):
+        # Compact and exact (formats.run_storage): ~5 bytes an entry instead of ~18.
+        docids, scores = encode_ranked(blob, sc)
+        rows.append({"run_id": run_id, "query_id": qpk, "docids": docids, "scores": scores})
     for begin in range(0, len(rows), _BATCH):
         db.session.execute(sa.insert(table), rows[begin : begin + _BATCH])
         stored = min(begin + _BATCH, len(rows))
