@@ -63,7 +63,7 @@ def test_the_migration_keeps_every_list_exactly_both_ways(app: Flask) -> None:
         q6 = next(v for v in new.values() if v[0].startswith(b"rq6"))
         assert np.frombuffer(q6[1]).view(np.int64).tolist()[1:] == [-(1 << 63)] * 2
         db.session.commit()  # migrations wait for every open transaction on PostgreSQL
-        downgrade(revision="0022_corpora")
+        downgrade(revision="0023_fetchlater")
         old = _rows()
         raw = db.session.execute(sa.select(RunQuery.docids, RunQuery.scores)).all()
         assert all(not bytes(d).startswith(b"\xff") and len(s) == 24 for d, s in raw)

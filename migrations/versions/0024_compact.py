@@ -1,7 +1,7 @@
 """run_query: compact, exact storage of ranked lists (formats.run_storage, version 1)
 
-Revision ID: 0023_compact
-Revises: 0022_corpora
+Revision ID: 0024_compact
+Revises: 0023_fetchlater
 Create Date: 2026-11-26 23:30:00
 
 Each ranked list used to be stored as newline-joined docids and raw float64 scores (~18 bytes
@@ -15,8 +15,8 @@ from alembic import op
 
 from ndcg_labeler.formats import decode_ranked, encode_ranked
 
-revision = "0023_compact"
-down_revision = "0022_corpora"
+revision = "0024_compact"
+down_revision = "0023_fetchlater"
 branch_labels = None
 depends_on = None
 
