@@ -62,7 +62,7 @@ def _pages(
     url: str | None, tmp: Path, queries: int, runs: int, depth: int
 ) -> dict[tuple[str, str], Cell]:
     """Every many-runs page and `run list` at one run count."""
-    print(f"  many runs: {queries:,} × {depth}, {runs} runs", file=sys.stderr)
+    print(f"  many runs: {queries:,} × {depth:,}, {runs} runs", file=sys.stderr)
     cells: dict[tuple[str, str], Cell] = {}
     instance = tmp / f"instance-{runs}"
     found = many_runs.measure(_fresh(url, tmp, f"runs{runs}"), instance, queries, runs, depth)
@@ -82,12 +82,12 @@ def _pages(
 def _storage(url: str | None, tmp: Path, queries: int, depth: int) -> dict[tuple[str, str], Cell]:
     """Bytes per run (lists and stored scores) and an archived run, on uploaded runs of size
     queries × depth (three uploaded and one bulk clone, which `storage` measures)."""
-    print(f"  bytes per run: {queries:,} × {depth}", file=sys.stderr)
+    print(f"  bytes per run: {queries:,} × {depth:,}", file=sys.stderr)
     db_url = _fresh(url, tmp, "storage")
     many_runs.build(db_url, tmp / "instance-storage", queries, many_runs.BASES + 1, depth)
     kept = many_runs.storage(db_url, tmp / "instance-storage")
     forget_sqlite(tmp / "storage.sqlite3")
-    size = f"{queries:,} × {depth}"
+    size = f"{queries:,} × {depth:,}"
     total = kept["run_mb"] + kept["scores_mb"]
     per_entry = total * MB / (queries * depth)
     # The target is 60 MB for 7,000 × 1,000: per ranked entry, so that a smaller run compares.
