@@ -116,7 +116,10 @@ def _corpus(url: str | None, chunks: int) -> dict[tuple[str, str], Cell]:
     corpus_import.build_corpus(corpus, chunks)
     if url is not None:
         corpus_import.reset(url)
-    found = corpus_import.measure(ROOT, url, corpus, chunks, [])
+    # From a small helper process, as the refusal: the import's ru_maxrss would otherwise start
+    # from this process's peak (~2 GB after building runs of 7,000 × 1,000).
+    helper = [sys.executable, "-m", "bench.history", "--corpus-side", url or "", str(chunks)]
+    found = json.loads(subprocess.run(helper, cwd=ROOT, check=True, capture_output=True).stdout)
     size = f"{chunks:,} chunks"
     searched = [int(ms) for pair in _MS.findall(found["search"]) for ms in pair]
     return {
@@ -134,6 +137,13 @@ def _corpus(url: str | None, chunks: int) -> dict[tuple[str, str], Cell]:
             bool(searched) and max(searched) <= SEARCH_MS,
         ),
     }
+
+
+def corpus_side(url: str, chunks: str) -> None:
+    """In a small process: `corpus_import.measure` of the corpus `_corpus` built ("": SQLite)."""
+    corpus = corpus_import.DATA / f"corpus-v2-{chunks}.jsonl"
+    found = corpus_import.measure(ROOT, url or None, corpus, int(chunks), [])
+    print(json.dumps(found))
 
 
 def refusal_side(url: str, instance: str, path: str) -> None:
@@ -231,8 +241,12 @@ def main() -> None:
     parser.add_argument("--url", help="also on this PostgreSQL database (it is EMPTIED)")
     parser.add_argument("--no-sqlite", action="store_true", help="with --url: PostgreSQL only")
     parser.add_argument("--ten-million", action="store_true", help="also a 10M-chunk corpus")
+    parser.add_argument("--corpus-side", nargs=2, help=argparse.SUPPRESS)
     parser.add_argument("--refusal-side", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.corpus_side:
+        corpus_side(*args.corpus_side)
+        return
     if args.refusal_side:
         refusal_side(*args.refusal_side)
         return
