@@ -98,10 +98,15 @@ bench: setup-dev
 
 ## make bench-scale: issue 10's scale table (labeling, dashboards, team pages, CLI, worker memory)
 ## on sizes it builds itself, then pooling at 7,000 queries on SQLite (~6 min; QUICK=1 for smaller
-## sizes, DATABASE=url for an empty PG db: the scale table only)
+## sizes, DATABASE=url for an empty PG db: the scale table only), then issue 30's history table
+## (bench/history.py: many runs, bytes per run, corpus import, line-2 refusal; ~1 h, QUICK=1 a few
+## minutes; with DATABASE a PostgreSQL column beside SQLite's, the db EMPTIED; TEN_MILLION=1 adds
+## a 10M-chunk corpus, ~15 GB of disk)
 bench-scale: setup-dev
 	$(BIN)/python -m bench.scale $(if $(QUICK),--quick) $(if $(DATABASE),--url $(DATABASE))
 	$(if $(DATABASE),,$(BIN)/python -m bench.pooling $(if $(QUICK),--queries 1000))
+	$(BIN)/python -m bench.history $(if $(QUICK),--small) $(if $(DATABASE),--url $(DATABASE)) \
+		$(if $(TEN_MILLION),--ten-million)
 
 ## make bench-many-runs: issue 30's lists at 7,000 queries x 500 runs built in bulk (~10 min;
 ## QUICK=1 for 1,000 x 60, DATABASE=url for an empty PG db)

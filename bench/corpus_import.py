@@ -146,7 +146,7 @@ def main() -> None:
         print("| --- | --- | --- | --- | --- | --- |")
         for label, cwd in sides:
             if args.url:
-                _reset(args.url)
+                reset(args.url)
             found = measure(cwd, args.url, corpus, args.chunks, [])
             print(
                 f"| {label} | {found['wall']:.1f} s | {found['rate']:,.0f} | "
@@ -157,7 +157,7 @@ def main() -> None:
             shutil.rmtree(worktree, ignore_errors=True)
 
 
-def _reset(url: str) -> None:
+def reset(url: str) -> None:
     """Empty the PostgreSQL database (schema public) so that `db upgrade` starts afresh."""
     import sqlalchemy as sa
 

@@ -259,6 +259,28 @@ def storage(url: str, instance: Path) -> dict[str, float]:
     }
 
 
+def measure(url: str, instance: Path, queries: int, runs: int, depth: int) -> dict[str, Any]:
+    """Build Q x N runs in the EMPTY database `url`, then time each page (cold and warm, a new
+    process each), `flask run list` (from a small helper process) and the storage."""
+    built = build(url, instance, queries, runs, depth)
+    env = _env(url, instance)
+    timed = {}
+    for name, (path, api) in pages(built).items():
+        cmd = [sys.executable, "-m", "bench.many_runs", "--page-side", url, str(instance),
+               path, built["user"], built["token"] if api else ""]  # fmt: skip
+        found = json.loads(
+            subprocess.run(cmd, env=env, cwd=ROOT, check=True, capture_output=True).stdout
+        )
+        timed[name] = (found["cold"] * 1000, found["warm"] * 1000)
+    # From a small helper process: a child's ru_maxrss starts from its parent's peak, and
+    # this process grew while it built the runs (as bench.scale does it).
+    helper = [sys.executable, "-m", "bench.many_runs", "--list-side"]
+    listed = json.loads(
+        subprocess.run(helper, env=env, cwd=ROOT, check=True, capture_output=True).stdout
+    )
+    return {"built": built, "pages": timed, "list": listed, "storage": storage(url, instance)}
+
+
 def main() -> None:
     """Build, measure, print the table."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -283,33 +305,21 @@ def main() -> None:
         url = args.url or f"sqlite:///{Path(tmp) / 'many.sqlite3'}"
         print(f"building {args.queries:,} queries x {args.runs} runs of depth {args.depth}...",
               file=sys.stderr)  # fmt: skip
-        built = build(url, instance, args.queries, args.runs, args.depth)
-        env = _env(url, instance)
+        found = measure(url, instance, args.queries, args.runs, args.depth)
+        built, kept = found["built"], found["storage"]
         rows = []
-        for name, (path, api) in pages(built).items():
-            cmd = [sys.executable, "-m", "bench.many_runs", "--page-side", url, str(instance),
-                   path, built["user"], built["token"] if api else ""]  # fmt: skip
-            found = json.loads(
-                subprocess.run(cmd, env=env, cwd=ROOT, check=True, capture_output=True).stdout
-            )
-            cold, warm = found["cold"] * 1000, found["warm"] * 1000
+        for name, (cold, warm) in found["pages"].items():
             ok = cold <= TARGET_COLD_MS and warm <= TARGET_WARM_MS
             rows.append((name, f"{cold:.0f} ms", f"{warm:.0f} ms", "cold ≤ 1 s, warm ≤ 300 ms",
                          "met" if ok else "MISSED"))  # fmt: skip
-        # From a small helper process: a child's ru_maxrss starts from its parent's peak, and
-        # this process grew while it built the runs (as bench.scale does it).
-        helper = [sys.executable, "-m", "bench.many_runs", "--list-side"]
-        found = json.loads(
-            subprocess.run(helper, env=env, cwd=ROOT, check=True, capture_output=True).stdout
-        )
-        wall, rss = found["list"], found["list_rss"]
+        listed = found["list"]
+        wall, rss = listed["list"], listed["list_rss"]
         ok = wall <= TARGET_LIST_S and rss <= TARGET_LIST_MB * MB
         verdict = "met" if ok else "MISSED"
         rows.append(("`flask run list` (process, median of 3)", f"{wall:.2f} s",
                      f"{rss / MB:.0f} MB", "≤ 0.5 s, ≤ 150 MB", verdict))  # fmt: skip
-        rows.append(("  beside it: `flask run --help` (start-up only)", f"{found['help']:.2f} s",
-                     f"{found['help_rss'] / MB:.0f} MB", "", ""))  # fmt: skip
-        kept = storage(url, instance)
+        rows.append(("  beside it: `flask run --help` (start-up only)", f"{listed['help']:.2f} s",
+                     f"{listed['help_rss'] / MB:.0f} MB", "", ""))  # fmt: skip
         database = url.split(":", 1)[0]
         size = f"{args.queries:,} queries × {args.runs} runs (depth {args.depth}), {database}"
         print(f"\n{size}; built in {built['uploaded_s']:.0f} s (3 uploads) + "
