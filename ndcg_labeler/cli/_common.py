@@ -53,3 +53,12 @@ def write_out(body: str, output: str | None) -> None:
         return
     with open(output, "w", encoding="utf-8", newline="") as handle:
         handle.write(body)
+
+
+# A judge run's, an ask-again's and a probe's budget: one option, one help text.
+max_cost_option = click.option(
+    "--max-cost",
+    type=float,
+    default=None,
+    help="Budget in dollars (needs the judge's prices): stop cleanly before passing it.",
+)

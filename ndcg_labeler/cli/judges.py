@@ -17,7 +17,7 @@ import click
 from flask.cli import AppGroup
 
 from ndcg_labeler.cli import ensembles as ensemble_commands
-from ndcg_labeler.cli._common import cli_errors
+from ndcg_labeler.cli._common import cli_errors, max_cost_option
 from ndcg_labeler.cli.probes import prices, probe
 from ndcg_labeler.services import audit_samples, judge_costs, judges, testsets
 
@@ -112,12 +112,7 @@ def list_judges(archived: bool) -> None:
 @click.option("--judge", "judge_name", required=True)
 @click.option("--pairs", default="unjudged", show_default=True, help="unjudged|all|human|sample:N")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
-@click.option(
-    "--max-cost",
-    type=float,
-    default=None,
-    help="Budget in dollars (needs the judge's prices): stop cleanly before passing it.",
-)
+@max_cost_option
 @click.option("--estimate", is_flag=True, help="Print the estimate (pairs, cost) and stop.")
 @cli_errors
 def run(
@@ -275,12 +270,7 @@ def audit(
     help="Which of its answers under the current prompt version to ask afresh.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
-@click.option(
-    "--max-cost",
-    type=float,
-    default=None,
-    help="Budget in dollars (needs the judge's prices): stop cleanly before passing it.",
-)
+@max_cost_option
 @cli_errors
 def ask_again(
     testset: str, judge_name: str, pairs: str, as_json: bool, max_cost: float | None

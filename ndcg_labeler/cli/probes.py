@@ -10,7 +10,7 @@ from typing import Any
 import click
 from flask.cli import with_appcontext
 
-from ndcg_labeler.cli._common import cli_errors
+from ndcg_labeler.cli._common import cli_errors, max_cost_option
 from ndcg_labeler.services import judge_costs, judges, probes, testsets
 
 
@@ -26,12 +26,7 @@ from ndcg_labeler.services import judge_costs, judges, probes, testsets
     help="N: pairs people graded 0 to probe (fewer: the lowest-graded fill up).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
-@click.option(
-    "--max-cost",
-    type=float,
-    default=None,
-    help="Budget in dollars (needs the judge's prices): stop cleanly before passing it.",
-)
+@max_cost_option
 @with_appcontext
 @cli_errors
 def probe(testset: str, judge_name: str, n: int, as_json: bool, max_cost: float | None) -> None:

@@ -54,8 +54,42 @@ def _none(value: float) -> float | None:
     return None if math.isnan(value) else float(value)
 
 
+class MeanFigures:
+    """What RunScores and a stored list line (summary.ListedScores) say alike about a mean:
+    its interval's keys and which queries it and trec_eval's `all` cover."""
+
+    interval: TInterval
+    mean_ndcg: float | None
+    queries_in_mean: int
+    num_undefined: int
+    num_missing: int
+    mean_trec_all: float | None
+    queries_trec_all: int
+
+    @property
+    def means_differ(self) -> bool:
+        """Whether trec_eval's `all` differs from our mean (in value or in queries covered),
+        so that pages show both figures with their names."""
+        ours = (self.queries_in_mean, self.mean_ndcg)
+        return (self.queries_trec_all, self.mean_trec_all) != ours
+
+    def interval_json(self) -> dict[str, Any]:
+        """The interval's JSON keys, beside `mean_ndcg` wherever a mean is sent."""
+        return self.interval.to_json()
+
+    def means_json(self) -> dict[str, Any]:
+        """The keys beside `mean_ndcg` that say which queries each mean covers."""
+        return {
+            "queries_in_mean": self.queries_in_mean,
+            "queries_undefined": self.num_undefined,
+            "queries_missing": self.num_missing,
+            "mean_trec_all": self.mean_trec_all,
+            "queries_trec_all": self.queries_trec_all,
+        }
+
+
 @dataclass
-class RunScores:
+class RunScores(MeanFigures):
     """A snapshot of a run's per-query scores at k and the product mean."""
 
     run_id: int
@@ -128,10 +162,6 @@ class RunScores:
         """The mean NDCG@k with n and its 95% t interval over the same queries."""
         return t_interval(self.ndcg)
 
-    def interval_json(self) -> dict[str, Any]:
-        """The interval's JSON keys, beside `mean_ndcg` wherever a mean is sent."""
-        return self.interval.to_json()
-
     @property
     def num_queries(self) -> int:
         """Test-set queries scored (in the run or missing from it)."""
@@ -164,23 +194,6 @@ class RunScores:
         NDCG counting 0; None when it covers no query (trec_eval prints 0 then)."""
         values = self.ndcg[self.trec_all_mask]
         return float(np.nan_to_num(values, nan=0.0).mean()) if values.size else None
-
-    @property
-    def means_differ(self) -> bool:
-        """Whether trec_eval's `all` differs from our mean (in value or in queries covered),
-        so that pages show both figures with their names."""
-        ours = (self.queries_in_mean, self.mean_ndcg)
-        return (self.queries_trec_all, self.mean_trec_all) != ours
-
-    def means_json(self) -> dict[str, Any]:
-        """The keys beside `mean_ndcg` that say which queries each mean covers."""
-        return {
-            "queries_in_mean": self.queries_in_mean,
-            "queries_undefined": self.num_undefined,
-            "queries_missing": self.num_missing,
-            "mean_trec_all": self.mean_trec_all,
-            "queries_trec_all": self.queries_trec_all,
-        }
 
     @property
     def mean_judged_at_k(self) -> float | None:

@@ -17,7 +17,7 @@ from typing import Any
 from ndcg_labeler.models import Run
 from ndcg_labeler.scoring import TInterval
 from ndcg_labeler.services.live.options import ScoreOptions
-from ndcg_labeler.services.live.results import RunScores
+from ndcg_labeler.services.live.results import MeanFigures, RunScores
 from ndcg_labeler.services.live.state import TestSetState, test_set_state
 from ndcg_labeler.services.live.store import settings_key
 
@@ -26,7 +26,7 @@ SUMMARY_FORMAT = 1
 
 
 @dataclass(frozen=True)
-class ListedScores:
+class ListedScores(MeanFigures):
     """A run's figures at the default options, with RunScores' names for what lists show."""
 
     k: int
@@ -50,31 +50,12 @@ class ListedScores:
         """What templates read as `result.options.top_grade`."""
         return self
 
-    @property
-    def means_differ(self) -> bool:
-        """Whether trec_eval's `all` differs from our mean (see RunScores.means_differ)."""
-        return (self.queries_trec_all, self.mean_trec_all) != (self.queries_in_mean, self.mean_ndcg)
-
-    def interval_json(self) -> dict[str, Any]:
-        """As RunScores.interval_json."""
-        return self.interval.to_json()
-
     def sensitivity_json(self) -> dict[str, Any]:
         """As RunScores.sensitivity_json."""
         return {
             "mean_if_unjudged_top": self.mean_if_unjudged_top,
             "mean_condensed": self.mean_condensed,
             "top_grade": self.top_grade,
-        }
-
-    def means_json(self) -> dict[str, Any]:
-        """As RunScores.means_json."""
-        return {
-            "queries_in_mean": self.queries_in_mean,
-            "queries_undefined": self.num_undefined,
-            "queries_missing": self.num_missing,
-            "mean_trec_all": self.mean_trec_all,
-            "queries_trec_all": self.queries_trec_all,
         }
 
     @classmethod
