@@ -161,6 +161,7 @@ def test_the_overview_shows_the_runs_that_matter(
     page = as_admin.get(f"/test-sets/{many}/dashboard/").get_data(as_text=True)
     assert scored == []  # default options: the stored list lines and means over k serve it
     assert f"{MEANS['dense-v2']:.4f}" in page and "chart-over-k" in page
+    assert "2 of 3 runs shown: pinned, the latest of each series" in page
     # The newest (dense-v2) and the best (bm25-base); dense-v1 is neither.
     assert [row["run"] for row in data["runs"]] == ["bm25-base", "dense-v2"]
     assert data["runs_total"] == 3
@@ -170,6 +171,22 @@ def test_the_overview_shows_the_runs_that_matter(
     )
     page = as_admin.get(f"/test-sets/{many}/dashboard/").get_data(as_text=True)
     assert ">dense-v1<" in page and "3 of 3 runs shown" not in page
+    data = as_admin.get(f"/test-sets/{many}/dashboard/export/overview.json").get_json()
+    assert [row["run"] for row in data["runs"]] == list(RUNS)
+
+
+def test_the_overview_shows_the_latest_run_of_each_series(
+    app: Flask, many: int, as_admin: FlaskClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(overview_module, "SHOWN_ALL", 1)
+    monkeypatch.setattr(overview_module, "SHOWN_NEWEST", 1)
+    monkeypatch.setattr(overview_module, "SHOWN_BEST", 1)
+    with app.app_context():
+        # dense-v1 is the latest of "nightly" (the older run in it is bm25-base); dense-v2,
+        # newer, is in no series.
+        for name in ("bm25-base", "dense-v1"):
+            db.session.get_one(Run, _run_id(app, name)).series = "nightly"
+        db.session.commit()
     data = as_admin.get(f"/test-sets/{many}/dashboard/export/overview.json").get_json()
     assert [row["run"] for row in data["runs"]] == list(RUNS)
 

@@ -140,11 +140,34 @@ def means_over_k(
 
 
 # Up to this many runs the overview shows them all; past it, the runs that matter: the pinned
-# ones, the newest and the best (by their stored mean NDCG@10), the rest a click away.
+# ones, the latest of each series, the newest and the best (by their stored mean NDCG@10), the
+# rest a click away.
 SHOWN_ALL = 12
 SHOWN_NEWEST = 5
 SHOWN_BEST = 5
 SHOWN_PINNED = 20
+SHOWN_SERIES = 10  # the latest run of each of the series most recently run
+
+
+def _latest_of_each_series(test_set: TestSet, limit: int) -> list[Run]:
+    """The latest run (by upload time, then id) of each of the `limit` series run last."""
+    rank = (
+        sa.func.row_number()
+        .over(partition_by=Run.series, order_by=(Run.uploaded_at.desc(), Run.id.desc()))
+        .label("rank")
+    )
+    latest = (
+        sa.select(Run.id, Run.uploaded_at, rank)
+        .where(Run.test_set_id == test_set.id, Run.series.is_not(None))
+        .subquery()
+    )
+    ids = (
+        sa.select(latest.c.id)
+        .where(latest.c.rank == 1)
+        .order_by(latest.c.uploaded_at.desc(), latest.c.id.desc())
+        .limit(limit)
+    )
+    return list(db.session.scalars(sa.select(Run).where(Run.id.in_(ids))))
 
 
 def runs_that_matter(test_set: TestSet, k: int) -> tuple[list[Run], int]:
@@ -162,6 +185,7 @@ def runs_that_matter(test_set: TestSet, k: int) -> tuple[list[Run], int]:
         found = {
             run.id: run for pick in picks for run in run_service.find_runs(test_set, pick).runs
         }
+        found.update((run.id, run) for run in _latest_of_each_series(test_set, SHOWN_SERIES))
         chosen = sorted(found.values(), key=lambda run: (run.uploaded_at, run.id))
     shown = [run for run in chosen if run.kept_depth is None or k <= run.kept_depth]
     return shown, every.total
