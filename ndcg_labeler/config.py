@@ -95,6 +95,11 @@ def from_environment(instance_path: str) -> dict[str, Any]:
         "NDCG_JOBS_SQLITE": os.environ.get("NDCG_JOBS_SQLITE") or None,
         "NDCG_JOB_THREADS": int(os.environ.get("NDCG_JOB_THREADS", "2")),
         "NDCG_JOB_STALE_SECONDS": int(os.environ.get("NDCG_JOB_STALE_SECONDS", "300")),
+        # Job inputs in an S3-compatible store (s3://bucket/prefix) instead of the database;
+        # the endpoint for stores other than AWS (MinIO, Ceph, R2); credentials: boto3's chain.
+        "NDCG_JOB_STORE_URL": os.environ.get("NDCG_JOB_STORE_URL", ""),
+        "NDCG_S3_ENDPOINT_URL": os.environ.get("NDCG_S3_ENDPOINT_URL") or None,
+        "NDCG_S3_REGION": os.environ.get("NDCG_S3_REGION") or None,
         # Stored figures (team pages, compare statistics): see figures_cache_inline_max.
         "NDCG_FIGURES_CACHE_INLINE_MAX": int(
             os.environ.get("NDCG_FIGURES_CACHE_INLINE_MAX")

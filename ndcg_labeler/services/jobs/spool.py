@@ -1,4 +1,5 @@
-"""Uploaded files a job will read, spooled into the database (table job_file) until it ends.
+"""Uploaded files a job will read, spooled into the database (table job_file) until it ends,
+or into an S3-compatible object store when NDCG_JOB_STORE_URL names one (object_store.py).
 
 Web servers and job workers may run on different machines with no disk in common: a server
 streams each upload into 1 MiB parts of job_file (in the transaction that records the job), a
@@ -23,6 +24,9 @@ from flask import current_app
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import JobFile, utcnow
+from ndcg_labeler.services import ServiceError
+
+from . import object_store
 
 _CHUNK = 1 << 20
 PREFIX = "db:"
@@ -46,15 +50,18 @@ def stream_size(stream: BinaryIO) -> int:
 
 def spool(files: dict[str, tuple[str, BinaryIO]]) -> str:
     """Copy each (filename, stream) into job_file parts, in the session's transaction (the
-    caller commits them with the job); returns the job's upload_path, "db:<token>" ("" when
-    there are no files)."""
+    caller commits them with the job), or into the object store when one is configured;
+    returns the job's upload_path, "db:<token>" or "s3:<token>" ("" when there are no files)."""
     if not files:
         return ""
     token = secrets.token_hex(12)
+    if object_store.configured():
+        object_store.put(token, {field: (_name(name), s) for field, (name, s) in files.items()})
+        return object_store.PREFIX + token
     now = utcnow()
     insert = sa.insert(_file)
     for field, (filename, stream) in files.items():
-        name = (os.path.basename(filename.replace("\\", "/")) or "upload")[:300]
+        name = _name(filename)
         seq = 0
         # One part in memory at a time, however large the upload.
         while True:
@@ -78,14 +85,36 @@ def spool(files: dict[str, tuple[str, BinaryIO]]) -> str:
     return PREFIX + token
 
 
+def _name(filename: str) -> str:
+    """The file's own name, without any folder a browser sent with it."""
+    return (os.path.basename(filename.replace("\\", "/")) or "upload")[:300]
+
+
 def _token(upload_path: str) -> str | None:
     return upload_path[len(PREFIX) :] if upload_path.startswith(PREFIX) else None
+
+
+def _stored(upload_path: str) -> str | None:
+    """The object-store token of an "s3:<token>" path (None for others); refused when the
+    store that holds it is no longer configured."""
+    if not upload_path.startswith(object_store.PREFIX):
+        return None
+    if not object_store.configured():
+        raise ServiceError(
+            "the job's files are in an object store, and NDCG_JOB_STORE_URL no longer names one"
+        )
+    return upload_path[len(object_store.PREFIX) :]
 
 
 @contextmanager
 def spooled(upload_path: str, field: str) -> Iterator[tuple[str, str] | None]:
     """(path, filename) of a local copy of the file spooled for `field` while the block runs,
     or None when none was. Parts are read one at a time; the copy is deleted afterwards."""
+    stored = _stored(upload_path)
+    if stored is not None:
+        with object_store.fetched(stored, field) as found:
+            yield found
+        return
     token = _token(upload_path)
     if token is None:
         yield _on_disk(upload_path, field)
@@ -122,6 +151,10 @@ def _on_disk(folder: str, field: str) -> tuple[str, str] | None:
 def remove(upload_path: str) -> None:
     """Delete a job's spooled files (database parts committed at once; a folder only inside
     the instance's uploads folder)."""
+    stored = _stored(upload_path)
+    if stored is not None:
+        object_store.remove(stored)
+        return
     token = _token(upload_path)
     if token is not None:
         db.session.execute(sa.delete(_file).where(_file.c.token == token))
@@ -137,6 +170,9 @@ def remove(upload_path: str) -> None:
 
 def is_spooled(upload_path: str) -> bool:
     """Whether any of the job's spooled files is still stored."""
+    stored = _stored(upload_path)
+    if stored is not None:
+        return object_store.exists(stored)
     token = _token(upload_path)
     if token is None:
         return bool(upload_path) and os.path.exists(upload_path)
@@ -166,6 +202,11 @@ def sweep(keep: set[str], now: float, grace: float = SWEEP_GRACE_SECONDS) -> lis
     its files, or by a server killed between spooling an upload and creating its job.
     Returns what was removed (database spools as "db:<token>", folders as paths)."""
     removed = _sweep_database(keep, grace)
+    if object_store.configured():
+        prefix = object_store.PREFIX
+        kept = {path[len(prefix) :] for path in keep if path.startswith(prefix)}
+        swept = object_store.sweep(kept, grace)
+        removed += [object_store.PREFIX + token for token in swept]
     root = os.path.join(current_app.instance_path, "uploads")
     if not os.path.isdir(root):
         return removed
