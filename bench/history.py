@@ -1,8 +1,10 @@
 """The scale bench's history table (issue 30, item 7): one table, every target, ✓ or ✗.
 
 `python -m bench.history [--small] [--url postgresql+psycopg://...] [--no-sqlite]
-[--ten-million]` runs, on SQLite (a new file in a temporary folder for each step) and, with
-`--url`, on that PostgreSQL database (EMPTIED before each step), the existing benches:
+[--ten-million] [--steps pages,storage,corpus,refusal] [--counts 50,200,500]` runs, on
+SQLite (a new file in a temporary folder for each step) and, with `--url`, on that PostgreSQL
+database (EMPTIED before each step), the existing benches (all four steps unless `--steps`
+names some; a long run can so be done in parts):
 
 - `bench.many_runs` at 50, 200 and 500 runs of 7,000 queries × 100 (the count is what the
   pages must not depend on; `--small`: 1,000 × 20): each page cold (first request in a new
@@ -38,6 +40,7 @@ from bench import corpus_import, many_runs
 from bench.run_bench import MB, ROOT, forget_sqlite, machine
 
 COUNTS = (50, 200, 500)
+STEPS = ("pages", "storage", "corpus", "refusal")
 ARCHIVED_MB = 2.0  # an archived 7,000-query run: stored scores and top-10 lists
 RUN_MB = 60.0  # a 7,000 × 1,000 run: lists and stored scores
 CHUNKS_PER_S = 20_000
@@ -216,15 +219,21 @@ def measure(url: str | None, args: argparse.Namespace) -> dict[tuple[str, str], 
     with tempfile.TemporaryDirectory(prefix="bench-history-") as name:
         tmp = Path(name)
         depth = 20 if args.small else 100
-        steps: list[Callable[[], dict[tuple[str, str], Cell]]] = [
-            lambda runs=runs: _pages(url, tmp, queries, runs, depth) for runs in COUNTS
-        ]
-        steps.append(lambda: _storage(url, tmp, queries, 100 if args.small else 1000))
+        chosen = set(args.steps)
+        steps: list[Callable[[], dict[tuple[str, str], Cell]]] = []
+        if "pages" in chosen:
+            steps += [
+                lambda runs=runs: _pages(url, tmp, queries, runs, depth) for runs in args.counts
+            ]
+        if "storage" in chosen:
+            steps.append(lambda: _storage(url, tmp, queries, 100 if args.small else 1000))
         sizes = [100_000] if args.small else [1_000_000]
         if args.ten_million:
             sizes.append(10_000_000)
-        steps += [lambda chunks=chunks: _corpus(url, chunks) for chunks in sizes]
-        steps.append(lambda: _refusal(url, tmp))
+        if "corpus" in chosen:
+            steps += [lambda chunks=chunks: _corpus(url, chunks) for chunks in sizes]
+        if "refusal" in chosen:
+            steps.append(lambda: _refusal(url, tmp))
         for step in steps:
             done = step()
             # As it goes, so that a long run stopped half-way still leaves its figures.
@@ -241,6 +250,18 @@ def main() -> None:
     parser.add_argument("--url", help="also on this PostgreSQL database (it is EMPTIED)")
     parser.add_argument("--no-sqlite", action="store_true", help="with --url: PostgreSQL only")
     parser.add_argument("--ten-million", action="store_true", help="also a 10M-chunk corpus")
+    parser.add_argument(
+        "--steps",
+        type=lambda text: text.split(","),
+        default=list(STEPS),
+        help=f"comma-separated, of {','.join(STEPS)} (default: all)",
+    )
+    parser.add_argument(
+        "--counts",
+        type=lambda text: [int(n) for n in text.split(",")],
+        default=list(COUNTS),
+        help="run counts of the pages step (default: 50,200,500)",
+    )
     parser.add_argument("--corpus-side", nargs=2, help=argparse.SUPPRESS)
     parser.add_argument("--refusal-side", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -260,6 +281,8 @@ def main() -> None:
         databases.append(("PostgreSQL", args.url))
     if not databases:
         parser.error("--no-sqlite needs --url")
+    if not set(args.steps) <= set(STEPS):
+        parser.error(f"--steps takes {', '.join(STEPS)}")
     started = time.perf_counter()
     loads = [os.getloadavg()[0]]
     found: dict[str, dict[tuple[str, str], Cell]] = {}
@@ -271,6 +294,8 @@ def main() -> None:
     for cells in found.values():
         rows += [key for key in cells if key not in rows]
     mode = "--small" if args.small else "full"
+    if set(args.steps) != set(STEPS) or list(args.counts) != list(COUNTS):
+        mode += f", steps {','.join(args.steps)}, runs {','.join(map(str, args.counts))}"
     print(f"\nbench.history ({mode}), {machine()}; {time.perf_counter() - started:.0f} s, "
           f"load average {min(loads):.1f}–{max(loads):.1f}\n")  # fmt: skip
     print("| what | size | target | " + " | ".join(found) + " |")
