@@ -95,8 +95,8 @@ def _storage(url: str | None, tmp: Path, queries: int, depth: int) -> dict[tuple
     per_entry = total * MB / (queries * depth)
     # The target is 60 MB for 7,000 × 1,000: per ranked entry, so that a smaller run compares.
     ok = per_entry <= RUN_MB * MB / 7_000_000
-    figure = f"{total:.1f} MB ({kept['run_mb']:.1f} lists + {kept['scores_mb']:.1f} scores)"
-    archived = kept["archived_mb"] + kept["scores_mb"]
+    figure = f"{total:.1f} MB ({kept['run_mb']:.1f} lists + {kept['scores_mb']:.2f} scores)"
+    archived = kept["archived_total_mb"]  # its top-10 lists and its stored scores, after
     limit = ARCHIVED_MB * queries / 7000  # the target scales with the queries kept
     return {
         ("bytes per run", size): (figure, ok),
@@ -104,6 +104,12 @@ def _storage(url: str | None, tmp: Path, queries: int, depth: int) -> dict[tuple
         ("`run archive --keep 10`: time, bytes after", size): (
             f"{kept['archive_s']:.2f} s, {archived:.2f} MB",
             archived <= limit,
+        ),
+        # What the database keeps of them (PostgreSQL: pg_column_size, after TOAST).
+        ("  as stored: run, archived", size): (
+            f"{kept['stored_mb']:.1f} MB, {kept['stored_archived_mb']:.2f} MB",
+            kept["stored_mb"] * MB / (queries * depth) <= RUN_MB * MB / 7_000_000
+            and kept["stored_archived_mb"] <= limit,
         ),
     }
 
@@ -192,6 +198,7 @@ TARGETS = {
     "bytes per run": "≤ 60 MB at 7,000 × 1,000",
     "  per ranked entry": f"≤ {RUN_MB * MB / 7_000_000:.1f} B",
     "`run archive --keep 10`: time, bytes after": "≤ 2 MB at 7,000 queries",
+    "  as stored: run, archived": "≤ 60 MB, ≤ 2 MB at 7,000 × 1,000",
     "corpus import: chunks/s": f"≥ {CHUNKS_PER_S:,}",
     "corpus import: peak RSS": f"≤ {IMPORT_MB} MB",
     "chunk search, word / docid prefix (cold / warm)": f"≤ {SEARCH_MS} ms",

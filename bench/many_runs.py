@@ -14,7 +14,9 @@ its ranked lists and its stored scores) to N runs with spread means. It prints o
 - `flask run list SET` as a user runs it, its own process, the median of three, with its peak
   RSS (ru_maxrss read with wait4);
 - the storage: bytes per ranked entry of the stored lists, the stored scores per run, and
-  `flask run archive` (retention) of one run to its top 10: time and bytes after.
+  `flask run archive` (retention) of one run to its top 10: time and bytes after (lists and
+  stored scores); beside the lengths written, what the database keeps (PostgreSQL:
+  pg_column_size after TOAST; both: the tables' pages per run).
 
 `--small`: 1,000 queries x 60 runs. The machine is shared: the load is printed at the end.
 """
@@ -221,8 +223,29 @@ def list_side() -> None:
     print(json.dumps(out))
 
 
+def _table_bytes(connection: Any, tables: tuple[str, ...]) -> int:
+    """What the tables take in the database file, indexes (and on PostgreSQL TOAST) included:
+    pg_total_relation_size, or SQLite's dbstat pages of each table and its indexes."""
+    import sqlalchemy as sa
+
+    if connection.dialect.name == "postgresql":
+        size = "SELECT pg_total_relation_size(CAST(:t AS regclass))"
+        return sum(int(connection.execute(sa.text(size), {"t": t}).scalar_one()) for t in tables)
+    names = sa.text(
+        "SELECT name FROM sqlite_master WHERE tbl_name = :t AND type IN ('table', 'index')"
+    )
+    owned = [n for t in tables for n in connection.execute(names, {"t": t}).scalars()]
+    pages = sa.text("SELECT coalesce(sum(pgsize), 0) FROM dbstat WHERE name = :n")
+    return sum(int(connection.execute(pages, {"n": n}).scalar_one()) for n in owned)
+
+
 def storage(url: str, instance: Path) -> dict[str, float]:
-    """Bytes per ranked entry, stored scores per run, and archiving one run to its top 10."""
+    """Bytes of one run's ranked lists and stored scores, and archiving it to its top 10.
+
+    The bytes are the stored values' lengths (what the encodings write, as on any database);
+    beside them what the database really keeps: on PostgreSQL each value's pg_column_size (after
+    TOAST's own compression), and on both the tables' pages divided by the runs they hold.
+    """
     import sqlalchemy as sa
 
     from ndcg_labeler.extensions import db
@@ -234,29 +257,56 @@ def storage(url: str, instance: Path) -> dict[str, float]:
     with app.app_context():
         run = db.session.scalar(sa.select(Run).where(Run.name == "nightly-0000"))
         assert run is not None
+        postgres = db.engine.dialect.name == "postgresql"
+        stored = sa.func.pg_column_size if postgres else sa.func.length
 
-        def list_bytes(run_id: int) -> int:
-            size = sa.func.length(rq.c.docids) + sa.func.length(rq.c.scores)
-            return int(db.session.scalar(sa.select(sa.func.sum(size)).where(rq.c.run_id == run_id)))
-
-        before, entries = list_bytes(run.id), run.num_entries
-        scores = int(
-            db.session.scalar(
-                sa.select(sa.func.sum(sa.func.length(rs.c.data))).where(rs.c.run_id == run.id)
+        def sizes(run_id: int, size: Any = sa.func.length) -> tuple[int, int]:
+            lists = size(rq.c.docids) + size(rq.c.scores)
+            found = sa.select(sa.func.coalesce(sa.func.sum(lists), 0)).where(rq.c.run_id == run_id)
+            kept = sa.select(sa.func.coalesce(sa.func.sum(size(rs.c.data)), 0)).where(
+                rs.c.run_id == run_id
             )
-        )
+            return int(db.session.scalar(found)), int(db.session.scalar(kept))
+
+        before, entries = sizes(run.id), run.num_entries
+        real_before = sizes(run.id, stored)
+        runs = int(db.session.scalar(sa.select(sa.func.count()).select_from(Run)))
+        tables = _table_bytes(db.session.connection(), ("run_query", "run_score"))
+        db.session.commit()
         start = time.perf_counter()
         run_service.archive_run(run, 10)
         archived = time.perf_counter() - start
-        after = list_bytes(run.id)
+        after, real_after = sizes(run.id), sizes(run.id, stored)
         db.session.remove()
     return {
-        "per_entry": before / entries,
-        "run_mb": before / MB,
-        "scores_mb": scores / MB,
+        "per_entry": before[0] / entries,
+        "run_mb": before[0] / MB,
+        "scores_mb": before[1] / MB,
         "archive_s": archived,
-        "archived_mb": after / MB,
+        "archived_mb": after[0] / MB,
+        "archived_scores_mb": after[1] / MB,
+        "archived_total_mb": sum(after) / MB,
+        # What the database keeps: each value's stored size (PostgreSQL: after TOAST).
+        "stored_mb": sum(real_before) / MB,
+        "stored_archived_mb": sum(real_after) / MB,
+        "tables_mb_per_run": tables / runs / MB,
+        "database": 1.0 if postgres else 0.0,
     }
+
+
+def storage_line(kept: dict[str, float], queries: int, depth: int) -> str:
+    """The storage figures in words (the lengths written; then what the database keeps)."""
+    where = "PostgreSQL pg_column_size" if kept["database"] else "SQLite value lengths"
+    return (
+        f"stored ranked lists: {kept['per_entry']:.1f} bytes per entry ({kept['run_mb']:.1f} MB "
+        f"per run of {queries:,} × {depth:,}); stored scores (default setting): "
+        f"{kept['scores_mb']:.2f} MB per run; `run archive --keep 10`: "
+        f"{kept['archive_s']:.2f} s, then {kept['archived_total_mb']:.2f} MB "
+        f"({kept['archived_mb']:.2f} lists + {kept['archived_scores_mb']:.2f} scores). "
+        f"In the database ({where}): {kept['stored_mb']:.1f} MB per run, "
+        f"{kept['stored_archived_mb']:.2f} MB archived; run_query + run_score pages: "
+        f"{kept['tables_mb_per_run']:.1f} MB per run (before archiving)"
+    )
 
 
 def measure(url: str, instance: Path, queries: int, runs: int, depth: int) -> dict[str, Any]:
@@ -328,11 +378,7 @@ def main() -> None:
         print("| --- | --- | --- | --- | --- |")
         for row in rows:
             print("| " + " | ".join(row) + " |")
-        print(f"\nstored ranked lists: {kept['per_entry']:.1f} bytes per entry "
-              f"({kept['run_mb']:.1f} MB per run of {args.queries:,} × {args.depth}); stored "
-              f"scores (default setting): {kept['scores_mb']:.1f} MB per run; `run archive "
-              f"--keep 10`: {kept['archive_s']:.2f} s, "
-              f"lists then {kept['archived_mb']:.1f} MB")  # fmt: skip
+        print(f"\n{storage_line(kept, args.queries, args.depth)}")
         print(f"load average: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
 
 

@@ -17,7 +17,7 @@ from flask.testing import FlaskClient, FlaskCliRunner
 from ndcg_labeler.extensions import db
 from ndcg_labeler.formats import decode_docids
 from ndcg_labeler.models import AuditEvent, Run, RunQuery, TestSet
-from ndcg_labeler.services import ServiceError, comparison, live
+from ndcg_labeler.services import ServiceError, comparison, gate, live
 from ndcg_labeler.services import runs as run_service
 from ndcg_labeler.services.accounts import create_token
 from tests.factory import build_test_set, grade, make_user, trec
@@ -86,6 +86,20 @@ def test_an_archived_run_compares_at_kept_cutoffs_only(app: Flask, deep: int) ->
         assert found is not None
         with pytest.raises(ServiceError, match="archived"):
             comparison.compare_runs(pair, live.ScoreOptions(k=20))
+
+
+@pytest.mark.parametrize("measure", ["nDCG@20", "AP", "nDCG", "Rprec", "NumRet"])
+def test_an_archived_run_gates_at_kept_cutoffs_only(app: Flask, deep: int, measure: str) -> None:
+    """Deeper cutoffs and whole-list measures are refused, not read from the figures stored
+    before archiving (they would go stale with the next grade)."""
+    with app.app_context():
+        run_service.archive_run(_run(), 10)
+        test_set = db.session.get_one(TestSet, deep)
+        kept = gate.run_gate(test_set, _run("whole"), _run(), ["nDCG@10", "NumRel"])
+        # Both runs rank the same: NDCG@10 (0 + 1) / 2 for each (see the module docstring).
+        assert [(c.baseline, c.candidate) for c in kept.measures] == [(0.5, 0.5), (1.0, 1.0)]
+        with pytest.raises(ServiceError, match=r"archived: it kept its top 10"):
+            gate.run_gate(test_set, _run("whole"), _run(), [measure])
 
 
 def test_an_archived_run_is_not_fused(app: Flask, deep: int) -> None:

@@ -18,7 +18,12 @@ import numpy as np
 from ndcg_labeler import scoring
 from ndcg_labeler.models import Run
 from ndcg_labeler.services import ServiceError
-from ndcg_labeler.services.live.engine import grades_by_query, live_state, scoring_lock
+from ndcg_labeler.services.live.engine import (
+    check_kept_depth,
+    grades_by_query,
+    live_state,
+    scoring_lock,
+)
 from ndcg_labeler.services.live.entries import load_run_data
 from ndcg_labeler.services.live.options import ScoreOptions
 
@@ -90,6 +95,7 @@ def measure_values(
     `loaded` keeps the run's ranked lists joined with the grades between calls for the same
     run, so that several measures computed on demand read the run's entries once.
     """
+    check_kept_measure(run, measure)
     chosen = replace(
         options,
         k=measure.cutoff or options.k,
@@ -118,6 +124,24 @@ def measure_values(
     lists, judged = loaded[key]
     values = scoring.measure_values(measure, lists, judged, resolved.scoring)
     return MeasureValues(measure, list(queries.qids), values, missing)
+
+
+def check_kept_measure(run: Run, measure: scoring.Measure) -> None:
+    """Refuse a measure an archived run can no longer give, saying what it still can.
+
+    Its stored figures at deeper cutoffs and over the whole list are from before archiving and
+    would go stale with the next grade (re-scoring reads only the kept entries), so a gate or
+    an export must not read them. NumRel counts the judged chunks alone: it stays.
+    """
+    if run.kept_depth is None or measure.family == "NumRel":
+        return
+    if measure.cutoff is None:
+        raise ServiceError(
+            f"run '{run.name}' is archived: it kept its top {run.kept_depth} entries per query, "
+            f"so {measure.shown}, which needs the whole list, is no longer available; "
+            f"measures cut at k up to {run.kept_depth} are"
+        )
+    check_kept_depth(run, measure.cutoff)
 
 
 def named_measures(
