@@ -1,4 +1,10 @@
-"""The app as a process that serves or runs commands builds it (app.py, gunicorn, ndcg-labeler)."""
+"""The app as a process that serves or runs commands builds it (app.py, gunicorn, ndcg-labeler).
+
+A server builds the web layer (views, forms, login...) with the app, before its first request.
+A command-line process builds it only if something reads the routes (ndcg_labeler.factory): the
+command line's entry says so by calling `commands_first()` before the app loads, and
+the development server, which serves, takes it back with `web_at_start()`.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +13,21 @@ import atexit
 from flask import Flask
 
 from ndcg_labeler import runtime
+
+# Whether the app this process builds attaches its web layer at once; see the docstring.
+_web_now = True
+
+
+def commands_first() -> None:
+    """This process runs a command: build the web layer on first need, not with the app."""
+    global _web_now
+    _web_now = False
+
+
+def web_at_start() -> None:
+    """This process serves after all (`flask run`): build the web layer with the app."""
+    global _web_now
+    _web_now = True
 
 
 def make_app() -> Flask:
@@ -17,7 +38,7 @@ def make_app() -> Flask:
     runtime.apply()
     from ndcg_labeler.factory import create_app
 
-    app = create_app()
+    app = create_app(web_now=_web_now)
     atexit.register(close_connections, app)
     return app
 

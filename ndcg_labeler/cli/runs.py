@@ -21,6 +21,7 @@ import click
 from flask.cli import AppGroup
 from flask.cli import run_command as flask_run_command
 
+from ndcg_labeler import entry
 from ndcg_labeler.cli._common import cli_errors, one_line_errors
 from ndcg_labeler.cli._progress import terminal_progress
 from ndcg_labeler.models import Run, TestSet
@@ -62,6 +63,8 @@ class RunGroup(AppGroup):
         serve_args = ctx.meta.pop(_SERVE, None)
         if serve_args is None:
             return super().invoke(ctx)
+        # A server: its pages are built with the app, before the first request (entry).
+        entry.web_at_start()
         # Parent is the `flask` group itself, as for the built-in command: FLASK_RUN_* variables
         # (FLASK_RUN_PORT...) keep working, and the app's ScriptInfo is found there.
         parent = ctx.parent or ctx
