@@ -25,7 +25,7 @@ from ndcg_labeler import entry
 from ndcg_labeler.cli._common import cli_errors, one_line_errors
 from ndcg_labeler.cli._progress import terminal_progress
 from ndcg_labeler.models import Run, TestSet
-from ndcg_labeler.services import ServiceError, imports, interop, live, ppi, runs, testsets
+from ndcg_labeler.services import ServiceError, live, runs, testsets
 
 _SERVE = "ndcg_labeler.serve_args"
 
@@ -184,6 +184,9 @@ def upload(
     if fmt not in (None, "quepid-snapshot"):
         raise ServiceError(f"--format must be quepid-snapshot (or left out), not '{fmt}'")
     if fmt == "quepid-snapshot":
+        # Imported here: every `flask run ...` command loads this module (issue 30: start-up).
+        from ndcg_labeler.services import imports, interop
+
         with open(file, "rb") as stream:
             run = interop.upload_quepid_snapshot(
                 test_set,
@@ -350,6 +353,9 @@ def score(
     --measure adds columns, each with its mean over the queries where it is defined (--json:
     "measures" with each one's mean, and each query's values under its "measures").
     """
+    # Imported here: the judges it reaches are more than `run list` should load (issue 30).
+    from ndcg_labeler.services import ppi
+
     if as_json and as_trec:
         raise ServiceError("choose one of --json and --trec")
     if as_trec and measures:
@@ -448,6 +454,8 @@ def list_runs(
 
 def _labels_lines(found: Run, options: live.ScoreOptions) -> list[str]:
     """Under machine:, fill: and ppi: labels: the audit status and the PPI++ estimate."""
+    from ndcg_labeler.services import ppi  # as in `score`, its one caller
+
     status = ppi.audit_status(found.test_set, options.labels)
     if status is None:
         return []
