@@ -90,22 +90,17 @@ class _RoutesOnFirstRead(Map):
         self._in_hook = False
 
     def update(self) -> None:
-        """Run the hook if it is pending, then Werkzeug's update."""
-        self.run_pending_hook()
+        """Run the hook once, then Werkzeug's update (a failed hook runs again next read)."""
+        if self.before_first_read is not None:
+            with self._first_read_lock:
+                if self.before_first_read is not None and not self._in_hook:
+                    self._in_hook = True
+                    try:
+                        self.before_first_read()
+                    finally:
+                        self._in_hook = False
+                    self.before_first_read = None
         super().update()
-
-    def run_pending_hook(self) -> None:
-        """Run the hook once, others waiting meanwhile (a failed hook runs again next time)."""
-        if self.before_first_read is None:
-            return
-        with self._first_read_lock:
-            if self.before_first_read is not None and not self._in_hook:
-                self._in_hook = True
-                try:
-                    self.before_first_read()
-                finally:
-                    self._in_hook = False
-                self.before_first_read = None
 
 
 class _App(Flask):
@@ -113,15 +108,6 @@ class _App(Flask):
 
     url_map_class = _RoutesOnFirstRead
     url_map: _RoutesOnFirstRead
-
-    def wsgi_app(self, environ: Any, start_response: Any) -> Any:
-        """Serve a request, the web layer attached first if it is pending.
-
-        Routing attaches it too; this covers a request that is refused before routing reads
-        the map (a Host outside TRUSTED_HOSTS), after which Flask takes no more blueprints.
-        """
-        self.url_map.run_pending_hook()
-        return super().wsgi_app(environ, start_response)
 
 
 def create_app(test_config: dict[str, Any] | None = None, *, web_now: bool = True) -> Flask:

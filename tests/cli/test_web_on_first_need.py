@@ -115,18 +115,3 @@ def test_the_command_line_entry_defers_the_pages_and_the_development_server_does
     # `flask run` (serving) takes it back before the app loads, as RunGroup.invoke does.
     serving = f"{plugin}\nfrom ndcg_labeler import entry\nentry.web_at_start()"
     assert _views_built(tmp_path, serving) == "True"
-
-
-def test_a_first_request_refused_before_routing_still_leaves_the_whole_app(
-    app: Flask, tmp_path: Path
-) -> None:
-    command = make_app(
-        tmp_path / "command",
-        app.config["SQLALCHEMY_DATABASE_URI"],
-        web_now=False,
-        TRUSTED_HOSTS=["labels.example"],
-    )
-    client = command.test_client()
-    # Refused while binding the map, before routing reads it; Flask then takes no blueprints.
-    assert client.get("/login", headers={"Host": "elsewhere.example"}).status_code == 400
-    assert client.get("/login", headers={"Host": "labels.example"}).status_code == 200
