@@ -248,3 +248,19 @@ def _after_entry(entry: str, variable: str, chosen: str | None, code: str) -> st
         [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True, env=env
     ).stdout
     return out.strip().splitlines()[-1]
+
+
+def test_a_command_process_collects_garbage_again_once_the_app_is_built(tmp_path: Path) -> None:
+    """The command line's entry pauses the collector for start-up only (ndcg_labeler.entry)."""
+    code = (
+        "import gc\n"
+        f"{ENTRIES['flask']}\n"
+        "paused = not gc.isenabled()\n"
+        "import app\n"
+        "print(paused, gc.isenabled(), gc.get_freeze_count() > 10_000)"
+    )
+    env = {**os.environ, "NDCG_INSTANCE_PATH": str(tmp_path)}
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True, env=env
+    ).stdout
+    assert out.strip().splitlines()[-1] == "True True True"
