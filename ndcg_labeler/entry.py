@@ -28,7 +28,7 @@ _gc_paused = False
 
 
 def commands_first() -> None:
-    """This process runs a command: build the web layer on first need, not with the app."""
+    """This process runs a command: the web layer on first need, no collection until the app."""
     global _web_now, _gc_paused
     _web_now = False
     if gc.isenabled():

@@ -3,8 +3,8 @@
 The app has two layers. The base (configuration, the database, the CLI) is what every process
 needs. The web layer (blueprints and the views, forms, services and libraries they import, CSRF,
 login, the throttle, security headers, error pages, template filters) is what serving needs:
-importing it costs ~0.4 s and ~100 routes' URL builders, which a command such as `flask run
-list` would pay on every start-up for pages it never serves.
+its imports and ~100 routes' URL builders were about a third of `flask run list`'s CPU time,
+paid on every start-up for pages it never serves.
 
 Servers (`gunicorn app:app`, `flask run`) and the tests build both at once (the default). A
 command-line process builds the base only (`create_app(web_now=False)`, chosen by
