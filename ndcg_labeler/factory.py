@@ -1,10 +1,25 @@
-"""The application factory: `create_app` builds the whole Flask app in one go."""
+"""The application factory: `create_app` builds the Flask app, its web layer now or on first need.
+
+The app has two layers. The base (configuration, the database, the CLI) is what every process
+needs. The web layer (blueprints and the views, forms, services and libraries they import, CSRF,
+login, the throttle, security headers, error pages, template filters) is what serving needs:
+its imports and ~100 routes' URL builders were about a third of `flask run list`'s CPU time,
+paid on every start-up for pages it never serves.
+
+Servers (`gunicorn app:app`, `flask run`) and the tests build both at once (the default). A
+command-line process builds the base only (`create_app(web_now=False)`, chosen by
+ndcg_labeler.entry) and the web layer the first time anything reads the URL map's routes: the
+first request (routing matches it), `flask routes`, `url_for`. So every process that serves or
+looks at a route sees all of them, and a command that does neither never imports a view.
+"""
 
 from __future__ import annotations
 
 import os
 import re
 import shlex
+import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +27,7 @@ from flask import Flask, Request, Response, render_template, request
 from flask.json.provider import DefaultJSONProvider
 from werkzeug.exceptions import BadRequest, HTTPException
 from werkzeug.middleware.proxy_fix import ProxyFix
+from werkzeug.routing import Map
 
 from ndcg_labeler import config, paths
 
@@ -57,17 +73,55 @@ class _Request(Request):
         raise BadRequest(f"the body is not valid JSON: {e}") from e
 
 
-def create_app(test_config: dict[str, Any] | None = None) -> Flask:
-    """Build the app: configuration, extensions, CLI, headers, blueprints, error pages, helpers.
+class _RoutesOnFirstRead(Map):
+    """A URL map that runs a hook (attaching the web layer) before its routes are first read.
+
+    Every read of the routes goes through `update()`: matching a request, building a URL,
+    `iter_rules()` (`flask routes`). Binding the map (an app context with SERVER_NAME set)
+    does not, so a command's app context does not attach the web layer either.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.before_first_read: Callable[[], None] | None = None
+        # The requests of a threaded server that arrive while the hook runs wait for it rather
+        # than meet a half-filled map; reentrant, and `_in_hook`, for the hook's own reads.
+        self._first_read_lock = threading.RLock()
+        self._in_hook = False
+
+    def update(self) -> None:
+        """Run the hook once, then Werkzeug's update (a failed hook runs again next read)."""
+        if self.before_first_read is not None:
+            with self._first_read_lock:
+                if self.before_first_read is not None and not self._in_hook:
+                    self._in_hook = True
+                    try:
+                        self.before_first_read()
+                    finally:
+                        self._in_hook = False
+                    self.before_first_read = None
+        super().update()
+
+
+class _App(Flask):
+    """Flask with the URL map above; with no hook set it is Werkzeug's map, unchanged."""
+
+    url_map_class = _RoutesOnFirstRead
+    url_map: _RoutesOnFirstRead
+
+
+def create_app(test_config: dict[str, Any] | None = None, *, web_now: bool = True) -> Flask:
+    """Build the app: configuration, the database, the CLI, and the web layer (see above).
 
     `test_config` overrides the settings read from the environment (and may name the
-    instance folder as INSTANCE_PATH).
+    instance folder as INSTANCE_PATH). `web_now=False` (a command-line process) attaches the
+    web layer when the URL map's routes are first read instead of now.
     """
     instance_path = (test_config or {}).get("INSTANCE_PATH") or os.environ.get(
         "NDCG_INSTANCE_PATH", str(paths.default_instance())
     )
     # Named after the package, not this module: the logger's name and the app's root path.
-    app = Flask(
+    app = _App(
         "ndcg_labeler",
         instance_path=str(instance_path),
         template_folder=str(paths.data_folder("templates")),
@@ -82,26 +136,33 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     _apply_deployment(app)
 
     # Imported here, as in Flask's tutorial: the entry points set the runtime knobs first
-    # (ndcg_labeler.runtime), and these imports load numpy.
-    from ndcg_labeler import (
-        models,  # noqa: F401  (register the mappers)
-        throttle,
-    )
+    # (ndcg_labeler.runtime), and the app's modules load numpy.
+    from ndcg_labeler import models  # noqa: F401  (register the mappers)
     from ndcg_labeler.cli import register_cli
     from ndcg_labeler.extensions import db
+
+    register_cli(app)
+    db.init_app(app)
+    if web_now:
+        _attach_web(app)
+    else:
+        app.url_map.before_first_read = lambda: _attach_web(app)
+    return app
+
+
+def _attach_web(app: Flask) -> None:
+    """The web layer: headers, CSRF, login, throttle, blueprints, error pages, template helpers."""
+    from ndcg_labeler import throttle
     from ndcg_labeler.views import register_blueprints
     from ndcg_labeler.web_extensions import csrf, login_manager
 
-    register_cli(app)
     _register_headers(app)
-    db.init_app(app)
     csrf.init_app(app)
     login_manager.init_app(app)
     throttle.init_app(app)
     register_blueprints(app)
     _register_error_pages(app)
     _register_template_helpers(app)
-    return app
 
 
 def _apply_deployment(app: Flask) -> None:

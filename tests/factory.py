@@ -46,8 +46,9 @@ PASSWORD_HASH = generate_password_hash(PASSWORD, method="pbkdf2:sha256:1000")
 # -- apps, users, logins -------------------------------------------------------------------------
 
 
-def make_app(instance: Path, url: str, **extra: object) -> Flask:
-    """The app in test mode (CSRF off, no demo) on the database at `url`."""
+def make_app(instance: Path, url: str, *, web_now: bool = True, **extra: object) -> Flask:
+    """The app in test mode (CSRF off, no demo) on the database at `url`; `web_now=False`
+    builds it as a command-line process does (its pages on first need, ndcg_labeler.factory)."""
     config = {
         "TESTING": True,
         "SECRET_KEY": "test-only-secret",
@@ -64,7 +65,7 @@ def make_app(instance: Path, url: str, **extra: object) -> Flask:
         "NDCG_SCHEDULER": False,
     }
     config.update(extra)
-    app = create_app(config)
+    app = create_app(config, web_now=web_now)
     ensure_migrate(app)  # the tests migrate with flask_migrate.upgrade()
     return app
 

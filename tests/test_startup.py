@@ -36,19 +36,37 @@ HEAVY += ("authlib", "joserfc", "cryptography", "bm25s", "Stemmer")
 # A venv that still has Flask-Limiter installed (it was a dependency) loads it, with `limits` and
 # `rich`, through its `flask limiter` CLI plugin in every `flask` command: not ours to avoid.
 PLUGIN = ("limits", "flask_limiter", "rich") if importlib.util.find_spec("flask_limiter") else ()
+# The web layer (factory.py): what serving needs and a command that serves no page must not
+# build, and the services only other `flask run` subcommands use (issue 30: `run list` in a new
+# process). Each name stands for the module and everything under it.
+WEB = ("ndcg_labeler.views", "ndcg_labeler.forms", "ndcg_labeler.web_extensions")
+WEB += ("ndcg_labeler.throttle", "ndcg_labeler.rendering", "wtforms", "flask_wtf", "zxcvbn")
+NOT_FOR_RUN_LIST = (*WEB, "ndcg_labeler.services.imports", "ndcg_labeler.services.interop")
+NOT_FOR_RUN_LIST += ("ndcg_labeler.services.ppi", "ndcg_labeler.services.judges")
+NOT_FOR_RUN_LIST += ("ndcg_labeler.services.accounts", "ndcg_labeler.services.dashboard")
 PROBE = """
 import io, contextlib, json, sys
 {body}
-print(json.dumps(sorted({{m.split('.')[0] for m in sys.modules}} & set({heavy!r}))))
+print(json.dumps(sorted(sys.modules)))
 """
 
 
+def _heavy(modules: list[str]) -> list[str]:
+    """The HEAVY libraries among these module names."""
+    return sorted({m.split(".")[0] for m in modules} & set(HEAVY))
+
+
+def _among(modules: list[str], names: tuple[str, ...]) -> list[str]:
+    """The modules that are one of `names` or inside one of them."""
+    return [m for m in modules if any(m == n or m.startswith(f"{n}.") for n in names)]
+
+
 def _loaded(body: str) -> list[str]:
-    code = PROBE.format(body=body, heavy=HEAVY)
+    code = PROBE.format(body=body)
     out = subprocess.run(
         [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
     ).stdout
-    return json.loads(out.strip().splitlines()[-1])
+    return _heavy(json.loads(out.strip().splitlines()[-1]))
 
 
 @pytest.mark.parametrize(
@@ -86,21 +104,27 @@ print(json.dumps(out.getvalue()), file=sys.stderr)
 """
 
 
-def _cli(app: Flask, *args: str) -> tuple[list[str], str]:
-    """Run a command in a new process on the app's database: heavy modules loaded, output."""
+def _cli_modules(app: Flask, *args: str) -> tuple[list[str], str]:
+    """Run a command in a new process on the app's database: every module loaded, output."""
     env = {
         **os.environ,
         "DATABASE_URL": app.config["SQLALCHEMY_DATABASE_URI"],
         "NDCG_INSTANCE_PATH": app.instance_path,
         "NDCG_DEMO": "0",
     }
-    code = PROBE.format(body=CLI_PROBE.format(args=list(args)), heavy=HEAVY)
+    code = PROBE.format(body=CLI_PROBE.format(args=list(args)))
     done = subprocess.run(
         [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, env=env
     )
     assert done.returncode == 0, done.stderr[-2000:]
-    heavy = [m for m in json.loads(done.stdout.strip().splitlines()[-1]) if m not in PLUGIN]
-    return heavy, json.loads(done.stderr.strip().splitlines()[-1])
+    modules = json.loads(done.stdout.strip().splitlines()[-1])
+    return modules, json.loads(done.stderr.strip().splitlines()[-1])
+
+
+def _cli(app: Flask, *args: str) -> tuple[list[str], str]:
+    """Run a command in a new process on the app's database: heavy modules loaded, output."""
+    modules, out = _cli_modules(app, *args)
+    return [m for m in _heavy(modules) if m not in PLUGIN], out
 
 
 def _without_entries(app: Flask) -> None:
@@ -130,6 +154,16 @@ def test_run_list_answers_from_stored_figures_only(app: Flask) -> None:
     assert [line[0] for line in lines] == ["A", "B"]
     assert lines[0][3] == f"NDCG@10 {sum(A10.values()) / 4:.4f} over 4 defined queries"
     assert lines[0][4].startswith("95% t interval [")  # without scipy: see scoring/intervals.py
+
+
+def test_run_list_builds_no_web_layer_and_loads_only_the_services_it_calls(app: Flask) -> None:
+    """`run list` in a new process (issue 30: ≤ 0.5 s) pays for neither the pages (views,
+    forms, login: factory.py builds them on first need in a command process) nor the services
+    of the other `flask run` subcommands (imported where those use them)."""
+    build_dashboard(app)
+    modules, out = _cli_modules(app, "run", "list", "dash")
+    assert [line.split("\t")[0] for line in out.splitlines()] == ["A", "B"]
+    assert _among(modules, NOT_FOR_RUN_LIST) == []
 
 
 def test_first_run_score_answers_from_stored_per_query_results(app: Flask) -> None:
@@ -214,3 +248,19 @@ def _after_entry(entry: str, variable: str, chosen: str | None, code: str) -> st
         [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True, env=env
     ).stdout
     return out.strip().splitlines()[-1]
+
+
+def test_a_command_process_collects_garbage_again_once_the_app_is_built(tmp_path: Path) -> None:
+    """The command line's entry pauses the collector for start-up only (ndcg_labeler.entry)."""
+    code = (
+        "import gc\n"
+        f"{ENTRIES['flask']}\n"
+        "paused = not gc.isenabled()\n"
+        "import app\n"
+        "print(paused, gc.isenabled(), gc.get_freeze_count() > 10_000)"
+    )
+    env = {**os.environ, "NDCG_INSTANCE_PATH": str(tmp_path)}
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True, env=env
+    ).stdout
+    assert out.strip().splitlines()[-1] == "True True True"

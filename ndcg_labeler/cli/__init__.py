@@ -14,7 +14,7 @@ import click
 from flask import Flask
 from flask.cli import AppGroup
 
-from ndcg_labeler import runtime
+from ndcg_labeler import entry, runtime
 
 # Command name: "module.attribute" of the click command that implements it.
 COMMANDS = {
@@ -76,11 +76,13 @@ def __getattr__(name: str) -> click.Command:
     """`run_command`: the `flask run` plugin (pyproject.toml), which replaces Flask's own `run`.
 
     Flask loads its plugins before the app in every `flask` process: this is the command
-    line's entry, so it sets the runtime knobs before the command's modules load numpy.
+    line's entry, so it sets the runtime knobs before the command's modules load numpy, and
+    says that the app is for a command: its web layer waits for a first need (entry).
     """
     if name != "run_command":
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     runtime.apply()
+    entry.commands_first()
     from ndcg_labeler.cli.runs import run_group
 
     return run_group

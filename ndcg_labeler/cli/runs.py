@@ -13,7 +13,6 @@ import functools
 import importlib
 import json
 import math
-import os
 from collections.abc import Callable
 from typing import Any, ClassVar
 
@@ -21,10 +20,10 @@ import click
 from flask.cli import AppGroup
 from flask.cli import run_command as flask_run_command
 
+from ndcg_labeler import entry
 from ndcg_labeler.cli._common import cli_errors, one_line_errors
-from ndcg_labeler.cli._progress import terminal_progress
-from ndcg_labeler.models import Run, TestSet
-from ndcg_labeler.services import ServiceError, imports, interop, live, ppi, runs, testsets
+from ndcg_labeler.models import Run
+from ndcg_labeler.services import ServiceError, live, runs, testsets
 
 _SERVE = "ndcg_labeler.serve_args"
 
@@ -41,6 +40,7 @@ class RunGroup(AppGroup):
         "fuse": "evaluation",
         "series": "evaluation",
         "tag": "run_retention",
+        "upload": "run_upload",
     }
 
     def _load_subcommands(self, *names: str) -> None:
@@ -62,6 +62,8 @@ class RunGroup(AppGroup):
         serve_args = ctx.meta.pop(_SERVE, None)
         if serve_args is None:
             return super().invoke(ctx)
+        # A server: its pages are built with the app, before the first request (entry.py).
+        entry.web_at_start()
         # Parent is the `flask` group itself, as for the built-in command: FLASK_RUN_* variables
         # (FLASK_RUN_PORT...) keep working, and the app's ScriptInfo is found there.
         parent = ctx.parent or ctx
@@ -139,111 +141,6 @@ def scoring_options(func: Callable[..., Any]) -> Callable[..., Any]:
     for option in reversed(_SCORING_OPTIONS):
         wrapper = option(wrapper)
     return wrapper
-
-
-@run_group.command("upload")
-@click.argument("testset")
-@click.argument("file")
-@click.option(
-    "--name", default="", help="Name of the run within the test set (default: the file's name)."
-)
-@click.option("--depth", default=None, help="Keep the top N of each query (default 1000).")
-@click.option("--notes", default="", help="Free text kept with the run.")
-@click.option(
-    "--format",
-    "fmt",
-    default=None,
-    metavar="quepid-snapshot",
-    help="FILE is a Quepid case snapshot CSV (queries named by their text).",
-)
-@click.option("--series", default="", help="The series the run belongs to (e.g. nightly).")
-@cli_errors
-def upload(
-    testset: str,
-    file: str,
-    name: str,
-    depth: str | None,
-    notes: str,
-    fmt: str | None,
-    series: str,
-) -> None:
-    """Upload FILE (TREC, CSV/TSV, JSONL, MS MARCO; gzip ok) as run NAME of TESTSET.
-
-    Runs in this process (no job worker); a progress bar goes to stderr when it is a terminal.
-    """
-    test_set = testsets.require_by_name(testset)
-    cut = None
-    if depth is not None:
-        try:
-            cut = int(depth)
-        except ValueError:
-            raise ServiceError(f"--depth must be a whole number, not '{depth}'") from None
-    if fmt not in (None, "quepid-snapshot"):
-        raise ServiceError(f"--format must be quepid-snapshot (or left out), not '{fmt}'")
-    if fmt == "quepid-snapshot":
-        with open(file, "rb") as stream:
-            run = interop.upload_quepid_snapshot(
-                test_set,
-                imports.ImportFile(stream, os.path.basename(file)),
-                runs.clean_name(name, file),
-                None,
-                depth=cut,
-                notes=notes,
-                series=series,
-            )
-    else:
-        run = _upload_file(test_set, file, name, cut, notes, series)
-    _report_upload(run, test_set.name)
-
-
-def _upload_file(
-    test_set: TestSet, file: str, name: str, cut: int | None, notes: str, series: str
-) -> Run:
-    """Upload a run file of our own formats, with a progress bar."""
-    with open(file, "rb") as stream, terminal_progress() as progress:
-        return runs.upload_run(
-            test_set,
-            stream,
-            os.path.basename(file),
-            runs.clean_name(name, file),
-            None,
-            depth=cut,
-            notes=notes,
-            progress=progress,
-            series=series,
-        )
-
-
-def _report_upload(run: Run, test_set_name: str) -> None:
-    """Print what an upload stored and what it left out."""
-    report = run.report or {}
-    click.echo(
-        f"Uploaded run '{run.name}' to test set '{test_set_name}': {run.num_queries} queries, "
-        f"{run.num_entries} ranked entries (format {run.format}, depth {run.depth})"
-        + (f", series '{run.series}'." if run.series else ".")
-    )
-    unknown = report.get("unknown_queries", {})
-    if unknown.get("count"):
-        examples = ", ".join(unknown["examples"])
-        click.echo(
-            f"Left out {unknown['count']} queries the test set does not have (e.g. {examples})."
-        )
-    missing = report.get("missing_queries", {})
-    if missing.get("count"):
-        examples = ", ".join(missing["examples"])
-        click.echo(
-            f"The run has no ranking for {missing['count']} test-set queries; they score 0 "
-            f"(e.g. {examples})."
-        )
-    for fetch in report.get("corpus_fetch", []):
-        click.echo(fetch["message"] + ".")
-    lacking = report.get("docids_not_in_corpus", {})
-    if lacking.get("count"):
-        examples = ", ".join(lacking["examples"])
-        click.echo(
-            f"{lacking['count']} docids ({lacking['entries']} ranked entries) are not in the "
-            f"test set's corpus; they stay in the run, unjudged (e.g. {examples})."
-        )
 
 
 def _fmt(value: float | None, width: int) -> str:
@@ -347,6 +244,9 @@ def score(
     --measure adds columns, each with its mean over the queries where it is defined (--json:
     "measures" with each one's mean, and each query's values under its "measures").
     """
+    # Imported here: the judges it reaches are more than `run list` should load (issue 30).
+    from ndcg_labeler.services import ppi
+
     if as_json and as_trec:
         raise ServiceError("choose one of --json and --trec")
     if as_trec and measures:
@@ -445,6 +345,8 @@ def list_runs(
 
 def _labels_lines(found: Run, options: live.ScoreOptions) -> list[str]:
     """Under machine:, fill: and ppi: labels: the audit status and the PPI++ estimate."""
+    from ndcg_labeler.services import ppi  # as in `score`, its one caller
+
     status = ppi.audit_status(found.test_set, options.labels)
     if status is None:
         return []

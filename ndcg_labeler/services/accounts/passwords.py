@@ -12,7 +12,6 @@ import functools
 import secrets
 
 from werkzeug.security import check_password_hash, generate_password_hash
-from zxcvbn import zxcvbn
 
 from ndcg_labeler.models import User
 from ndcg_labeler.services import ServiceError
@@ -29,6 +28,10 @@ def check_new_password(password: str, username: str) -> None:
     """Refuse a password shorter than MIN_PASSWORD or that zxcvbn scores below MIN_SCORE."""
     if len(password) < MIN_PASSWORD:
         raise ServiceError(f"The password must have at least {MIN_PASSWORD} characters.")
+    # Imported here: its dictionaries take ~0.05 s to load, and of the many modules that
+    # import this package (permissions, tokens) only a new password needs them.
+    from zxcvbn import zxcvbn
+
     result = zxcvbn(password[:ESTIMATE_CHARS], user_inputs=[username, *APP_WORDS])
     if result["score"] < MIN_SCORE:
         feedback = result["feedback"]
