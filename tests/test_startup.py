@@ -44,6 +44,13 @@ WEB += ("ndcg_labeler.throttle", "ndcg_labeler.rendering", "wtforms", "flask_wtf
 NOT_FOR_RUN_LIST = (*WEB, "ndcg_labeler.services.imports", "ndcg_labeler.services.interop")
 NOT_FOR_RUN_LIST += ("ndcg_labeler.services.ppi", "ndcg_labeler.services.judges")
 NOT_FOR_RUN_LIST += ("ndcg_labeler.services.accounts", "ndcg_labeler.services.dashboard")
+# Current list lines are read, not scored: neither the live engine nor numpy (lazy front doors,
+# ndcg_labeler.lazy).
+NOT_FOR_RUN_LIST += (
+    "numpy",
+    "ndcg_labeler.services.live.engine",
+    "ndcg_labeler.scoring.many_queries",
+)
 PROBE = """
 import io, contextlib, json, sys
 {body}

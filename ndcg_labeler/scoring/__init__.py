@@ -18,45 +18,58 @@ robust), `ppi` (prediction-powered estimates from machine labels and a human aud
 `fusion` (of several runs). Callers import from here, never a module.
 """
 
-from .aggregation import DEFAULT_POLICY, POLICIES, aggregate, resolve
-from .agreement import (
-    AgreementSummary,
-    CohenPair,
-    ConsensusAgreement,
-    Rating,
-    agreement_summary,
-    consensus_agreement,
-    fleiss_kappa,
-    krippendorff_alpha_ordinal,
-    percent_agreement,
-)
-from .averages import mean_defined, trec_all
-from .calibration import calibrate, kendall_tau
-from .flip import FlipQuery, FlipTest, flip_test
-from .fusion import FUSION_METHODS, RRF_K, fuse_arrays
-from .gains import gain_values
-from .inputs import Qrel, RunInputs, ScoredDoc, run_inputs
-from .intervals import TInterval, t_interval
-from .many_queries import evaluate, evaluate_flat
-from .measure_names import MEASURE_HELP, Measure, MeasureNameError, parse_measure, parse_measures
-from .named import evaluation_name, measure_options, measure_values
-from .ndcg import dcg, log2_ranks, ndcg_at_k
-from .next_labels import NextLabel, Robustness, labels_to_robust, order_for_compare
-from .one_query import evaluate_one
-from .options import GAINS, IDEALS, Options
-from .ppi import MIN_AUDITED, PPIEstimate, ppi_mean, ppi_p_value, ppi_paired
-from .ranking import docid_keys, permutation, rank_grouped, rank_order, tie_moves
-from .results import COUNT_MEASURES, DEFAULT_CUTOFFS, Evaluation
-from .sample_size import paired_power, queries_for_power, queries_to_clear
-from .significance import (
-    TIE_TOLERANCE,
-    MeanInterval,
-    bootstrap_ci,
-    compare_runs,
-    holm,
-    noninferiority_p,
-    paired_t_test,
-)
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ndcg_labeler import lazy
+
+if TYPE_CHECKING:  # every name loads its module on first use (ndcg_labeler.lazy)
+    from .aggregation import DEFAULT_POLICY, POLICIES, aggregate, resolve
+    from .agreement import (
+        AgreementSummary,
+        CohenPair,
+        ConsensusAgreement,
+        Rating,
+        agreement_summary,
+        consensus_agreement,
+        fleiss_kappa,
+        krippendorff_alpha_ordinal,
+        percent_agreement,
+    )
+    from .averages import mean_defined, trec_all
+    from .calibration import calibrate, kendall_tau
+    from .flip import FlipQuery, FlipTest, flip_test
+    from .fusion import FUSION_METHODS, RRF_K, fuse_arrays
+    from .gains import gain_values
+    from .inputs import Qrel, RunInputs, ScoredDoc, run_inputs
+    from .intervals import TInterval, t_interval
+    from .many_queries import evaluate, evaluate_flat
+    from .measure_names import (
+        MEASURE_HELP,
+        Measure,
+        MeasureNameError,
+        parse_measure,
+        parse_measures,
+    )
+    from .named import evaluation_name, measure_options, measure_values
+    from .ndcg import dcg, log2_ranks, ndcg_at_k
+    from .next_labels import NextLabel, Robustness, labels_to_robust, order_for_compare
+    from .one_query import evaluate_one
+    from .options import DEFAULT_CUTOFFS, GAINS, IDEALS, Options
+    from .ppi import MIN_AUDITED, PPIEstimate, ppi_mean, ppi_p_value, ppi_paired
+    from .ranking import docid_keys, permutation, rank_grouped, rank_order, tie_moves
+    from .results import COUNT_MEASURES, Evaluation
+    from .sample_size import paired_power, queries_for_power, queries_to_clear
+    from .significance import (
+        TIE_TOLERANCE,
+        MeanInterval,
+        bootstrap_ci,
+        compare_runs,
+        holm,
+        noninferiority_p,
+        paired_t_test,
+    )
 
 __all__ = [
     "COUNT_MEASURES",
@@ -134,3 +147,5 @@ __all__ = [
     "tie_moves",
     "trec_all",
 ]
+
+__getattr__ = lazy.front_door(__name__, __file__)

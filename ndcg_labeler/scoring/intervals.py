@@ -16,9 +16,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
 
 T_METHOD = "t"
 CONFIDENCE = 0.95
@@ -55,6 +56,8 @@ class TInterval:
 def _two_sided(t: float, df: int) -> float:
     """P(|T| ≤ t) for Student's t with df ≥ 2 degrees of freedom (Abramowitz and Stegun
     26.7.3-4)."""
+    import numpy as np  # here: TInterval alone (stored list lines) needs none
+
     theta = math.atan(t / math.sqrt(df))
     sin, cos = math.sin(theta), math.cos(theta)
     c2 = cos * cos
@@ -93,6 +96,8 @@ def t_quantile(probability: float, df: int) -> float:
 
 def t_interval(values: np.ndarray, confidence: float = CONFIDENCE) -> TInterval:
     """Mean of the defined (non-NaN) values with its t interval at `confidence`."""
+    import numpy as np  # here: TInterval alone (stored list lines) needs none
+
     data = np.asarray(values, dtype=np.float64)
     data = data[~np.isnan(data)]
     n = int(data.size)

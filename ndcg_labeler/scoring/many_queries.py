@@ -17,10 +17,10 @@ from .average_precision import average_precision_rows
 from .gains import gain_values
 from .judged import judged_count_rows, judged_share
 from .ndcg import ideal_gain_rows, running_dcg
-from .options import Options
+from .options import DEFAULT_CUTOFFS, Options
 from .precision_recall import num_relevant_rows, precision, recall_rows, relevant_rows
 from .reciprocal_rank import reciprocal_rank_rows
-from .results import CUT_MEASURES, DEFAULT_CUTOFFS, Evaluation, check_cutoffs
+from .results import CUT_MEASURES, Evaluation, check_cutoffs
 from .sensitivity import sensitivity_rows
 
 _DEFAULT_OPTIONS = Options()

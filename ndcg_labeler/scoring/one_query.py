@@ -18,10 +18,10 @@ from .average_precision import average_precision
 from .gains import gain_values
 from .judged import judged_count_rows, judged_in_top, judged_share
 from .ndcg import dcg_at_cutoffs
-from .options import Options
+from .options import DEFAULT_CUTOFFS, Options
 from .precision_recall import num_relevant, precision, recall, relevant_ranks
 from .reciprocal_rank import reciprocal_rank
-from .results import DEFAULT_CUTOFFS, check_cutoffs
+from .results import check_cutoffs
 from .sensitivity import Sensitivity, sensitivity_rows
 
 _DEFAULT_OPTIONS = Options()

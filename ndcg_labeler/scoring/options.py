@@ -10,6 +10,8 @@ IdealKind = Literal["judged", "retrieved"]
 
 GAINS: tuple[GainKind, ...] = ("linear", "exp")
 IDEALS: tuple[IdealKind, ...] = ("judged", "retrieved")
+# The cutoffs every measure is computed at (results.Evaluation's columns).
+DEFAULT_CUTOFFS: tuple[int, ...] = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
 
 
 @dataclass(frozen=True)

@@ -9,8 +9,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-DEFAULT_CUTOFFS: tuple[int, ...] = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
-
 # Measures computed at every cutoff k, named f"{prefix}_{k}" (trec_eval style).
 CUT_MEASURES: tuple[str, ...] = (
     "ndcg_cut",

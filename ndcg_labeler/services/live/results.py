@@ -15,6 +15,7 @@ from ndcg_labeler.scoring import TInterval, t_interval
 from ndcg_labeler.services.live.options import Resolved
 from ndcg_labeler.services.live.state import QuerySet, TestSetState
 from ndcg_labeler.services.live.store import ScoreState
+from ndcg_labeler.services.live.summary import MeanFigures
 
 
 @dataclass(frozen=True)
@@ -52,40 +53,6 @@ class QueryScore:
 
 def _none(value: float) -> float | None:
     return None if math.isnan(value) else float(value)
-
-
-class MeanFigures:
-    """What RunScores and a stored list line (summary.ListedScores) say alike about a mean:
-    its interval's keys and which queries it and trec_eval's `all` cover."""
-
-    interval: TInterval
-    mean_ndcg: float | None
-    queries_in_mean: int
-    num_undefined: int
-    num_missing: int
-    mean_trec_all: float | None
-    queries_trec_all: int
-
-    @property
-    def means_differ(self) -> bool:
-        """Whether trec_eval's `all` differs from our mean (in value or in queries covered),
-        so that pages show both figures with their names."""
-        ours = (self.queries_in_mean, self.mean_ndcg)
-        return (self.queries_trec_all, self.mean_trec_all) != ours
-
-    def interval_json(self) -> dict[str, Any]:
-        """The interval's JSON keys, beside `mean_ndcg` wherever a mean is sent."""
-        return self.interval.to_json()
-
-    def means_json(self) -> dict[str, Any]:
-        """The keys beside `mean_ndcg` that say which queries each mean covers."""
-        return {
-            "queries_in_mean": self.queries_in_mean,
-            "queries_undefined": self.num_undefined,
-            "queries_missing": self.num_missing,
-            "mean_trec_all": self.mean_trec_all,
-            "queries_trec_all": self.queries_trec_all,
-        }
 
 
 @dataclass

@@ -7,13 +7,15 @@ which queries moved since), and fits while no query was added (`queries_key`).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
 import sqlalchemy as sa
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Query, TestSet
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 @dataclass(frozen=True)
@@ -75,6 +77,8 @@ class QuerySet:
 
 def load_query_set(state: TestSetState) -> QuerySet:
     """The test set's queries, ordered by qid (byte order, as trec_eval lists them)."""
+    import numpy as np  # here: reading a test set's state (lists of runs) needs none
+
     rows = db.session.execute(
         sa.select(Query.id, Query.qid).where(Query.test_set_id == state.id)
     ).all()

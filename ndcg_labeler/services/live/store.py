@@ -19,19 +19,21 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import TYPE_CHECKING
 
-import numpy as np
 import sqlalchemy as sa
 from flask import current_app
 from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.orm.attributes import set_committed_value
 
-from ndcg_labeler import sqlite
+from ndcg_labeler import formats, sqlite
 from ndcg_labeler.extensions import db
-from ndcg_labeler.formats import decode_score_arrays, encode_score_arrays
 from ndcg_labeler.models import Run, RunScore, utcnow
 from ndcg_labeler.services.live.options import Resolved
 from ndcg_labeler.services.live.state import QuerySet, TestSetState
+
+if TYPE_CHECKING:
+    import numpy as np
 
 log = logging.getLogger(__name__)
 
@@ -91,6 +93,8 @@ class ScoreState:
     def to_bytes(self) -> bytes:
         """The arrays in the compact, exact stored form (formats.score_storage): ~0.8 MB at
         7,000 queries instead of the .npz's 5.4 MB, every value back bit for bit."""
+        import numpy as np  # here: a process that only lists runs never needs numpy
+
         meta = {
             "meta_query_ids": self.query_ids,
             "meta_has_gain": self.has_gain,
@@ -98,12 +102,12 @@ class ScoreState:
             "meta_missing": self.missing,
             "meta_seen": np.array(sorted(self.seen), dtype=np.int64),
         }
-        return encode_score_arrays({**meta, **self.arrays})
+        return formats.encode_score_arrays({**meta, **self.arrays})
 
     @classmethod
     def from_row(cls, row: RunScore) -> ScoreState:
         """Rebuild from a stored row (either encoding: rows stored as .npz still read)."""
-        found = decode_score_arrays(row.data)
+        found = formats.decode_score_arrays(row.data)
         meta = {name: found.pop(f"meta_{name}") for name in _META}
         return cls(
             run_id=row.run_id,

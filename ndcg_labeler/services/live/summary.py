@@ -12,17 +12,53 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ndcg_labeler.models import Run
 from ndcg_labeler.scoring import TInterval
 from ndcg_labeler.services.live.options import ScoreOptions
-from ndcg_labeler.services.live.results import MeanFigures, RunScores
 from ndcg_labeler.services.live.state import TestSetState, test_set_state
 from ndcg_labeler.services.live.store import settings_key
 
+if TYPE_CHECKING:  # results imports this module (MeanFigures)
+    from ndcg_labeler.services.live.results import RunScores
+
 # The figures' layout: bump it when they change, so that older rows are recomputed.
 SUMMARY_FORMAT = 1
+
+
+class MeanFigures:
+    """What RunScores (results.py) and a stored list line (ListedScores) say alike about a mean:
+    its interval's keys and which queries it and trec_eval's `all` cover."""
+
+    interval: TInterval
+    mean_ndcg: float | None
+    queries_in_mean: int
+    num_undefined: int
+    num_missing: int
+    mean_trec_all: float | None
+    queries_trec_all: int
+
+    @property
+    def means_differ(self) -> bool:
+        """Whether trec_eval's `all` differs from our mean (in value or in queries covered),
+        so that pages show both figures with their names."""
+        ours = (self.queries_in_mean, self.mean_ndcg)
+        return (self.queries_trec_all, self.mean_trec_all) != ours
+
+    def interval_json(self) -> dict[str, Any]:
+        """The interval's JSON keys, beside `mean_ndcg` wherever a mean is sent."""
+        return self.interval.to_json()
+
+    def means_json(self) -> dict[str, Any]:
+        """The keys beside `mean_ndcg` that say which queries each mean covers."""
+        return {
+            "queries_in_mean": self.queries_in_mean,
+            "queries_undefined": self.num_undefined,
+            "queries_missing": self.num_missing,
+            "mean_trec_all": self.mean_trec_all,
+            "queries_trec_all": self.queries_trec_all,
+        }
 
 
 @dataclass(frozen=True)
@@ -122,8 +158,6 @@ def stored_summary(
 def listed_scores(runs: Sequence[Run]) -> dict[int, ListedScores]:
     """Each run's list line at the default options: stored when current, else scored (which
     stores it). One read of each test set's state; nothing per run while current."""
-    from ndcg_labeler.services.live.engine import score_run  # the engine imports this module
-
     keys: dict[int, tuple[TestSetState, str]] = {}
     out = {}
     for run in runs:
@@ -133,5 +167,9 @@ def listed_scores(runs: Sequence[Run]) -> dict[int, ListedScores]:
         if is_current(run.summary, *keys[run.test_set_id]):
             out[run.id] = ListedScores.from_json(run.summary["figures"])  # type: ignore[index]
         else:
+            # Here, not at the top: the engine imports this module, and a list whose lines are
+            # all current (`flask run list` in a new process) loads neither it nor numpy.
+            from ndcg_labeler.services.live.engine import score_run
+
             out[run.id] = ListedScores.of(score_run(run))
     return out
