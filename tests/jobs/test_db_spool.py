@@ -65,6 +65,23 @@ def test_a_worker_on_another_machine_imports_what_the_web_process_spooled(
         db.engine.dispose()
 
 
+def assert_reads_back(path: str, payload: bytes) -> None:
+    """The spool `path` of {"run": ".../run.trec" holding payload, "empty": "e" (empty)}
+    reads back byte for byte into a temporary copy, lacks other fields, and goes on remove."""
+    with spool.spooled(path, "run") as found:
+        assert found is not None and found[1] == "run.trec"
+        local = found[0]
+        assert Path(local).read_bytes() == payload
+    assert not Path(local).exists()  # the worker's copy is temporary
+    with spool.spooled(path, "empty") as found:
+        assert found is not None and Path(found[0]).read_bytes() == b""
+    with spool.spooled(path, "qrels") as found:
+        assert found is None
+    assert spool.is_spooled(path)
+    spool.remove(path)
+    assert not spool.is_spooled(path)
+
+
 def test_spool_round_trip_is_byte_exact_and_streams_in_parts(app: Flask) -> None:
     payload = os.urandom(2 * 1024 * 1024 + 123)  # three parts of at most 1 MiB
     with app.app_context():
@@ -78,17 +95,7 @@ def test_spool_round_trip_is_byte_exact_and_streams_in_parts(app: Flask) -> None
             .order_by(JobFile.seq)
         ).all()
         assert sizes == [1 << 20, 1 << 20, 123]
-        with spool.spooled(path, "run") as found:
-            assert found is not None and found[1] == "run.trec"
-            local = found[0]
-            assert Path(local).read_bytes() == payload
-        assert not Path(local).exists()  # the worker's copy is temporary
-        with spool.spooled(path, "empty") as found:
-            assert found is not None and Path(found[0]).read_bytes() == b""
-        with spool.spooled(path, "qrels") as found:
-            assert found is None
-        spool.remove(path)
-        assert not spool.is_spooled(path)
+        assert_reads_back(path, payload)
 
 
 def test_sweep_deletes_only_old_spools_no_job_will_read(app: Flask) -> None:

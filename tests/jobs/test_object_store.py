@@ -21,6 +21,7 @@ from ndcg_labeler.models import Chunk, Job, JobFile, Query
 from ndcg_labeler.services import ServiceError
 from ndcg_labeler.services.jobs import spool
 from tests.factory import make_app, make_test_set
+from tests.jobs.test_db_spool import assert_reads_back
 from tests.jobs.test_import_jobs import (
     corpus_csv,
     count,
@@ -87,18 +88,8 @@ def test_round_trip_is_byte_exact_and_nothing_goes_to_the_database(
         token = path.removeprefix("s3:")
         assert path.startswith("s3:") and db.session.query(JobFile).count() == 0
         assert sorted(_keys(s3)) == [f"spool/{token}/empty/e", f"spool/{token}/run/run.trec"]
-        with spool.spooled(path, "run") as found:
-            assert found is not None and found[1] == "run.trec"
-            local = found[0]
-            assert Path(local).read_bytes() == payload
-        assert not Path(local).exists()  # the worker's copy is temporary
-        with spool.spooled(path, "empty") as found:
-            assert found is not None and Path(found[0]).read_bytes() == b""
-        with spool.spooled(path, "qrels") as found:
-            assert found is None
-        assert spool.is_spooled(path)
-        spool.remove(path)
-        assert not spool.is_spooled(path) and _keys(s3) == []
+        assert_reads_back(path, payload)
+    assert _keys(s3) == []
 
 
 def test_sweep_deletes_only_unclaimed_spools_and_never_other_objects(
