@@ -41,6 +41,7 @@ _WHERE = {
     "string_hashes": "run_dedup",
     "decode_docids": "run_storage",
     "decode_ranked": "run_storage",
+    "decode_top_docids": "run_storage",
     "encode_ranked": "run_storage",
     "ParsedRun": "runs",
     "read_run": "runs",
