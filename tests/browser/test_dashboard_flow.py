@@ -160,5 +160,9 @@ def test_a_big_comparisons_statistics_arrive_without_a_reload(
     cells = tests.locator("td.p-value").all_inner_texts()
     assert len(cells) == 2 and all(c.strip() not in ("", "computing…") for c in cells)
     assert page.evaluate("window.__same_page") is True  # swapped in, no reload
+    # What to label next, left to its own fragment on a big comparison, arrives the same way.
+    page.locator("#next-table").wait_for(timeout=15_000)
+    assert page.locator("#next-table tbody tr").count() >= 1
+    assert page.evaluate("window.__same_page") is True
     # It asked about once a second while computing (not in a busy loop), then got the figures.
     assert asked[-1] == 200 and set(asked[:-1]) <= {202} and 2 <= len(asked) <= 6

@@ -10,10 +10,13 @@ rank or imported (priorities ≥ 0). A listed pair already in the queue takes it
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
 import sqlalchemy as sa
+from flask import current_app
 
 from ndcg_labeler import scoring
 from ndcg_labeler.extensions import db
@@ -25,6 +28,11 @@ from ndcg_labeler.services.pooling.plan import check_depth
 MAX_SOURCE = 200
 _BATCH = 500
 _IN_BATCH = 900  # docids per IN list: below every database's parameter limit
+# Plans a process keeps: the compare page (and its live fragment, polled while people label)
+# shows one on every request, and ordering 7,000 queries' unjudged pairs takes seconds. A plan
+# at k = 10 holds ~120,000 pairs (~20 MB), so only a few are kept.
+_KEPT = 4
+_LOCK = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -114,6 +122,70 @@ def plan_for_compare(
         raise ServiceError("choose two different runs")
     if run_a.test_set_id != test_set.id or run_b.test_set_id != test_set.id:
         raise ServiceError("the runs must belong to the test set")
+    key = _plan_key(test_set, run_a, run_b, depth, options)
+    kept = _kept()
+    with _LOCK:
+        found = kept.get(key)
+    if found is None:
+        found = _plan(test_set, run_a, run_b, depth, options)
+        with _LOCK:
+            kept[key] = found
+            while len(kept) > _KEPT:
+                kept.popitem(last=False)
+    return found
+
+
+def kept_plan_for_compare(
+    test_set: TestSet,
+    run_a: Run,
+    run_b: Run,
+    depth: int | None,
+    options: live.ScoreOptions | None = None,
+) -> CompareOrder | None:
+    """plan_for_compare's plan if this process has it for the current grades, else None
+    (nothing is computed: a page shows it at once or asks for it in a fragment of its own)."""
+    key = _plan_key(test_set, run_a, run_b, check_depth(depth), options)
+    with _LOCK:
+        return _kept().get(key)
+
+
+def _kept() -> OrderedDict[tuple[object, ...], CompareOrder]:
+    """This process's plans, oldest first."""
+    kept: OrderedDict[tuple[object, ...], CompareOrder] = current_app.extensions.setdefault(
+        "ndcg_compare_plans", OrderedDict()
+    )
+    return kept
+
+
+def _plan_key(
+    test_set: TestSet,
+    run_a: Run,
+    run_b: Run,
+    depth: int,
+    options: live.ScoreOptions | None,
+) -> tuple[object, ...]:
+    """What a plan depends on: both runs' content, the depth, the options and the grades (the
+    labels version moves with every grade; machine grades never count here)."""
+    return (
+        test_set.id,
+        test_set.labels_version,
+        test_set.aggregation,
+        test_set.relevance_threshold,
+        test_set.scale_max,
+        tuple((run.id, run.sha256, run.num_entries, run.kept_depth) for run in (run_a, run_b)),
+        depth,
+        repr(options or live.ScoreOptions()),
+    )
+
+
+def _plan(
+    test_set: TestSet,
+    run_a: Run,
+    run_b: Run,
+    depth: int,
+    options: live.ScoreOptions | None,
+) -> CompareOrder:
+    """plan_for_compare, computed."""
     resolved = (options or live.ScoreOptions()).resolve(
         test_set.aggregation, test_set.relevance_threshold
     )
