@@ -32,7 +32,7 @@ from .agreement import (
 )
 from .averages import mean_defined, trec_all
 from .calibration import calibrate, kendall_tau
-from .flip import FlipArrays, FlipQuery, FlipTest, flip_test, flip_test_flat
+from .flip import FlipArrays, FlipQuery, FlipTest, flip_arrays, flip_test, flip_test_flat
 from .fusion import FUSION_METHODS, RRF_K, fuse_arrays
 from .gains import gain_values
 from .inputs import Qrel, RunInputs, ScoredDoc, run_inputs
@@ -102,6 +102,7 @@ __all__ = [
     "evaluate_one",
     "evaluation_name",
     "fleiss_kappa",
+    "flip_arrays",
     "flip_test",
     "flip_test_flat",
     "fuse_arrays",

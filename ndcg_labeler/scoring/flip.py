@@ -22,9 +22,9 @@ show) passes each run's own top-grade values too.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import NamedTuple, TypeVar
 
 import numpy as np
 
@@ -32,6 +32,9 @@ from .gains import gain_values
 from .many_queries import evaluate, evaluate_flat
 from .options import GainKind, Options
 from .significance import TIE_TOLERANCE
+
+Q = TypeVar("Q")  # how a caller names its queries (ids, qids)
+_NONE: Mapping[str, float] = {}
 
 
 class FlipQuery(NamedTuple):
@@ -202,6 +205,51 @@ def flip_test_flat(
         )
     assert if_top is not None
     return _verdict(today, if_top, int(unjudged.sum()), int(np.count_nonzero(kept)))
+
+
+def flip_arrays(
+    keys: Sequence[Q],
+    lists_a: Mapping[Q, Sequence[str]],
+    lists_b: Mapping[Q, Sequence[str]],
+    grades: Mapping[Q, Mapping[str, float]],
+    k: int,
+) -> FlipArrays:
+    """The queries `keys` (in that order) as FlipArrays: each one's two top-k lists (docids
+    best first, absent: empty) as grades (NaN: unjudged), its judged grades (`grades`, in
+    their order) and its distinct unjudged chunks. The queries flip_test would get as
+    FlipQuery(key, top_a, grades of top_a, top_b, grades of top_b, judged grades)."""
+    flat_a: list[float | None] = []
+    flat_b: list[float | None] = []
+    judged_flat: list[float] = []
+    lengths = np.empty((3, len(keys)), dtype=np.int64)
+    unjudged = np.empty(len(keys), dtype=np.int64)
+    for i, q in enumerate(keys):
+        judged = grades.get(q, _NONE)
+        top_a, top_b = lists_a.get(q, ())[:k], lists_b.get(q, ())[:k]
+        found_a = [judged.get(d) for d in top_a]
+        found_b = [judged.get(d) for d in top_b]
+        flat_a += found_a
+        flat_b += found_b
+        judged_flat += judged.values()
+        lengths[:, i] = (len(top_a), len(top_b), len(judged))
+        if None in found_a or None in found_b:
+            chunks = {d for d, g in zip(top_a, found_a, strict=True) if g is None}
+            chunks.update(d for d, g in zip(top_b, found_b, strict=True) if g is None)
+            unjudged[i] = len(chunks)
+        else:
+            unjudged[i] = 0
+    offsets = np.zeros((3, len(keys) + 1), dtype=np.int64)
+    np.cumsum(lengths, axis=1, out=offsets[:, 1:])
+    # float64 arrays from Python lists: None becomes NaN, the unjudged mark.
+    return FlipArrays(
+        grades_a=np.array(flat_a, dtype=np.float64),
+        offsets_a=offsets[0],
+        grades_b=np.array(flat_b, dtype=np.float64),
+        offsets_b=offsets[1],
+        judged=np.array(judged_flat, dtype=np.float64),
+        judged_offsets=offsets[2],
+        unjudged=unjudged,
+    )
 
 
 def _rows(offsets: np.ndarray) -> np.ndarray:

@@ -201,3 +201,27 @@ def test_the_flat_flip_test_gives_the_same_figures_bit_for_bit(gain: str) -> Non
                 gain,
                 today,  # type: ignore[arg-type]
             ) == flip_test(queries, k, 3.0, gain, today)  # type: ignore[arg-type]
+
+
+def test_flip_arrays_lays_out_the_queries_flip_test_gets() -> None:
+    """scoring.flip_arrays from {query: top list} and {query: {docid: grade}} maps, as the
+    comparison and the for-compare pool read them, against the FlipQuery list they describe."""
+    rng = np.random.default_rng(31)
+    for _ in range(40):
+        queries, _ = _scenario(rng)
+        k = int(rng.integers(1, 4))
+        grades = {q.qid: {} for q in queries}
+        for q in queries:
+            pairs = [*zip(q.docids_a, q.grades_a, strict=True)]
+            for d, g in [*pairs, *zip(q.docids_b, q.grades_b, strict=True)]:
+                if g is not None:
+                    grades[q.qid][d] = g
+        queries = [q._replace(judged=list(grades[q.qid].values())) for q in queries]
+        lists_a = {q.qid: list(q.docids_a) for q in queries if q.docids_a}
+        lists_b = {q.qid: list(q.docids_b) for q in queries}
+        keys = [*(q.qid for q in queries), "absent"]
+        flat = scoring.flip_arrays(keys, lists_a, lists_b, grades, k)
+        assert flat.unjudged.tolist() == [*_flat(queries, k).unjudged.tolist(), 0]
+        for gain in ("linear", "exp"):
+            expected = flip_test(queries, k, 3.0, gain)
+            assert scoring.flip_test_flat(flat, k, 3.0, gain) == expected

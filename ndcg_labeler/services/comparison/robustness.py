@@ -71,7 +71,7 @@ def _pair_robustness(
     query_ids = [int(q) for q in first.query_ids[index].tolist()]
     out = []
     for n in range(1, len(runs)):
-        queries = _flip_arrays(query_ids, lists[0], lists[n], grades, k)
+        queries = scoring.flip_arrays(query_ids, lists[0], lists[n], grades, k)
         if_top = None
         if o.ideal == "retrieved":
             if_top = (first.ndcg_if_unjudged_top[index], results[n].ndcg_if_unjudged_top[index])
@@ -79,46 +79,3 @@ def _pair_robustness(
         # A compared row has a defined NDCG, so judged gain: flip_test keeps every one of them.
         out.append(scoring.flip_test_flat(queries, k, float(o.top_grade), o.gain, today, if_top))
     return out
-
-
-def _flip_arrays(
-    query_ids: list[int],
-    lists_a: dict[int, list[str]],
-    lists_b: dict[int, list[str]],
-    grades: dict[int, dict[str, int]],
-    k: int,
-) -> scoring.FlipArrays:
-    """The queries' two top-k lists as grades (NaN: unjudged), their judged grades and their
-    distinct unjudged chunks, laid out flat (scoring.FlipArrays)."""
-    flat_a: list[int | None] = []
-    flat_b: list[int | None] = []
-    judged_flat: list[int] = []
-    lengths = np.empty((3, len(query_ids)), dtype=np.int64)
-    unjudged = np.empty(len(query_ids), dtype=np.int64)
-    for i, q in enumerate(query_ids):
-        judged = grades.get(q, {})
-        top_a, top_b = lists_a.get(q, [])[:k], lists_b.get(q, [])[:k]
-        found_a = [judged.get(d) for d in top_a]
-        found_b = [judged.get(d) for d in top_b]
-        flat_a += found_a
-        flat_b += found_b
-        judged_flat += judged.values()
-        lengths[:, i] = (len(top_a), len(top_b), len(judged))
-        if None in found_a or None in found_b:
-            chunks = {d for d, g in zip(top_a, found_a, strict=True) if g is None}
-            chunks.update(d for d, g in zip(top_b, found_b, strict=True) if g is None)
-            unjudged[i] = len(chunks)
-        else:
-            unjudged[i] = 0
-    offsets = np.zeros((3, len(query_ids) + 1), dtype=np.int64)
-    np.cumsum(lengths, axis=1, out=offsets[:, 1:])
-    # float64 arrays from Python lists: None becomes NaN, the unjudged mark.
-    return scoring.FlipArrays(
-        grades_a=np.array(flat_a, dtype=np.float64),
-        offsets_a=offsets[0],
-        grades_b=np.array(flat_b, dtype=np.float64),
-        offsets_b=offsets[1],
-        judged=np.array(judged_flat, dtype=np.float64),
-        judged_offsets=offsets[2],
-        unjudged=unjudged,
-    )

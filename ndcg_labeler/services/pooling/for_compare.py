@@ -200,14 +200,20 @@ def _plan(
     note = _flip_note(resolved)
     robustness = None
     if not note:
-        flips = [
-            _flip_query(
-                qid, full_a.get(qid, []), full_b.get(qid, []), grades.get(qid, {}), resolved.k
-            )
-            for qid in sorted(set(grades) | set(full_a) | set(full_b))
-        ]
+        k, gain = resolved.k, resolved.gain
+        keys = sorted(set(grades) | set(full_a) | set(full_b))
+        # The verdict on flat arrays; the per-query objects only when labels must follow.
+        start = scoring.flip_test_flat(
+            scoring.flip_arrays(keys, full_a, full_b, grades, k), k, top, gain
+        )
+        flips = []
+        if not start.robust:
+            flips = [
+                _flip_query(qid, full_a.get(qid, []), full_b.get(qid, []), grades.get(qid, {}), k)
+                for qid in keys
+            ]
         order = [(p.qid, p.docid) for p in pairs]
-        robustness = scoring.labels_to_robust(flips, order, resolved.k, top, resolved.gain)  # type: ignore[arg-type]
+        robustness = scoring.labels_to_robust(flips, order, k, top, gain, start=start)
     return CompareOrder(
         test_set=test_set,
         run_a=run_a,
