@@ -19,6 +19,7 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import NamedTuple
 
 import numpy as np
 import sqlalchemy as sa
@@ -29,6 +30,7 @@ from sqlalchemy.orm.attributes import set_committed_value
 from ndcg_labeler import sqlite
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Run, RunScore, utcnow
+from ndcg_labeler.services._db import select_rows
 from ndcg_labeler.services.live.options import Resolved
 from ndcg_labeler.services.live.state import QuerySet, TestSetState
 
@@ -111,7 +113,7 @@ class ScoreState:
         return out.getvalue()
 
     @classmethod
-    def from_row(cls, row: RunScore) -> ScoreState:
+    def from_row(cls, row: RunScore | StoredRow) -> ScoreState:
         """Rebuild from a stored row (also the layout of one member per measure, `m_<name>`)."""
         with np.load(io.BytesIO(row.data)) as found:
             arrays = {name[2:]: found[name] for name in found.files if name.startswith("m_")}
@@ -135,15 +137,28 @@ class ScoreState:
         )
 
 
-_LOAD = sa.select(RunScore).where(
-    RunScore.run_id == sa.bindparam("run_id"), RunScore.settings == sa.bindparam("settings")
-)
+class StoredRow(NamedTuple):
+    """The columns of a run_score row that a ScoreState is rebuilt from."""
+
+    run_id: int
+    settings: str
+    labels_version: int
+    max_event_id: int
+    queries_key: int
+    data: bytes
 
 
 def load(run_id: int, settings: str) -> ScoreState | None:
     """The stored state of a run under a setting, or None when it was never computed."""
-    row = db.session.scalars(_LOAD, {"run_id": run_id, "settings": settings}).first()
-    return None if row is None else ScoreState.from_row(row)
+    table = RunScore.__table__
+    # Read in binary on PostgreSQL: the data is MBs (every measure at every cutoff).
+    rows = select_rows(
+        sa.select(*(table.c[name] for name in StoredRow._fields)).where(
+            table.c.run_id == run_id, table.c.settings == settings
+        ),
+        binary=True,
+    )
+    return ScoreState.from_row(StoredRow(*rows[0])) if rows else None
 
 
 def save(state: ScoreState) -> bool:
