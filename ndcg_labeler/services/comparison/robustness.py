@@ -21,6 +21,7 @@ from flask import current_app
 from ndcg_labeler import scoring
 from ndcg_labeler.models import Run
 from ndcg_labeler.services import live
+from ndcg_labeler.services._figures_cache import cached, register
 
 # B against A today and in the top-grade world (robust, unjudged_pairs, the deltas, winners).
 Robustness = scoring.FlipTest
@@ -29,14 +30,17 @@ Robustness = scoring.FlipTest
 # a comparison page polled every second must not repeat while neither runs nor grades moved.
 _KEPT = 32
 _LOCK = threading.Lock()
+_KIND = "compare_flips"
+register(scoring.FlipTest)
 
 
 def pair_robustness(
     runs: Sequence[Run], results: Sequence[live.RunScores], index: np.ndarray
 ) -> list[Robustness]:
     """Each run against the first (`index`: the compared rows), today and in the top-grade
-    world of the two; kept in this process until the runs, the grades or the setting change
-    (people's grades only: a machine judge's answers move no labels version)."""
+    world of the two; kept in this process and in the figures cache (kind "compare_flips") until
+    the runs, the grades or the setting change (people's grades only: a machine judge's answers
+    move no labels version)."""
     if results[0].options.labels != "human":
         return _pair_robustness(runs, results, index)
     key = (
@@ -51,7 +55,20 @@ def pair_robustness(
     with _LOCK:
         found = kept.get(key)
     if found is None:
-        found = _pair_robustness(runs, results, index)
+        # Stored in the database as well: a freshly started worker (or another server) that
+        # shows this comparison again reads the verdict instead of both runs' top k.
+        # One row per comparison (runs and options), its version the grades and the compared
+        # queries: a grade overwrites the row rather than adding one.
+        options = hashlib.sha256(repr(key[:2]).encode()).hexdigest()
+        version = hashlib.sha256(repr(key[2:]).encode()).hexdigest()
+        found = cached(
+            runs[0].test_set,
+            _KIND,
+            options,
+            lambda _: version,
+            lambda _: _pair_robustness(runs, results, index),
+            inline=True,
+        ).value
         with _LOCK:
             kept[key] = found
             while len(kept) > _KEPT:
