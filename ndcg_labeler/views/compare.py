@@ -52,13 +52,16 @@ def _next_labels(
     """What to label next between A and B (two runs, people who may see grades): the unjudged
     pairs of their top k by weight, and the labels remaining before the comparison is robust;
     and whether it is left to its own fragment (a large comparison not ordered yet in this
-    process, unless `wait`: ordering 7,000 queries' pairs must not hold the page up)."""
+    process nor stored for the current grades, unless `wait`: ordering 7,000 queries' pairs
+    must not hold the page up)."""
     if len(chosen) != 2 or not may_see_grades(test_set):
         return None, False
     depth = min(options.k, pooling.MAX_DEPTH)
     if wait or not result.large:
         return pooling.plan_for_compare(test_set, chosen[0], chosen[1], depth, options), False
-    found = pooling.kept_plan_for_compare(test_set, chosen[0], chosen[1], depth, options)
+    found = pooling.plan_page_for_compare(
+        test_set, chosen[0], chosen[1], depth, options, NEXT_SHOWN, compute=False
+    )
     return found, found is None
 
 
@@ -151,7 +154,9 @@ def next_fragment(test_set_id: int) -> str:
     options = score_options()
     depth = min(options.k, pooling.MAX_DEPTH)
     try:
-        plan = pooling.plan_for_compare(test_set, chosen[0], chosen[1], depth, options)
+        plan = pooling.plan_page_for_compare(
+            test_set, chosen[0], chosen[1], depth, options, NEXT_SHOWN, compute=True
+        )
     except ServiceError as exc:
         abort(400, description=str(exc))
     return render_template(

@@ -169,3 +169,37 @@ def test_a_large_comparisons_page_leaves_power_and_ordering_to_their_fragments(
     assert 'id="next-table"' in shown and "/compare/_next?" not in shown
     for bad in (f"run={dash.run_a}", f"run={dash.run_a}&run={dash.run_a}"):
         assert as_admin.get(dash.url(f"/compare/_next?{bad}")).status_code == 400
+
+
+def test_a_fresh_worker_shows_the_stored_page_of_what_to_label_next(
+    app: Flask, as_admin: FlaskClient, dash: Demo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ordered once by the /_next fragment, a large comparison's first pairs, their count and
+    labels remaining are stored: a worker that never ordered them shows them at once, the same
+    as the fragment; a grade makes the page ask the fragment again."""
+    from ndcg_labeler.services.pooling import for_compare
+    from tests.factory import grade, the_test_set
+
+    monkeypatch.setattr("ndcg_labeler.services.comparison.compare.INLINE_MAX_VALUES", 3)
+    monkeypatch.setattr("ndcg_labeler.views.compare.NEXT_SHOWN", 2)  # fewer than the 3 pairs
+    ordered = []
+    original = for_compare._plan
+    monkeypatch.setattr(
+        for_compare, "_plan", lambda *a, **k: ordered.append(1) or original(*a, **k)
+    )
+    both = f"run={dash.run_a}&run={dash.run_b}&k=3"
+
+    def section(html: str) -> str:
+        return html.split('<div id="compare-next">')[1].split("</section>")[0]
+
+    part = as_admin.get(dash.url(f"/compare/_next?{both}")).get_data(as_text=True)
+    assert ordered == [1] and part.count("<tr data-qid=") == 2 and "Add these 3 pairs" in part
+    app.extensions["ndcg_compare_plans"].clear()  # as in a worker that never ordered them
+    page = as_admin.get(dash.url(f"/compare/?{both}")).get_data(as_text=True)
+    assert ordered == [1] and section(page) == section(part)
+    with app.app_context():
+        grade(the_test_set(dash), "q3", "f2", 1, "maria")
+        db.session.remove()
+    app.extensions["ndcg_compare_plans"].clear()
+    moved = as_admin.get(dash.url(f"/compare/?{both}")).get_data(as_text=True)
+    assert 'id="next-table"' not in moved and "/compare/_next?" in moved and ordered == [1]

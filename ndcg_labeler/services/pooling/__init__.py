@@ -7,6 +7,7 @@ from .for_compare import (
     add_for_compare,
     kept_plan_for_compare,
     plan_for_compare,
+    plan_page_for_compare,
 )
 from .plan import MAX_DEPTH, add_pool, check_depth, plan_pool
 from .uncertain import queue_uncertain_first
@@ -20,6 +21,7 @@ __all__ = [
     "check_depth",
     "kept_plan_for_compare",
     "plan_for_compare",
+    "plan_page_for_compare",
     "plan_pool",
     "queue_uncertain_first",
 ]

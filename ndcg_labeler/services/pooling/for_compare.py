@@ -10,6 +10,7 @@ rank or imported (priorities ≥ 0). A listed pair already in the queue takes it
 
 from __future__ import annotations
 
+import hashlib
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -23,6 +24,7 @@ from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Chunk, Pair, Query, Run, TestSet, utcnow
 from ndcg_labeler.services import ServiceError, live, tallies
 from ndcg_labeler.services._db import insert_if_absent, select_rows, transaction
+from ndcg_labeler.services._figures_cache import cached, stored
 from ndcg_labeler.services.pooling.plan import check_depth
 
 MAX_SOURCE = 200
@@ -33,6 +35,9 @@ _IN_BATCH = 900  # docids per IN list: below every database's parameter limit
 # at k = 10 holds ~120,000 pairs (~20 MB), so only a few are kept.
 _KEPT = 4
 _LOCK = threading.Lock()
+# What a page shows of a plan (its first pairs, their count, the verdict), stored in the
+# figures cache so that a fresh worker shows it without ordering every pair again.
+_PAGE_KIND = "compare_next"
 
 
 @dataclass(frozen=True)
@@ -49,6 +54,14 @@ class CompareOrder:
     """None when the options are not the ones the flip test is defined for (see `note`)."""
     k: int
     note: str = ""
+    total: int | None = None
+    """How many pairs the whole plan has, when `pairs` holds only its first ones (a stored
+    page, see plan_page_for_compare); None: `pairs` is the whole plan."""
+
+    @property
+    def count(self) -> int:
+        """How many unjudged pairs the plan lists in all."""
+        return len(self.pairs) if self.total is None else self.total
 
     def to_json(self, limit: int | None = None) -> list[dict[str, Any]]:
         """[{"qid", "docid", "weight", "rank_a", "rank_b"}, …] best first (the first `limit`)."""
@@ -72,7 +85,7 @@ class CompareOrder:
             "run_b": self.run_b.name,
             "depth": self.depth,
             "k": self.k,
-            "unjudged_pairs": len(self.pairs),
+            "unjudged_pairs": self.count,
             "robust": None if found is None else found.robust,
             "labels_remaining": None if found is None else found.labels_remaining,
             "mean_delta": None if found is None else found.mean_delta,
@@ -147,6 +160,62 @@ def kept_plan_for_compare(
     key = _plan_key(test_set, run_a, run_b, check_depth(depth), options)
     with _LOCK:
         return _kept().get(key)
+
+
+def plan_page_for_compare(
+    test_set: TestSet,
+    run_a: Run,
+    run_b: Run,
+    depth: int | None,
+    options: live.ScoreOptions | None,
+    shown: int,
+    *,
+    compute: bool,
+) -> CompareOrder | None:
+    """What a page shows of plan_for_compare's plan: the whole plan when this process keeps
+    it, else its first `shown` pairs with their count and the verdict as stored for the
+    current grades (`total` set), else computed (and stored) when `compute`, else None."""
+    depth = check_depth(depth)
+    found = kept_plan_for_compare(test_set, run_a, run_b, depth, options)
+    if found is not None:
+        return found
+    key = _plan_key(test_set, run_a, run_b, depth, options)
+    # One row per comparison (runs, depth, options), its version the labels version.
+    where = hashlib.sha256(repr(key[2:]).encode()).hexdigest()
+    version = str(key[1])
+    page = stored(test_set.id, _PAGE_KIND, where, version)
+    if page is None and compute:
+        plan = plan_for_compare(test_set, run_a, run_b, depth, options)
+        made = _page(plan, shown)
+        cached(test_set, _PAGE_KIND, where, lambda _: version, lambda _: made, inline=True)
+        return plan
+    if page is None:
+        return None
+    robustness = page["robustness"]
+    return CompareOrder(
+        test_set=test_set,
+        run_a=run_a,
+        run_b=run_b,
+        depth=depth,
+        pairs=[scoring.NextLabel(*pair) for pair in page["pairs"]],
+        query_ids={},
+        robustness=scoring.Robustness(*robustness) if robustness is not None else None,
+        k=page["k"],
+        note=page["note"],
+        total=page["total"],
+    )
+
+
+def _page(plan: CompareOrder, shown: int) -> dict[str, Any]:
+    """The stored form of a plan's page (JSON: floats round-trip exactly)."""
+    found = plan.robustness
+    return {
+        "pairs": [list(pair) for pair in plan.pairs[:shown]],
+        "total": plan.count,
+        "robustness": list(found) if found is not None else None,
+        "k": plan.k,
+        "note": plan.note,
+    }
 
 
 def _kept() -> OrderedDict[tuple[object, ...], CompareOrder]:
