@@ -185,3 +185,28 @@ def test_exports_carry_the_columns(as_admin: FlaskClient, flips) -> None:
 def _test_set_id(client: FlaskClient, ids: dict[str, int]) -> int:
     with client.application.app_context():
         return db.session.get_one(Run, ids["A"]).test_set_id
+
+
+def test_a_busy_database_still_gets_the_verdict_computed_once(
+    app: Flask, flips, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """When the verdict cannot be stored (SQLite's one writer busy), the page still shows it,
+    computed once, from memory."""
+    from sqlalchemy.exc import OperationalError
+
+    from ndcg_labeler.services.comparison import robustness
+
+    computed = []
+    original = robustness._pair_robustness
+    monkeypatch.setattr(
+        robustness, "_pair_robustness", lambda *a, **k: computed.append(1) or original(*a, **k)
+    )
+
+    def busy(test_set, kind, options, version, compute, **kwargs):  # type: ignore[no-untyped-def]
+        compute(test_set)
+        raise OperationalError("INSERT", {}, Exception("database is locked"))
+
+    monkeypatch.setattr(robustness, "cached", busy)
+    with app.app_context():
+        result = comparison.compare_runs(_runs(flips, "A", "B"), K2, stats=False)
+        assert computed == [1] and result.first_pair.robustness.unjudged_pairs == 2

@@ -11,12 +11,14 @@ show: each run's own top-grade value (scoring.sensitivity, its unjudged top k on
 from __future__ import annotations
 
 import hashlib
+import logging
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 
 import numpy as np
 from flask import current_app
+from sqlalchemy.exc import OperationalError
 
 from ndcg_labeler import scoring
 from ndcg_labeler.models import Run
@@ -32,6 +34,7 @@ _KEPT = 32
 _LOCK = threading.Lock()
 _KIND = "compare_flips"
 register(scoring.FlipTest)
+log = logging.getLogger(__name__)
 
 
 def pair_robustness(
@@ -61,14 +64,19 @@ def pair_robustness(
         # queries: a grade overwrites the row rather than adding one.
         options = hashlib.sha256(repr(key[:2]).encode()).hexdigest()
         version = hashlib.sha256(repr(key[2:]).encode()).hexdigest()
-        found = cached(
-            runs[0].test_set,
-            _KIND,
-            options,
-            lambda _: version,
-            lambda _: _pair_robustness(runs, results, index),
-            inline=True,
-        ).value
+        computed: list[list[Robustness]] = []
+
+        def compute(_: object) -> list[Robustness]:
+            computed.append(_pair_robustness(runs, results, index))
+            return computed[0]
+
+        try:
+            found = cached(
+                runs[0].test_set, _KIND, options, lambda _: version, compute, inline=True
+            ).value
+        except OperationalError:  # a busy database (SQLite's one writer): not stored this time
+            log.info("compare: the flip test was not stored (database busy)")
+            found = computed[0] if computed else _pair_robustness(runs, results, index)
         with _LOCK:
             kept[key] = found
             while len(kept) > _KEPT:

@@ -11,6 +11,7 @@ rank or imported (priorities ≥ 0). A listed pair already in the queue takes it
 from __future__ import annotations
 
 import hashlib
+import logging
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -18,6 +19,7 @@ from typing import Any
 
 import sqlalchemy as sa
 from flask import current_app
+from sqlalchemy.exc import OperationalError
 
 from ndcg_labeler import scoring
 from ndcg_labeler.extensions import db
@@ -38,6 +40,7 @@ _LOCK = threading.Lock()
 # What a page shows of a plan (its first pairs, their count, the verdict), stored in the
 # figures cache so that a fresh worker shows it without ordering every pair again.
 _PAGE_KIND = "compare_next"
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -187,7 +190,10 @@ def plan_page_for_compare(
     if page is None and compute:
         plan = plan_for_compare(test_set, run_a, run_b, depth, options)
         made = _page(plan, shown)
-        cached(test_set, _PAGE_KIND, where, lambda _: version, lambda _: made, inline=True)
+        try:
+            cached(test_set, _PAGE_KIND, where, lambda _: version, lambda _: made, inline=True)
+        except OperationalError:  # a busy database (SQLite's one writer): kept in memory only
+            log.info("what to label next: the page was not stored (database busy)")
         return plan
     if page is None:
         return None
