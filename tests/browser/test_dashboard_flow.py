@@ -139,6 +139,8 @@ def test_a_big_comparisons_statistics_arrive_without_a_reload(
     page, base, app = browser_page, live_server.url, live_server.app
     demo = build_dashboard(app)
     monkeypatch.setattr(comparison, "INLINE_MAX_VALUES", 0)  # every comparison counts as big
+    # ... for the page too: what to label next comes in its own fragment.
+    monkeypatch.setattr(comparison, "PAGE_INLINE_MAX_VALUES", 0)
     original = comparison_stats._compute
 
     def slow(*args, **kwargs):

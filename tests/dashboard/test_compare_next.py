@@ -125,11 +125,12 @@ def _sentence(html: str) -> str:
 def test_a_large_comparisons_page_leaves_power_and_ordering_to_their_fragments(
     as_admin: FlaskClient, dash: Demo, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Above INLINE_MAX_VALUES the page neither computes the power figures (scipy.stats: a
+    """Above PAGE_INLINE_MAX_VALUES the page neither computes the power figures (scipy.stats: a
     second in a fresh worker) nor orders the unjudged pairs (seconds at 7,000 queries): the
     statistics fragment brings the power figures, stored with the statistics, and a fragment
     of its own the pairs, kept in the process for the page's next visit."""
     monkeypatch.setattr("ndcg_labeler.services.comparison.compare.INLINE_MAX_VALUES", 3)
+    monkeypatch.setattr("ndcg_labeler.services.comparison.compare.PAGE_INLINE_MAX_VALUES", 3)
     computed = []
     original = comparison_stats.power_figures
     monkeypatch.setattr(
@@ -180,7 +181,7 @@ def test_a_fresh_worker_shows_the_stored_page_of_what_to_label_next(
     from ndcg_labeler.services.pooling import for_compare
     from tests.factory import grade, the_test_set
 
-    monkeypatch.setattr("ndcg_labeler.services.comparison.compare.INLINE_MAX_VALUES", 3)
+    monkeypatch.setattr("ndcg_labeler.services.comparison.compare.PAGE_INLINE_MAX_VALUES", 3)
     monkeypatch.setattr("ndcg_labeler.views.compare.NEXT_SHOWN", 2)  # fewer than the 3 pairs
     ordered = []
     original = for_compare._plan

@@ -38,6 +38,12 @@ from ndcg_labeler.services.live import Resolved, RunScores, ScoreOptions, score_
 # a pair of tests (10,000 resamples each): at 1,000 queries two runs take ~0.15 s, six ~0.4 s,
 # after scipy.stats' import (~0.6 s on a 2-core machine, paid by a worker's first comparison).
 INLINE_MAX_VALUES = 2000
+# Up to this many per-query values the page itself computes the sample size and what to label
+# next; beyond, they come with the statistics fragment and a fragment of their own. The sample
+# size needs scipy.stats (~0.8 s to import in a fresh worker, whatever the size) and ordering
+# the pairs grows with the queries (~0.3 s at 1,000): a small comparison's page keeps them
+# inline, as it always had, and one of 200 queries or more answers without them.
+PAGE_INLINE_MAX_VALUES = 400
 UNDEFINED_POLICY = (
     "Queries whose NDCG@k is undefined (IDCG@k is 0) in any compared run are left out of all "
     "of them, so every run is measured on the same queries; queries missing from a run score 0."
@@ -115,9 +121,9 @@ class Comparison:
 
     @property
     def large(self) -> bool:
-        """More than INLINE_MAX_VALUES per-query values (compared queries × runs): figures
-        that take seconds at this size are left to the background or a fragment of their own."""
-        return self.compared * len(self.means) > INLINE_MAX_VALUES
+        """More than PAGE_INLINE_MAX_VALUES per-query values (compared queries × runs): the
+        page leaves the sample size and what to label next to their fragments."""
+        return self.compared * len(self.means) > PAGE_INLINE_MAX_VALUES
 
     @property
     def first_pair(self) -> PairResult:
@@ -354,8 +360,8 @@ def sample_size(
     per-query differences stays as observed (scoring.queries_for_power).
 
     Taken from the statistics when they are stored (at POWER_ALPHA); otherwise computed here,
-    unless `inline` is False and the comparison has more than INLINE_MAX_VALUES values
-    (queries × runs): then None, as its statistics, until the background has them.
+    unless `inline` is False and the comparison is `large`: then None until the statistics
+    (computed in their fragment or the background) bring them.
     """
     found = result.power if alpha == POWER_ALPHA else None
     if found is None:
