@@ -38,7 +38,7 @@ if TYPE_CHECKING:  # every name loads its module on first use (ndcg_labeler.lazy
     from .ratings import RatingMap, RatingMapError
     from .records import ChunkRecord, PairRecord, QrelRecord, QueryRecord
     from .run_dedup import string_hashes
-    from .run_storage import decode_docids, decode_ranked, encode_ranked
+    from .run_storage import decode_docids, decode_ranked, decode_top_docids, encode_ranked
     from .runs import ParsedRun, read_run
     from .score_storage import (
         decode_score_arrays,
@@ -72,6 +72,7 @@ __all__ = [
     "decode_docids",
     "decode_ranked",
     "decode_score_arrays",
+    "decode_top_docids",
     "detect_pairs_format",
     "encode_ranked",
     "encode_score_arrays",

@@ -46,6 +46,34 @@ def decode_docids(blob: bytes | memoryview) -> bytes:
     return zlib.decompress(memoryview(blob)[2:])
 
 
+def decode_top_docids(blob: bytes | memoryview, count: int) -> list[str]:
+    """The first `count` docids of a stored blob (either encoding), best first: only as much
+    of the list is decompressed as they need (a comparison reads the top 10 of runs of 1,000).
+    The same as decode_docids(blob).decode().split("\\n", count)[:count] (none when empty)."""
+    if is_legacy(blob):
+        text = bytes(blob).decode("utf-8")
+        return text.split("\n", count)[:count] if text and count > 0 else []
+    _check_header(blob)
+    if count <= 0:
+        return []
+    unzip = zlib.decompressobj()
+    data = memoryview(blob)[2:]
+    out = b""
+    start, size = 0, 16 * count  # compressed bytes fed at a time (docids pack ~3 to 1)
+    while start < len(data) and not unzip.eof:
+        # Feeding the input in growing slices (not all of it with an output limit, which
+        # copies the unconsumed rest on every call) keeps the work near the head's size.
+        out += unzip.decompress(data[start : start + size])
+        start, size = start + size, size * 2
+        parts = out.split(b"\n", count)
+        if len(parts) > count:  # the first `count` are whole (the last part may be cut)
+            head = out[: len(out) - len(parts[count]) - 1]
+            return head.decode("utf-8").split("\n")
+    out += unzip.flush()
+    text = out.decode("utf-8")  # the whole list: fewer than `count` docids, or just as many
+    return text.split("\n", count)[:count] if text else []
+
+
 def encode_scores(scores: np.ndarray | bytes | memoryview) -> bytes:
     """The stored form of a query's float64 scores (rank order), exact to the bit."""
     values = _as_float64(scores)

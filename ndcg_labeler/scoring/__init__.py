@@ -39,7 +39,7 @@ if TYPE_CHECKING:  # every name loads its module on first use (ndcg_labeler.lazy
     )
     from .averages import mean_defined, trec_all
     from .calibration import calibrate, kendall_tau
-    from .flip import FlipQuery, FlipTest, flip_test
+    from .flip import FlipArrays, FlipQuery, FlipTest, flip_arrays, flip_test, flip_test_flat
     from .fusion import FUSION_METHODS, RRF_K, fuse_arrays
     from .gains import gain_values
     from .inputs import Qrel, RunInputs, ScoredDoc, run_inputs
@@ -87,6 +87,7 @@ __all__ = [
     "CohenPair",
     "ConsensusAgreement",
     "Evaluation",
+    "FlipArrays",
     "FlipQuery",
     "FlipTest",
     "MeanInterval",
@@ -114,7 +115,9 @@ __all__ = [
     "evaluate_one",
     "evaluation_name",
     "fleiss_kappa",
+    "flip_arrays",
     "flip_test",
+    "flip_test_flat",
     "fuse_arrays",
     "gain_values",
     "holm",

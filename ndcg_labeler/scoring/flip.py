@@ -22,16 +22,19 @@ show) passes each run's own top-grade values too.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import NamedTuple, TypeVar
 
 import numpy as np
 
 from .gains import gain_values
-from .many_queries import evaluate
+from .many_queries import evaluate, evaluate_flat
 from .options import GainKind, Options
 from .significance import TIE_TOLERANCE
+
+Q = TypeVar("Q")  # how a caller names its queries (ids, qids)
+_NONE: Mapping[str, float] = {}
 
 
 class FlipQuery(NamedTuple):
@@ -117,20 +120,162 @@ def flip_test(
         today = _today(kept, k, gain)
     if if_top is None:
         if_top = _if_top(kept, unjudged, k, top_grade, gain)
+    return _verdict(today, if_top, sum(len(u) for u in unjudged), len(kept))
+
+
+def _verdict(
+    today: tuple[np.ndarray, np.ndarray],
+    if_top: tuple[np.ndarray, np.ndarray],
+    unjudged_pairs: int,
+    queries: int,
+) -> FlipTest:
+    """The flip test from both worlds' per-query values over the `queries` compared ones."""
     a, b = (np.asarray(v, dtype=np.float64) for v in today)
     a_top, b_top = (np.asarray(v, dtype=np.float64) for v in if_top)
-    if not a.size == b.size == a_top.size == b_top.size == len(kept):
+    if not a.size == b.size == a_top.size == b_top.size == queries:
         raise ValueError("today's and the top-grade values need one value per compared query")
     delta, delta_top = _mean_difference(a, b), _mean_difference(a_top, b_top)
     return FlipTest(
         robust=winner(delta) == winner(delta_top),
-        unjudged_pairs=sum(len(u) for u in unjudged),
-        queries=len(kept),
+        unjudged_pairs=unjudged_pairs,
+        queries=queries,
         mean_a_if_top=float(a_top.mean()),
         mean_b_if_top=float(b_top.mean()),
         delta=delta,
         delta_if_top=delta_top,
     )
+
+
+@dataclass(frozen=True)
+class FlipArrays:
+    """The queries of a flip test as flat arrays (CSR): query i's top-k grades in A are
+    grades_a[offsets_a[i]:offsets_a[i + 1]] (NaN: unjudged), likewise in B; its judged grades
+    (its ideal) judged[judged_offsets[i]:judged_offsets[i + 1]]; unjudged[i] the number of
+    distinct unjudged chunks in either top k. The same queries as a list of FlipQuery, without
+    one Python object per query (7,000 queries: a tenth of the time)."""
+
+    grades_a: np.ndarray
+    offsets_a: np.ndarray
+    grades_b: np.ndarray
+    offsets_b: np.ndarray
+    judged: np.ndarray
+    judged_offsets: np.ndarray
+    unjudged: np.ndarray
+
+
+def flip_test_flat(
+    queries: FlipArrays,
+    k: int,
+    top_grade: float,
+    gain: GainKind = "linear",
+    today: tuple[np.ndarray, np.ndarray] | None = None,
+    if_top: tuple[np.ndarray, np.ndarray] | None = None,
+) -> FlipTest:
+    """flip_test on FlipArrays (top-k grades already cut at k): the same figures, bit for bit."""
+    judged_rows = _rows(queries.judged_offsets)
+    positive = gain_values(queries.judged, gain) > 0
+    n = queries.unjudged.size
+    kept = np.bincount(judged_rows[positive], minlength=n) > 0
+    if not kept.any():
+        return FlipTest(True, 0, 0, None, None, None, None)
+    grades_a, offsets_a = _take(queries.grades_a, queries.offsets_a, kept)
+    grades_b, offsets_b = _take(queries.grades_b, queries.offsets_b, kept)
+    judged, judged_offsets = _take(queries.judged, queries.judged_offsets, kept)
+    unjudged = queries.unjudged[kept]
+    options = Options(gain=gain)
+    if today is None:
+        today = (
+            evaluate_flat(grades_a, offsets_a, judged, judged_offsets, (k,), options).ndcg_cut[k],
+            evaluate_flat(grades_b, offsets_b, judged, judged_offsets, (k,), options).ndcg_cut[k],
+        )
+    if if_top is None:
+        # Every unjudged chunk of either top k joins the judged grades at the top grade (each
+        # once, after them, as _if_top puts them) and takes it in the lists.
+        ideal, ideal_offsets = _append(judged, judged_offsets, unjudged, top_grade)
+        if_top = tuple(  # type: ignore[assignment]
+            evaluate_flat(
+                np.where(np.isnan(grades), top_grade, grades),
+                offsets,
+                ideal,
+                ideal_offsets,
+                (k,),
+                options,
+            ).ndcg_cut[k]
+            for grades, offsets in ((grades_a, offsets_a), (grades_b, offsets_b))
+        )
+    assert if_top is not None
+    return _verdict(today, if_top, int(unjudged.sum()), int(np.count_nonzero(kept)))
+
+
+def flip_arrays(
+    keys: Sequence[Q],
+    lists_a: Mapping[Q, Sequence[str]],
+    lists_b: Mapping[Q, Sequence[str]],
+    grades: Mapping[Q, Mapping[str, float]],
+    k: int,
+) -> FlipArrays:
+    """The queries `keys` (in that order) as FlipArrays: each one's two top-k lists (docids
+    best first, absent: empty) as grades (NaN: unjudged), its judged grades (`grades`, in
+    their order) and its distinct unjudged chunks. The queries flip_test would get as
+    FlipQuery(key, top_a, grades of top_a, top_b, grades of top_b, judged grades)."""
+    flat_a: list[float | None] = []
+    flat_b: list[float | None] = []
+    judged_flat: list[float] = []
+    lengths = np.empty((3, len(keys)), dtype=np.int64)
+    unjudged = np.empty(len(keys), dtype=np.int64)
+    for i, q in enumerate(keys):
+        judged = grades.get(q, _NONE)
+        top_a, top_b = lists_a.get(q, ())[:k], lists_b.get(q, ())[:k]
+        found_a = [judged.get(d) for d in top_a]
+        found_b = [judged.get(d) for d in top_b]
+        flat_a += found_a
+        flat_b += found_b
+        judged_flat += judged.values()
+        lengths[:, i] = (len(top_a), len(top_b), len(judged))
+        if None in found_a or None in found_b:
+            chunks = {d for d, g in zip(top_a, found_a, strict=True) if g is None}
+            chunks.update(d for d, g in zip(top_b, found_b, strict=True) if g is None)
+            unjudged[i] = len(chunks)
+        else:
+            unjudged[i] = 0
+    offsets = np.zeros((3, len(keys) + 1), dtype=np.int64)
+    np.cumsum(lengths, axis=1, out=offsets[:, 1:])
+    # float64 arrays from Python lists: None becomes NaN, the unjudged mark.
+    return FlipArrays(
+        grades_a=np.array(flat_a, dtype=np.float64),
+        offsets_a=offsets[0],
+        grades_b=np.array(flat_b, dtype=np.float64),
+        offsets_b=offsets[1],
+        judged=np.array(judged_flat, dtype=np.float64),
+        judged_offsets=offsets[2],
+        unjudged=unjudged,
+    )
+
+
+def _rows(offsets: np.ndarray) -> np.ndarray:
+    """The row of every flat value of a CSR layout."""
+    return np.repeat(np.arange(offsets.size - 1), np.diff(offsets))
+
+
+def _take(flat: np.ndarray, offsets: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The CSR layout of the rows where `rows` (a mask) holds, in their order."""
+    lengths = np.diff(offsets)
+    kept_offsets = np.zeros(int(np.count_nonzero(rows)) + 1, dtype=np.int64)
+    np.cumsum(lengths[rows], out=kept_offsets[1:])
+    return flat[np.repeat(rows, lengths)], kept_offsets
+
+
+def _append(
+    flat: np.ndarray, offsets: np.ndarray, counts: np.ndarray, value: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """Each row of a CSR layout followed by counts[i] copies of `value`."""
+    lengths = np.diff(offsets)
+    new_offsets = np.zeros(offsets.size, dtype=np.int64)
+    np.cumsum(lengths + counts, out=new_offsets[1:])
+    out = np.full(int(new_offsets[-1]), value, dtype=np.float64)
+    rows = _rows(offsets)
+    out[new_offsets[rows] + (np.arange(flat.size) - offsets[rows])] = flat
+    return out, new_offsets
 
 
 def _unjudged(query: FlipQuery, k: int) -> set[str]:

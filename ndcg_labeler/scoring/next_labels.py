@@ -31,7 +31,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .flip import FlipQuery, flip_test, winner
+from .flip import FlipQuery, FlipTest, flip_test, winner
 from .gains import gain_values
 from .ndcg import log2_ranks
 from .options import GainKind
@@ -65,19 +65,23 @@ def order_for_compare(
     tops_a/tops_b: {qid: ranked docids} (trec_eval order); judged: {qid: docids with a grade}.
     Best first; ties by qid, then docid (byte order). A docid listed twice keeps its best rank.
     """
-    out: list[NextLabel] = []
+    # Each rank's term once (the same math.log2 values _discount gives); index 0: not retrieved.
+    terms = [0.0, *(_discount(rank) for rank in range(1, depth + 1))]
+    found: list[tuple[float, str, str, int | None, int | None]] = []
     for qid in sorted(set(tops_a) | set(tops_b)):
         seen = judged.get(qid, ())
         ranks_a = _ranks(tops_a.get(qid, ()), depth)
         ranks_b = _ranks(tops_b.get(qid, ()), depth)
-        for docid in set(ranks_a) | set(ranks_b):
+        for docid in ranks_a.keys() | ranks_b.keys():
             if docid in seen:
                 continue
             rank_a, rank_b = ranks_a.get(docid), ranks_b.get(docid)
-            weight = top_grade * abs(_discount(rank_a) - _discount(rank_b))
-            out.append(NextLabel(qid, docid, weight, rank_a, rank_b))
-    out.sort(key=lambda item: (-item.weight, item.qid, item.docid))
-    return out
+            weight = top_grade * abs(terms[rank_a or 0] - terms[rank_b or 0])
+            found.append((-weight, qid, docid, rank_a, rank_b))
+    # Plain tuples sort without a key function; (qid, docid) is unique, so the ranks are never
+    # compared.
+    found.sort()
+    return [NextLabel(qid, docid, -weight, a, b) for weight, qid, docid, a, b in found]
 
 
 def _ranks(docids: Sequence[str], depth: int) -> dict[str, int]:
@@ -216,15 +220,19 @@ def labels_to_robust(
     top_grade: float,
     gain: GainKind = "linear",
     revealed: Mapping[tuple[str, str], float] | None = None,
+    start: FlipTest | None = None,
 ) -> Robustness:
     """The flip test and the labels remaining in `order` ((qid, docid) pairs) until it passes.
 
     Each label confirms today's value (grade 0) unless `revealed` gives its grade (the bench
     knows the true grades). A query whose ideal is empty (NDCG@k undefined) is left out, as the
     comparison leaves it out, until a label finds a relevant chunk there: from then on the
-    comparison, and so the flip test, takes it in. See the module's docstring.
+    comparison, and so the flip test, takes it in. See the module's docstring. `start`: the
+    flip test of `queries`, when the caller has it (flip_test_flat); `queries` are then read
+    only if it does not pass.
     """
-    start = flip_test(queries, k, top_grade, gain)
+    if start is None:
+        start = flip_test(queries, k, top_grade, gain)
     today, if_top = start.delta, start.delta_if_top
     if start.robust:
         return Robustness(True, 0, today, if_top)

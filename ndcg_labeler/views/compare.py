@@ -28,7 +28,12 @@ from ndcg_labeler.services import (
 )
 from ndcg_labeler.views import figures
 from ndcg_labeler.views._scoring import chosen_runs, page_arg, score_options
-from ndcg_labeler.views.access import admin_required, get_test_set_or_404, may_see_grades
+from ndcg_labeler.views.access import (
+    admin_required,
+    get_test_set_or_404,
+    may_see_grades,
+    require_grades_visible,
+)
 
 bp = Blueprint("compare", __name__, url_prefix="/test-sets/<int:test_set_id>/dashboard/compare")
 
@@ -38,14 +43,26 @@ NEXT_SHOWN = 50
 
 
 def _next_labels(
-    test_set: TestSet, chosen: list[Run], options: live.ScoreOptions
-) -> pooling.CompareOrder | None:
+    test_set: TestSet,
+    chosen: list[Run],
+    options: live.ScoreOptions,
+    result: comparison.Comparison,
+    wait: bool,
+) -> tuple[pooling.CompareOrder | None, bool]:
     """What to label next between A and B (two runs, people who may see grades): the unjudged
-    pairs of their top k by weight, and the labels remaining before the comparison is robust."""
+    pairs of their top k by weight, and the labels remaining before the comparison is robust;
+    and whether it is left to its own fragment (a large comparison not ordered yet in this
+    process nor stored for the current grades, unless `wait`: ordering 7,000 queries' pairs
+    must not hold the page up)."""
     if len(chosen) != 2 or not may_see_grades(test_set):
-        return None
+        return None, False
     depth = min(options.k, pooling.MAX_DEPTH)
-    return pooling.plan_for_compare(test_set, chosen[0], chosen[1], depth, options)
+    if wait or not result.large:
+        return pooling.plan_for_compare(test_set, chosen[0], chosen[1], depth, options), False
+    found = pooling.plan_page_for_compare(
+        test_set, chosen[0], chosen[1], depth, options, NEXT_SHOWN, compute=False
+    )
+    return found, found is None
 
 
 def _context(test_set_id: int, stats: bool, background: bool = False) -> dict[str, object]:
@@ -65,6 +82,9 @@ def _context(test_set_id: int, stats: bool, background: bool = False) -> dict[st
     elif all_runs:
         error = "Choose at least two runs to compare."
     deltas = paginate(result.deltas if result else [], page_arg(), PER_PAGE)
+    next_labels, next_pending = (
+        _next_labels(test_set, chosen, options, result, wait=stats) if result else (None, False)
+    )
     return {
         "test_set": test_set,
         "all_runs": all_runs,
@@ -80,9 +100,10 @@ def _context(test_set_id: int, stats: bool, background: bool = False) -> dict[st
         "version": dashboard.version_token(test_set.id),
         "k_choices": live.k_choices(options.k),
         "policies": live.policies(),
-        "next_labels": _next_labels(test_set, chosen, options) if result else None,
+        "next_labels": next_labels,
+        "next_pending": next_pending,
         "next_shown": NEXT_SHOWN,
-        "sample_size": comparison.sample_size(result) if result else None,
+        "sample_size": comparison.sample_size(result, inline=False) if result else None,
     }
 
 
@@ -117,6 +138,37 @@ def stats_fragment(test_set_id: int) -> tuple[str, int]:
         abort(400, description=str(context["error"] or "choose at least two runs"))
     status = 200 if result.stats_ready else 202  # 202: computing, asked again in a second
     return render_template("dashboard/_compare_stats.html", poll=True, **context), status
+
+
+@bp.get("/_next")
+def next_fragment(test_set_id: int) -> str:
+    """What to label next between A and B, ordered in this request (the page of a large
+    comparison asks for it once it has shown the rest)."""
+    test_set = get_test_set_or_404(test_set_id)
+    require_grades_visible(test_set)  # which pairs are judged is the grades' business
+    chosen = chosen_runs(test_set)
+    if not chosen and "run" not in request.args:
+        chosen = runs.list_runs(test_set)[:2]  # as the page's first visit
+    if len(chosen) != 2:
+        abort(400, description="choose exactly two runs")
+    options = score_options()
+    depth = min(options.k, pooling.MAX_DEPTH)
+    try:
+        plan = pooling.plan_page_for_compare(
+            test_set, chosen[0], chosen[1], depth, options, NEXT_SHOWN, compute=True
+        )
+    except ServiceError as exc:
+        abort(400, description=str(exc))
+    return render_template(
+        "dashboard/_compare_next.html",
+        test_set=test_set,
+        runs=chosen,
+        run_args={"run": [run.id for run in chosen]},
+        option_args=live.option_args(options),
+        next_labels=plan,
+        next_pending=False,
+        next_shown=NEXT_SHOWN,
+    )
 
 
 @bp.post("/queue")

@@ -139,6 +139,8 @@ def test_a_big_comparisons_statistics_arrive_without_a_reload(
     page, base, app = browser_page, live_server.url, live_server.app
     demo = build_dashboard(app)
     monkeypatch.setattr(comparison, "INLINE_MAX_VALUES", 0)  # every comparison counts as big
+    # ... for the page too: what to label next comes in its own fragment.
+    monkeypatch.setattr(comparison, "PAGE_INLINE_MAX_VALUES", 0)
     original = comparison_stats._compute
 
     def slow(*args, **kwargs):
@@ -160,5 +162,9 @@ def test_a_big_comparisons_statistics_arrive_without_a_reload(
     cells = tests.locator("td.p-value").all_inner_texts()
     assert len(cells) == 2 and all(c.strip() not in ("", "computing…") for c in cells)
     assert page.evaluate("window.__same_page") is True  # swapped in, no reload
+    # What to label next, left to its own fragment on a big comparison, arrives the same way.
+    page.locator("#next-table").wait_for(timeout=15_000)
+    assert page.locator("#next-table tbody tr").count() >= 1
+    assert page.evaluate("window.__same_page") is True
     # It asked about once a second while computing (not in a busy loop), then got the figures.
     assert asked[-1] == 200 and set(asked[:-1]) <= {202} and 2 <= len(asked) <= 6

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import statistics
+import time
 
 import numpy as np
+import pytest
 import sqlalchemy as sa
 from flask import Flask
 from flask.testing import FlaskClient
@@ -12,6 +14,7 @@ from scipy import stats
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Pair, TestSet
+from ndcg_labeler.services.comparison import stats as comparison_stats
 from tests.factory import A3, B3, AuthActions, Demo, grant
 
 COMPARED = ("q1", "q2", "q3", "q5")  # q4 is undefined (no grade)
@@ -113,3 +116,91 @@ def test_blind_sets_keep_the_pairs_from_annotators(
     assert 'id="next-table"' not in page and 'id="labels-remaining"' not in page
     both = f"run={dash.run_a}&run={dash.run_b}"
     assert client.get(dash.url(f"/export/compare-next.json?{both}")).status_code == 403
+
+
+def _sentence(html: str) -> str:
+    return " ".join(html.split('<p id="sample-size">')[1].split("</p>")[0].split())
+
+
+def test_a_large_comparisons_page_leaves_power_and_ordering_to_their_fragments(
+    as_admin: FlaskClient, dash: Demo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Above PAGE_INLINE_MAX_VALUES the page neither computes the power figures (scipy.stats: a
+    second in a fresh worker) nor orders the unjudged pairs (seconds at 7,000 queries): the
+    statistics fragment brings the power figures, stored with the statistics, and a fragment
+    of its own the pairs, kept in the process for the page's next visit."""
+    monkeypatch.setattr("ndcg_labeler.services.comparison.compare.INLINE_MAX_VALUES", 3)
+    monkeypatch.setattr("ndcg_labeler.services.comparison.compare.PAGE_INLINE_MAX_VALUES", 3)
+    computed = []
+    original = comparison_stats.power_figures
+    monkeypatch.setattr(
+        comparison_stats, "power_figures", lambda *a, **k: computed.append(1) or original(*a, **k)
+    )
+    both = f"run={dash.run_a}&run={dash.run_b}&k=3"
+    page = as_admin.get(dash.url(f"/compare/?{both}")).get_data(as_text=True)
+    assert 'id="sample-size"' not in page and computed == []
+    assert 'id="next-table"' not in page and f"/compare/_next?{both.replace('&', '&amp;')}" in page
+    # The statistics fragment: computed in the background, the power figures with them.
+    deadline = time.monotonic() + 20
+    stats_part = as_admin.get(dash.url(f"/compare/_stats?{both}"))
+    while stats_part.status_code == 202 and time.monotonic() < deadline:
+        time.sleep(0.05)
+        stats_part = as_admin.get(dash.url(f"/compare/_stats?{both}"))
+    d = [B3[q] - A3[q] for q in COMPARED]  # the factory's hand-computed NDCG@3
+    mean, sd = statistics.fmean(d), statistics.stdev(d)
+    assert _sentence(stats_part.get_data(as_text=True)) == (
+        f"A paired t-test (two-sided, alpha 0.05) needs <strong>{_power_n(mean, sd)}</strong> "
+        f"queries to detect a difference of the observed size ({mean:+.4f}) with 80% power, "
+        f"and <strong>{_power_n(0.02, sd)}</strong> to detect a difference of 0.02; this "
+        "comparison has 4."
+    )
+    assert computed == [1]
+    # Stored: the page shows them without computing them again.
+    again = as_admin.get(dash.url(f"/compare/?{both}")).get_data(as_text=True)
+    assert _sentence(again) == _sentence(stats_part.get_data(as_text=True)) and computed == [1]
+    # What to label next, in its fragment: the same list the small page shows (weights by hand
+    # in tests/dashboard/test_for_compare.py, at depth = k = 3 here).
+    part = as_admin.get(dash.url(f"/compare/_next?{both}")).get_data(as_text=True)
+    assert 'id="next-table"' in part and 'id="labels-remaining"' in part
+    exported = as_admin.get(dash.url(f"/export/compare-next.json?{both}")).json
+    rows = [part.index(f'data-qid="{p["qid"]}" data-docid="{p["docid"]}"') for p in exported]
+    assert rows == sorted(rows) and len(rows) == part.count("<tr data-qid=")
+    assert "Add these" in part and 'name="csrf_token"' in part
+    shown = as_admin.get(dash.url(f"/compare/?{both}")).get_data(as_text=True)
+    assert 'id="next-table"' in shown and "/compare/_next?" not in shown
+    for bad in (f"run={dash.run_a}", f"run={dash.run_a}&run={dash.run_a}"):
+        assert as_admin.get(dash.url(f"/compare/_next?{bad}")).status_code == 400
+
+
+def test_a_fresh_worker_shows_the_stored_page_of_what_to_label_next(
+    app: Flask, as_admin: FlaskClient, dash: Demo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ordered once by the /_next fragment, a large comparison's first pairs, their count and
+    labels remaining are stored: a worker that never ordered them shows them at once, the same
+    as the fragment; a grade makes the page ask the fragment again."""
+    from ndcg_labeler.services.pooling import for_compare
+    from tests.factory import grade, the_test_set
+
+    monkeypatch.setattr("ndcg_labeler.services.comparison.compare.PAGE_INLINE_MAX_VALUES", 3)
+    monkeypatch.setattr("ndcg_labeler.views.compare.NEXT_SHOWN", 2)  # fewer than the 3 pairs
+    ordered = []
+    original = for_compare._plan
+    monkeypatch.setattr(
+        for_compare, "_plan", lambda *a, **k: ordered.append(1) or original(*a, **k)
+    )
+    both = f"run={dash.run_a}&run={dash.run_b}&k=3"
+
+    def section(html: str) -> str:
+        return html.split('<div id="compare-next">')[1].split("</section>")[0]
+
+    part = as_admin.get(dash.url(f"/compare/_next?{both}")).get_data(as_text=True)
+    assert ordered == [1] and part.count("<tr data-qid=") == 2 and "Add these 3 pairs" in part
+    app.extensions["ndcg_compare_plans"].clear()  # as in a worker that never ordered them
+    page = as_admin.get(dash.url(f"/compare/?{both}")).get_data(as_text=True)
+    assert ordered == [1] and section(page) == section(part)
+    with app.app_context():
+        grade(the_test_set(dash), "q3", "f2", 1, "maria")
+        db.session.remove()
+    app.extensions["ndcg_compare_plans"].clear()
+    moved = as_admin.get(dash.url(f"/compare/?{both}")).get_data(as_text=True)
+    assert 'id="next-table"' not in moved and "/compare/_next?" in moved and ordered == [1]

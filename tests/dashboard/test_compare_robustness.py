@@ -122,6 +122,39 @@ def test_a_grade_for_the_unjudged_chunks_settles_it(app: Flask, flips) -> None:
         assert found.unjudged_pairs == 0 and found.robust is True
 
 
+def test_the_verdict_is_stored_for_fresh_workers_until_a_grade_moves(
+    app: Flask, flips, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A freshly started worker (its process memory empty) reads the stored verdict instead of
+    both runs' top k; a grade makes it compute the new one, stored in the same row."""
+    from ndcg_labeler.models import FiguresCache
+    from ndcg_labeler.services.comparison import robustness
+    from tests.factory import grade
+
+    computed = []
+    original = robustness._pair_robustness
+    monkeypatch.setattr(
+        robustness,
+        "_pair_robustness",
+        lambda *a, **k: computed.append(1) or original(*a, **k),
+    )
+    with app.app_context():
+        first = comparison.compare_runs(_runs(flips, "A", "B"), K2, stats=False)
+        app.extensions["ndcg_flip_tests"].clear()  # as in a new worker
+        again = comparison.compare_runs(_runs(flips, "A", "B"), K2, stats=False)
+        assert computed == [1]
+        assert again.first_pair.robustness == first.first_pair.robustness
+        assert again.first_pair.robustness.mean_a_if_top == pytest.approx(A_TOP, abs=1e-15)
+        grade(_runs(flips, "A")[0].test_set, "q1", "u1", 0, "ann")
+        app.extensions["ndcg_flip_tests"].clear()
+        moved = comparison.compare_runs(_runs(flips, "A", "B"), K2, stats=False)
+        assert computed == [1, 1] and moved.first_pair.robustness.unjudged_pairs == 1
+        kinds = db.session.scalars(
+            db.select(FiguresCache.kind).where(FiguresCache.kind == "compare_flips")
+        ).all()
+        assert kinds == ["compare_flips"]  # one row per comparison, overwritten
+
+
 def test_cli_json_has_the_flags(app: Flask, runner: FlaskCliRunner, flips) -> None:
     out = runner.invoke(args=["run", "compare", "flips", "A", "B", "--k", "2", "--json"])
     assert out.exit_code == 0, out.output
@@ -152,3 +185,28 @@ def test_exports_carry_the_columns(as_admin: FlaskClient, flips) -> None:
 def _test_set_id(client: FlaskClient, ids: dict[str, int]) -> int:
     with client.application.app_context():
         return db.session.get_one(Run, ids["A"]).test_set_id
+
+
+def test_a_busy_database_still_gets_the_verdict_computed_once(
+    app: Flask, flips, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """When the verdict cannot be stored (SQLite's one writer busy), the page still shows it,
+    computed once, from memory."""
+    from sqlalchemy.exc import OperationalError
+
+    from ndcg_labeler.services.comparison import robustness
+
+    computed = []
+    original = robustness._pair_robustness
+    monkeypatch.setattr(
+        robustness, "_pair_robustness", lambda *a, **k: computed.append(1) or original(*a, **k)
+    )
+
+    def busy(test_set, kind, options, version, compute, **kwargs):  # type: ignore[no-untyped-def]
+        compute(test_set)
+        raise OperationalError("INSERT", {}, Exception("database is locked"))
+
+    monkeypatch.setattr(robustness, "cached", busy)
+    with app.app_context():
+        result = comparison.compare_runs(_runs(flips, "A", "B"), K2, stats=False)
+        assert computed == [1] and result.first_pair.robustness.unjudged_pairs == 2

@@ -12,7 +12,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ndcg_labeler.formats import FormatError, decode_docids, decode_ranked, encode_ranked, read_run
+from ndcg_labeler.formats import (
+    FormatError,
+    decode_docids,
+    decode_ranked,
+    decode_top_docids,
+    encode_ranked,
+    read_run,
+)
 
 # Docids as the parsers allow them: no whitespace (newlines separate them), any other unicode.
 DOCID = st.text(
@@ -92,3 +99,30 @@ def test_a_bench_like_list_takes_a_third_of_the_bytes() -> None:
     stored = encode_ranked(joined, np.array(scores))
     raw = len(joined) + 8 * len(scores)
     assert sum(map(len, stored)) < raw / 3
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(DOCID, max_size=300), st.integers(0, 320), st.booleans())
+def test_the_top_docids_are_the_first_ones_of_the_whole_list(
+    docids: list[str], count: int, legacy: bool
+) -> None:
+    """decode_top_docids decompresses only a prefix; its answer is the whole list's head,
+    as splitting the fully decoded text gives it (multi-byte docids cut across steps too)."""
+    joined = "\n".join(docids).encode()
+    blob = joined if legacy else encode_ranked(joined, np.zeros(len(docids)))[0]
+    text = decode_docids(blob).decode()
+    expected = text.split("\n", count)[:count] if text and count else []
+    assert decode_top_docids(blob, count) == expected == docids[:count]
+
+
+def test_the_top_of_a_long_list_needs_only_a_prefix() -> None:
+    docids = [f"doc-{n:07d}-{random.Random(n).random():.12f}" for n in range(5000)]
+    blob = encode_ranked("\n".join(docids).encode(), np.zeros(5000))[0]
+    assert decode_top_docids(blob, 10) == docids[:10]
+    assert decode_top_docids(blob, 4999) == docids[:4999]
+    assert decode_top_docids(blob, 5000) == decode_top_docids(blob, 9000) == docids
+    # Docids far longer than the step guesses (64 bytes each): several steps, some cutting
+    # a multi-byte character in two.
+    long = [("é" * 150) + str(n) for n in range(40)]
+    blob = encode_ranked("\n".join(long).encode(), np.zeros(40))[0]
+    assert decode_top_docids(blob, 10) == long[:10] and decode_top_docids(blob, 41) == long

@@ -156,3 +156,72 @@ def test_labels_remaining_is_the_first_prefix_the_flip_test_passes(gain: str) ->
         assert found.labels_remaining == first
         checked += first is not None and first > 0
     assert checked >= 5  # enough scenarios that needed labels
+
+
+def _flat(queries: list[FlipQuery], k: int) -> scoring.FlipArrays:
+    """The queries as FlipArrays, built one query at a time (top k cut, None as NaN)."""
+    columns: list[list[list[float]]] = [[], [], []]
+    unjudged = []
+    for q in queries:
+        columns[0].append([math.nan if g is None else g for g in q.grades_a[:k]])
+        columns[1].append([math.nan if g is None else g for g in q.grades_b[:k]])
+        columns[2].append(list(q.judged))
+        chunks = {d for d, g in zip(q.docids_a[:k], q.grades_a[:k], strict=True) if g is None}
+        chunks |= {d for d, g in zip(q.docids_b[:k], q.grades_b[:k], strict=True) if g is None}
+        unjudged.append(len(chunks))
+    flat = [np.array([v for row in rows for v in row], dtype=np.float64) for rows in columns]
+    offsets = [np.cumsum([0, *(len(row) for row in rows)]) for rows in columns]
+    return scoring.FlipArrays(
+        flat[0], offsets[0], flat[1], offsets[1], flat[2], offsets[2], np.array(unjudged)
+    )
+
+
+@pytest.mark.parametrize("gain", ["linear", "exp"])
+def test_the_flat_flip_test_gives_the_same_figures_bit_for_bit(gain: str) -> None:
+    """flip_test_flat (the comparison's) against flip_test: the hand worlds above and random
+    ones, queries without judged gain among them, with and without the caller's values."""
+    hand = FlipQuery("q", ["u", "r"], [None, 1.0], ["r", "u"], [1.0, None], [1.0])
+    none = FlipQuery("q0", ["x"], [None], ["y"], [0.0], [0.0])
+    assert scoring.flip_test_flat(_flat([FLIP], 2), 2, 3.0, gain) == flip_test([FLIP], 2, 3.0, gain)
+    found = scoring.flip_test_flat(_flat([hand, none, FLIP], 2), 2, 3.0, gain)
+    assert found == flip_test([hand, none, FLIP], 2, 3.0, gain) and found.queries == 2
+    assert scoring.flip_test_flat(_flat([none], 2), 2, 3.0, gain).queries == 0
+    rng = np.random.default_rng(30)
+    for _ in range(60):
+        queries, _ = _scenario(rng)
+        k = int(rng.integers(1, 4))
+        expected = flip_test(queries, k, 3.0, gain)
+        assert scoring.flip_test_flat(_flat(queries, k), k, 3.0, gain) == expected
+        if expected.queries:
+            today = tuple(rng.random(expected.queries) for _ in range(2))
+            assert scoring.flip_test_flat(
+                _flat(queries, k),
+                k,
+                3.0,
+                gain,
+                today,  # type: ignore[arg-type]
+            ) == flip_test(queries, k, 3.0, gain, today)  # type: ignore[arg-type]
+
+
+def test_flip_arrays_lays_out_the_queries_flip_test_gets() -> None:
+    """scoring.flip_arrays from {query: top list} and {query: {docid: grade}} maps, as the
+    comparison and the for-compare pool read them, against the FlipQuery list they describe."""
+    rng = np.random.default_rng(31)
+    for _ in range(40):
+        queries, _ = _scenario(rng)
+        k = int(rng.integers(1, 4))
+        grades = {q.qid: {} for q in queries}
+        for q in queries:
+            pairs = [*zip(q.docids_a, q.grades_a, strict=True)]
+            for d, g in [*pairs, *zip(q.docids_b, q.grades_b, strict=True)]:
+                if g is not None:
+                    grades[q.qid][d] = g
+        queries = [q._replace(judged=list(grades[q.qid].values())) for q in queries]
+        lists_a = {q.qid: list(q.docids_a) for q in queries if q.docids_a}
+        lists_b = {q.qid: list(q.docids_b) for q in queries}
+        keys = [*(q.qid for q in queries), "absent"]
+        flat = scoring.flip_arrays(keys, lists_a, lists_b, grades, k)
+        assert flat.unjudged.tolist() == [*_flat(queries, k).unjudged.tolist(), 0]
+        for gain in ("linear", "exp"):
+            expected = flip_test(queries, k, 3.0, gain)
+            assert scoring.flip_test_flat(flat, k, 3.0, gain) == expected

@@ -90,6 +90,7 @@ ROUTES = {
     "compare.page": MEMBER,
     "compare.fragment": MEMBER,
     "compare.stats_fragment": MEMBER,
+    "compare.next_fragment": BLIND,
     "exports.overview_csv": MEMBER,
     "exports.overview_json": MEMBER,
     "exports.compare_csv": MEMBER,

@@ -16,11 +16,20 @@ from typing import Any
 import numpy as np
 
 from ndcg_labeler.models import Run
-from ndcg_labeler.scoring import TIE_TOLERANCE, MeanInterval, queries_for_power
+from ndcg_labeler.scoring import MeanInterval
 from ndcg_labeler.services import ServiceError, ppi
 from ndcg_labeler.services.comparison import stats as stats_service
 from ndcg_labeler.services.comparison.robustness import Robustness, pair_robustness
-from ndcg_labeler.services.comparison.stats import Mode, PairTests, counts
+from ndcg_labeler.services.comparison.stats import (
+    POWER,
+    POWER_ALPHA,
+    POWER_DIFFERENCE,
+    Mode,
+    PairTests,
+    Power,
+    counts,
+    power_figures,
+)
 from ndcg_labeler.services.dashboard import MIN_INTERVAL_QUERIES, mean_band
 from ndcg_labeler.services.live import Resolved, RunScores, ScoreOptions, score_run
 
@@ -29,11 +38,12 @@ from ndcg_labeler.services.live import Resolved, RunScores, ScoreOptions, score_
 # a pair of tests (10,000 resamples each): at 1,000 queries two runs take ~0.15 s, six ~0.4 s,
 # after scipy.stats' import (~0.6 s on a 2-core machine, paid by a worker's first comparison).
 INLINE_MAX_VALUES = 2000
-# Item 6 of issue 29, as the gate's report states it: queries for this power at alpha, at the
-# observed difference and at this one.
-POWER = 0.8
-POWER_ALPHA = 0.05
-POWER_DIFFERENCE = 0.02
+# Up to this many per-query values the page itself computes the sample size and what to label
+# next; beyond, they come with the statistics fragment and a fragment of their own. The sample
+# size needs scipy.stats (~0.8 s to import in a fresh worker, whatever the size) and ordering
+# the pairs grows with the queries (~0.3 s at 1,000): a small comparison's page keeps them
+# inline, as it always had, and one of 200 queries or more answers without them.
+PAGE_INLINE_MAX_VALUES = 400
 UNDEFINED_POLICY = (
     "Queries whose NDCG@k is undefined (IDCG@k is 0) in any compared run are left out of all "
     "of them, so every run is measured on the same queries; queries missing from a run score 0."
@@ -106,6 +116,14 @@ class Comparison:
     # ppi:JUDGE, the PPI++ estimate of B − A ("ppi", "ppi_basis"); {} under human labels.
     labels_extra: dict[str, Any] = field(default_factory=dict)
     estimate: ppi.PPIFigures | None = None
+    power: Power | None = None
+    """The first pair's power figures, stored with the statistics (None: not stored yet)."""
+
+    @property
+    def large(self) -> bool:
+        """More than PAGE_INLINE_MAX_VALUES per-query values (compared queries × runs): the
+        page leaves the sample size and what to label next to their fragments."""
+        return self.compared * len(self.means) > PAGE_INLINE_MAX_VALUES
 
     @property
     def first_pair(self) -> PairResult:
@@ -284,6 +302,7 @@ def compare_runs(
         pairs=pairs,
         deltas=_deltas(first, results[1], index),
         stats_ready=found is not None,
+        power=found.power if found else None,
     )
 
 
@@ -333,22 +352,27 @@ class SampleSize:
     difference: float = POWER_DIFFERENCE
 
 
-def sample_size(result: Comparison, alpha: float = POWER_ALPHA) -> SampleSize:
+def sample_size(
+    result: Comparison, alpha: float = POWER_ALPHA, *, inline: bool = True
+) -> SampleSize | None:
     """Queries the paired t-test of B − A (the first pair) needs to detect a difference of
     the observed size, and of POWER_DIFFERENCE, with 80% power, if the spread of the
-    per-query differences stays as observed (scoring.queries_for_power)."""
-    d = np.array([q.delta for q in result.deltas], dtype=np.float64)
-    if d.size < 2:
-        return SampleSize(int(d.size), float(d.mean()) if d.size else None, None, None, None)
-    sd = float(d.std(ddof=1))
-    if np.ptp(d) <= TIE_TOLERANCE:
-        sd = 0.0  # equal differences: no spread, whatever the last bits say (as the gate)
-    delta = float(d.mean())
+    per-query differences stays as observed (scoring.queries_for_power).
+
+    Taken from the statistics when they are stored (at POWER_ALPHA); otherwise computed here,
+    unless `inline` is False and the comparison is `large`: then None until the statistics
+    (computed in their fragment or the background) bring them.
+    """
+    found = result.power if alpha == POWER_ALPHA else None
+    if found is None:
+        if not inline and result.large:
+            return None
+        found = power_figures(np.array([q.delta for q in result.deltas], dtype=np.float64), alpha)
     return SampleSize(
-        compared=int(d.size),
-        observed_delta=delta,
-        sd=sd,
-        observed=queries_for_power(delta, sd, alpha, POWER),
-        at_difference=queries_for_power(POWER_DIFFERENCE, sd, alpha, POWER),
+        compared=found.compared,
+        observed_delta=found.observed_delta,
+        sd=found.sd,
+        observed=found.observed,
+        at_difference=found.at_difference,
         alpha=alpha,
     )

@@ -11,16 +11,19 @@ show: each run's own top-grade value (scoring.sensitivity, its unjudged top k on
 from __future__ import annotations
 
 import hashlib
+import logging
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 
 import numpy as np
 from flask import current_app
+from sqlalchemy.exc import OperationalError
 
 from ndcg_labeler import scoring
 from ndcg_labeler.models import Run
 from ndcg_labeler.services import live
+from ndcg_labeler.services._figures_cache import cached, register
 
 # B against A today and in the top-grade world (robust, unjudged_pairs, the deltas, winners).
 Robustness = scoring.FlipTest
@@ -29,14 +32,18 @@ Robustness = scoring.FlipTest
 # a comparison page polled every second must not repeat while neither runs nor grades moved.
 _KEPT = 32
 _LOCK = threading.Lock()
+_KIND = "compare_flips"
+register(scoring.FlipTest)
+log = logging.getLogger(__name__)
 
 
 def pair_robustness(
     runs: Sequence[Run], results: Sequence[live.RunScores], index: np.ndarray
 ) -> list[Robustness]:
     """Each run against the first (`index`: the compared rows), today and in the top-grade
-    world of the two; kept in this process until the runs, the grades or the setting change
-    (people's grades only: a machine judge's answers move no labels version)."""
+    world of the two; kept in this process and in the figures cache (kind "compare_flips") until
+    the runs, the grades or the setting change (people's grades only: a machine judge's answers
+    move no labels version)."""
     if results[0].options.labels != "human":
         return _pair_robustness(runs, results, index)
     key = (
@@ -51,7 +58,25 @@ def pair_robustness(
     with _LOCK:
         found = kept.get(key)
     if found is None:
-        found = _pair_robustness(runs, results, index)
+        # Stored in the database as well: a freshly started worker (or another server) that
+        # shows this comparison again reads the verdict instead of both runs' top k.
+        # One row per comparison (runs and options), its version the grades and the compared
+        # queries: a grade overwrites the row rather than adding one.
+        options = hashlib.sha256(repr(key[:2]).encode()).hexdigest()
+        version = hashlib.sha256(repr(key[2:]).encode()).hexdigest()
+        computed: list[list[Robustness]] = []
+
+        def compute(_: object) -> list[Robustness]:
+            computed.append(_pair_robustness(runs, results, index))
+            return computed[0]
+
+        try:
+            found = cached(
+                runs[0].test_set, _KIND, options, lambda _: version, compute, inline=True
+            ).value
+        except OperationalError:  # a busy database (SQLite's one writer): not stored this time
+            log.info("compare: the flip test was not stored (database busy)")
+            found = computed[0] if computed else _pair_robustness(runs, results, index)
         with _LOCK:
             kept[key] = found
             while len(kept) > _KEPT:
@@ -71,31 +96,11 @@ def _pair_robustness(
     query_ids = [int(q) for q in first.query_ids[index].tolist()]
     out = []
     for n in range(1, len(runs)):
-        queries = [_flip_query(q, lists[0], lists[n], grades, k) for q in query_ids]
+        queries = scoring.flip_arrays(query_ids, lists[0], lists[n], grades, k)
         if_top = None
         if o.ideal == "retrieved":
             if_top = (first.ndcg_if_unjudged_top[index], results[n].ndcg_if_unjudged_top[index])
         today = (first.ndcg[index], results[n].ndcg[index])
         # A compared row has a defined NDCG, so judged gain: flip_test keeps every one of them.
-        out.append(scoring.flip_test(queries, k, float(o.top_grade), o.gain, today, if_top))
+        out.append(scoring.flip_test_flat(queries, k, float(o.top_grade), o.gain, today, if_top))
     return out
-
-
-def _flip_query(
-    q: int,
-    lists_a: dict[int, list[str]],
-    lists_b: dict[int, list[str]],
-    grades: dict[int, dict[str, int]],
-    k: int,
-) -> scoring.FlipQuery:
-    """Query q's two top-k lists with their grades (None: unjudged) and its judged grades."""
-    judged = grades.get(q, {})
-    top_a, top_b = lists_a.get(q, [])[:k], lists_b.get(q, [])[:k]
-    return scoring.FlipQuery(
-        str(q),
-        top_a,
-        [None if (g := judged.get(d)) is None else float(g) for d in top_a],
-        top_b,
-        [None if (g := judged.get(d)) is None else float(g) for d in top_b],
-        [float(g) for g in judged.values()],
-    )

@@ -10,6 +10,7 @@ computed by one background thread while the page asks again.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -24,6 +25,7 @@ from ndcg_labeler.scoring import (
     MeanInterval,
     bootstrap_ci,
     compare_runs,
+    queries_for_power,
 )
 from ndcg_labeler.services._figures_cache import Computing, cached, stored
 
@@ -31,6 +33,14 @@ CONFIDENCE = 0.95
 N_RESAMPLES = 10_000
 SEED = 0
 _KIND = "compare_stats"
+# Item 6 of issue 29, as the gate's report states it: queries for this power at alpha, at the
+# observed difference and at this one.
+POWER = 0.8
+POWER_ALPHA = 0.05
+POWER_DIFFERENCE = 0.02
+# Part of the stored figures' version: rows stored before they held the power figures are
+# computed again (once) rather than shown without them.
+_LAYOUT = "power-1"
 
 
 class Mode(Enum):
@@ -53,15 +63,56 @@ class PairTests:
 
 
 @dataclass(frozen=True)
+class Power:
+    """Queries a two-sided paired t-test at `alpha` needs for POWER, from the per-query
+    differences B − A of the first pair (None: no number does, or fewer than two queries)."""
+
+    compared: int
+    observed_delta: float | None
+    sd: float | None
+    observed: int | None
+    at_difference: int | None
+
+
+@dataclass(frozen=True)
 class Figures:
-    """Per run its mean with a 95% interval (None: too few values); per pair its tests."""
+    """Per run its mean with a 95% interval (None: too few values); per pair its tests; the
+    first pair's power figures (computed with them: both need scipy.stats, which a fresh
+    worker takes a second to import, so a page reads them stored instead)."""
 
     intervals: list[MeanInterval | None]
     pairs: list[PairTests]
+    power: Power | None = None
+
+
+def largest_first(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Positions of the differences b − a, the largest |b − a| first, ties in row order (the
+    comparison's per-query list, whose order the power figures' sums follow)."""
+    delta = b - a
+    return np.lexsort((np.arange(delta.size), -np.abs(delta)))
+
+
+def power_figures(d: np.ndarray, alpha: float = POWER_ALPHA) -> Power:
+    """The power figures of the differences `d` in the order given (scoring.queries_for_power,
+    at the observed difference and at POWER_DIFFERENCE)."""
+    if d.size < 2:
+        return Power(int(d.size), float(d.mean()) if d.size else None, None, None, None)
+    sd = float(d.std(ddof=1))
+    if np.ptp(d) <= TIE_TOLERANCE:
+        sd = 0.0  # equal differences: no spread, whatever the last bits say (as the gate)
+    delta = float(d.mean())
+    return Power(
+        compared=int(d.size),
+        observed_delta=delta,
+        sd=sd,
+        observed=queries_for_power(delta, sd, alpha, POWER),
+        at_difference=queries_for_power(POWER_DIFFERENCE, sd, alpha, POWER),
+    )
 
 
 def _version(values: Sequence[np.ndarray], min_interval: int) -> str:
-    digest = hashlib.sha256(f"{CONFIDENCE}:{N_RESAMPLES}:{SEED}:{min_interval}".encode())
+    settings = f"{CONFIDENCE}:{N_RESAMPLES}:{SEED}:{min_interval}:{_LAYOUT}"
+    digest = hashlib.sha256(settings.encode())
     for v in values:
         digest.update(np.ascontiguousarray(v, dtype=np.float64).tobytes())
         digest.update(b"|")
@@ -69,7 +120,8 @@ def _version(values: Sequence[np.ndarray], min_interval: int) -> str:
 
 
 def _compute(values: Sequence[np.ndarray], min_interval: int) -> dict[str, Any]:
-    """JSON-ready figures: {"ci": [[mean, low, high] | None], "pairs": [[w, t, l, tp, rp]]}."""
+    """JSON-ready figures: {"ci": [[mean, low, high] | None], "pairs": [[w, t, l, tp, rp]],
+    "power": [compared, observed_delta, sd, observed, at_difference]}."""
     intervals = []
     for v in values:
         found = (
@@ -82,13 +134,17 @@ def _compute(values: Sequence[np.ndarray], min_interval: int) -> dict[str, Any]:
     for v in values[1:]:
         c = compare_runs(values[0].tolist(), v.tolist(), n_resamples=N_RESAMPLES, seed=SEED)
         pairs.append([c.wins, c.ties, c.losses, c.t_test_p, c.randomization_p])
-    return {"ci": intervals, "pairs": pairs}
+    a, b = values[0], values[1]
+    power = power_figures((b - a)[largest_first(a, b)])
+    return {"ci": intervals, "pairs": pairs, "power": list(dataclasses.astuple(power))}
 
 
 def _figures(data: dict[str, Any]) -> Figures:
+    power = data.get("power")
     return Figures(
         intervals=[MeanInterval(*ci) if ci is not None else None for ci in data["ci"]],
         pairs=[PairTests(*pair) for pair in data["pairs"]],
+        power=Power(*power) if power is not None else None,
     )
 
 

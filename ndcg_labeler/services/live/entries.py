@@ -11,7 +11,7 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 
 from ndcg_labeler.extensions import db
-from ndcg_labeler.formats import decode_docids
+from ndcg_labeler.formats import decode_docids, decode_top_docids
 from ndcg_labeler.models import Run, RunQuery
 from ndcg_labeler.services._db import select_rows
 from ndcg_labeler.services.live.ranked import RankedBuffer, RunData
@@ -28,7 +28,8 @@ def load_run_data(run: Run) -> RunData:
     rows = select_rows(
         sa.select(table.c.query_id, table.c.docids)
         .where(table.c.run_id == run.id)
-        .order_by(table.c.id)
+        .order_by(table.c.id),
+        binary=True,
     )
     return RunData(
         run_key(run), (r[0] for r in rows), [decode_docids(r[1]) for r in rows], run.name
@@ -53,12 +54,11 @@ def query_docids(run_id: int, query_id: int) -> list[str] | None:
 def top_lists(run: Run, depth: int) -> dict[int, list[str]]:
     """{query id: the run's top `depth` docids} for every query the run ranks."""
     table = RunQuery.__table__
-    rows = select_rows(sa.select(table.c.query_id, table.c.docids).where(table.c.run_id == run.id))
-    out = {}
-    for query_id, blob in rows:
-        text = decode_docids(blob).decode("utf-8")
-        out[int(query_id)] = text.split("\n", depth)[:depth] if text else []
-    return out
+    rows = select_rows(
+        sa.select(table.c.query_id, table.c.docids).where(table.c.run_id == run.id), binary=True
+    )
+    # Only the head of each list is decompressed: a run of depth 1,000 compared at k = 10.
+    return {int(query_id): decode_top_docids(blob, depth) for query_id, blob in rows}
 
 
 def uploaded_run_data(

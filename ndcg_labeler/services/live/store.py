@@ -19,7 +19,7 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import sqlalchemy as sa
 from flask import current_app
@@ -29,6 +29,7 @@ from sqlalchemy.orm.attributes import set_committed_value
 from ndcg_labeler import formats, sqlite
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Run, RunScore, utcnow
+from ndcg_labeler.services._db import select_rows
 from ndcg_labeler.services.live.options import Resolved
 from ndcg_labeler.services.live.state import QuerySet, TestSetState
 
@@ -105,7 +106,7 @@ class ScoreState:
         return formats.encode_score_arrays({**meta, **self.arrays})
 
     @classmethod
-    def from_row(cls, row: RunScore) -> ScoreState:
+    def from_row(cls, row: RunScore | StoredRow) -> ScoreState:
         """Rebuild from a stored row (either encoding: rows stored as .npz still read)."""
         found = formats.decode_score_arrays(row.data)
         meta = {name: found.pop(f"meta_{name}") for name in _META}
@@ -124,15 +125,28 @@ class ScoreState:
         )
 
 
-_LOAD = sa.select(RunScore).where(
-    RunScore.run_id == sa.bindparam("run_id"), RunScore.settings == sa.bindparam("settings")
-)
+class StoredRow(NamedTuple):
+    """The columns of a run_score row that a ScoreState is rebuilt from."""
+
+    run_id: int
+    settings: str
+    labels_version: int
+    max_event_id: int
+    queries_key: int
+    data: bytes
 
 
 def load(run_id: int, settings: str) -> ScoreState | None:
     """The stored state of a run under a setting, or None when it was never computed."""
-    row = db.session.scalars(_LOAD, {"run_id": run_id, "settings": settings}).first()
-    return None if row is None else ScoreState.from_row(row)
+    table = RunScore.__table__
+    # Read in binary on PostgreSQL: the data is MBs (every measure at every cutoff).
+    rows = select_rows(
+        sa.select(*(table.c[name] for name in StoredRow._fields)).where(
+            table.c.run_id == run_id, table.c.settings == settings
+        ),
+        binary=True,
+    )
+    return ScoreState.from_row(StoredRow(*rows[0])) if rows else None
 
 
 def save(state: ScoreState) -> bool:

@@ -1,7 +1,14 @@
 """Pooling: the unjudged chunks of runs' top `depth` put into the labeling queue, TREC style,
 or, for a decision between two runs, by how much their grades could move the difference."""
 
-from .for_compare import Added, CompareOrder, add_for_compare, plan_for_compare
+from .for_compare import (
+    Added,
+    CompareOrder,
+    add_for_compare,
+    kept_plan_for_compare,
+    plan_for_compare,
+    plan_page_for_compare,
+)
 from .plan import MAX_DEPTH, add_pool, check_depth, plan_pool
 from .uncertain import queue_uncertain_first
 
@@ -12,7 +19,9 @@ __all__ = [
     "add_for_compare",
     "add_pool",
     "check_depth",
+    "kept_plan_for_compare",
     "plan_for_compare",
+    "plan_page_for_compare",
     "plan_pool",
     "queue_uncertain_first",
 ]

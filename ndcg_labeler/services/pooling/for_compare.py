@@ -10,21 +10,37 @@ rank or imported (priorities ≥ 0). A listed pair already in the queue takes it
 
 from __future__ import annotations
 
+import hashlib
+import logging
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
 import sqlalchemy as sa
+from flask import current_app
+from sqlalchemy.exc import OperationalError
 
 from ndcg_labeler import scoring
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Chunk, Pair, Query, Run, TestSet, utcnow
 from ndcg_labeler.services import ServiceError, live, tallies
 from ndcg_labeler.services._db import insert_if_absent, select_rows, transaction
+from ndcg_labeler.services._figures_cache import cached, stored
 from ndcg_labeler.services.pooling.plan import check_depth
 
 MAX_SOURCE = 200
 _BATCH = 500
 _IN_BATCH = 900  # docids per IN list: below every database's parameter limit
+# Plans a process keeps: the compare page (and its live fragment, polled while people label)
+# shows one on every request, and ordering 7,000 queries' unjudged pairs takes seconds. A plan
+# at k = 10 holds ~120,000 pairs (~20 MB), so only a few are kept.
+_KEPT = 4
+_LOCK = threading.Lock()
+# What a page shows of a plan (its first pairs, their count, the verdict), stored in the
+# figures cache so that a fresh worker shows it without ordering every pair again.
+_PAGE_KIND = "compare_next"
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -41,6 +57,14 @@ class CompareOrder:
     """None when the options are not the ones the flip test is defined for (see `note`)."""
     k: int
     note: str = ""
+    total: int | None = None
+    """How many pairs the whole plan has, when `pairs` holds only its first ones (a stored
+    page, see plan_page_for_compare); None: `pairs` is the whole plan."""
+
+    @property
+    def count(self) -> int:
+        """How many unjudged pairs the plan lists in all."""
+        return len(self.pairs) if self.total is None else self.total
 
     def to_json(self, limit: int | None = None) -> list[dict[str, Any]]:
         """[{"qid", "docid", "weight", "rank_a", "rank_b"}, …] best first (the first `limit`)."""
@@ -64,7 +88,7 @@ class CompareOrder:
             "run_b": self.run_b.name,
             "depth": self.depth,
             "k": self.k,
-            "unjudged_pairs": len(self.pairs),
+            "unjudged_pairs": self.count,
             "robust": None if found is None else found.robust,
             "labels_remaining": None if found is None else found.labels_remaining,
             "mean_delta": None if found is None else found.mean_delta,
@@ -114,6 +138,129 @@ def plan_for_compare(
         raise ServiceError("choose two different runs")
     if run_a.test_set_id != test_set.id or run_b.test_set_id != test_set.id:
         raise ServiceError("the runs must belong to the test set")
+    key = _plan_key(test_set, run_a, run_b, depth, options)
+    kept = _kept()
+    with _LOCK:
+        found = kept.get(key)
+    if found is None:
+        found = _plan(test_set, run_a, run_b, depth, options)
+        with _LOCK:
+            kept[key] = found
+            while len(kept) > _KEPT:
+                kept.popitem(last=False)
+    return found
+
+
+def kept_plan_for_compare(
+    test_set: TestSet,
+    run_a: Run,
+    run_b: Run,
+    depth: int | None,
+    options: live.ScoreOptions | None = None,
+) -> CompareOrder | None:
+    """plan_for_compare's plan if this process has it for the current grades, else None
+    (nothing is computed: a page shows it at once or asks for it in a fragment of its own)."""
+    key = _plan_key(test_set, run_a, run_b, check_depth(depth), options)
+    with _LOCK:
+        return _kept().get(key)
+
+
+def plan_page_for_compare(
+    test_set: TestSet,
+    run_a: Run,
+    run_b: Run,
+    depth: int | None,
+    options: live.ScoreOptions | None,
+    shown: int,
+    *,
+    compute: bool,
+) -> CompareOrder | None:
+    """What a page shows of plan_for_compare's plan: the whole plan when this process keeps
+    it, else its first `shown` pairs with their count and the verdict as stored for the
+    current grades (`total` set), else computed (and stored) when `compute`, else None."""
+    depth = check_depth(depth)
+    found = kept_plan_for_compare(test_set, run_a, run_b, depth, options)
+    if found is not None:
+        return found
+    key = _plan_key(test_set, run_a, run_b, depth, options)
+    # One row per comparison (runs, depth, options), its version the labels version.
+    where = hashlib.sha256(repr(key[2:]).encode()).hexdigest()
+    version = str(key[1])
+    page = stored(test_set.id, _PAGE_KIND, where, version)
+    if page is None and compute:
+        plan = plan_for_compare(test_set, run_a, run_b, depth, options)
+        made = _page(plan, shown)
+        try:
+            cached(test_set, _PAGE_KIND, where, lambda _: version, lambda _: made, inline=True)
+        except OperationalError:  # a busy database (SQLite's one writer): kept in memory only
+            log.info("what to label next: the page was not stored (database busy)")
+        return plan
+    if page is None:
+        return None
+    robustness = page["robustness"]
+    return CompareOrder(
+        test_set=test_set,
+        run_a=run_a,
+        run_b=run_b,
+        depth=depth,
+        pairs=[scoring.NextLabel(*pair) for pair in page["pairs"]],
+        query_ids={},
+        robustness=scoring.Robustness(*robustness) if robustness is not None else None,
+        k=page["k"],
+        note=page["note"],
+        total=page["total"],
+    )
+
+
+def _page(plan: CompareOrder, shown: int) -> dict[str, Any]:
+    """The stored form of a plan's page (JSON: floats round-trip exactly)."""
+    found = plan.robustness
+    return {
+        "pairs": [list(pair) for pair in plan.pairs[:shown]],
+        "total": plan.count,
+        "robustness": list(found) if found is not None else None,
+        "k": plan.k,
+        "note": plan.note,
+    }
+
+
+def _kept() -> OrderedDict[tuple[object, ...], CompareOrder]:
+    """This process's plans, oldest first."""
+    kept: OrderedDict[tuple[object, ...], CompareOrder] = current_app.extensions.setdefault(
+        "ndcg_compare_plans", OrderedDict()
+    )
+    return kept
+
+
+def _plan_key(
+    test_set: TestSet,
+    run_a: Run,
+    run_b: Run,
+    depth: int,
+    options: live.ScoreOptions | None,
+) -> tuple[object, ...]:
+    """What a plan depends on: both runs' content, the depth, the options and the grades (the
+    labels version moves with every grade; machine grades never count here)."""
+    return (
+        test_set.id,
+        test_set.labels_version,
+        test_set.aggregation,
+        test_set.relevance_threshold,
+        test_set.scale_max,
+        tuple((run.id, run.sha256, run.num_entries, run.kept_depth) for run in (run_a, run_b)),
+        depth,
+        repr(options or live.ScoreOptions()),
+    )
+
+
+def _plan(
+    test_set: TestSet,
+    run_a: Run,
+    run_b: Run,
+    depth: int,
+    options: live.ScoreOptions | None,
+) -> CompareOrder:
+    """plan_for_compare, computed."""
     resolved = (options or live.ScoreOptions()).resolve(
         test_set.aggregation, test_set.relevance_threshold
     )
@@ -128,14 +275,20 @@ def plan_for_compare(
     note = _flip_note(resolved)
     robustness = None
     if not note:
-        flips = [
-            _flip_query(
-                qid, full_a.get(qid, []), full_b.get(qid, []), grades.get(qid, {}), resolved.k
-            )
-            for qid in sorted(set(grades) | set(full_a) | set(full_b))
-        ]
+        k, gain = resolved.k, resolved.gain
+        keys = sorted(set(grades) | set(full_a) | set(full_b))
+        # The verdict on flat arrays; the per-query objects only when labels must follow.
+        start = scoring.flip_test_flat(
+            scoring.flip_arrays(keys, full_a, full_b, grades, k), k, top, gain
+        )
+        flips = []
+        if not start.robust:
+            flips = [
+                _flip_query(qid, full_a.get(qid, []), full_b.get(qid, []), grades.get(qid, {}), k)
+                for qid in keys
+            ]
         order = [(p.qid, p.docid) for p in pairs]
-        robustness = scoring.labels_to_robust(flips, order, resolved.k, top, resolved.gain)  # type: ignore[arg-type]
+        robustness = scoring.labels_to_robust(flips, order, k, top, gain, start=start)
     return CompareOrder(
         test_set=test_set,
         run_a=run_a,
