@@ -16,8 +16,7 @@ from ndcg_labeler.formats.errors import FormatError
 from ndcg_labeler.models import Chunk, TestSet
 from ndcg_labeler.services import testsets
 from ndcg_labeler.services._progress import Cancelled
-from ndcg_labeler.services.imports import import_files
-from ndcg_labeler.services.imports import bulk
+from ndcg_labeler.services.imports import bulk, import_files
 from ndcg_labeler.services.imports import corpus as corpus_module
 from tests.factory import make_test_set
 from tests.testsets.helpers import mem
@@ -76,7 +75,7 @@ def test_the_copied_rows_are_those_of_the_file(app: Flask) -> None:
 def test_a_repeat_segments_later_after_blank_lines_names_both_lines(app: Flask) -> None:
     # Lines 1-4: d1-d4; line 5 blank; lines 6-8: d5-d7; line 9 blank; lines 10-74: d8-d72;
     # line 75 repeats d6 (first at line 7), 3 segments of 30 records after it was written.
-    lines = _lines(1, 5) + ["\n"] + _lines(5, 8) + ["\n"] + _lines(8, 73)
+    lines = [*_lines(1, 5), "\n", *_lines(5, 8), "\n", *_lines(8, 73)]
     lines.append(_line("d6", "again"))
     lines += _lines(73, 80)
     error = _refused(app, "".join(lines))
@@ -85,17 +84,17 @@ def test_a_repeat_segments_later_after_blank_lines_names_both_lines(app: Flask) 
 
 
 def test_a_repeat_within_a_segment_names_both_lines(app: Flask) -> None:
-    lines = _lines(1, 40) + [_line("d35", "again")] + _lines(40, 50)
+    lines = [*_lines(1, 40), _line("d35", "again"), *_lines(40, 50)]
     error = _refused(app, "".join(lines))
     assert error.line == 40 and "docid 'd35' appears twice (first at line 35)" in str(error)
 
 
 def test_the_earlier_of_a_repeat_and_a_bad_line_is_reported(app: Flask) -> None:
     bad = '{"_id": "dx", "text": 7}\n'
-    repeat_first = _lines(1, 40) + [_line("d3", "again")] + _lines(40, 45) + [bad]
+    repeat_first = [*_lines(1, 40), _line("d3", "again"), *_lines(40, 45), bad]
     error = _refused(app, "".join(repeat_first))
     assert error.line == 40 and "appears twice (first at line 3)" in str(error)
-    bad_first = _lines(1, 40) + [bad] + _lines(40, 45) + [_line("d3", "again")]
+    bad_first = [*_lines(1, 40), bad, *_lines(40, 45), _line("d3", "again")]
     assert _refused(app, "".join(bad_first), "Other").line == 40
 
 
@@ -116,3 +115,27 @@ def test_cancel_in_a_later_segment_leaves_nothing(app: Flask) -> None:
         assert seen == [10, 20, 30, 40, 50]
         count = db.session.scalar(sa.select(sa.func.count()).where(Chunk.test_set_id == ts))
         assert count == 0
+
+
+@pytest.mark.parametrize("few", [0, 5000])
+def test_a_search_pages_the_same_whether_the_hits_or_the_order_drive_it(
+    app: Flask, monkeypatch: pytest.MonkeyPatch, few: int
+) -> None:
+    """SQLite sorts up to FEW_HITS hits itself and walks the natural order past that: the same
+    pages and totals either way (PostgreSQL leaves the plan to its planner)."""
+    from ndcg_labeler.services.testsets import listing
+
+    monkeypatch.setattr(listing, "FEW_HITS", few)
+    ts = make_test_set(app)
+    text = "".join(_lines(1, 130)) + _line("e1", "walrus12 again") + _line("d120x", "other")
+    with app.app_context():
+        test_set = db.session.get(TestSet, ts)
+        import_files(test_set, corpus=mem("corpus.jsonl", text))
+        # docids d12, d120-d129 and d120x start with "d12"; no text has a word starting so
+        by_docid = testsets.chunks_page(test_set, 3, search="d12", per_page=5)
+        assert (by_docid.total, [c.docid for c in by_docid.items]) == (12, ["d128", "d129"])
+        # the texts of d12, d120-d129 and e1 have a word starting with "walrus12"
+        first = testsets.chunks_page(test_set, 1, search="walrus12", per_page=5)
+        assert [c.docid for c in first.items] == ["d12", "d120", "d121", "d122", "d123"]
+        last = testsets.chunks_page(test_set, 3, search="walrus12", per_page=5)
+        assert (last.total, [c.docid for c in last.items]) == (12, ["d129", "e1"])
