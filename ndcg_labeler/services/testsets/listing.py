@@ -28,7 +28,8 @@ CHUNK_STATES = {
 }
 MAX_SEARCH = 200
 # Up to this many search hits, SQLite sorts the hits themselves instead of walking the test
-# set's natural-order index until a page of them turns up (see chunks_page).
+# set's natural-order index until a page of them turns up (see chunks_page); the count is the
+# one the page shows, so it costs no extra query.
 FEW_HITS = 5000
 # Rows on a page of the test set's queries or chunks.
 PER_PAGE = 50
@@ -134,37 +135,34 @@ def chunks_page(
     start with it, or titles and texts with every word of it (full-text, any case, words as
     prefixes); `state` is a CHUNK_STATES filter."""
     state = _state(state, CHUNK_STATES)
-    stmt = sa.select(Chunk).where(Chunk.test_set_id == test_set.id)
-    order: list[sa.ColumnElement[Any]] = [Chunk.sort_key, Chunk.id]
-    if search.strip():
-        hits = _search_hits(test_set.id, search)
-        if _few_on_sqlite(test_set.id, hits):
-            # SQLite would walk ix_chunk_natural in order and test each chunk against the
-            # hits: at 10M chunks a docid prefix or a rare word read millions of entries for
-            # a page of 50. The unary + keeps the index out of the plan: the hits drive it.
-            stmt = sa.select(Chunk).where(sa.literal_column("+chunk.test_set_id") == test_set.id)
-            order = [sa.literal_column("+chunk.sort_key"), sa.literal_column("+chunk.id")]
-        stmt = stmt.where(Chunk.id.in_(hits))
+    where: list[sa.ColumnElement[bool]] = []
     if state == "missing":
-        stmt = stmt.where(Chunk.text.is_(None))
+        where.append(Chunk.text.is_(None))
     elif state in ("graded", "ungraded"):
         graded = sa.select(Judgment.chunk_id).where(
             Judgment.test_set_id == test_set.id, Judgment.status == "graded"
         )
         found = Chunk.id.in_(graded)
-        stmt = stmt.where(found if state == "graded" else sa.not_(found))
-    return paginate(stmt.order_by(*order), page, per_page)
+        where.append(found if state == "graded" else sa.not_(found))
+    stmt = sa.select(Chunk).where(Chunk.test_set_id == test_set.id, *where)
+    order: list[sa.ColumnElement[Any]] = [Chunk.sort_key, Chunk.id]
+    total: int | None = None
+    if search.strip():
+        hits = Chunk.id.in_(_search_hits(test_set.id, search))
+        stmt = stmt.where(hits)
+        if db.session.get_bind().dialect.name == "sqlite":
+            total = _count(stmt)
+        if total is not None and total <= FEW_HITS:
+            # SQLite would walk ix_chunk_natural in order and test each chunk against the
+            # hits: at 10M chunks a docid prefix or a rare word read millions of entries for
+            # a page of 50. The unary + keeps the index out of the plan: the hits drive it.
+            own = sa.literal_column("+chunk.test_set_id") == test_set.id
+            stmt = sa.select(Chunk).where(own, hits, *where)
+            order = [sa.literal_column("+chunk.sort_key"), sa.literal_column("+chunk.id")]
+    return paginate(stmt.order_by(*order), page, per_page, total=total)
 
 
-def _few_on_sqlite(test_set_id: int, hits: sa.CompoundSelect | sa.Select[tuple[int]]) -> bool:
-    """On SQLite, whether the test set has at most FEW_HITS of the search's hits (counted no
-    further than that)."""
-    if db.session.get_bind().dialect.name != "sqlite":
-        return False
-    some = (
-        sa.select(Chunk.id)
-        .where(Chunk.test_set_id == test_set_id, Chunk.id.in_(hits))
-        .limit(FEW_HITS + 1)
-        .subquery()
-    )
-    return int(db.session.scalar(sa.select(sa.func.count()).select_from(some)) or 0) <= FEW_HITS
+def _count(stmt: sa.Select[Any]) -> int:
+    """The rows of a SELECT (counted once, then handed to the pagination)."""
+    counted = sa.select(sa.func.count()).select_from(stmt.order_by(None).subquery())
+    return int(db.session.scalar(counted) or 0)
