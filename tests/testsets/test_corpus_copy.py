@@ -139,3 +139,27 @@ def test_a_search_pages_the_same_whether_the_hits_or_the_order_drive_it(
         assert [c.docid for c in first.items] == ["d12", "d120", "d121", "d122", "d123"]
         last = testsets.chunks_page(test_set, 3, search="walrus12", per_page=5)
         assert (last.total, [c.docid for c in last.items]) == (12, ["d129", "e1"])
+
+
+@pytest.mark.parametrize("app", ["sqlite"], indirect=True)
+def test_sqlite_imports_with_a_large_page_cache_and_gives_it_back(app: Flask) -> None:
+    from ndcg_labeler import sqlite
+
+    ts = make_test_set(app)
+    during: list[int] = []
+
+    def cache_size() -> int:
+        raw = db.session.connection().connection.driver_connection
+        return int(raw.execute("PRAGMA cache_size").fetchone()[0])
+
+    def progress(phase: str, done: int, total: int, rows: int) -> None:
+        if phase == "corpus":
+            during.append(cache_size())
+
+    with app.app_context():
+        test_set = db.session.get(TestSet, ts)
+        before = cache_size()
+        corpus = mem("c.jsonl", "".join(_lines(1, 25)))
+        import_files(test_set, corpus=corpus, progress=progress)
+        assert set(during) == {-sqlite.BULK_CACHE_MIB * 1024} and before != during[0]
+        assert cache_size() == before

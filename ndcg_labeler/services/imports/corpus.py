@@ -24,6 +24,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from ndcg_labeler import sqlite
 from ndcg_labeler.extensions import db
 from ndcg_labeler.formats import (
     ChunkRecord,
@@ -136,6 +137,10 @@ class CorpusStream:
         """Parse `source` and write its chunks; raise FormatError at the first bad line.
 
         `named`: the docids this import's pool and qrels name (kept with only_referenced)."""
+        with sqlite.bulk_cache(db.session.connection()):
+            return self._write(source, max_bytes, named)
+
+    def _write(self, source: Any, max_bytes: int, named: list[str]) -> CorpusResult:
         connection = db.session.connection()
         _seen.create(connection)
         if self.only_referenced:
