@@ -12,6 +12,7 @@ machine's load; the child's CPU time (user + sys) is printed beside it.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import random
@@ -19,6 +20,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -69,16 +71,26 @@ def _flask(args: list[str], env: dict[str, str], cwd: Path) -> tuple[float, floa
     return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, out
 
 
-def measure(cwd: Path, url: str | None, corpus: Path, chunks: int, extra: list[str]) -> dict:
-    """Create a fresh database and test set, import the corpus; the figures of the import."""
-    with tempfile.TemporaryDirectory(prefix="bench-corpus-") as tmp:
+def measure(
+    cwd: Path, url: str | None, corpus: Path, chunks: int, extra: list[str], keep: str = ""
+) -> dict:
+    """Create a fresh database and test set, import the corpus; the figures of the import.
+
+    `keep`: an empty folder for the SQLite database and instance, left there afterwards (to
+    look at the imported database); by default a temporary folder, removed."""
+    with contextlib.ExitStack() as stack:
+        tmp = keep or stack.enter_context(tempfile.TemporaryDirectory(prefix="bench-corpus-"))
         env = {**os.environ, "PYTHONPATH": str(cwd), "NDCG_INSTANCE_PATH": f"{tmp}/instance"}
         env["DATABASE_URL"] = url or f"sqlite:///{tmp}/bench.db"
         _flask(["db", "upgrade"], env, cwd)
         name = f"corpus{int(time.time())}"
         _flask(["testset", "create", name], env, cwd)
         args = ["testset", "import", name, "--corpus", str(corpus), *extra]
-        wall, cpu, rss, out = _flask(args, env, cwd)
+        server = ServerCpu(url) if url else None
+        try:
+            wall, cpu, rss, out = _flask(args, env, cwd)
+        finally:
+            server_cpu = server.stop() if server else None
         search = subprocess.run(
             [sys.executable, "-c", _SEARCH, name, WORDS[4321], "d12345"],
             cwd=cwd,
@@ -92,6 +104,7 @@ def measure(cwd: Path, url: str | None, corpus: Path, chunks: int, extra: list[s
         "cpu": cpu,
         "rate": chunks / wall,
         "rss": rss,
+        "server_cpu": server_cpu,
         "out": out.strip(),
         "search": search,
     }
@@ -120,12 +133,52 @@ with app.app_context():
 """
 
 
+class ServerCpu:
+    """CPU seconds (user + sys) of the PostgreSQL backends serving the bench's database while
+    the import runs: its pg_stat_activity polled twice a second, each backend's /proc stat
+    read (the server runs on this machine; the last half second of a backend may be missed)."""
+
+    def __init__(self, url: str) -> None:
+        import sqlalchemy as sa
+
+        self._engine = sa.create_engine(url)
+        self._database = self._engine.url.database
+        self._ticks: dict[int, int] = {}
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._poll, daemon=True)
+        self._thread.start()
+
+    def _poll(self) -> None:
+        import sqlalchemy as sa
+
+        query = sa.text(
+            "SELECT pid FROM pg_stat_activity WHERE datname = :db AND pid <> pg_backend_pid()"
+        )
+        with self._engine.connect() as conn:
+            while not self._done.wait(0.5):
+                for (pid,) in conn.execute(query, {"db": self._database}):
+                    try:
+                        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+                    except OSError:
+                        continue
+                    self._ticks[pid] = int(fields[11]) + int(fields[12])
+                conn.rollback()
+
+    def stop(self) -> float:
+        """Stop polling; the backends' CPU seconds seen."""
+        self._done.set()
+        self._thread.join()
+        self._engine.dispose()
+        return sum(self._ticks.values()) / os.sysconf("SC_CLK_TCK")
+
+
 def main() -> None:
     """Build the corpus, import it (and with the old code when asked), print the table."""
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--chunks", type=int, default=1_000_000)
     parser.add_argument("--url", help="a PostgreSQL URL (its database is emptied!); default SQLite")
     parser.add_argument("--old", metavar="REV", help="also import with the code of git REV")
+    parser.add_argument("--keep", metavar="DIR", default="", help="keep the database in DIR")
     args = parser.parse_args()
     DATA.mkdir(parents=True, exist_ok=True)
     corpus = DATA / f"corpus-v2-{args.chunks}.jsonl"
@@ -142,16 +195,22 @@ def main() -> None:
         subprocess.run(["tar", "-x", "-C", str(worktree)], input=archive, check=True)
         sides.append((f"old ({args.old})", worktree))
     try:
-        print("| code | wall | chunks/s | CPU (user+sys) | peak RSS | chunk search cold / warm |")
-        print("| --- | --- | --- | --- | --- | --- |")
+        print(f"load average before: {os.getloadavg()[0]:.1f}")
+        print(
+            "| code | wall | chunks/s | CPU (user+sys) | server CPU | peak RSS "
+            "| chunk search cold / warm |"
+        )
+        print("| --- | --- | --- | --- | --- | --- | --- |")
         for label, cwd in sides:
             if args.url:
                 reset(args.url)
-            found = measure(cwd, args.url, corpus, args.chunks, [])
+            found = measure(cwd, args.url, corpus, args.chunks, [], args.keep)
+            server = "—" if found["server_cpu"] is None else f"{found['server_cpu']:.1f} s"
             print(
                 f"| {label} | {found['wall']:.1f} s | {found['rate']:,.0f} | "
-                f"{found['cpu']:.1f} s | {found['rss']:.0f} MB | {found['search']} |"
+                f"{found['cpu']:.1f} s | {server} | {found['rss']:.0f} MB | {found['search']} |"
             )
+            print(f"load average after: {os.getloadavg()[0]:.1f}")
     finally:
         if worktree is not None:
             shutil.rmtree(worktree, ignore_errors=True)

@@ -26,6 +26,11 @@ of blobs per query (~19 KB at depth 1,000): two 16 KB pages instead of five, so 
 run's commit and its copy from the write-ahead log take about 0.1 s less (bench/README).
 A database created with other pages keeps them (SQLite changes them only on VACUUM)."""
 
+BULK_CACHE_MIB = 256
+"""Page cache of a connection while it writes a corpus of millions of rows (SQLite's default
+is 2 MiB): the full-text index's segment merges and the unique index's inner pages are read
+again and again, and each miss is a lookup in a write-ahead log of gigabytes."""
+
 _AUTOCHECKPOINT = "wal_autocheckpoint"
 """Connection-record info key: the wal_autocheckpoint to set back when the connection returns
 to the pool (see defer_checkpoint)."""
@@ -85,6 +90,22 @@ def set_busy_timeout(connection: sa.Connection, milliseconds: int = BUSY_TIMEOUT
     if _is_sqlite(connection):
         connection.exec_driver_sql(f"PRAGMA busy_timeout={int(milliseconds)}")
         connection.commit()
+
+
+@contextmanager
+def bulk_cache(connection: sa.Connection, mib: int = BULK_CACHE_MIB) -> Iterator[None]:
+    """Inside the block, an SQLite connection keeps up to `mib` MiB of pages in memory (its
+    own cache size given back after); nothing elsewhere."""
+    if not _is_sqlite(connection):
+        yield
+        return
+    raw = connection.connection.driver_connection
+    previous = int(raw.execute("PRAGMA cache_size").fetchone()[0])
+    raw.execute(f"PRAGMA cache_size={-int(mib) * 1024}")
+    try:
+        yield
+    finally:
+        raw.execute(f"PRAGMA cache_size={previous}")
 
 
 class Checkpoint:

@@ -200,13 +200,19 @@ def stored_page(items: Sequence[Any], page: int, per_page: int, total: int) -> P
 
 
 def paginate(
-    source: sa.Select[Any] | Sequence[Any], page: int, per_page: int, *, rows: bool = False
+    source: sa.Select[Any] | Sequence[Any],
+    page: int,
+    per_page: int,
+    *,
+    rows: bool = False,
+    total: int | None = None,
 ) -> Pagination:
     """One page of a SELECT (entities, or Row tuples with `rows=True`) or of a sequence.
 
     Flask-SQLAlchemy's Pagination, so that every listing and the one pager macro
     (templates/_macros.html) speak the same object. A page below 1 shows the first page and a
     page past the end (even past what the database can count, ?page=2**64) the last one.
+    `total`: the SELECT's row count when the caller has it already (not counted again).
     """
 
     def make(number: int) -> Pagination:
@@ -215,6 +221,10 @@ def paginate(
             return _SequencePagination(items=source, **args)
         if rows:
             return _RowsPagination(select=source, **args)
+        if total is not None:
+            found = db.paginate(source, count=False, **args)
+            found.total = total
+            return found
         return db.paginate(source, **args)
 
     found = make(min(max(1, page), LAST_PAGE_ASKED))

@@ -24,6 +24,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from ndcg_labeler import sqlite
 from ndcg_labeler.extensions import db
 from ndcg_labeler.formats import (
     ChunkRecord,
@@ -36,6 +37,7 @@ from ndcg_labeler.models import Chunk
 from ndcg_labeler.services import runs as run_service
 from ndcg_labeler.services._db import insert_many
 from ndcg_labeler.services._progress import Progress, position, size_of
+from ndcg_labeler.services.imports import bulk
 from ndcg_labeler.services.imports.write import Counts, execute_many
 
 MAX_DOCID = 300  # the column's width (parse.MAX_DOCID)
@@ -135,6 +137,10 @@ class CorpusStream:
         """Parse `source` and write its chunks; raise FormatError at the first bad line.
 
         `named`: the docids this import's pool and qrels name (kept with only_referenced)."""
+        with sqlite.bulk_cache(db.session.connection()):
+            return self._write(source, max_bytes, named)
+
+    def _write(self, source: Any, max_bytes: int, named: list[str]) -> CorpusResult:
         connection = db.session.connection()
         _seen.create(connection)
         if self.only_referenced:
@@ -157,6 +163,15 @@ class CorpusStream:
             )
         else:
             records = pick_corpus(source, self.filename, self.wanted, max_bytes=max_bytes)
+        if self.wanted is None and not self.only_referenced and not had_chunks and bulk.usable():
+            # A new corpus on PostgreSQL: COPY, parsing while the server writes (bulk.py).
+            def report(rows: int) -> None:
+                self.progress("corpus", min(position(source), total), total, rows)
+
+            writer = bulk.CopyWriter(self.ts, self.filename, self._bind_json, report, BLOCK)
+            self.result.rows = writer.write(iter(records))
+            self.result.counts.created += self.result.rows
+            records = iter(())
         for block in _blocks(records):
             if self.wanted is None:
                 self._check_repeats(block)

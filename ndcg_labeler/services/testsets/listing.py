@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import sqlalchemy as sa
 from flask_sqlalchemy.pagination import Pagination
@@ -26,6 +27,10 @@ CHUNK_STATES = {
     "missing": "without text",
 }
 MAX_SEARCH = 200
+# Up to this many search hits, SQLite sorts the hits themselves instead of walking the test
+# set's natural-order index until a page of them turns up (see chunks_page); the count is the
+# one the page shows, so it costs no extra query.
+FEW_HITS = 5000
 # Rows on a page of the test set's queries or chunks.
 PER_PAGE = 50
 
@@ -130,15 +135,42 @@ def chunks_page(
     start with it, or titles and texts with every word of it (full-text, any case, words as
     prefixes); `state` is a CHUNK_STATES filter."""
     state = _state(state, CHUNK_STATES)
-    stmt = sa.select(Chunk).where(Chunk.test_set_id == test_set.id)
-    if search.strip():
-        stmt = stmt.where(Chunk.id.in_(_search_hits(test_set.id, search)))
+    where: list[sa.ColumnElement[bool]] = []
     if state == "missing":
-        stmt = stmt.where(Chunk.text.is_(None))
+        where.append(Chunk.text.is_(None))
     elif state in ("graded", "ungraded"):
         graded = sa.select(Judgment.chunk_id).where(
             Judgment.test_set_id == test_set.id, Judgment.status == "graded"
         )
         found = Chunk.id.in_(graded)
-        stmt = stmt.where(found if state == "graded" else sa.not_(found))
-    return paginate(stmt.order_by(Chunk.sort_key, Chunk.id), page, per_page)
+        where.append(found if state == "graded" else sa.not_(found))
+    stmt = sa.select(Chunk).where(Chunk.test_set_id == test_set.id, *where)
+    order: list[sa.ColumnElement[Any]] = [Chunk.sort_key, Chunk.id]
+    total: int | None = None
+    if search.strip():
+        hits = Chunk.id.in_(_search_hits(test_set.id, search))
+        stmt = stmt.where(hits)
+        dialect = db.session.get_bind().dialect.name
+        if dialect == "sqlite":
+            total = _count(stmt)
+        elif dialect == "postgresql" and _words(search):
+            # A frequent word's bitmap (159,350 hits at 10M chunks) outgrows the default 4 MB
+            # of work_mem and turns lossy: to_tsvector recomputed for every row of those pages
+            # (the count took 35 s). 64 MB keeps it exact; JIT compiling the plan costs more
+            # than it saves here. SET LOCAL: this transaction only.
+            db.session.execute(sa.text("SET LOCAL work_mem = '64MB'"))
+            db.session.execute(sa.text("SET LOCAL jit = off"))
+        if total is not None and total <= FEW_HITS:
+            # SQLite would walk ix_chunk_natural in order and test each chunk against the
+            # hits: at 10M chunks a docid prefix or a rare word read millions of entries for
+            # a page of 50. The unary + keeps the index out of the plan: the hits drive it.
+            own = sa.literal_column("+chunk.test_set_id") == test_set.id
+            stmt = sa.select(Chunk).where(own, hits, *where)
+            order = [sa.literal_column("+chunk.sort_key"), sa.literal_column("+chunk.id")]
+    return paginate(stmt.order_by(*order), page, per_page, total=total)
+
+
+def _count(stmt: sa.Select[Any]) -> int:
+    """The rows of a SELECT (counted once, then handed to the pagination)."""
+    counted = sa.select(sa.func.count()).select_from(stmt.order_by(None).subquery())
+    return int(db.session.scalar(counted) or 0)

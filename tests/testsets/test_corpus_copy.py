@@ -1,0 +1,165 @@
+"""A new corpus on PostgreSQL goes through COPY (services/imports/bulk.py): the same rows, the
+same refusals naming both lines of a repeated docid (within a segment, across segments, after
+blank lines), the earlier of a repeat and a bad line, and cancel leaving nothing. On SQLite the
+same expectations hold for the row-by-row path, so both paths are held to one behaviour."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import sqlalchemy as sa
+from flask import Flask
+
+from ndcg_labeler.extensions import db
+from ndcg_labeler.formats.errors import FormatError
+from ndcg_labeler.models import Chunk, TestSet
+from ndcg_labeler.services import testsets
+from ndcg_labeler.services._progress import Cancelled
+from ndcg_labeler.services.imports import bulk, import_files
+from ndcg_labeler.services.imports import corpus as corpus_module
+from tests.factory import make_test_set
+from tests.testsets.helpers import mem
+
+
+@pytest.fixture(autouse=True)
+def _small_segments(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Blocks of 10 records and segments of 3 blocks: a COPY every 30 records."""
+    monkeypatch.setattr(corpus_module, "BLOCK", 10)
+    monkeypatch.setattr(bulk, "SEGMENT_BLOCKS", 3)
+
+
+def _line(docid: str, text: str, **extra: object) -> str:
+    return json.dumps({"_id": docid, "title": "", "text": text, **extra}) + "\n"
+
+
+def _lines(start: int, stop: int) -> list[str]:
+    return [_line(f"d{i}", f"text of chunk {i} about walrus{i}") for i in range(start, stop)]
+
+
+def _refused(app: Flask, text: str, name: str = "Set") -> FormatError:
+    ts = make_test_set(app, name)
+    with app.app_context():
+        test_set = db.session.get(TestSet, ts)
+        with pytest.raises(FormatError) as caught:
+            import_files(test_set, corpus=mem("corpus.jsonl", text))
+        count = db.session.scalar(sa.select(sa.func.count()).where(Chunk.test_set_id == ts))
+        assert count == 0  # all or nothing
+    return caught.value
+
+
+def test_the_copied_rows_are_those_of_the_file(app: Flask) -> None:
+    ts = make_test_set(app)
+    text = "".join(_lines(1, 70)) + _line("d10b", "a walrus", metadata={"url": "u", "n": 2})
+    with app.app_context():
+        test_set = db.session.get(TestSet, ts)
+        report = import_files(test_set, corpus=mem("corpus.jsonl", text))
+        assert (
+            report.chunks is not None and str(report.chunks) == "70 created, 0 updated, 0 unchanged"
+        )
+        chunk = db.session.scalars(
+            sa.select(Chunk).where(Chunk.test_set_id == ts, Chunk.docid == "d10b")
+        ).one()
+        assert (chunk.title, chunk.text, chunk.meta) == (None, "a walrus", {"url": "u", "n": 2})
+        plain = db.session.scalars(
+            sa.select(Chunk).where(Chunk.test_set_id == ts, Chunk.docid == "d7")
+        ).one()
+        assert plain.meta is None and plain.text == "text of chunk 7 about walrus7"
+        # natural order: d9 < d10 < d10b < d11, and the full-text index has the copied rows
+        first = testsets.chunks_page(test_set, 1, per_page=12).items
+        assert [c.docid for c in first][8:12] == ["d9", "d10", "d10b", "d11"]
+        found = testsets.chunks_page(test_set, 1, search="walrus65").items
+        assert [c.docid for c in found] == ["d65"]
+
+
+def test_a_repeat_segments_later_after_blank_lines_names_both_lines(app: Flask) -> None:
+    # Lines 1-4: d1-d4; line 5 blank; lines 6-8: d5-d7; line 9 blank; lines 10-74: d8-d72;
+    # line 75 repeats d6 (first at line 7), 3 segments of 30 records after it was written.
+    lines = [*_lines(1, 5), "\n", *_lines(5, 8), "\n", *_lines(8, 73)]
+    lines.append(_line("d6", "again"))
+    lines += _lines(73, 80)
+    error = _refused(app, "".join(lines))
+    assert (error.line, error.filename) == (75, "corpus.jsonl")
+    assert "docid 'd6' appears twice (first at line 7)" in str(error)
+
+
+def test_a_repeat_within_a_segment_names_both_lines(app: Flask) -> None:
+    lines = [*_lines(1, 40), _line("d35", "again"), *_lines(40, 50)]
+    error = _refused(app, "".join(lines))
+    assert error.line == 40 and "docid 'd35' appears twice (first at line 35)" in str(error)
+
+
+def test_the_earlier_of_a_repeat_and_a_bad_line_is_reported(app: Flask) -> None:
+    bad = '{"_id": "dx", "text": 7}\n'
+    repeat_first = [*_lines(1, 40), _line("d3", "again"), *_lines(40, 45), bad]
+    error = _refused(app, "".join(repeat_first))
+    assert error.line == 40 and "appears twice (first at line 3)" in str(error)
+    bad_first = [*_lines(1, 40), bad, *_lines(40, 45), _line("d3", "again")]
+    assert _refused(app, "".join(bad_first), "Other").line == 40
+
+
+def test_cancel_in_a_later_segment_leaves_nothing(app: Flask) -> None:
+    ts = make_test_set(app)
+    seen: list[int] = []
+
+    def progress(phase: str, done: int, total: int, rows: int) -> None:
+        if phase == "corpus":
+            seen.append(rows)
+            if rows >= 50:
+                raise Cancelled("cancelled by a user")
+
+    with app.app_context():
+        test_set = db.session.get(TestSet, ts)
+        with pytest.raises(Cancelled):
+            import_files(test_set, corpus=mem("c.jsonl", "".join(_lines(1, 90))), progress=progress)
+        assert seen == [10, 20, 30, 40, 50]
+        count = db.session.scalar(sa.select(sa.func.count()).where(Chunk.test_set_id == ts))
+        assert count == 0
+
+
+@pytest.mark.parametrize("few", [0, 5000])
+def test_a_search_pages_the_same_whether_the_hits_or_the_order_drive_it(
+    app: Flask, monkeypatch: pytest.MonkeyPatch, few: int
+) -> None:
+    """SQLite sorts up to FEW_HITS hits itself and walks the natural order past that: the same
+    pages and totals either way (PostgreSQL leaves the plan to its planner)."""
+    from ndcg_labeler.services.testsets import listing
+
+    monkeypatch.setattr(listing, "FEW_HITS", few)
+    ts = make_test_set(app)
+    text = "".join(_lines(1, 130)) + _line("e1", "walrus12 again") + _line("d120x", "other")
+    with app.app_context():
+        test_set = db.session.get(TestSet, ts)
+        import_files(test_set, corpus=mem("corpus.jsonl", text))
+        # docids d12, d120-d129 and d120x start with "d12"; no text has a word starting so
+        by_docid = testsets.chunks_page(test_set, 3, search="d12", per_page=5)
+        assert (by_docid.total, [c.docid for c in by_docid.items]) == (12, ["d128", "d129"])
+        # the texts of d12, d120-d129 and e1 have a word starting with "walrus12"
+        first = testsets.chunks_page(test_set, 1, search="walrus12", per_page=5)
+        assert [c.docid for c in first.items] == ["d12", "d120", "d121", "d122", "d123"]
+        last = testsets.chunks_page(test_set, 3, search="walrus12", per_page=5)
+        assert (last.total, [c.docid for c in last.items]) == (12, ["d129", "e1"])
+
+
+@pytest.mark.parametrize("app", ["sqlite"], indirect=True)
+def test_sqlite_imports_with_a_large_page_cache_and_gives_it_back(app: Flask) -> None:
+    from ndcg_labeler import sqlite
+
+    ts = make_test_set(app)
+    during: list[int] = []
+
+    def cache_size() -> int:
+        raw = db.session.connection().connection.driver_connection
+        return int(raw.execute("PRAGMA cache_size").fetchone()[0])
+
+    def progress(phase: str, done: int, total: int, rows: int) -> None:
+        if phase == "corpus":
+            during.append(cache_size())
+
+    with app.app_context():
+        test_set = db.session.get(TestSet, ts)
+        before = cache_size()
+        corpus = mem("c.jsonl", "".join(_lines(1, 25)))
+        import_files(test_set, corpus=corpus, progress=progress)
+        assert set(during) == {-sqlite.BULK_CACHE_MIB * 1024} and before != during[0]
+        assert cache_size() == before
