@@ -10,7 +10,8 @@ leaves a lease that lapses after LEASE. A large set's FIRST figures are computed
 background too when the caller says it can show a "computing" page (`background=True`, the HTML
 pages): a placeholder row holds the lease and `Computing` is raised until they are in.
 The figures are stored as JSON with type tags for our own dataclasses only (no pickle:
-nothing but known classes is ever rebuilt).
+nothing but known classes is ever rebuilt). `Kept` holds a few figures in a process's memory
+in front of the table (compare pages polled every second).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import json
 import logging
 import math
 import threading
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -261,3 +263,31 @@ def cached(
         if latest is not None and latest.version == current:
             return Cached(decode(json.loads(latest.payload)), False)
     return Cached(decode(json.loads(row.payload)), True)
+
+
+class Kept(Generic[T]):
+    """At most `limit` values by key in the app's extensions under `name`; the oldest goes
+    first. Threads of one worker share it (a lock around every read and write)."""
+
+    def __init__(self, name: str, limit: int) -> None:
+        self.name = name
+        self.limit = limit
+        self._lock = threading.Lock()
+
+    def _values(self) -> OrderedDict[object, T]:
+        values: OrderedDict[object, T] = current_app.extensions.setdefault(self.name, OrderedDict())
+        return values
+
+    def get(self, key: object) -> T | None:
+        """The value kept for `key`, or None."""
+        with self._lock:
+            return self._values().get(key)
+
+    def keep(self, key: object, value: T) -> T:
+        """Keep `value` for `key` (dropping the oldest past the limit); returns it."""
+        with self._lock:
+            values = self._values()
+            values[key] = value
+            while len(values) > self.limit:
+                values.popitem(last=False)
+        return value

@@ -12,26 +12,22 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import threading
-from collections import OrderedDict
 from collections.abc import Sequence
 
 import numpy as np
-from flask import current_app
 from sqlalchemy.exc import OperationalError
 
 from ndcg_labeler import scoring
 from ndcg_labeler.models import Run
 from ndcg_labeler.services import live
-from ndcg_labeler.services._figures_cache import cached, register
+from ndcg_labeler.services._figures_cache import Kept, cached, register
 
 # B against A today and in the top-grade world (robust, unjudged_pairs, the deltas, winners).
 Robustness = scoring.FlipTest
 
 # Flip tests a process keeps: each reads both runs' top k (every ranked list of the runs), which
 # a comparison page polled every second must not repeat while neither runs nor grades moved.
-_KEPT = 32
-_LOCK = threading.Lock()
+_KEPT: Kept[list[Robustness]] = Kept("ndcg_flip_tests", 32)
 _KIND = "compare_flips"
 register(scoring.FlipTest)
 log = logging.getLogger(__name__)
@@ -52,11 +48,7 @@ def pair_robustness(
         results[0].labels_version,
         hashlib.sha256(results[0].query_ids[index].tobytes()).hexdigest(),
     )
-    kept: OrderedDict[tuple[object, ...], list[Robustness]] = current_app.extensions.setdefault(
-        "ndcg_flip_tests", OrderedDict()
-    )
-    with _LOCK:
-        found = kept.get(key)
+    found = _KEPT.get(key)
     if found is None:
         # Stored in the database as well: a freshly started worker (or another server) that
         # shows this comparison again reads the verdict instead of both runs' top k.
@@ -77,10 +69,7 @@ def pair_robustness(
         except OperationalError:  # a busy database (SQLite's one writer): not stored this time
             log.info("compare: the flip test was not stored (database busy)")
             found = computed[0] if computed else _pair_robustness(runs, results, index)
-        with _LOCK:
-            kept[key] = found
-            while len(kept) > _KEPT:
-                kept.popitem(last=False)
+        _KEPT.keep(key, found)
     return found
 
 

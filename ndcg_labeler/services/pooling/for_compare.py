@@ -12,13 +12,10 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import threading
-from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
 import sqlalchemy as sa
-from flask import current_app
 from sqlalchemy.exc import OperationalError
 
 from ndcg_labeler import scoring
@@ -26,7 +23,7 @@ from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Chunk, Pair, Query, Run, TestSet, utcnow
 from ndcg_labeler.services import ServiceError, live, tallies
 from ndcg_labeler.services._db import insert_if_absent, select_rows, transaction
-from ndcg_labeler.services._figures_cache import cached, stored
+from ndcg_labeler.services._figures_cache import Kept, cached, stored
 from ndcg_labeler.services.pooling.plan import check_depth
 
 MAX_SOURCE = 200
@@ -35,8 +32,7 @@ _IN_BATCH = 900  # docids per IN list: below every database's parameter limit
 # Plans a process keeps: the compare page (and its live fragment, polled while people label)
 # shows one on every request, and ordering 7,000 queries' unjudged pairs takes seconds. A plan
 # at k = 10 holds ~120,000 pairs (~20 MB), so only a few are kept.
-_KEPT = 4
-_LOCK = threading.Lock()
+_KEPT: Kept[CompareOrder] = Kept("ndcg_compare_plans", 4)
 # What a page shows of a plan (its first pairs, their count, the verdict), stored in the
 # figures cache so that a fresh worker shows it without ordering every pair again.
 _PAGE_KIND = "compare_next"
@@ -139,15 +135,9 @@ def plan_for_compare(
     if run_a.test_set_id != test_set.id or run_b.test_set_id != test_set.id:
         raise ServiceError("the runs must belong to the test set")
     key = _plan_key(test_set, run_a, run_b, depth, options)
-    kept = _kept()
-    with _LOCK:
-        found = kept.get(key)
+    found = _KEPT.get(key)
     if found is None:
-        found = _plan(test_set, run_a, run_b, depth, options)
-        with _LOCK:
-            kept[key] = found
-            while len(kept) > _KEPT:
-                kept.popitem(last=False)
+        found = _KEPT.keep(key, _plan(test_set, run_a, run_b, depth, options))
     return found
 
 
@@ -161,8 +151,7 @@ def kept_plan_for_compare(
     """plan_for_compare's plan if this process has it for the current grades, else None
     (nothing is computed: a page shows it at once or asks for it in a fragment of its own)."""
     key = _plan_key(test_set, run_a, run_b, check_depth(depth), options)
-    with _LOCK:
-        return _kept().get(key)
+    return _KEPT.get(key)
 
 
 def plan_page_for_compare(
@@ -222,14 +211,6 @@ def _page(plan: CompareOrder, shown: int) -> dict[str, Any]:
         "k": plan.k,
         "note": plan.note,
     }
-
-
-def _kept() -> OrderedDict[tuple[object, ...], CompareOrder]:
-    """This process's plans, oldest first."""
-    kept: OrderedDict[tuple[object, ...], CompareOrder] = current_app.extensions.setdefault(
-        "ndcg_compare_plans", OrderedDict()
-    )
-    return kept
 
 
 def _plan_key(
