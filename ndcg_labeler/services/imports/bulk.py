@@ -29,14 +29,13 @@ import sqlalchemy as sa
 from ndcg_labeler.extensions import db
 from ndcg_labeler.formats import ChunkRecord, FormatError, natural_key
 from ndcg_labeler.models import Chunk
+from ndcg_labeler.services.imports.write import chunk_ids
 
 SEGMENT_BLOCKS = 20
 """Progress blocks per COPY (and savepoint): 100,000 rows; a repeat's lookup holds their docids."""
 ANALYZE_SHARE = 0.1
 """The chunk table's statistics are refreshed before the commit when the import adds at least
 this share of the rows they counted (autovacuum's own default share), or they have none."""
-LOOKUP = 5000
-"""Docids a statement when a repeat is looked up."""
 MAX_DOCID = 300
 
 _chunk = Chunk.__table__
@@ -156,17 +155,8 @@ class CopyWriter:
     def _repeat_error(self, segment: list[tuple[str, int]]) -> FormatError:
         """The FormatError of the segment's first line whose docid came before, in the segment
         or in the rows already written (the segment itself was rolled back)."""
-        docids = [docid for docid, _ in segment]
-        earlier: dict[str, int] = {}
-        for begin in range(0, len(docids), LOOKUP):
-            batch = docids[begin : begin + LOOKUP]
-            found = db.session.execute(
-                sa.select(_chunk.c.docid, _chunk.c.id).where(
-                    _chunk.c.test_set_id == self.ts, _chunk.c.docid.in_(batch)
-                )
-            )
-            for docid, chunk_id in found:
-                earlier[str(docid)] = self._line_of_id(int(chunk_id))
+        found = chunk_ids(self.ts, (docid for docid, _ in segment))
+        earlier = {docid: self._line_of_id(chunk_id) for docid, chunk_id in found.items()}
         for docid, line in segment:
             first_at = earlier.setdefault(docid, line)
             if first_at != line:

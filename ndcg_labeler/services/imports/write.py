@@ -88,20 +88,8 @@ class Writer:
         return dict(rows.all())
 
     def _chunk_ids(self, wanted: Iterable[str]) -> dict[str, int]:
-        """docid -> id of the test set's chunks among `wanted`, looked up BATCH at a time (a
-        corpus may have millions of chunks: never load them all)."""
-        names = list(dict.fromkeys(wanted))
-        found: dict[str, int] = {}
-        for begin in range(0, len(names), BATCH):
-            batch = names[begin : begin + BATCH]
-            rows = db.session.execute(
-                sa.select(_chunk.c.docid, _chunk.c.id).where(
-                    _chunk.c.test_set_id == self.ts, _chunk.c.docid.in_(batch)
-                )
-            )
-            for docid, chunk_id in rows:
-                found[docid] = chunk_id
-        return found
+        """docid -> id of the test set's chunks among `wanted` (see chunk_ids)."""
+        return chunk_ids(self.ts, wanted)
 
     def upsert_queries(self, records: list[QueryRecord]) -> Counts:
         """Insert new qids, update changed texts; a narrative missing from the file is kept."""
@@ -266,3 +254,20 @@ class Writer:
             (*columns, "kind", "new_status", "note"),
             [(*row, "judgment", "graded", note) for row in rows],
         )
+
+
+def chunk_ids(test_set_id: int, wanted: Iterable[str]) -> dict[str, int]:
+    """docid -> id of the test set's chunks among `wanted`, looked up BATCH at a time (a
+    corpus may have millions of chunks: never load them all)."""
+    names = list(dict.fromkeys(wanted))
+    found: dict[str, int] = {}
+    for begin in range(0, len(names), BATCH):
+        batch = names[begin : begin + BATCH]
+        rows = db.session.execute(
+            sa.select(_chunk.c.docid, _chunk.c.id).where(
+                _chunk.c.test_set_id == test_set_id, _chunk.c.docid.in_(batch)
+            )
+        )
+        for docid, chunk_id in rows:
+            found[str(docid)] = int(chunk_id)
+    return found
