@@ -172,6 +172,32 @@ class _RowsPagination(Pagination):
         return int(db.session.scalar(sa.select(sa.func.count()).select_from(sub)) or 0)
 
 
+class _OpenPagination(Pagination):
+    """A page of a SELECT too long to count: one row past the page tells whether another
+    follows, and the pager shows "page N" with no last page."""
+
+    more = False
+
+    def _query_items(self) -> list[Any]:
+        stmt = self._query_args["select"].limit(self.per_page + 1).offset(self._query_offset)
+        rows = list(db.session.scalars(stmt))
+        self.more = len(rows) > self.per_page
+        return rows[: self.per_page]
+
+    def _query_count(self) -> int:
+        return int(self._query_args["lower_bound"]) + 1
+
+    @property
+    def at_least(self) -> int:
+        """The number of rows the SELECT is known to exceed."""
+        return int(self._query_args["lower_bound"])
+
+    @property
+    def pages(self) -> int:
+        """The pages known so far: this one, and the next when it has rows."""
+        return self.page + 1 if self.more else self.page
+
+
 class _SequencePagination(Pagination):
     """A page of a sequence already in memory (a sorted list or numpy index)."""
 
@@ -206,6 +232,7 @@ def paginate(
     *,
     rows: bool = False,
     total: int | None = None,
+    at_least: int | None = None,
 ) -> Pagination:
     """One page of a SELECT (entities, or Row tuples with `rows=True`) or of a sequence.
 
@@ -213,12 +240,16 @@ def paginate(
     (templates/_macros.html) speak the same object. A page below 1 shows the first page and a
     page past the end (even past what the database can count, ?page=2**64) the last one.
     `total`: the SELECT's row count when the caller has it already (not counted again).
+    `at_least`: the SELECT has more rows than this, too many to count on every page: the page
+    knows only whether a next one exists (its `at_least` is shown instead of a total).
     """
 
     def make(number: int) -> Pagination:
         args = {"page": number, "per_page": per_page, "max_per_page": None, "error_out": False}
         if not isinstance(source, sa.Select):
             return _SequencePagination(items=source, **args)
+        if at_least is not None:
+            return _OpenPagination(select=source, lower_bound=at_least, **args)
         if rows:
             return _RowsPagination(select=source, **args)
         if total is not None:

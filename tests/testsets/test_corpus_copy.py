@@ -117,28 +117,39 @@ def test_cancel_in_a_later_segment_leaves_nothing(app: Flask) -> None:
         assert count == 0
 
 
-@pytest.mark.parametrize("few", [0, 5000])
+@pytest.mark.parametrize("many", [3, 12, 10_000])
 def test_a_search_pages_the_same_whether_the_hits_or_the_order_drive_it(
-    app: Flask, monkeypatch: pytest.MonkeyPatch, few: int
+    app: Flask, monkeypatch: pytest.MonkeyPatch, many: int
 ) -> None:
-    """SQLite sorts up to FEW_HITS hits itself and walks the natural order past that: the same
-    pages and totals either way (PostgreSQL leaves the plan to its planner)."""
+    """Up to MANY_HITS hits are counted and ranked themselves; past it the pages walk the
+    natural order and say "more than": the same chunks on every page either way."""
     from ndcg_labeler.services.testsets import listing
 
-    monkeypatch.setattr(listing, "FEW_HITS", few)
+    monkeypatch.setattr(listing, "MANY_HITS", many)
     ts = make_test_set(app)
     text = "".join(_lines(1, 130)) + _line("e1", "walrus12 again") + _line("d120x", "other")
+    text += _line("e2", "the word walrus1_2 is two tokens") + _line("e3", "Walrus120 WALRUS")
     with app.app_context():
         test_set = db.session.get(TestSet, ts)
         import_files(test_set, corpus=mem("corpus.jsonl", text))
+
+        def shown(search: str, number: int, hits: int) -> tuple[list[str], bool]:
+            page = testsets.chunks_page(test_set, number, search=search, per_page=5)
+            if hits <= many:
+                assert (page.total, getattr(page, "at_least", None)) == (hits, None)
+            else:
+                assert page.at_least == many
+            return [c.docid for c in page.items], page.has_next
+
         # docids d12, d120-d129 and d120x start with "d12"; no text has a word starting so
-        by_docid = testsets.chunks_page(test_set, 3, search="d12", per_page=5)
-        assert (by_docid.total, [c.docid for c in by_docid.items]) == (12, ["d128", "d129"])
-        # the texts of d12, d120-d129 and e1 have a word starting with "walrus12"
-        first = testsets.chunks_page(test_set, 1, search="walrus12", per_page=5)
-        assert [c.docid for c in first.items] == ["d12", "d120", "d121", "d122", "d123"]
-        last = testsets.chunks_page(test_set, 3, search="walrus12", per_page=5)
-        assert (last.total, [c.docid for c in last.items]) == (12, ["d129", "e1"])
+        assert shown("d12", 1, 12) == (["d12", "d120", "d120x", "d121", "d122"], True)
+        assert shown("d12", 3, 12) == (["d128", "d129"], False)
+        # the texts of d12, d120-d129, e1 and e3 have a word starting with "walrus12"
+        assert shown("walrus12", 1, 13) == (["d12", "d120", "d121", "d122", "d123"], True)
+        assert shown("walrus12", 3, 13) == (["d129", "e1", "e3"], False)
+        # two words, one in upper case in the text; a word that the parsers split in two
+        assert shown("WALRUS walrus120", 1, 2) == (["d120", "e3"], False)
+        assert shown("walrus1_2", 1, 1) == (["e2"], False)
 
 
 @pytest.mark.parametrize("app", ["sqlite"], indirect=True)

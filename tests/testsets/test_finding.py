@@ -111,3 +111,19 @@ def test_pages_search_filter_and_keep_them_across_pages(as_admin, finding) -> No
     missing = as_admin.get(f"{base}/chunks?q=nothing-like-this").get_data(as_text=True)
     assert 'id="nothing-found"' in missing
     assert as_admin.get(f"{base}/queries?state=odd").status_code == 400
+
+
+def test_a_search_with_too_many_hits_to_count_filters_and_says_more_than(
+    as_admin, finding, app: Flask, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past MANY_HITS the chunk list walks the natural order: the grade filter still applies,
+    and the page says "more than" with no last page instead of a total."""
+    from ndcg_labeler.services.testsets import listing
+
+    monkeypatch.setattr(listing, "MANY_HITS", 1)
+    ts = finding.test_set_id
+    assert _docids(app, ts, search="title", state="ungraded") == ["d2", "d3", "d11"]
+    assert _docids(app, ts, search="d1", state="graded") == ["d1", "d10"]
+    page = as_admin.get(f"/test-sets/{ts}/chunks?q=title").get_data(as_text=True)
+    assert "More than 1 chunks found, by docid" in page
+    assert re.findall(r"<code>(d\d+)</code>", page) == ["d1", "d2", "d3", "d10", "d11"]

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import re
+from collections.abc import Iterator
 from typing import Any
 
 import sqlalchemy as sa
@@ -27,10 +29,10 @@ CHUNK_STATES = {
     "missing": "without text",
 }
 MAX_SEARCH = 200
-# Up to this many search hits, SQLite sorts the hits themselves instead of walking the test
-# set's natural-order index until a page of them turns up (see chunks_page); the count is the
-# one the page shows, so it costs no extra query.
-FEW_HITS = 5000
+MANY_HITS = 10_000
+"""A search with more hits than this is not counted: a frequent word has 160,000 at 10M chunks,
+and ranking them all in docid order reads every one. Its pages walk the test set's natural
+order instead, testing each chunk, and the list says "more than 10,000"."""
 # Rows on a page of the test set's queries or chunks.
 PER_PAGE = 50
 
@@ -52,32 +54,102 @@ def _words(search: str) -> list[str]:
     return [w.lower() for w in _WORD.findall(search[:MAX_SEARCH])][:10]
 
 
-def _text_hits(test_set_id: int, words: list[str]) -> sa.Select[tuple[int]]:
+def _document() -> sa.ColumnElement[Any]:
+    """PostgreSQL: the tsvector of a chunk's title and text, as migration 0010 indexes it."""
+    return sa.func.to_tsvector(
+        "simple", sa.func.coalesce(Chunk.title, "") + " " + sa.func.coalesce(Chunk.text, "")
+    )
+
+
+def _tsquery(words: list[str]) -> sa.ColumnElement[Any]:
+    """PostgreSQL: every word, each as a prefix."""
+    return sa.func.to_tsquery("simple", " & ".join(f"{w}:*" for w in words))
+
+
+def _text_hits(test_set_id: int, words: list[str], *, own: bool) -> sa.Select[tuple[int]]:
     """Ids of chunks whose title or text has every word (each as a prefix: "refund" finds
-    "refunds"), through the full-text index (migration 0010_chunk_search)."""
+    "refunds"), through the full-text index (migration 0010_chunk_search). SQLite's index
+    holds every test set: `own` keeps only this one's chunks (a lookup a hit; without it the
+    caller's own test keeps them)."""
     if db.session.get_bind().dialect.name == "postgresql":
-        document = sa.func.to_tsvector(
-            "simple", sa.func.coalesce(Chunk.title, "") + " " + sa.func.coalesce(Chunk.text, "")
+        found = _document().op("@@")(_tsquery(words))
+        return sa.select(Chunk.id).where(Chunk.test_set_id == test_set_id, found)
+    match = sa.text("chunk_fts MATCH :words").bindparams(words=" ".join(f'"{w}"*' for w in words))
+    rowid = sa.literal_column("chunk_fts.rowid")
+    if own:
+        joined = sa.table("chunk_fts").join(Chunk.__table__, Chunk.id == rowid)
+        return (
+            sa.select(Chunk.id).select_from(joined).where(match, Chunk.test_set_id == test_set_id)
         )
-        query = sa.func.to_tsquery("simple", " & ".join(f"{w}:*" for w in words))
-        return sa.select(Chunk.id).where(Chunk.test_set_id == test_set_id, document.op("@@")(query))
-    match = " ".join(f'"{w}"*' for w in words)
-    hits = sa.select(sa.literal_column("rowid").label("id")).select_from(sa.table("chunk_fts"))
-    return hits.where(sa.text("chunk_fts MATCH :words").bindparams(words=match))
+    return sa.select(rowid.label("id")).select_from(sa.table("chunk_fts")).where(match)
 
 
-def _search_hits(test_set_id: int, search: str) -> sa.CompoundSelect | sa.Select[tuple[int]]:
-    """Ids of chunks found by `search`: docids that start with it (a range on the unique
-    (test set, docid) index), and texts with its words (full-text). A union of two indexed
-    lookups, never a scan of the texts."""
+def _docid_hits(test_set_id: int, search: str) -> sa.Select[tuple[int]]:
+    """Ids of chunks whose docid starts with `search` (a range on the unique index)."""
     prefix = " ".join(search.split())[:MAX_SEARCH]
-    by_docid = sa.select(Chunk.id).where(
+    return sa.select(Chunk.id).where(
         Chunk.test_set_id == test_set_id,
         Chunk.docid >= prefix,
         Chunk.docid < prefix + "\U0010ffff",
     )
+
+
+def _search_hits(
+    test_set_id: int, search: str, *, own: bool = False
+) -> sa.CompoundSelect | sa.Select[tuple[int]]:
+    """Ids of chunks found by `search`: docids that start with it, and texts with its words
+    (full-text). A union of two indexed lookups, never a scan of the texts."""
     words = _words(search)
-    return sa.union(by_docid, _text_hits(test_set_id, words)) if words else by_docid
+    by_docid = _docid_hits(test_set_id, search)
+    return sa.union(by_docid, _text_hits(test_set_id, words, own=own)) if words else by_docid
+
+
+def _hit_count(test_set_id: int, search: str) -> int | None:
+    """How many chunks `search` finds, or None past MANY_HITS. Each way of finding is counted
+    only up to the cap first (the full-text index hands its hits over without ranking them,
+    so a LIMIT stops early), and the union only when both are under it."""
+    words = _words(search)
+    ways = [_docid_hits(test_set_id, search)]
+    if words:
+        ways.append(_text_hits(test_set_id, words, own=True))
+    if any(_count(way, limit=MANY_HITS + 1) > MANY_HITS for way in ways):
+        return None
+    found = _count(_search_hits(test_set_id, search, own=True))
+    return found if found <= MANY_HITS else None
+
+
+def _row_found(search: str) -> sa.ColumnElement[bool]:
+    """PostgreSQL: whether a chunk row is one `search` finds, tested on the row alone (to walk
+    the natural order). The words' plain substrings go first: an AND tests its terms in order,
+    and to_tsvector (~40 µs a chunk) then runs only where every word's letters are."""
+    prefix = " ".join(search.split())[:MAX_SEARCH]
+    by_docid = sa.and_(Chunk.docid >= prefix, Chunk.docid < prefix + "\U0010ffff")
+    words = _words(search)
+    if not words:
+        return by_docid
+    document = sa.func.coalesce(Chunk.title, "") + " " + sa.func.coalesce(Chunk.text, "")
+    # A word with "_" is two tokens to the parser, maybe far apart: no substring test for it.
+    likely = [
+        sa.func.strpos(sa.func.lower(document), sa.func.lower(word)) > 0
+        for word in words
+        if word.isalnum()
+    ]
+    return sa.or_(by_docid, sa.and_(*likely, _document().op("@@")(_tsquery(words))))
+
+
+@contextlib.contextmanager
+def _natural_walk() -> Iterator[None]:
+    """PostgreSQL: plan the SELECTs inside as a walk of ix_chunk_natural. The planner takes a
+    word's hits for a handful (a substring test defeats its statistics) and would rank them
+    all; the settings go back to the session's afterwards, as the page renders after this."""
+    names = ("enable_bitmapscan", "enable_seqscan", "enable_sort")
+    for name in names:
+        db.session.execute(sa.text(f"SET LOCAL {name} = off"))
+    try:
+        yield
+    finally:
+        for name in names:
+            db.session.execute(sa.text(f"SET LOCAL {name} TO DEFAULT"))
 
 
 def _state(value: str, states: dict[str, str]) -> str:
@@ -146,31 +218,40 @@ def chunks_page(
         where.append(found if state == "graded" else sa.not_(found))
     stmt = sa.select(Chunk).where(Chunk.test_set_id == test_set.id, *where)
     order: list[sa.ColumnElement[Any]] = [Chunk.sort_key, Chunk.id]
-    total: int | None = None
-    if search.strip():
-        hits = Chunk.id.in_(_search_hits(test_set.id, search))
-        stmt = stmt.where(hits)
-        dialect = db.session.get_bind().dialect.name
+    if not search.strip():
+        return paginate(stmt.order_by(*order), page, per_page)
+    dialect = db.session.get_bind().dialect.name
+    if dialect == "postgresql" and _words(search):
+        # A frequent word's bitmap (159,350 hits at 10M chunks) outgrows the default 4 MB of
+        # work_mem and turns lossy: to_tsvector recomputed for every row of those pages. 64 MB
+        # keeps it exact; JIT compiling the plan costs more than it saves here. SET LOCAL:
+        # this transaction only.
+        db.session.execute(sa.text("SET LOCAL work_mem = '64MB'"))
+        db.session.execute(sa.text("SET LOCAL jit = off"))
+    hits = _hit_count(test_set.id, search)
+    if hits is not None:
+        # Few: rank the hits themselves. SQLite would walk ix_chunk_natural in order and test
+        # each chunk against them; the unary + keeps that index out of its plan.
+        found = Chunk.id.in_(_search_hits(test_set.id, search, own=True))
+        stmt = stmt.where(found)
+        total = hits if not where else _count(stmt)
         if dialect == "sqlite":
-            total = _count(stmt)
-        elif dialect == "postgresql" and _words(search):
-            # A frequent word's bitmap (159,350 hits at 10M chunks) outgrows the default 4 MB
-            # of work_mem and turns lossy: to_tsvector recomputed for every row of those pages
-            # (the count took 35 s). 64 MB keeps it exact; JIT compiling the plan costs more
-            # than it saves here. SET LOCAL: this transaction only.
-            db.session.execute(sa.text("SET LOCAL work_mem = '64MB'"))
-            db.session.execute(sa.text("SET LOCAL jit = off"))
-        if total is not None and total <= FEW_HITS:
-            # SQLite would walk ix_chunk_natural in order and test each chunk against the
-            # hits: at 10M chunks a docid prefix or a rare word read millions of entries for
-            # a page of 50. The unary + keeps the index out of the plan: the hits drive it.
             own = sa.literal_column("+chunk.test_set_id") == test_set.id
-            stmt = sa.select(Chunk).where(own, hits, *where)
+            stmt = sa.select(Chunk).where(own, found, *where)
             order = [sa.literal_column("+chunk.sort_key"), sa.literal_column("+chunk.id")]
-    return paginate(stmt.order_by(*order), page, per_page, total=total)
+        return paginate(stmt.order_by(*order), page, per_page, total=total)
+    if dialect != "postgresql":
+        stmt = stmt.where(Chunk.id.in_(_search_hits(test_set.id, search)))
+        return paginate(stmt.order_by(*order), page, per_page, at_least=MANY_HITS)
+    with _natural_walk():
+        stmt = stmt.where(_row_found(search))
+        return paginate(stmt.order_by(*order), page, per_page, at_least=MANY_HITS)
 
 
-def _count(stmt: sa.Select[Any]) -> int:
-    """The rows of a SELECT (counted once, then handed to the pagination)."""
-    counted = sa.select(sa.func.count()).select_from(stmt.order_by(None).subquery())
+def _count(stmt: sa.Select[Any] | sa.CompoundSelect, limit: int | None = None) -> int:
+    """The rows of a SELECT, up to `limit` of them."""
+    stmt = stmt.order_by(None)
+    if limit is not None:
+        stmt = stmt.limit(limit)
+    counted = sa.select(sa.func.count()).select_from(stmt.subquery())
     return int(db.session.scalar(counted) or 0)
