@@ -174,3 +174,43 @@ def test_sqlite_imports_with_a_large_page_cache_and_gives_it_back(app: Flask) ->
         import_files(test_set, corpus=corpus, progress=progress)
         assert set(during) == {-sqlite.BULK_CACHE_MIB * 1024} and before != during[0]
         assert cache_size() == before
+
+
+@pytest.mark.parametrize("app", ["sqlite"], indirect=True)
+def test_sqlite_indexes_with_large_fts_segments_and_puts_the_defaults_back(app: Flask) -> None:
+    """The new rows are indexed with a 64 MB term hash and 16 segments a merge; afterwards the
+    index's stored settings are FTS5's defaults again and the index is consistent."""
+    ts = make_test_set(app)
+    seen: list[dict[str, int]] = []
+
+    def settings() -> dict[str, int]:
+        rows = db.session.execute(sa.text("SELECT k, v FROM chunk_fts_config"))
+        return {str(k): int(v) for k, v in rows if k in ("hashsize", "automerge")}
+
+    def progress(phase: str, done: int, total: int, rows: int) -> None:
+        if phase == "index":
+            seen.append(settings())
+
+    with app.app_context():
+        test_set = db.session.get(TestSet, ts)
+        corpus = mem("c.jsonl", "".join(_lines(1, 25)))
+        import_files(test_set, corpus=corpus, progress=progress)
+        assert seen and seen[0] == {"hashsize": 64 * 1024 * 1024, "automerge": 16}
+        assert settings() == {"hashsize": 1024 * 1024, "automerge": 4}
+        db.session.execute(sa.text("INSERT INTO chunk_fts(chunk_fts) VALUES ('integrity-check')"))
+        found = testsets.chunks_page(test_set, 1, search="walrus2").items
+        assert [c.docid for c in found] == ["d2", "d20", "d21", "d22", "d23", "d24"]
+
+
+@pytest.mark.parametrize("app", ["sqlite"], indirect=True)
+def test_sqlite_finds_a_words_hits_through_the_index_not_chunk_by_chunk(app: Flask) -> None:
+    """Counting a word's hits in one test set: SQLite's plan reads the full-text index and
+    looks each hit up by rowid (the other way round asks the index about every chunk: minutes
+    at 1M chunks)."""
+    from ndcg_labeler.services.testsets import listing
+
+    with app.app_context():
+        stmt = listing._text_hits(1, ["walrus"], own=True).limit(10)
+        sql = str(stmt.compile(db.engine, compile_kwargs={"literal_binds": True}))
+        plan = [str(row[-1]) for row in db.session.execute(sa.text(f"EXPLAIN QUERY PLAN {sql}"))]
+        assert plan[0].startswith("SCAN chunk_fts") and "PRIMARY KEY" in plan[1]

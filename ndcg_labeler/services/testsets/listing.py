@@ -77,10 +77,11 @@ def _text_hits(test_set_id: int, words: list[str], *, own: bool) -> sa.Select[tu
     match = sa.text("chunk_fts MATCH :words").bindparams(words=" ".join(f'"{w}"*' for w in words))
     rowid = sa.literal_column("chunk_fts.rowid")
     if own:
+        # The unary + keeps SQLite from walking the test set's chunks and asking the index
+        # about each: the hits drive, each looked up by rowid.
         joined = sa.table("chunk_fts").join(Chunk.__table__, Chunk.id == rowid)
-        return (
-            sa.select(Chunk.id).select_from(joined).where(match, Chunk.test_set_id == test_set_id)
-        )
+        own_set = sa.literal_column("+chunk.test_set_id") == test_set_id
+        return sa.select(Chunk.id).select_from(joined).where(match, own_set)
     return sa.select(rowid.label("id")).select_from(sa.table("chunk_fts")).where(match)
 
 
