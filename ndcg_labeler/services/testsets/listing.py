@@ -54,11 +54,14 @@ def _words(search: str) -> list[str]:
     return [w.lower() for w in _WORD.findall(search[:MAX_SEARCH])][:10]
 
 
+def _title_and_text() -> sa.ColumnElement[str]:
+    """A chunk's title and text, as migration 0010 indexes them on PostgreSQL."""
+    return sa.func.coalesce(Chunk.title, "") + " " + sa.func.coalesce(Chunk.text, "")
+
+
 def _document() -> sa.ColumnElement[Any]:
     """PostgreSQL: the tsvector of a chunk's title and text, as migration 0010 indexes it."""
-    return sa.func.to_tsvector(
-        "simple", sa.func.coalesce(Chunk.title, "") + " " + sa.func.coalesce(Chunk.text, "")
-    )
+    return sa.func.to_tsvector("simple", _title_and_text())
 
 
 def _tsquery(words: list[str]) -> sa.ColumnElement[Any]:
@@ -85,14 +88,15 @@ def _text_hits(test_set_id: int, words: list[str], *, own: bool) -> sa.Select[tu
     return sa.select(rowid.label("id")).select_from(sa.table("chunk_fts")).where(match)
 
 
-def _docid_hits(test_set_id: int, search: str) -> sa.Select[tuple[int]]:
-    """Ids of chunks whose docid starts with `search` (a range on the unique index)."""
+def _docid_starts(search: str) -> sa.ColumnElement[bool]:
+    """Whether a chunk's docid starts with `search` (a range on the unique index)."""
     prefix = " ".join(search.split())[:MAX_SEARCH]
-    return sa.select(Chunk.id).where(
-        Chunk.test_set_id == test_set_id,
-        Chunk.docid >= prefix,
-        Chunk.docid < prefix + "\U0010ffff",
-    )
+    return sa.and_(Chunk.docid >= prefix, Chunk.docid < prefix + "\U0010ffff")
+
+
+def _docid_hits(test_set_id: int, search: str) -> sa.Select[tuple[int]]:
+    """Ids of chunks whose docid starts with `search`."""
+    return sa.select(Chunk.id).where(Chunk.test_set_id == test_set_id, _docid_starts(search))
 
 
 def _search_hits(
@@ -123,15 +127,13 @@ def _row_found(search: str) -> sa.ColumnElement[bool]:
     """PostgreSQL: whether a chunk row is one `search` finds, tested on the row alone (to walk
     the natural order). The words' plain substrings go first: an AND tests its terms in order,
     and to_tsvector (~40 µs a chunk) then runs only where every word's letters are."""
-    prefix = " ".join(search.split())[:MAX_SEARCH]
-    by_docid = sa.and_(Chunk.docid >= prefix, Chunk.docid < prefix + "\U0010ffff")
+    by_docid = _docid_starts(search)
     words = _words(search)
     if not words:
         return by_docid
-    document = sa.func.coalesce(Chunk.title, "") + " " + sa.func.coalesce(Chunk.text, "")
     # A word with "_" is two tokens to the parser, maybe far apart: no substring test for it.
     likely = [
-        sa.func.strpos(sa.func.lower(document), sa.func.lower(word)) > 0
+        sa.func.strpos(sa.func.lower(_title_and_text()), sa.func.lower(word)) > 0
         for word in words
         if word.isalnum()
     ]
