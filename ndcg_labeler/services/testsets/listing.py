@@ -109,18 +109,21 @@ def _search_hits(
     return sa.union(by_docid, _text_hits(test_set_id, words, own=own)) if words else by_docid
 
 
-def _hit_count(test_set_id: int, search: str) -> int | None:
-    """How many chunks `search` finds, or None past MANY_HITS. Each way of finding is counted
-    only up to the cap first (the full-text index hands its hits over without ranking them,
-    so a LIMIT stops early), and the union only when both are under it."""
+def _hit_ids(test_set_id: int, search: str) -> set[int] | None:
+    """The ids of the chunks `search` finds, or None past MANY_HITS. Each way of finding stops
+    at the cap (the full-text index hands its hits over unranked, so a LIMIT stops early), and
+    the ids are read once: PostgreSQL's bitmap of a prefix's hits costs ~0.2 s at 10M chunks."""
     words = _words(search)
     ways = [_docid_hits(test_set_id, search)]
     if words:
         ways.append(_text_hits(test_set_id, words, own=True))
-    if any(_count(way, limit=MANY_HITS + 1) > MANY_HITS for way in ways):
-        return None
-    found = _count(_search_hits(test_set_id, search, own=True))
-    return found if found <= MANY_HITS else None
+    found: set[int] = set()
+    for way in ways:
+        ids = db.session.scalars(way.limit(MANY_HITS + 1)).all()
+        if len(ids) > MANY_HITS:
+            return None
+        found.update(ids)
+    return found if len(found) <= MANY_HITS else None
 
 
 def _row_found(search: str) -> sa.ColumnElement[bool]:
@@ -231,13 +234,20 @@ def chunks_page(
         # this transaction only.
         db.session.execute(sa.text("SET LOCAL work_mem = '64MB'"))
         db.session.execute(sa.text("SET LOCAL jit = off"))
-    hits = _hit_count(test_set.id, search)
+    hits = _hit_ids(test_set.id, search)
     if hits is not None:
         # Few: rank the hits themselves. SQLite would walk ix_chunk_natural in order and test
-        # each chunk against them; the unary + keeps that index out of its plan.
-        found = Chunk.id.in_(_search_hits(test_set.id, search, own=True))
+        # each chunk against them; the unary + keeps that index out of its plan. PostgreSQL
+        # takes the ids read already as one array.
+        if dialect == "postgresql":
+            from sqlalchemy.dialects.postgresql import ARRAY  # only a PostgreSQL page needs it
+
+            ids = sa.bindparam("hits", sorted(hits), type_=ARRAY(sa.Integer))
+            found = Chunk.id == sa.any_(ids)
+        else:
+            found = Chunk.id.in_(_search_hits(test_set.id, search, own=True))
         stmt = stmt.where(found)
-        total = hits if not where else _count(stmt)
+        total = len(hits) if not where else _count(stmt)
         if dialect == "sqlite":
             own = sa.literal_column("+chunk.test_set_id") == test_set.id
             stmt = sa.select(Chunk).where(own, found, *where)
