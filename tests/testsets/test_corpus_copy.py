@@ -206,11 +206,24 @@ def test_sqlite_indexes_with_large_fts_segments_and_puts_the_defaults_back(app: 
 def test_sqlite_finds_a_words_hits_through_the_index_not_chunk_by_chunk(app: Flask) -> None:
     """Counting a word's hits in one test set: SQLite's plan reads the full-text index and
     looks each hit up by rowid (the other way round asks the index about every chunk: minutes
-    at 1M chunks)."""
+    at 1M chunks), or takes the index's hits as they are while no other set has chunks."""
     from ndcg_labeler.services.testsets import listing
 
-    with app.app_context():
-        stmt = listing._text_hits(1, ["walrus"], own=True).limit(10)
+    def plan(ts: int) -> list[str]:
+        stmt = listing._text_hits(ts, ["walrus"], own=True).limit(10)
         sql = str(stmt.compile(db.engine, compile_kwargs={"literal_binds": True}))
-        plan = [str(row[-1]) for row in db.session.execute(sa.text(f"EXPLAIN QUERY PLAN {sql}"))]
-        assert plan[0].startswith("SCAN chunk_fts") and "PRIMARY KEY" in plan[1]
+        return [str(row[-1]) for row in db.session.execute(sa.text(f"EXPLAIN QUERY PLAN {sql}"))]
+
+    first, second = make_test_set(app, "First"), make_test_set(app, "Second")
+    with app.app_context():
+        import_files(db.session.get(TestSet, first), corpus=mem("c.jsonl", "".join(_lines(1, 4))))
+        alone = plan(first)
+        assert alone[0].startswith("SCAN chunk_fts") and len(alone) == 1
+        found = testsets.chunks_page(db.session.get(TestSet, first), 1, search="walrus")
+        assert found.total == 3
+        import_files(db.session.get(TestSet, second), corpus=mem("c.jsonl", "".join(_lines(1, 6))))
+        joined = plan(first)
+        assert joined[0].startswith("SCAN chunk_fts") and "PRIMARY KEY" in joined[1]
+        found = testsets.chunks_page(db.session.get(TestSet, first), 1, search="walrus")
+        assert found.total == 3 and [c.docid for c in found.items] == ["d1", "d2", "d3"]
+        assert testsets.chunks_page(db.session.get(TestSet, second), 1, search="walrus").total == 5
