@@ -61,9 +61,10 @@ def _sink(block: int) -> Iterator[Callable[[tuple[Any, ...]], None]]:
     """A function that writes one chunk row: into a COPY on PostgreSQL; on SQLite into a list
     sent by executemany every `block` rows and when the block ends without an error."""
     names = ", ".join(f'"{c}"' for c in _COLUMNS)
-    cursor = db.session.connection().connection.cursor()
+    connection = db.session.connection()
+    cursor = connection.connection.cursor()
     with contextlib.closing(cursor):
-        if db.session.connection().dialect.name == "postgresql":
+        if connection.dialect.name == "postgresql":
             with cursor.copy(f"COPY chunk ({names}) FROM STDIN") as copy:
                 yield copy.write_row
             return

@@ -271,10 +271,7 @@ def chunks_page(
         return paginate(stmt.order_by(*order), page, per_page, at_least=MANY_HITS)
 
 
-def _count(stmt: sa.Select[Any] | sa.CompoundSelect, limit: int | None = None) -> int:
-    """The rows of a SELECT, up to `limit` of them."""
-    stmt = stmt.order_by(None)
-    if limit is not None:
-        stmt = stmt.limit(limit)
-    counted = sa.select(sa.func.count()).select_from(stmt.subquery())
+def _count(stmt: sa.Select[Any]) -> int:
+    """The rows of a SELECT (counted once, then handed to the pagination)."""
+    counted = sa.select(sa.func.count()).select_from(stmt.order_by(None).subquery())
     return int(db.session.scalar(counted) or 0)
