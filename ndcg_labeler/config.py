@@ -22,6 +22,12 @@ def _bool(value: str | None, default: bool) -> bool:
     return value.strip().lower() not in {"0", "false", "no", "off"}
 
 
+def _names(value: str | None) -> list[str] | None:
+    """A comma-separated list of names, or None when unset or empty."""
+    names = [name.strip() for name in (value or "").split(",") if name.strip()]
+    return names or None
+
+
 def _optional_bool(value: str | None) -> bool | None:
     """A yes/no environment value, or None when it is unset (the default decides)."""
     return None if value is None or value.strip() == "" else _bool(value, False)
@@ -112,6 +118,9 @@ def from_environment(instance_path: str) -> dict[str, Any]:
         "SESSION_COOKIE_SAMESITE": "Lax",
         # None: Secure unless the app runs in debug mode (create_app decides; see cookie_security).
         "NDCG_SECURE_COOKIES": _optional_bool(os.environ.get("NDCG_SECURE_COOKIES")),
+        # Host names the app answers to (Flask's TRUSTED_HOSTS); unset: any, as behind a proxy
+        # that checks the Host itself. ".example.org" also takes its subdomains.
+        "TRUSTED_HOSTS": _names(os.environ.get("NDCG_TRUSTED_HOSTS")),
         "NDCG_PROXY_FIX": int(os.environ.get("NDCG_PROXY_FIX", "0") or 0),
         "NDCG_LOGIN_LIMIT": os.environ.get("NDCG_LOGIN_LIMIT") or DEFAULT_FAILURE_LIMIT,
         "NDCG_API_AUTH_LIMIT": os.environ.get("NDCG_API_AUTH_LIMIT") or DEFAULT_FAILURE_LIMIT,

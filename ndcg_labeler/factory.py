@@ -156,6 +156,7 @@ def _attach_web(app: Flask) -> None:
     from ndcg_labeler.views import register_blueprints
     from ndcg_labeler.web_extensions import csrf, login_manager
 
+    _refuse_untrusted_hosts(app)
     _register_headers(app)
     csrf.init_app(app)
     login_manager.init_app(app)
@@ -180,6 +181,17 @@ def _apply_deployment(app: Flask) -> None:
         )
 
 
+def _refuse_untrusted_hosts(app: Flask) -> None:
+    """Answer 400 to a Host that TRUSTED_HOSTS refuses, before any other hook runs: the request
+    has no URL map then, and a hook building a URL (the sign-in redirect) would fail with 500."""
+    from flask.globals import request_ctx
+
+    @app.before_request
+    def untrusted_host() -> None:
+        if request_ctx.url_adapter is None and request.routing_exception is not None:
+            raise request.routing_exception
+
+
 def _register_headers(app: Flask) -> None:
     """Security headers on every response: a CSP without inline script, no sniffing."""
 
@@ -194,6 +206,8 @@ def _register_headers(app: Flask) -> None:
 
 def _register_error_pages(app: Flask) -> None:
     """Render HTTP errors with the site's layout (JSON for the API)."""
+    from flask.globals import request_ctx
+
     from ndcg_labeler.views.access import ways_on
 
     @app.errorhandler(HTTPException)
@@ -201,6 +215,9 @@ def _register_error_pages(app: Flask) -> None:
         code = error.code or 500
         if request.path.startswith("/api/"):
             return {"error": error.name, "detail": error.description}, code
+        if request_ctx.url_adapter is None:
+            # No URL map (an untrusted Host): the site's layout cannot link anywhere.
+            return error.get_response(), code
         return render_template("error.html", error=error, ways_on=ways_on()), code
 
 

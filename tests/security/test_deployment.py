@@ -136,3 +136,26 @@ def test_login_throttle_counts_the_forwarded_address(build) -> None:
         environ_base=proxy,
     )
     assert response.status_code == 302
+
+
+@pytest.mark.parametrize("path", ["/", "/login", "/static/css/app.css", "/no/such/page"])
+def test_an_untrusted_host_gets_400_from_every_address(
+    build, monkeypatch: pytest.MonkeyPatch, path: str
+) -> None:
+    monkeypatch.setenv("NDCG_TRUSTED_HOSTS", "ndcg.example.org, .team.example")
+    client = build().test_client()
+    refused = client.get(path, headers={"Host": "attacker.example"})
+    assert refused.status_code == 400
+    assert b"attacker.example&#39; is not trusted" in refused.data
+    assert refused.headers["X-Frame-Options"] == "DENY"
+    api = client.get("/api/testsets", headers={"Host": "attacker.example"})
+    assert api.status_code == 400
+    assert api.get_json()["error"] == "Bad Request"
+    for host in ("ndcg.example.org", "eu.team.example"):
+        assert client.get("/login", headers={"Host": host}).status_code == 200
+
+
+def test_every_host_is_trusted_when_none_is_set(build, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("NDCG_TRUSTED_HOSTS", " , ")
+    client = build().test_client()
+    assert client.get("/login", headers={"Host": "anything.example"}).status_code == 200
