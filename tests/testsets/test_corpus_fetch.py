@@ -17,7 +17,7 @@ from ndcg_labeler.models import Chunk, CorpusSource, Run, TestSet, User
 from ndcg_labeler.services import testsets
 from ndcg_labeler.services.accounts import create_token
 from ndcg_labeler.services.jobs.runner import run_job
-from tests.factory import make_test_set, make_user, trec
+from tests.factory import AuthActions, grant, make_test_set, make_user, trec
 
 # q1 ranks d1, d7, zz and q2 d2, d15 (trec() scores them in this order). The import keeps d1 and
 # d2 (the pool's); d7 and d15 are in the corpus file only; zz is in no corpus.
@@ -131,6 +131,17 @@ def test_a_removed_file_is_reported_with_the_missing_docids(
         ts, run_id = db.session.execute(sa.select(Run.test_set_id, Run.id)).one()
     page = as_admin.get(f"/test-sets/{ts}/runs/{run_id}").get_data(as_text=True)
     assert 'data-corpus-fetch="gone"' in page and "--corpus FILE --only-referenced" in page
+    # A member who may view the run but not import a corpus: no server path or command.
+    grant(app, ts, make_user(app, "member"))
+    member = app.test_client()
+    AuthActions(member).login("member")
+    page = member.get(f"/test-sets/{ts}/runs/{run_id}").get_data(as_text=True)
+    assert str(tmp_path) not in page and "--corpus" not in page
+    assert (
+        "corpus.jsonl is no longer where it was imported from: nothing fetched from it; 3 docids "
+        "the run names are still missing (e.g. d7, zz, d15); an admin can import the corpus "
+        "again." in page
+    )
     # Imported again from its new place, as asked: the run's docids are kept, the rest is
     # remembered there, and the record of the file that is gone is forgotten.
     moved = tmp_path / "moved" / "corpus.jsonl"

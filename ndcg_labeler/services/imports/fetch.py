@@ -42,8 +42,9 @@ class Fetched:
     fetched: int = 0
 
     def report(self, lacking: dict[str, Any]) -> list[dict[str, Any]]:
-        """The entries with a `message` each; `lacking`: the run's docids_not_in_corpus as it
-        stands after the fetch (count, examples)."""
+        """The entries with a `message` each, and a `brief` one for those who may view the run
+        but not import a corpus (no server path, host or command); `lacking`: the run's
+        docids_not_in_corpus as it stands after the fetch (count, examples)."""
         count = int(lacking.get("count", 0))
         examples = ", ".join(lacking.get("examples", []))
         still = (
@@ -60,6 +61,7 @@ class Fetched:
                 message = f"{n} chunk{'' if n == 1 else 's'} fetched from {name}"
                 if n == 0:
                     message += ": none of the docids the test set lacks is among those it left out"
+                brief = message
             else:
                 host = entry["host"]
                 where = (
@@ -73,8 +75,18 @@ class Fetched:
                 again = import_command(self.test_set, path if status == "changed" else None)
                 ask = f"; import the corpus again: {again}" if count else ""
                 message = f"{why}: nothing fetched from it; {still}{ask}"
-            out.append({**entry, "message": message})
+                brief = f"{name} {_BRIEF[status]}: nothing fetched from it; {still}"
+                if count:
+                    brief += "; an admin can import the corpus again"
+            out.append({**entry, "message": message, "brief": brief})
         return out
+
+
+_BRIEF = {
+    "gone": "is no longer where it was imported from",
+    "changed": "has changed since it was imported",
+    "not_kept": "was uploaded, not read from a path, so it was not kept",
+}
 
 
 def _host() -> str:
