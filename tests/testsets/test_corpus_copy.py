@@ -227,3 +227,28 @@ def test_sqlite_finds_a_words_hits_through_the_index_not_chunk_by_chunk(app: Fla
         found = testsets.chunks_page(db.session.get(TestSet, first), 1, search="walrus")
         assert found.total == 3 and [c.docid for c in found.items] == ["d1", "d2", "d3"]
         assert testsets.chunks_page(db.session.get(TestSet, second), 1, search="walrus").total == 5
+
+
+@pytest.mark.parametrize("app", ["postgresql"], indirect=True)
+def test_postgresql_statistics_follow_the_corpus_on_either_path(app: Flask) -> None:
+    ts = make_test_set(app)
+
+    def counted() -> float:
+        return float(
+            db.session.scalar(
+                sa.text("SELECT reltuples FROM pg_class WHERE oid = 'chunk'::regclass")
+            )
+        )
+
+    with app.app_context():
+        db.session.execute(sa.text("ANALYZE chunk"))  # earlier tests' figures: an empty table
+        assert counted() == 0
+        test_set = db.session.get(TestSet, ts)
+        import_files(test_set, corpus=mem("corpus.jsonl", "".join(_lines(1, 11))))  # COPY
+        assert counted() == 10
+        # The set has chunks now: the row-by-row path, 200 new rows and 10 unchanged.
+        import_files(test_set, corpus=mem("corpus.jsonl", "".join(_lines(1, 211))))
+        assert counted() == 210
+        # 15 new rows are under a tenth of 210: autovacuum's business, not the import's.
+        import_files(test_set, corpus=mem("corpus.jsonl", "".join(_lines(1, 226))))
+        assert counted() == 210

@@ -203,6 +203,8 @@ class CorpusStream:
         if fts:
             self._index_new_rows(last_id)
             db.session.execute(sa.text(fts))
+        # Either path, and a run's fetch of left-out chunks: a plan for the grown table.
+        bulk.refresh_statistics(self.result.counts.created)
         _seen.drop(connection)
         if self.only_referenced:
             _referenced.drop(connection)
