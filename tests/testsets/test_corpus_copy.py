@@ -150,6 +150,41 @@ def test_a_search_pages_the_same_whether_the_hits_or_the_order_drive_it(
         # two words, one in upper case in the text; a word that the parsers split in two
         assert shown("WALRUS walrus120", 1, 2) == (["d120", "e3"], False)
         assert shown("walrus1_2", 1, 1) == (["e2"], False)
+        # a whole word in 129 texts (PostgreSQL stops at its whole-word hits past the cap)
+        assert shown("about", 1, 129) == (["d1", "d2", "d3", "d4", "d5"], True)
+        assert shown("about", 26, 129) == (["d126", "d127", "d128", "d129"], False)
+
+
+def test_postgresql_needs_no_prefix_bitmap_when_the_whole_words_pass_the_cap(
+    app: Flask, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ndcg_labeler.services.testsets import listing
+
+    monkeypatch.setattr(listing, "MANY_HITS", 3)
+    ts = make_test_set(app)
+    text = "".join(_lines(1, 6)) + _line("e1", "walruses only") + _line("e2", "walrusy")
+    with app.app_context():
+        import_files(db.session.get(TestSet, ts), corpus=mem("corpus.jsonl", text))
+        asked: list[bool] = []
+        real = listing._text_hits
+
+        def spy(*args: object, whole: bool = False, **kwargs: object) -> object:
+            asked.append(whole)
+            return real(*args, whole=whole, **kwargs)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(listing, "_text_hits", spy)
+        postgresql = db.session.get_bind().dialect.name == "postgresql"
+        # "walrus1" .. "walrus5": no whole word "walrus", 7 chunks with the prefix
+        assert listing._hit_ids(ts, "walrus") is None
+        assert asked == ([True, False] if postgresql else [False])
+        asked.clear()
+        # "about" is whole in 5 texts: past the cap of 3 without the prefixes' bitmap
+        assert listing._hit_ids(ts, "about") is None
+        assert asked == ([True] if postgresql else [False])
+        asked.clear()
+        found = listing._hit_ids(ts, "walruses")
+        assert found is not None and [db.session.get(Chunk, i).docid for i in found] == ["e1"]
+        assert asked == ([True, False] if postgresql else [False])
 
 
 @pytest.mark.parametrize("app", ["sqlite"], indirect=True)
