@@ -38,9 +38,6 @@ from ndcg_labeler.services.imports.write import chunk_ids
 
 SEGMENT_BLOCKS = 20
 """Progress blocks per COPY (and savepoint): 100,000 rows; a repeat's lookup holds their docids."""
-ANALYZE_SHARE = 0.1
-"""The chunk table's statistics are refreshed before the commit when the import adds at least
-this share of the rows they counted (autovacuum's own default share), or they have none."""
 MAX_DOCID = 300
 
 _chunk = Chunk.__table__
@@ -80,23 +77,6 @@ def _sink(block: int) -> Iterator[Callable[[tuple[Any, ...]], None]]:
         yield put
         if rows:
             cursor.executemany(sql, rows)
-
-
-def refresh_statistics(added: int) -> None:
-    """PostgreSQL: ANALYZE the chunk table inside the import's transaction when the import
-    added at least ANALYZE_SHARE of the rows its statistics counted (or they have none).
-
-    Without statistics the planner takes the test set's rows for a few: it ANDs the full-text
-    bitmap with the (test_set_id) index, or tests to_tsvector on every row of the set (a word
-    search at 1M chunks: 4.7 s before, 0.17 s after; at 20,000 chunks 0.8 s before).
-    Autovacuum would analyze a minute or more after the commit."""
-    if not added or db.session.connection().dialect.name != "postgresql":
-        return
-    counted = db.session.scalar(
-        sa.text("SELECT reltuples FROM pg_class WHERE oid = 'chunk'::regclass")
-    )
-    if counted is None or added >= ANALYZE_SHARE * max(float(counted), 0):
-        db.session.execute(sa.text("ANALYZE chunk"))
 
 
 class _Lines:

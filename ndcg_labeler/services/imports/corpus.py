@@ -51,6 +51,9 @@ written (the default is 1 MB) and 16 segments of a level before they are merged 
 1M chunks took 34 s with the defaults and 21 s with these; a search of the result as fast."""
 FTS_DEFAULTS = {"hashsize": 1024 * 1024, "automerge": 4}
 """FTS5's own defaults, put back afterwards (the settings are stored in the index's table)."""
+ANALYZE_SHARE = 0.1
+"""The chunk table's statistics are refreshed before the commit when the import adds at least
+this share of the rows they counted (autovacuum's own default share), or they have none."""
 
 _chunk = Chunk.__table__
 _temp = sa.MetaData()
@@ -103,6 +106,23 @@ def _fts_settings(settings: dict[str, int]) -> None:
                 )
         except sa.exc.OperationalError:
             continue
+
+
+def _refresh_statistics(added: int) -> None:
+    """PostgreSQL: ANALYZE the chunk table inside the import's transaction when the import
+    added at least ANALYZE_SHARE of the rows its statistics counted (or they have none).
+
+    Without statistics the planner takes the test set's rows for a few: it ANDs the full-text
+    bitmap with the (test_set_id) index, or tests to_tsvector on every row of the set (a word
+    search at 1M chunks: 4.7 s before, 0.17 s after; at 20,000 chunks 0.8 s before).
+    Autovacuum would analyze a minute or more after the commit."""
+    if not added or db.session.connection().dialect.name != "postgresql":
+        return
+    counted = db.session.scalar(
+        sa.text("SELECT reltuples FROM pg_class WHERE oid = 'chunk'::regclass")
+    )
+    if counted is None or added >= ANALYZE_SHARE * max(float(counted), 0):
+        db.session.execute(sa.text("ANALYZE chunk"))
 
 
 def _blocks(records: Iterable[tuple[int, ChunkRecord]]) -> Iterator[list[tuple[int, ChunkRecord]]]:
@@ -204,7 +224,7 @@ class CorpusStream:
             self._index_new_rows(last_id)
             db.session.execute(sa.text(fts))
         # Either path, and a run's fetch of left-out chunks: a plan for the grown table.
-        bulk.refresh_statistics(self.result.counts.created)
+        _refresh_statistics(self.result.counts.created)
         _seen.drop(connection)
         if self.only_referenced:
             _referenced.drop(connection)
