@@ -85,7 +85,9 @@ def _jsonl(opened: Opened) -> Iterator[tuple[int, ChunkRecord]]:
 def _json_record(obj: dict[str, Any], name: str, line_no: int) -> ChunkRecord:
     """One corpus.jsonl object as a chunk."""
     docid = json_id(obj, ("_id", "docid"), name, line_no)
-    text = json_text(obj, "text", name, line_no, required=True) or ""
+    # A title-only chunk may leave "text" out (or null): read_corpus_numbered refuses a chunk
+    # with neither, as the docs say ("a chunk needs a text or a title").
+    text = json_text(obj, "text", name, line_no, required=False) or ""
     title = json_text(obj, "title", name, line_no, required=False)
     meta = obj.get("metadata")
     if meta is None:

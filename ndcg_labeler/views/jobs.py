@@ -28,6 +28,7 @@ def _context(job: Job) -> dict[str, object]:
         "finished": jobs.is_finished(job),
         "title": jobs.title(job.kind),
         "phases": jobs.PHASES,
+        "stopping": jobs.stopping(job),
     }
 
 
@@ -59,8 +60,16 @@ def status(job_id: int) -> str:
 def cancel(job_id: int) -> Response:
     """Cancel a queued job, or stop a running one (nothing of it is written)."""
     job = _job_or_404(job_id)
-    if jobs.cancel(job):
+    outcome = jobs.cancel(job)
+    if outcome == "cancelled":
         flash("Job cancelled: nothing of it is written.", "success")
+    elif outcome == "stopping":
+        # Not "cancelled" yet: the job stops at its next step, and one that ends first is kept.
+        flash(
+            "Cancelling: the job stops at its next step and its work is rolled back "
+            "(a job that finishes first is kept; this page then says so).",
+            "success",
+        )
     else:
         flash("The job had already ended.", "info")
     return redirect(url_for("jobs.show", job_id=job.id))

@@ -50,11 +50,19 @@ def test_title_only_chunk_is_allowed():
     assert read('{"_id": "d1", "title": "Only a title", "text": ""}\n')[0].title == "Only a title"
 
 
+@pytest.mark.parametrize("text", ['"text": null, ', ""])
+def test_title_only_chunk_may_lack_its_text_key(text):
+    """The docs' rule is "a chunk needs a text or a title": a null or absent text is none."""
+    line = '{"_id": "d1", ' + text + '"title": "Only a title"}\n'
+    assert read(line) == [ChunkRecord("d1", "Only a title", "", {})]
+
+
 @pytest.mark.parametrize(
     ("text", "message"),
     [
         (JSONL + '{"_id": "d1", "text": "x"}\n', "c:3: docid 'd1' appears twice (first at line 1)"),
         ('{"_id": "d1", "text": " "}\n', "c:1: chunk d1 has neither text nor title"),
+        ('{"_id": "d1"}\n', "c:1: chunk d1 has neither text nor title"),
         (
             '{"_id": "d1", "text": "x", "metadata": [1]}\n',
             'c:1: "metadata" must be an object, not list',

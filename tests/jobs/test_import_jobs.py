@@ -219,3 +219,34 @@ def test_progress_backs_off_while_sqlite_is_locked_but_still_cancels(jobs_app, a
         with pytest.raises(Cancelled):
             progress("corpus", 30, 100, 15000)
         progress.close()
+
+
+@pytest.mark.parametrize("app", ["sqlite"], indirect=True)
+def test_cancel_while_an_import_holds_sqlites_write_lock_stops_it(jobs_app, as_admin) -> None:
+    """A corpus import holds SQLite's write lock until it commits: Cancel used to wait for it
+    (10 s, then 500; or, once the import had committed, "nothing of it is written" over a job
+    that then ended done). It now asks through the queue at once, and the job stops."""
+    ts = make_test_set(jobs_app)
+    job_id = job_id_of(post_import(as_admin, ts, queries=queries_csv(3000))[0])
+    with jobs_app.app_context():
+        db.session.execute(sa.update(Job).where(Job.id == job_id).values(state="running"))
+        db.session.commit()
+        progress = JobProgress(job_id, interval=0)
+        locker = db.engine.connect()
+        locker.exec_driver_sql("BEGIN IMMEDIATE")  # as an import holding the write lock
+        try:
+            began = time.monotonic()
+            response = as_admin.post(f"/jobs/{job_id}/cancel")
+            waited = time.monotonic() - began
+            status = as_admin.get(f"/jobs/{job_id}/status").get_data(as_text=True)
+            with pytest.raises(Cancelled):
+                progress("corpus", 10, 100, 5000)
+        finally:
+            locker.rollback()
+            locker.close()
+            progress.close()
+    assert response.status_code == 302 and waited < 5
+    with as_admin.session_transaction() as session:
+        flashed = [message for _, message in session.get("_flashes", [])]
+    assert flashed and flashed[0].startswith("Cancelling:"), flashed
+    assert "cancelling…" in status and 'action="/jobs/' not in status  # no second Cancel

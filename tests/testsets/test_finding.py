@@ -127,3 +127,12 @@ def test_a_search_with_too_many_hits_to_count_filters_and_says_more_than(
     page = as_admin.get(f"/test-sets/{ts}/chunks?q=title").get_data(as_text=True)
     assert "More than 1 chunks found, by docid" in page
     assert re.findall(r"<code>(d\d+)</code>", page) == ["d1", "d2", "d3", "d10", "d11"]
+
+
+def test_a_search_with_a_nul_character_finds_as_without_it(as_admin, finding, app: Flask) -> None:
+    """PostgreSQL refuses NUL in a text parameter: the lists drop it rather than answer 500."""
+    ts = finding.test_set_id
+    assert _docids(app, ts, search="leave\x00") == ["d10"]
+    assert _qids(app, ts, search="q1\x00") == ["q1", "q10", "q11"]
+    for page in ("chunks", "queries"):
+        assert as_admin.get(f"/test-sets/{ts}/{page}?q=x%00").status_code == 200

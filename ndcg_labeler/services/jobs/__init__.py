@@ -13,7 +13,7 @@ from .enqueue import (
 )
 from .kinds import title
 from .queue import storage_url, worker
-from .records import can_see, cancel, figures, get_job, is_finished, list_jobs
+from .records import can_see, cancel, figures, get_job, is_finished, list_jobs, stopping
 from .recovery import recover
 from .reporting import PHASES
 from .schedules import tick
@@ -38,6 +38,7 @@ __all__ = [
     "is_spooled",
     "list_jobs",
     "recover",
+    "stopping",
     "storage_url",
     "stream_size",
     "threshold_bytes",

@@ -15,8 +15,6 @@ from typing import Any
 
 from flask import Flask, current_app
 
-from ndcg_labeler.services.jobs.runner import run_job as run
-
 EXTENSION = "ndcg_jobs_queue"
 TASK_NAME = "ndcg.run_job"
 TICK_NAME = "ndcg.schedule_tick"
@@ -30,6 +28,10 @@ def storage_url(app: Flask) -> str | None:
 def _build(app: Flask) -> Any:
     """A huey instance for the app's settings, with the one task registered."""
     import huey  # lazily: huey (and redis) cost start-up time
+
+    # Here, not at the top: the runner (through the progress callback and the job records)
+    # asks this module whether a job was cancelled.
+    from ndcg_labeler.services.jobs.runner import run_job as run
 
     name = app.config.get("NDCG_JOBS_QUEUE") or "ndcg-labeler"
     immediate = bool(app.config.get("NDCG_JOBS_IMMEDIATE", False))
@@ -79,3 +81,24 @@ def worker(app: Flask, threads: int = 2) -> Any:
     the schedule tick every minute unless NDCG_SCHEDULER is off."""
     periodic = bool(app.config.get("NDCG_SCHEDULER", True))
     return get_queue(app).create_consumer(workers=threads, worker_type="thread", periodic=periodic)
+
+
+# A cancel asked through the queue's own storage (Redis or its SQLite file), beside the job's
+# row: on SQLite an import holds the database's one write lock until it commits, so the row's
+# cancel flag cannot be set while it runs, yet web and worker share the queue.
+_CANCEL_KEY = "ndcg.cancel.{}"
+
+
+def ask_to_cancel(job_id: int) -> None:
+    """Ask the worker to stop the job at its next progress report (records.cancel)."""
+    get_queue().put(_CANCEL_KEY.format(job_id), True)
+
+
+def cancel_asked(job_id: int) -> bool:
+    """Whether a cancel of the job was asked through the queue (left in place)."""
+    return bool(get_queue().get(_CANCEL_KEY.format(job_id), peek=True))
+
+
+def forget_cancel(job_id: int) -> None:
+    """Drop the job's cancel request once the job has ended."""
+    get_queue().delete(_CANCEL_KEY.format(job_id))

@@ -10,12 +10,18 @@ from typing import Any
 
 import sqlalchemy as sa
 from flask_sqlalchemy.pagination import Pagination
+from sqlalchemy.exc import OperationalError
 
+from ndcg_labeler import sqlite
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Job, User, utcnow
 from ndcg_labeler.models.jobs import FINISHED_STATES
 from ndcg_labeler.services._db import paginate, transaction
-from ndcg_labeler.services.jobs import spool
+from ndcg_labeler.services.jobs import queue, spool
+
+CANCEL_WAIT_MS = 1000
+"""How long a cancel waits for SQLite's write lock before it asks through the queue instead:
+an import holds the lock until it commits, which may be minutes (a corpus of millions)."""
 
 
 def worker_name() -> str:
@@ -68,35 +74,59 @@ def remove_upload(job: Job) -> None:
     spool.remove(job.upload_path)
 
 
-def cancel(job: Job) -> bool:
-    """Cancel a queued job at once, or ask a running one to stop; False when already finished.
+def cancel(job: Job) -> str:
+    """Cancel a queued job at once ("cancelled"), or ask a running one to stop ("stopping");
+    "" when it had already ended.
 
-    A running job stops at its next progress report and rolls back: nothing is written.
+    A running job stops at its next progress report and rolls back (a judge keeps the answers
+    it committed); one that ends first keeps its result. On SQLite a running import holds the
+    write lock, so when the job's row cannot be written at once the request goes through the
+    queue's storage, which the job's progress callback reads too.
     """
     table = Job.__table__
     now = utcnow()
-    with transaction():
-        queued = db.session.execute(
-            sa.update(table)
-            .where(table.c.id == job.id, table.c.state == "queued")
-            .values(
-                state="cancelled",
-                cancel_requested=True,
-                finished_at=now,
-                message="cancelled before it started",
-            )
-        ).rowcount
-        running = 0
-        if not queued:
-            running = db.session.execute(
+    try:
+        with sqlite.busy_timeout(db.session.connection(), CANCEL_WAIT_MS), transaction():
+            queued = db.session.execute(
                 sa.update(table)
-                .where(table.c.id == job.id, table.c.state == "running")
-                .values(cancel_requested=True, message="cancelling…")
+                .where(table.c.id == job.id, table.c.state == "queued")
+                .values(
+                    state="cancelled",
+                    cancel_requested=True,
+                    finished_at=now,
+                    message="cancelled before it started",
+                )
             ).rowcount
+            running = 0
+            if not queued:
+                running = db.session.execute(
+                    sa.update(table)
+                    .where(table.c.id == job.id, table.c.state == "running")
+                    .values(cancel_requested=True, message="cancelling…")
+                ).rowcount
+    except OperationalError:
+        if db.session.get_bind().dialect.name != "sqlite":
+            raise
+        db.session.refresh(job)
+        if is_finished(job):
+            return ""
+        queue.ask_to_cancel(job.id)  # a queued job stops at its first report
+        return "stopping"
     db.session.refresh(job)
     if queued:
         remove_upload(job)
-    return bool(queued or running)
+        return "cancelled"
+    return "stopping" if running else ""
+
+
+def stopping(job: Job) -> bool:
+    """Whether the job, not yet ended, was asked to stop (in its row or through the queue)."""
+    if is_finished(job):
+        return False
+    if job.cancel_requested:
+        return True
+    # Only SQLite's cancel goes through the queue (see cancel).
+    return db.session.get_bind().dialect.name == "sqlite" and queue.cancel_asked(job.id)
 
 
 def aware(moment: datetime | None) -> datetime | None:

@@ -18,6 +18,7 @@ from ndcg_labeler import sqlite
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Job, utcnow
 from ndcg_labeler.services._progress import Cancelled
+from ndcg_labeler.services.jobs import queue
 
 PHASES = {
     "parse": "reading the files",
@@ -107,5 +108,7 @@ class JobProgress:
             sa.select(table.c.cancel_requested).where(table.c.id == self.job_id)
         ).scalar()
         conn.rollback()
-        if cancel:
+        # SQLite: also the queue's flag, a cancel asked while the import's write lock kept the
+        # job's row (records.cancel).
+        if cancel or (conn.dialect.name == "sqlite" and queue.cancel_asked(self.job_id)):
             raise Cancelled("cancelled by a user")

@@ -13,7 +13,7 @@ from ndcg_labeler.models import Job, utcnow
 from ndcg_labeler.services import ServiceError
 from ndcg_labeler.services._db import transaction
 from ndcg_labeler.services._progress import Cancelled
-from ndcg_labeler.services.jobs import records
+from ndcg_labeler.services.jobs import queue, records
 from ndcg_labeler.services.jobs.kinds import KINDS
 from ndcg_labeler.services.jobs.reporting import JobProgress
 
@@ -88,6 +88,7 @@ def run_job(job_id: int) -> None:
         )
     finally:
         progress.close()
+        queue.forget_cancel(job_id)
         db.session.rollback()
         job = records.get_job(job_id)
         if job is not None:

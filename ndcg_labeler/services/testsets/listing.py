@@ -37,6 +37,12 @@ order instead, testing each chunk, and the list says "more than 10,000"."""
 PER_PAGE = 50
 
 
+def _searchable(search: str) -> str:
+    """`search` without NUL characters: PostgreSQL refuses them in any text parameter (a 500),
+    and no stored id or text holds one (imports refuse them), so dropping them finds the same."""
+    return search.replace("\x00", "")
+
+
 def _pattern(search: str) -> str | None:
     """A LIKE pattern finding `search` anywhere (its % and _ taken literally), or None."""
     text = " ".join(search.split())[:MAX_SEARCH]
@@ -194,6 +200,7 @@ def queries_page(
     (Query, pairs, judged pairs); `search` finds text in the qid, query or narrative (any
     case), `state` is a QUERY_STATES filter."""
     state = _state(state, QUERY_STATES)
+    search = _searchable(search)
     pairs = (
         sa.select(sa.func.count())
         .where(Pair.query_id == Query.id)
@@ -234,6 +241,7 @@ def chunks_page(
     start with it, or titles and texts with every word of it (full-text, any case, words as
     prefixes); `state` is a CHUNK_STATES filter."""
     state = _state(state, CHUNK_STATES)
+    search = _searchable(search)
     where: list[sa.ColumnElement[bool]] = []
     if state == "missing":
         where.append(Chunk.text.is_(None))
