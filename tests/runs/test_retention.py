@@ -134,6 +134,8 @@ def test_the_run_page_and_the_api_archive(
         whole_id = _run("whole").id
     page = as_admin.get(f"/test-sets/{deep}/runs/{run_id}").get_data(as_text=True)
     assert "Archive this run" in page and "data-confirm=" in page
+    odd = as_admin.post(f"/test-sets/{deep}/runs/{run_id}/archive", data={"keep": "²"})
+    assert odd.status_code == 302  # refused with a message, not a 500
     answer = as_admin.post(f"/test-sets/{deep}/runs/{run_id}/archive", data={"keep": "10"})
     assert answer.status_code == 302
     page = as_admin.get(f"/test-sets/{deep}/runs/{run_id}").get_data(as_text=True)

@@ -141,6 +141,7 @@ def test_the_runs_page_scores_only_the_runs_it_shows(
     none = as_admin.get(f"/test-sets/{many}/runs/?q=nothing-like-it").get_data(as_text=True)
     assert "No run matches" in none
     assert as_admin.get(f"/test-sets/{many}/runs/?sort=fastest").status_code == 400
+    assert as_admin.get(f"/test-sets/{many}/runs/?page=²").status_code == 400
 
 
 def test_the_overview_shows_the_runs_that_matter(
@@ -223,7 +224,8 @@ def test_the_api_lists_a_page_with_its_total(app: Flask, many: int, client: Flas
         ["dense-v1", "dense-v2"],
         None,
     )
-    for bad in ("sort=fastest", "page=0", "per_page=201", "archived=maybe"):
+    # "²" is a digit to str.isdigit() but not to int(): refused, not a 500.
+    for bad in ("sort=fastest", "page=0", "per_page=201", "archived=maybe", "page=²", "per_page=²"):
         assert client.get(f"{url}?{bad}", headers=headers).status_code == 400, bad
     tagged = client.post(
         f"{url}/dense-v2/tags", json={"add": ["prod"], "pinned": True}, headers=headers
