@@ -21,6 +21,7 @@ def archive(testset: str, run: str, keep: int, yes: bool) -> None:
     up to KEEP; deeper cutoffs are refused with an error saying so."""
     test_set = testsets.require_by_name(testset)
     found = runs.require_run(test_set, run)
+    runs.check_keep(found, keep)  # a depth it would refuse is refused before asking
     if not yes:
         click.confirm(
             f"Archive run {found.name}: keep its top {keep} entries per query and delete the "

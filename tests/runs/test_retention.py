@@ -78,6 +78,35 @@ def test_archiving_keeps_the_top_n_and_the_cutoffs_up_to_it(app: Flask, deep: in
             run_service.archive_run(_run("whole"), 5)
 
 
+def test_archiving_that_would_drop_nothing_is_refused(app: Flask, deep: int) -> None:
+    """A depth past the run's lists would mark it archived (losing AP and RR) for nothing;
+    a huge one used to overflow while cutting the lists."""
+    with app.app_context():
+        with pytest.raises(ServiceError, match=r"at most 1000 entries per query.*drop nothing"):
+            run_service.archive_run(_run(), 10**30)
+        # Stored to depth 1000, but its longest list (q1) has 15 entries.
+        with pytest.raises(ServiceError, match=r"at most 15 entries per query.*drop nothing"):
+            run_service.archive_run(_run(), 15)
+        db.session.expire_all()
+        run = _run()
+        assert (run.kept_depth, run.num_entries) == (None, 16)
+        assert (
+            db.session.scalar(db.select(AuditEvent).where(AuditEvent.action == "run.archive"))
+            is None
+        )
+        assert run_service.archive_run(run, 14) == 1
+
+
+def test_the_cli_refuses_a_bad_depth_before_asking(
+    app: Flask, deep: int, runner: FlaskCliRunner
+) -> None:
+    for keep, message in (("5", "at least 10"), ("99999999999999999999", "drop nothing")):
+        refused = runner.invoke(args=["run", "archive", SET, "deep", "--keep", keep])
+        assert refused.exit_code != 0 and message in refused.output, refused.output
+        assert "for good?" not in refused.output and refused.exception is not None
+        assert isinstance(refused.exception, SystemExit)  # an Error: line, not a traceback
+
+
 def test_an_archived_run_compares_at_kept_cutoffs_only(app: Flask, deep: int) -> None:
     with app.app_context():
         run_service.archive_run(_run(), 10)
@@ -153,6 +182,7 @@ def test_the_run_page_and_the_api_archive(
     url = f"/api/testsets/{SET}/runs/{whole_id}/archive"
     assert client.post(url, json={"keep": "ten"}, headers=headers).status_code == 400
     assert client.post(url, json={"keep": 9}, headers=headers).status_code == 400
+    assert client.post(url, json={"keep": 10**30}, headers=headers).status_code == 400
     done = client.post(url, json={"keep": 10}, headers=headers)
     assert done.status_code == 200, done.get_json()
     body = done.get_json()

@@ -33,7 +33,17 @@ def check_keep(run: Run, keep: int) -> int:
         raise ServiceError(
             f"run '{run.name}' is already archived to its top {run.kept_depth} entries per query"
         )
+    if keep >= run.depth:
+        # Nothing would be dropped, yet the run would lose its whole-list measures (AP, RR).
+        raise ServiceError(_drops_nothing(run, keep, run.depth))
     return keep
+
+
+def _drops_nothing(run: Run, keep: int, longest: int) -> str:
+    return (
+        f"run '{run.name}' has at most {longest} entries per query: keeping its top {keep} "
+        f"would drop nothing (keep must be less than {longest})"
+    )
 
 
 def archive_run(run: Run, keep: int, actor: User | None = None) -> int:
@@ -46,7 +56,7 @@ def archive_run(run: Run, keep: int, actor: User | None = None) -> int:
     live.score_run(run)  # stores its default figures if they were never computed
     table = RunQuery.__table__
     before = int(run.num_entries)
-    kept_total = 0
+    kept_total = longest = 0
     with transaction():
         last_id = 0
         while True:
@@ -64,6 +74,7 @@ def archive_run(run: Run, keep: int, actor: User | None = None) -> int:
                 text, values = decode_ranked(docids, scores)
                 parts = text.split(b"\n", keep)
                 count = min(len(parts), keep) if text else 0
+                longest = max(longest, count)
                 kept_total += count
                 if text and len(parts) > keep:
                     kept_docids, kept_scores = encode_ranked(
@@ -77,6 +88,8 @@ def archive_run(run: Run, keep: int, actor: User | None = None) -> int:
                     .values(docids=sa.bindparam("docids"), scores=sa.bindparam("scores")),
                     changes,
                 )
+        if kept_total == before:  # every list was already this short: roll back, drop nothing
+            raise ServiceError(_drops_nothing(run, keep, longest))
         run.kept_depth = keep
         run.archived_at = utcnow()
         run.num_entries = kept_total
