@@ -127,8 +127,10 @@ def test_an_archived_run_gates_at_kept_cutoffs_only(app: Flask, deep: int, measu
         kept = gate.run_gate(test_set, _run("whole"), _run(), ["nDCG@10", "NumRel"])
         # Both runs rank the same: NDCG@10 (0 + 1) / 2 for each (see the module docstring).
         assert [(c.baseline, c.candidate) for c in kept.measures] == [(0.5, 0.5), (1.0, 1.0)]
-        with pytest.raises(ServiceError, match=r"archived: it kept its top 10"):
+        with pytest.raises(ServiceError, match=r"archived: it kept its top 10") as refused:
             gate.run_gate(test_set, _run("whole"), _run(), [measure])
+        # The message is a whole sentence: what is gone and what it still gives.
+        assert str(refused.value).endswith(("still are", "not at k=20"))
 
 
 def test_an_archived_run_is_not_fused(app: Flask, deep: int) -> None:

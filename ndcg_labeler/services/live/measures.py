@@ -139,7 +139,7 @@ def check_kept_measure(run: Run, measure: scoring.Measure) -> None:
         raise ServiceError(
             f"run '{run.name}' is archived: it kept its top {run.kept_depth} entries per query, "
             f"so {measure.shown}, which needs the whole list, is no longer available; "
-            f"measures cut at k up to {run.kept_depth} are"
+            f"measures cut at k up to {run.kept_depth} still are"
         )
     check_kept_depth(run, measure.cutoff)
 
