@@ -16,7 +16,7 @@ from flask.testing import FlaskClient, FlaskCliRunner
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.formats import decode_docids
-from ndcg_labeler.models import AuditEvent, Run, RunQuery, TestSet
+from ndcg_labeler.models import AuditEvent, Query, Run, RunQuery, TestSet
 from ndcg_labeler.services import ServiceError, comparison, gate, live
 from ndcg_labeler.services import runs as run_service
 from ndcg_labeler.services.accounts import create_token
@@ -105,6 +105,35 @@ def test_the_cli_refuses_a_bad_depth_before_asking(
         assert refused.exit_code != 0 and message in refused.output, refused.output
         assert "for good?" not in refused.output and refused.exception is not None
         assert isinstance(refused.exception, SystemExit)  # an Error: line, not a traceback
+
+
+def test_dashboard_pages_refuse_cutoffs_an_archived_run_dropped(
+    app: Flask, deep: int, as_admin: FlaskClient
+) -> None:
+    """The query table and its exports were a 500 past the kept depth; the drill-down showed
+    an NDCG@20 computed from the 10 entries left as if they were the top 20."""
+    with app.app_context():
+        run = _run()
+        run_service.archive_run(run, 10)
+        query = db.session.scalar(db.select(Query).where(Query.qid == "q1"))
+        with pytest.raises(ServiceError, match="up to 10, not at k=20"):
+            live.query_detail(run, query, live.ScoreOptions(k=20))
+        base = f"/test-sets/{deep}/dashboard"
+        urls = [
+            f"{base}/runs/{run.id}",
+            f"{base}/runs/{run.id}/_table",
+            f"{base}/export/runs/{run.id}/queries.csv",
+            f"{base}/export/runs/{run.id}/queries.json",
+            f"{base}/runs/{run.id}/queries/{query.id}/",
+            f"{base}/runs/{run.id}/queries/{query.id}/_detail",
+            f"{base}/export/runs/{run.id}/queries/{query.id}.json",
+            f"{base}/export/runs/{run.id}/queries/{query.id}.csv",
+        ]
+    for url in urls:
+        assert as_admin.get(f"{url}?k=10").status_code == 200, url
+        deeper = as_admin.get(f"{url}?k=20")
+        assert deeper.status_code == 400, url
+        assert "up to 10, not at k=20" in deeper.get_data(as_text=True), url
 
 
 def test_an_archived_run_compares_at_kept_cutoffs_only(app: Flask, deep: int) -> None:
