@@ -136,6 +136,33 @@ def test_dashboard_pages_refuse_cutoffs_an_archived_run_dropped(
         assert "up to 10, not at k=20" in deeper.get_data(as_text=True), url
 
 
+def test_a_series_leaves_out_runs_archived_shallower_than_k(
+    app: Flask, deep: int, as_admin: FlaskClient, runner: FlaskCliRunner
+) -> None:
+    """One archived nightly made the series page a 500 and `flask run series` an error at
+    any deeper k; the trend now leaves it out and says so, as the overview does."""
+    with app.app_context():
+        test_set = db.session.get_one(TestSet, deep)
+        for name in ("n1", "n2"):
+            rankings = io.BytesIO(trec({"q1": DEEP, "q2": ["x"]}))
+            run_service.upload_run(test_set, rankings, "n.trec", name, None, series="nightly")
+        run_service.archive_run(_run("n1"), 10)
+    page = as_admin.get(f"/test-sets/{deep}/series/nightly?k=20")
+    assert page.status_code == 200
+    text = page.get_data(as_text=True)
+    assert 'id="left-out"' in text and ">n1</a> (top 10)" in text and ">n2<" in text
+    data = as_admin.get(f"/test-sets/{deep}/series/nightly/json?k=20").get_json()
+    assert [p["run"] for p in data["points"]] == ["n2"]
+    assert data["left_out"] == [
+        {"run": "n1", "run_id": data["left_out"][0]["run_id"], "kept_depth": 10}
+    ]
+    listed = runner.invoke(args=["run", "series", SET, "nightly", "--k", "20"])
+    assert listed.exit_code == 0, listed.output
+    assert "n2\t" in listed.stdout and "Left out at k=20" in listed.stderr
+    whole = as_admin.get(f"/test-sets/{deep}/series/nightly/json?k=10").get_json()
+    assert ([p["run"] for p in whole["points"]], whole["left_out"]) == (["n1", "n2"], [])
+
+
 def test_an_archived_run_compares_at_kept_cutoffs_only(app: Flask, deep: int) -> None:
     with app.app_context():
         run_service.archive_run(_run(), 10)
