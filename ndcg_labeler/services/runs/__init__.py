@@ -13,7 +13,7 @@ if TYPE_CHECKING:  # every name loads its module on first use (ndcg_labeler.lazy
     from .corpus_check import run_docids
     from .fusion import check_fusion, fuse_runs, ranked_lists
     from .listing import SORTS, RunFilter, find_runs, mark_run, test_set_tags
-    from .retention import archive_run, check_keep
+    from .retention import archive_run
     from .upload import (
         MAX_DEPTH,
         MAX_NAME,
@@ -33,7 +33,6 @@ __all__ = [
     "RunFilter",
     "archive_run",
     "check_fusion",
-    "check_keep",
     "clean_name",
     "clean_series",
     "corpus_size",

@@ -10,6 +10,8 @@ as unavailable.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import sqlalchemy as sa
 
 from ndcg_labeler.extensions import db
@@ -46,13 +48,19 @@ def _drops_nothing(run: Run, keep: int, longest: int) -> str:
     )
 
 
-def archive_run(run: Run, keep: int, actor: User | None = None) -> int:
+def archive_run(
+    run: Run, keep: int, actor: User | None = None, confirm: Callable[[], None] | None = None
+) -> int:
     """Keep the run's top `keep` entries per query, drop the rest; returns entries dropped.
 
     One transaction with its audit entry. The run's default scores are brought up to date
     first, while the whole lists are still there, so that its stored figures stay complete.
+    `confirm` (the CLI's prompt) is called once `keep` is known to be acceptable, before
+    anything changes: a depth that would be refused is never asked about.
     """
     check_keep(run, keep)
+    if confirm is not None:
+        confirm()
     live.score_run(run)  # stores its default figures if they were never computed
     table = RunQuery.__table__
     before = int(run.num_entries)
