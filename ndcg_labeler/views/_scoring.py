@@ -19,7 +19,7 @@ def score_options() -> live.ScoreOptions:
 def kept_or_400(run: Run, options: live.ScoreOptions) -> None:
     """400 with the reason when `run` is archived shallower than the options' cutoff."""
     try:
-        live.check_kept_depth(run, options.k)
+        options.check_kept(run)
     except ServiceError as exc:
         abort(400, description=str(exc))
 

@@ -15,7 +15,7 @@ from ndcg_labeler import lazy
 if TYPE_CHECKING:  # every name loads its module on first use (ndcg_labeler.lazy)
     from .ahead import GradesAhead
     from .detail import QueryDetail, query_detail
-    from .engine import check_kept_depth, forget_run, grades_by_query, means_over_k, score_run
+    from .engine import forget_run, grades_by_query, means_over_k, score_run
     from .entries import top_lists
     from .grades import qrels_text, scoring_qrels
     from .measures import MeasureValues, named_measures
@@ -44,7 +44,6 @@ __all__ = [
     "Resolved",
     "RunScores",
     "ScoreOptions",
-    "check_kept_depth",
     "forget_run",
     "grades_by_query",
     "k_choices",

@@ -13,7 +13,7 @@ from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Chunk, Query, Run
 from ndcg_labeler.scoring import gain_values, log2_ranks
 from ndcg_labeler.services import ServiceError
-from ndcg_labeler.services.live.engine import check_kept_depth, live_state, scoring_lock
+from ndcg_labeler.services.live.engine import live_state, scoring_lock
 from ndcg_labeler.services.live.entries import query_docids
 from ndcg_labeler.services.live.grades import query_grades
 from ndcg_labeler.services.live.options import Resolved, ScoreOptions
@@ -173,7 +173,7 @@ def query_detail(run: Run, query: Query, options: ScoreOptions | None = None) ->
     options = options or ScoreOptions()
     if query.test_set_id != run.test_set_id:
         raise ServiceError("the query does not belong to the run's test set")
-    check_kept_depth(run, options.k)  # its kept top N would pass for a shorter top k
+    options.check_kept(run)  # its kept top N would pass for a shorter top k
     k = options.k
     with scoring_lock():
         current, state, resolved, queries = live_state(run, options)

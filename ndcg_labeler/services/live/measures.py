@@ -19,13 +19,12 @@ from ndcg_labeler import scoring
 from ndcg_labeler.models import Run
 from ndcg_labeler.services import ServiceError
 from ndcg_labeler.services.live.engine import (
-    check_kept_depth,
     grades_by_query,
     live_state,
     scoring_lock,
 )
 from ndcg_labeler.services.live.entries import load_run_data
-from ndcg_labeler.services.live.options import ScoreOptions
+from ndcg_labeler.services.live.options import ScoreOptions, check_kept_depth
 
 
 @dataclass(frozen=True)
