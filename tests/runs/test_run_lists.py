@@ -95,6 +95,19 @@ def test_a_bad_filter_is_refused(ctx: Flask, wanted: run_service.RunFilter, mess
         wanted.checked()
 
 
+def test_search_folds_the_case_of_any_letter(app: Flask, many: int) -> None:
+    """SQLite's lower() folds ASCII only: the exact name 'Ärger-run' was not found by
+    'Ärger', nor a note 'CAFÉ' by 'café'."""
+    with app.app_context():
+        test_set = db.session.get_one(TestSet, many)
+        rankings = io.BytesIO(trec({"q1": ["a"]}))
+        run_service.upload_run(test_set, rankings, "u.trec", "Ärger-run", None, notes="CAFÉ")
+    for text in ("Ärger", "ärger", "ÄRGER-RUN", "café", "Café"):
+        found = _names(run_service.RunFilter(search=text), app, many)
+        assert found == ["Ärger-run"], text
+    assert _names(run_service.RunFilter(search="%"), app, many) == []
+
+
 def test_tags_are_words_and_marking_is_audited(app: Flask, many: int) -> None:
     with app.app_context():
         run = db.session.scalar(db.select(Run).where(Run.name == "dense-v2"))
