@@ -16,6 +16,8 @@ from contextlib import contextmanager
 from typing import Any
 
 import sqlalchemy as sa
+from sqlalchemy.ext.compiler import compiles
+from sqlalchemy.sql.functions import FunctionElement
 
 BUSY_TIMEOUT_MS = 10_000
 """How long an SQLite statement waits for another connection's lock before it fails."""
@@ -36,6 +38,32 @@ _AUTOCHECKPOINT = "wal_autocheckpoint"
 to the pool (see defer_checkpoint)."""
 
 
+_LOWER = "ndcg_lower"
+"""The SQL function every SQLite connection gets for `lower`: Python's str.lower."""
+
+
+class lower(FunctionElement[str]):  # lowercase: it stands for the SQL function
+    """lower(x) in SQL. SQLite's own folds ASCII letters only ('Ä' stays 'Ä', so a search
+    for a name typed as shown could miss it); there it is Python's str.lower instead."""
+
+    type = sa.String()
+    inherit_cache = True
+
+
+@compiles(lower)
+def _lower_default(element: lower, compiler: Any, **kw: Any) -> str:
+    return f"lower({compiler.process(element.clauses, **kw)})"
+
+
+@compiles(lower, "sqlite")
+def _lower_sqlite(element: lower, compiler: Any, **kw: Any) -> str:
+    return f"{_LOWER}({compiler.process(element.clauses, **kw)})"
+
+
+def _python_lower(text: object) -> object:
+    return text.lower() if isinstance(text, str) else text
+
+
 def _is_sqlite(connection: sa.Connection) -> bool:
     return connection.dialect.name == "sqlite"
 
@@ -54,6 +82,7 @@ def on_connect(dbapi_connection: Any, _record: Any) -> None:
     cursor.execute("PRAGMA journal_mode=WAL")
     cursor.execute("PRAGMA synchronous=NORMAL")
     cursor.close()
+    dbapi_connection.create_function(_LOWER, 1, _python_lower, deterministic=True)
 
 
 def on_checkin(dbapi_connection: Any, record: Any) -> None:

@@ -202,6 +202,12 @@ def bm25(testset: str, name: str, depth: int, k1: float, b: float, as_json: bool
     )
 
 
+def _left_out(found: series.Trend) -> str:
+    """The line naming the runs a trend left out: archived shallower than its k."""
+    names = ", ".join(f"{run.name} (top {run.kept_depth})" for run in found.left_out)
+    return f"Left out at k={found.k}, archived to fewer entries per query: {names}"
+
+
 def _fmt(value: float | None, digits: int = 4) -> str:
     return "—" if value is None else f"{value:.{digits}f}"
 
@@ -238,7 +244,7 @@ def series_command(
         what = f"run '{pinned.name}'" if pinned else "the last passing run (unpinned)"
         click.echo(f"Series '{name}' is now gated against {what}.", err=as_json)
     found_trend = series.trend(test_set, name, live.ScoreOptions(k=k))
-    if not found_trend.points and not (pin or unpin):
+    if not (found_trend.points or found_trend.left_out or pin or unpin):
         raise ServiceError(f"test set '{test_set.name}' has no series named '{name}'")
     if as_json:
         out = found_trend.to_json()
@@ -256,3 +262,5 @@ def series_command(
             f"{p.run.name}\t{uploaded}\t{_fmt(p.mean)}\t{ci}\t{_fmt(p.judged, 3)}\t{delta}\t"
             f"{_fmt(p.p_value, 3)}"
         )
+    if found_trend.left_out:
+        click.echo(_left_out(found_trend), err=True)

@@ -21,14 +21,17 @@ def archive(testset: str, run: str, keep: int, yes: bool) -> None:
     up to KEEP; deeper cutoffs are refused with an error saying so."""
     test_set = testsets.require_by_name(testset)
     found = runs.require_run(test_set, run)
-    if not yes:
+
+    def ask() -> None:
         click.confirm(
             f"Archive run {found.name}: keep its top {keep} entries per query and delete the "
             f"rest of its {found.num_entries} entries for good?",
             abort=True,
             err=True,
         )
-    dropped = runs.archive_run(found, keep)
+
+    # Asked only once the depth is acceptable: a refused one is an error, not a question.
+    dropped = runs.archive_run(found, keep, confirm=None if yes else ask)
     click.echo(
         f"Archived run '{found.name}': kept {found.num_entries} entries (top {keep} per query), "
         f"dropped {dropped}."

@@ -11,17 +11,22 @@ _ARCHIVED = {"": None, "all": None, "yes": True, "true": True, "no": False, "fal
 _LAST_PAGE = 2**31
 
 
+def _digits(text: str) -> bool:
+    """True for ASCII digits only: str.isdigit() also takes '²', which int() refuses."""
+    return text.isascii() and text.isdigit()
+
+
 def list_filter(
     args: Mapping[str, str], per_page: int, max_per_page: int | None = None
 ) -> tuple[runs.RunFilter, int]:
     """(the filter, the page number) from ?q=&tag=&archived=&sort=&page= (and ?per_page= when
     `max_per_page` allows it); a ServiceError says what is malformed."""
     page_text = args.get("page", "1").strip() or "1"
-    if not (page_text.isdigit() and 1 <= int(page_text) <= _LAST_PAGE):
+    if not (_digits(page_text) and 1 <= int(page_text) <= _LAST_PAGE):
         raise ServiceError(f"page must be a whole number of at least 1, not '{page_text}'")
     if max_per_page is not None:
         size = args.get("per_page", str(per_page)).strip()
-        if not (size.isdigit() and 1 <= int(size) <= max_per_page):
+        if not (_digits(size) and 1 <= int(size) <= max_per_page):
             raise ServiceError(f"per_page must be a whole number from 1 to {max_per_page}")
         per_page = int(size)
     archived = args.get("archived", "").strip().lower()

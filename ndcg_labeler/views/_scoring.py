@@ -16,6 +16,14 @@ def score_options() -> live.ScoreOptions:
         abort(400, description=str(exc))
 
 
+def kept_or_400(run: Run, options: live.ScoreOptions) -> None:
+    """400 with the reason when `run` is archived shallower than the options' cutoff."""
+    try:
+        options.check_kept(run)
+    except ServiceError as exc:
+        abort(400, description=str(exc))
+
+
 def measure_args() -> list[str]:
     """The ?measure= values given (blank ones, as an empty form field sends, left out)."""
     return [value for value in request.args.getlist("measure") if value.strip()]

@@ -11,7 +11,7 @@ from werkzeug.wrappers import Response
 from ndcg_labeler.models import TestSet
 from ndcg_labeler.services import ServiceError, checklist, dashboard, judges, live, ppi
 from ndcg_labeler.views import figures
-from ndcg_labeler.views._scoring import run_or_404, score_options
+from ndcg_labeler.views._scoring import kept_or_400, run_or_404, score_options
 from ndcg_labeler.views.access import get_test_set_or_404, require_grades_visible
 
 bp = Blueprint("dashboard", __name__, url_prefix="/test-sets/<int:test_set_id>/dashboard")
@@ -136,6 +136,7 @@ def _table_context(test_set_id: int, run_id: int) -> dict[str, object]:
     require_grades_visible(test_set)
     run = run_or_404(test_set, run_id)
     options = score_options()
+    kept_or_400(run, options)
     try:
         query = dashboard.parse_table_query(request.args)
     except ServiceError as exc:

@@ -7,7 +7,7 @@ from flask_login import current_user
 from werkzeug.wrappers import Response
 
 from ndcg_labeler.services import ServiceError, dashboard, labeling, live
-from ndcg_labeler.views._scoring import is_htmx, run_or_404, score_options
+from ndcg_labeler.views._scoring import is_htmx, kept_or_400, run_or_404, score_options
 from ndcg_labeler.views.access import get_test_set_or_404, require_grades_visible
 
 bp = Blueprint(
@@ -23,6 +23,7 @@ def _context(test_set_id: int, run_id: int, query_id: int) -> dict[str, object]:
     run = run_or_404(test_set, run_id)
     query = dashboard.get_query(test_set, query_id) or abort(404)
     options = score_options()
+    kept_or_400(run, options)
     return {
         "test_set": test_set,
         "run": run,
@@ -54,9 +55,10 @@ def grade(test_set_id: int, run_id: int, query_id: int) -> str | Response | tupl
     """Grade an unjudged chunk as the current user; htmx gets the updated scores in place."""
     test_set = get_test_set_or_404(test_set_id)
     require_grades_visible(test_set)
-    run_or_404(test_set, run_id)
+    run = run_or_404(test_set, run_id)
     query = dashboard.get_query(test_set, query_id) or abort(404)
     options = score_options()
+    kept_or_400(run, options)  # before saving: the page it answers with would be refused
     error, conflict = None, None
     chunk_id = request.form.get("chunk_id", -1, type=int)
     tried = request.form.get("grade", None, type=int)

@@ -10,7 +10,13 @@ from flask_login import current_user
 from ndcg_labeler.models import TestSet
 from ndcg_labeler.services import ServiceError, comparison, dashboard, interop, live, pooling
 from ndcg_labeler.views._responses import still_computing
-from ndcg_labeler.views._scoring import chosen_runs, measure_args, run_or_404, score_options
+from ndcg_labeler.views._scoring import (
+    chosen_runs,
+    kept_or_400,
+    measure_args,
+    run_or_404,
+    score_options,
+)
 from ndcg_labeler.views.access import get_test_set_or_404, require_grades_visible
 
 bp = Blueprint("exports", __name__, url_prefix="/test-sets/<int:test_set_id>/dashboard/export")
@@ -104,6 +110,7 @@ def run_csv(test_set_id: int, run_id: int) -> Response:
     ?measure= (repeat or comma-separate) adds a column per measure, named as given."""
     run = run_or_404(_per_query_figures(test_set_id), run_id)
     options = score_options()
+    kept_or_400(run, options)
     try:
         extra = live.named_measures(run, measure_args(), options)
     except ServiceError as exc:
@@ -117,6 +124,7 @@ def run_json(test_set_id: int, run_id: int) -> Response:
     """A run's per-query scores: exactly `flask run score --json` (?measure= as --measure)."""
     run = run_or_404(_per_query_figures(test_set_id), run_id)
     options = score_options()
+    kept_or_400(run, options)
     try:
         extra = live.named_measures(run, request.args.getlist("measure"), options)
     except ServiceError as exc:
@@ -137,7 +145,9 @@ def _drill_down(test_set_id: int, run_id: int, query_id: int) -> dashboard.Drill
     require_grades_visible(test_set)
     run = run_or_404(test_set, run_id)
     query = dashboard.get_query(test_set, query_id) or abort(404)
-    return dashboard.drill_down(test_set, run, query, score_options())
+    options = score_options()
+    kept_or_400(run, options)
+    return dashboard.drill_down(test_set, run, query, options)
 
 
 @bp.get("/runs/<int:run_id>/queries/<int:query_id>.csv")

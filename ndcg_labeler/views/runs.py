@@ -133,7 +133,8 @@ def bm25(test_set_id: int) -> Response:
 
 
 def _whole(text: str, name: str) -> int:
-    if not text.strip().isdigit():
+    # ASCII digits only: str.isdigit() also takes '²', which int() refuses.
+    if not (text.strip().isascii() and text.strip().isdigit()):
         raise ServiceError(f"{name} must be a whole number, not '{text}'")
     return int(text)
 

@@ -16,7 +16,7 @@ from flask.testing import FlaskClient, FlaskCliRunner
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.formats import decode_docids
-from ndcg_labeler.models import AuditEvent, Run, RunQuery, TestSet
+from ndcg_labeler.models import AuditEvent, Query, Run, RunQuery, TestSet
 from ndcg_labeler.services import ServiceError, comparison, gate, live
 from ndcg_labeler.services import runs as run_service
 from ndcg_labeler.services.accounts import create_token
@@ -78,6 +78,91 @@ def test_archiving_keeps_the_top_n_and_the_cutoffs_up_to_it(app: Flask, deep: in
             run_service.archive_run(_run("whole"), 5)
 
 
+def test_archiving_that_would_drop_nothing_is_refused(app: Flask, deep: int) -> None:
+    """A depth past the run's lists would mark it archived (losing AP and RR) for nothing;
+    a huge one used to overflow while cutting the lists."""
+    with app.app_context():
+        with pytest.raises(ServiceError, match=r"at most 1000 entries per query.*drop nothing"):
+            run_service.archive_run(_run(), 10**30)
+        # Stored to depth 1000, but its longest list (q1) has 15 entries.
+        with pytest.raises(ServiceError, match=r"at most 15 entries per query.*drop nothing"):
+            run_service.archive_run(_run(), 15)
+        db.session.expire_all()
+        run = _run()
+        assert (run.kept_depth, run.num_entries) == (None, 16)
+        assert (
+            db.session.scalar(db.select(AuditEvent).where(AuditEvent.action == "run.archive"))
+            is None
+        )
+        assert run_service.archive_run(run, 14) == 1
+
+
+def test_the_cli_refuses_a_bad_depth_before_asking(
+    app: Flask, deep: int, runner: FlaskCliRunner
+) -> None:
+    for keep, message in (("5", "at least 10"), ("99999999999999999999", "drop nothing")):
+        refused = runner.invoke(args=["run", "archive", SET, "deep", "--keep", keep])
+        assert refused.exit_code != 0 and message in refused.output, refused.output
+        assert "for good?" not in refused.output and refused.exception is not None
+        assert isinstance(refused.exception, SystemExit)  # an Error: line, not a traceback
+
+
+def test_dashboard_pages_refuse_cutoffs_an_archived_run_dropped(
+    app: Flask, deep: int, as_admin: FlaskClient
+) -> None:
+    """The query table and its exports were a 500 past the kept depth; the drill-down showed
+    an NDCG@20 computed from the 10 entries left as if they were the top 20."""
+    with app.app_context():
+        run = _run()
+        run_service.archive_run(run, 10)
+        query = db.session.scalar(db.select(Query).where(Query.qid == "q1"))
+        with pytest.raises(ServiceError, match="up to 10, not at k=20"):
+            live.query_detail(run, query, live.ScoreOptions(k=20))
+        base = f"/test-sets/{deep}/dashboard"
+        urls = [
+            f"{base}/runs/{run.id}",
+            f"{base}/runs/{run.id}/_table",
+            f"{base}/export/runs/{run.id}/queries.csv",
+            f"{base}/export/runs/{run.id}/queries.json",
+            f"{base}/runs/{run.id}/queries/{query.id}/",
+            f"{base}/runs/{run.id}/queries/{query.id}/_detail",
+            f"{base}/export/runs/{run.id}/queries/{query.id}.json",
+            f"{base}/export/runs/{run.id}/queries/{query.id}.csv",
+        ]
+    for url in urls:
+        assert as_admin.get(f"{url}?k=10").status_code == 200, url
+        deeper = as_admin.get(f"{url}?k=20")
+        assert deeper.status_code == 400, url
+        assert "up to 10, not at k=20" in deeper.get_data(as_text=True), url
+
+
+def test_a_series_leaves_out_runs_archived_shallower_than_k(
+    app: Flask, deep: int, as_admin: FlaskClient, runner: FlaskCliRunner
+) -> None:
+    """One archived nightly made the series page a 500 and `flask run series` an error at
+    any deeper k; the trend now leaves it out and says so, as the overview does."""
+    with app.app_context():
+        test_set = db.session.get_one(TestSet, deep)
+        for name in ("n1", "n2"):
+            rankings = io.BytesIO(trec({"q1": DEEP, "q2": ["x"]}))
+            run_service.upload_run(test_set, rankings, "n.trec", name, None, series="nightly")
+        run_service.archive_run(_run("n1"), 10)
+    page = as_admin.get(f"/test-sets/{deep}/series/nightly?k=20")
+    assert page.status_code == 200
+    text = page.get_data(as_text=True)
+    assert 'id="left-out"' in text and ">n1</a> (top 10)" in text and ">n2<" in text
+    data = as_admin.get(f"/test-sets/{deep}/series/nightly/json?k=20").get_json()
+    assert [p["run"] for p in data["points"]] == ["n2"]
+    assert data["left_out"] == [
+        {"run": "n1", "run_id": data["left_out"][0]["run_id"], "kept_depth": 10}
+    ]
+    listed = runner.invoke(args=["run", "series", SET, "nightly", "--k", "20"])
+    assert listed.exit_code == 0, listed.output
+    assert "n2\t" in listed.stdout and "Left out at k=20" in listed.stderr
+    whole = as_admin.get(f"/test-sets/{deep}/series/nightly/json?k=10").get_json()
+    assert ([p["run"] for p in whole["points"]], whole["left_out"]) == (["n1", "n2"], [])
+
+
 def test_an_archived_run_compares_at_kept_cutoffs_only(app: Flask, deep: int) -> None:
     with app.app_context():
         run_service.archive_run(_run(), 10)
@@ -98,8 +183,10 @@ def test_an_archived_run_gates_at_kept_cutoffs_only(app: Flask, deep: int, measu
         kept = gate.run_gate(test_set, _run("whole"), _run(), ["nDCG@10", "NumRel"])
         # Both runs rank the same: NDCG@10 (0 + 1) / 2 for each (see the module docstring).
         assert [(c.baseline, c.candidate) for c in kept.measures] == [(0.5, 0.5), (1.0, 1.0)]
-        with pytest.raises(ServiceError, match=r"archived: it kept its top 10"):
+        with pytest.raises(ServiceError, match=r"archived: it kept its top 10") as refused:
             gate.run_gate(test_set, _run("whole"), _run(), [measure])
+        # The message is a whole sentence: what is gone and what it still gives.
+        assert str(refused.value).endswith(("still are", "not at k=20"))
 
 
 def test_an_archived_run_is_not_fused(app: Flask, deep: int) -> None:
@@ -134,6 +221,8 @@ def test_the_run_page_and_the_api_archive(
         whole_id = _run("whole").id
     page = as_admin.get(f"/test-sets/{deep}/runs/{run_id}").get_data(as_text=True)
     assert "Archive this run" in page and "data-confirm=" in page
+    odd = as_admin.post(f"/test-sets/{deep}/runs/{run_id}/archive", data={"keep": "²"})
+    assert odd.status_code == 302  # refused with a message, not a 500
     answer = as_admin.post(f"/test-sets/{deep}/runs/{run_id}/archive", data={"keep": "10"})
     assert answer.status_code == 302
     page = as_admin.get(f"/test-sets/{deep}/runs/{run_id}").get_data(as_text=True)
@@ -151,6 +240,7 @@ def test_the_run_page_and_the_api_archive(
     url = f"/api/testsets/{SET}/runs/{whole_id}/archive"
     assert client.post(url, json={"keep": "ten"}, headers=headers).status_code == 400
     assert client.post(url, json={"keep": 9}, headers=headers).status_code == 400
+    assert client.post(url, json={"keep": 10**30}, headers=headers).status_code == 400
     done = client.post(url, json={"keep": 10}, headers=headers)
     assert done.status_code == 200, done.get_json()
     body = done.get_json()

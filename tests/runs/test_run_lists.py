@@ -95,6 +95,19 @@ def test_a_bad_filter_is_refused(ctx: Flask, wanted: run_service.RunFilter, mess
         wanted.checked()
 
 
+def test_search_folds_the_case_of_any_letter(app: Flask, many: int) -> None:
+    """SQLite's lower() folds ASCII only: the exact name 'Ärger-run' was not found by
+    'Ärger', nor a note 'CAFÉ' by 'café'."""
+    with app.app_context():
+        test_set = db.session.get_one(TestSet, many)
+        rankings = io.BytesIO(trec({"q1": ["a"]}))
+        run_service.upload_run(test_set, rankings, "u.trec", "Ärger-run", None, notes="CAFÉ")
+    for text in ("Ärger", "ärger", "ÄRGER-RUN", "café", "Café"):
+        found = _names(run_service.RunFilter(search=text), app, many)
+        assert found == ["Ärger-run"], text
+    assert _names(run_service.RunFilter(search="%"), app, many) == []
+
+
 def test_tags_are_words_and_marking_is_audited(app: Flask, many: int) -> None:
     with app.app_context():
         run = db.session.scalar(db.select(Run).where(Run.name == "dense-v2"))
@@ -141,6 +154,7 @@ def test_the_runs_page_scores_only_the_runs_it_shows(
     none = as_admin.get(f"/test-sets/{many}/runs/?q=nothing-like-it").get_data(as_text=True)
     assert "No run matches" in none
     assert as_admin.get(f"/test-sets/{many}/runs/?sort=fastest").status_code == 400
+    assert as_admin.get(f"/test-sets/{many}/runs/?page=²").status_code == 400
 
 
 def test_the_overview_shows_the_runs_that_matter(
@@ -223,7 +237,8 @@ def test_the_api_lists_a_page_with_its_total(app: Flask, many: int, client: Flas
         ["dense-v1", "dense-v2"],
         None,
     )
-    for bad in ("sort=fastest", "page=0", "per_page=201", "archived=maybe"):
+    # "²" is a digit to str.isdigit() but not to int(): refused, not a 500.
+    for bad in ("sort=fastest", "page=0", "per_page=201", "archived=maybe", "page=²", "per_page=²"):
         assert client.get(f"{url}?{bad}", headers=headers).status_code == 400, bad
     tagged = client.post(
         f"{url}/dense-v2/tags", json={"add": ["prod"], "pinned": True}, headers=headers

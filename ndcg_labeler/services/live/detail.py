@@ -173,6 +173,7 @@ def query_detail(run: Run, query: Query, options: ScoreOptions | None = None) ->
     options = options or ScoreOptions()
     if query.test_set_id != run.test_set_id:
         raise ServiceError("the query does not belong to the run's test set")
+    options.check_kept(run)  # its kept top N would pass for a shorter top k
     k = options.k
     with scoring_lock():
         current, state, resolved, queries = live_state(run, options)

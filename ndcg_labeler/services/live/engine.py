@@ -15,7 +15,6 @@ from dataclasses import replace
 from typing import cast
 
 from ndcg_labeler.models import Run, TestSet
-from ndcg_labeler.services import ServiceError
 from ndcg_labeler.services.live.entries import load_run_data
 from ndcg_labeler.services.live.figures import FULL_RESCORE_QUERIES, catch_up, score_fully
 from ndcg_labeler.services.live.grades import (
@@ -26,7 +25,7 @@ from ndcg_labeler.services.live.grades import (
     query_grades,
     read_grades,
 )
-from ndcg_labeler.services.live.options import K_CHOICES, Resolved, ScoreOptions
+from ndcg_labeler.services.live.options import K_CHOICES, Resolved, ScoreOptions, check_kept_depth
 from ndcg_labeler.services.live.ranked import RunData
 from ndcg_labeler.services.live.results import RunScores, run_scores
 from ndcg_labeler.services.live.state import QuerySet, TestSetState, query_set, test_set_state
@@ -133,15 +132,6 @@ def _means_at(
         else:
             out.append(score_run(run, replace(options, k=k)).mean_ndcg)
     return out
-
-
-def check_kept_depth(run: Run, k: int) -> None:
-    """Refuse a cutoff deeper than an archived run kept, saying what it can still do."""
-    if run.kept_depth is not None and k > run.kept_depth:
-        raise ServiceError(
-            f"run '{run.name}' is archived: it kept its top {run.kept_depth} entries per query, "
-            f"so it scores only at cutoffs up to {run.kept_depth}, not at k={k}"
-        )
 
 
 def scoring_lock() -> threading.RLock:

@@ -19,13 +19,12 @@ from ndcg_labeler import scoring
 from ndcg_labeler.models import Run
 from ndcg_labeler.services import ServiceError
 from ndcg_labeler.services.live.engine import (
-    check_kept_depth,
     grades_by_query,
     live_state,
     scoring_lock,
 )
 from ndcg_labeler.services.live.entries import load_run_data
-from ndcg_labeler.services.live.options import ScoreOptions
+from ndcg_labeler.services.live.options import ScoreOptions, check_kept_depth
 
 
 @dataclass(frozen=True)
@@ -139,7 +138,7 @@ def check_kept_measure(run: Run, measure: scoring.Measure) -> None:
         raise ServiceError(
             f"run '{run.name}' is archived: it kept its top {run.kept_depth} entries per query, "
             f"so {measure.shown}, which needs the whole list, is no longer available; "
-            f"measures cut at k up to {run.kept_depth} are"
+            f"measures cut at k up to {run.kept_depth} still are"
         )
     check_kept_depth(run, measure.cutoff)
 

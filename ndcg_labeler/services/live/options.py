@@ -8,10 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ndcg_labeler.scoring import DEFAULT_CUTOFFS, GAINS, IDEALS, POLICIES, Options
 from ndcg_labeler.services import ServiceError
+
+if TYPE_CHECKING:
+    from ndcg_labeler.models import Run
 
 # The cutoffs every score page offers (a k typed into a URL or the CLI is added on demand).
 K_CHOICES = (1, 3, 5, 10, 20, 100)
@@ -64,6 +67,10 @@ class ScoreOptions:
                 f"labels must be human, machine:JUDGE, fill:JUDGE or ppi:JUDGE, not '{self.labels}'"
             )
         return self
+
+    def check_kept(self, run: Run) -> None:
+        """A ServiceError when `run` was archived to fewer entries per query than k."""
+        check_kept_depth(run, self.k)
 
     def resolve(self, aggregation: str, threshold: int, top_grade: int = 3) -> Resolved:
         """The checked options with a test set's aggregation policy, threshold and top grade
@@ -186,3 +193,12 @@ def k_choices(k: int) -> list[int]:
 def policies() -> tuple[str, ...]:
     """Aggregation policies a user may pick."""
     return tuple(POLICIES)
+
+
+def check_kept_depth(run: Run, k: int) -> None:
+    """Refuse a cutoff deeper than an archived run kept, saying what it can still do."""
+    if run.kept_depth is not None and k > run.kept_depth:
+        raise ServiceError(
+            f"run '{run.name}' is archived: it kept its top {run.kept_depth} entries per query, "
+            f"so it scores only at cutoffs up to {run.kept_depth}, not at k={k}"
+        )

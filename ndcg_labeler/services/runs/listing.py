@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import sqlalchemy as sa
 from sqlalchemy.orm import selectinload
 
+from ndcg_labeler import sqlite
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Run, RunTag, TestSet, User
 from ndcg_labeler.services import ServiceError, audit
@@ -84,8 +85,8 @@ def _where(test_set: TestSet, found: RunFilter) -> list[sa.ColumnElement[bool]]:
     if text:
         terms.append(
             sa.or_(
-                sa.func.lower(Run.name).contains(text, autoescape=True),
-                sa.func.lower(Run.notes).contains(text, autoescape=True),
+                sqlite.lower(Run.name).contains(text, autoescape=True),
+                sqlite.lower(Run.notes).contains(text, autoescape=True),
             )
         )
     if found.tag.strip():

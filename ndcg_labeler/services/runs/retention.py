@@ -10,6 +10,8 @@ as unavailable.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import sqlalchemy as sa
 
 from ndcg_labeler.extensions import db
@@ -33,20 +35,36 @@ def check_keep(run: Run, keep: int) -> int:
         raise ServiceError(
             f"run '{run.name}' is already archived to its top {run.kept_depth} entries per query"
         )
+    if keep >= run.depth:
+        # Nothing would be dropped, yet the run would lose its whole-list measures (AP, RR).
+        raise ServiceError(_drops_nothing(run, keep, run.depth))
     return keep
 
 
-def archive_run(run: Run, keep: int, actor: User | None = None) -> int:
+def _drops_nothing(run: Run, keep: int, longest: int) -> str:
+    return (
+        f"run '{run.name}' has at most {longest} entries per query: keeping its top {keep} "
+        f"would drop nothing (keep must be less than {longest})"
+    )
+
+
+def archive_run(
+    run: Run, keep: int, actor: User | None = None, confirm: Callable[[], None] | None = None
+) -> int:
     """Keep the run's top `keep` entries per query, drop the rest; returns entries dropped.
 
     One transaction with its audit entry. The run's default scores are brought up to date
     first, while the whole lists are still there, so that its stored figures stay complete.
+    `confirm` (the CLI's prompt) is called once `keep` is known to be acceptable, before
+    anything changes: a depth that would be refused is never asked about.
     """
     check_keep(run, keep)
+    if confirm is not None:
+        confirm()
     live.score_run(run)  # stores its default figures if they were never computed
     table = RunQuery.__table__
     before = int(run.num_entries)
-    kept_total = 0
+    kept_total = longest = 0
     with transaction():
         last_id = 0
         while True:
@@ -64,6 +82,7 @@ def archive_run(run: Run, keep: int, actor: User | None = None) -> int:
                 text, values = decode_ranked(docids, scores)
                 parts = text.split(b"\n", keep)
                 count = min(len(parts), keep) if text else 0
+                longest = max(longest, count)
                 kept_total += count
                 if text and len(parts) > keep:
                     kept_docids, kept_scores = encode_ranked(
@@ -77,6 +96,8 @@ def archive_run(run: Run, keep: int, actor: User | None = None) -> int:
                     .values(docids=sa.bindparam("docids"), scores=sa.bindparam("scores")),
                     changes,
                 )
+        if kept_total == before:  # every list was already this short: roll back, drop nothing
+            raise ServiceError(_drops_nothing(run, keep, longest))
         run.kept_depth = keep
         run.archived_at = utcnow()
         run.num_entries = kept_total

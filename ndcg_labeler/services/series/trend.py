@@ -4,7 +4,7 @@ comparison page and the gate, on the queries defined in both runs, at alpha 0.05
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -74,6 +74,8 @@ class Trend:
     name: str
     k: int
     points: list[TrendPoint]
+    left_out: list[Run] = field(default_factory=list)
+    """Runs archived shallower than k: they cannot score at k (see services/runs/retention)."""
 
     def to_json(self) -> dict[str, Any]:
         """`flask run series SET NAME --json`."""
@@ -83,6 +85,10 @@ class Trend:
             "alpha": ALPHA,
             "test": "paired t-test against the previous run",
             "points": [p.to_json() for p in self.points],
+            "left_out": [
+                {"run": run.name, "run_id": run.id, "kept_depth": run.kept_depth}
+                for run in self.left_out
+            ],
         }
 
 
@@ -115,12 +121,17 @@ def _point(run: Run, scores: RunScores, previous: tuple[Run, RunScores] | None) 
 
 
 def trend(test_set: TestSet, name: str, options: ScoreOptions | None = None) -> Trend:
-    """The series' trend: every run scored (stored scores make this cheap), oldest first."""
+    """The series' trend: every run scored (stored scores make this cheap), oldest first;
+    runs archived shallower than k are left out, as the overview leaves them out."""
     options = (options or ScoreOptions()).checked()
     points: list[TrendPoint] = []
+    left_out: list[Run] = []
     previous: tuple[Run, RunScores] | None = None
     for run in series_runs(test_set, name):
+        if run.kept_depth is not None and options.k > run.kept_depth:
+            left_out.append(run)  # score_run would refuse it, and with it the whole series
+            continue
         scores = score_run(run, options)
         points.append(_point(run, scores, previous))
         previous = (run, scores)
-    return Trend(name, options.k, points)
+    return Trend(name, options.k, points, left_out)
