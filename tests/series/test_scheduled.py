@@ -198,3 +198,24 @@ def test_an_admin_sets_the_schedule_on_the_endpoint_page(
             "weekly",
             50,
         )
+
+
+def test_a_schedule_that_never_fires_is_refused_and_a_stored_one_shows(
+    scheduled: Flask, runner: FlaskCliRunner, as_admin: FlaskClient
+) -> None:
+    never = ["endpoints", "schedule", "sched", "live", "--cron", "0 0 30 2 *", "--series", "n"]
+    refused = runner.invoke(args=never)
+    assert refused.exit_code == 1 and "never runs" in refused.output
+    assert refused.exception is None or isinstance(refused.exception, SystemExit)
+    with scheduled.app_context():
+        endpoint = db.session.scalar(sa.select(RetrieverEndpoint))
+        assert endpoint.schedule == "daily 03:00"  # unchanged
+        # One stored before the parser refused it: the pages say so instead of failing.
+        endpoint.schedule, endpoint.schedule_series = "0 0 30 2 *", "nightly"
+        db.session.commit()
+        assert series.next_run(endpoint) is None
+        test_set_id = endpoint.test_set_id
+    page = as_admin.get(f"/test-sets/{test_set_id}/endpoints/live")
+    assert page.status_code == 200 and "it never runs" in page.get_data(as_text=True)
+    page = as_admin.get(f"/test-sets/{test_set_id}/series/nightly")
+    assert page.status_code == 200 and "it never runs" in page.get_data(as_text=True)

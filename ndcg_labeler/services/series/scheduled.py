@@ -80,10 +80,14 @@ def set_schedule(
 
 
 def next_run(endpoint: RetrieverEndpoint, now: datetime | None = None) -> datetime | None:
-    """When the endpoint's schedule next fires (None: no schedule)."""
+    """When the endpoint's schedule next fires (None: no schedule, or one that never fires)."""
     if not endpoint.schedule:
         return None
-    return next_slot(parse_schedule(endpoint.schedule), now or utcnow())
+    try:
+        parsed = parse_schedule(endpoint.schedule)
+    except ServiceError:
+        return None  # stored before a stricter parser: claim_due skips it too
+    return next_slot(parsed, now or utcnow())
 
 
 def claim_due(now: datetime | None = None) -> list[Due]:
