@@ -98,6 +98,8 @@ def show(test_set_id: int, name: str) -> str:
         pinned=series.pinned_baseline(test_set, name),
         scheduled=scheduled,
         checks=checks,
+        # Only the newest check's alert is current: a later pass means the series recovered.
+        alert=checks[0] if checks and checks[0].alert else None,
         run_names=run_names,
         k=k,
         k_choices=live.k_choices(k),

@@ -18,7 +18,7 @@ from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Job, RetrieverEndpoint, Run, SeriesCheck
 from ndcg_labeler.services import endpoints, jobs, series, testsets
 from tests.factory import build_test_set
-from tests.series.helpers import CORPUS, QRELS, QUERIES, WORSE
+from tests.series.helpers import CORPUS, GOOD, QRELS, QUERIES, WORSE
 from tests.series.servers import FakeSearch, Webhook
 
 DAY1 = datetime(2026, 11, 23, 2, 0, tzinfo=UTC)
@@ -219,3 +219,23 @@ def test_a_schedule_that_never_fires_is_refused_and_a_stored_one_shows(
     assert page.status_code == 200 and "it never runs" in page.get_data(as_text=True)
     page = as_admin.get(f"/test-sets/{test_set_id}/series/nightly")
     assert page.status_code == 200 and "it never runs" in page.get_data(as_text=True)
+
+
+def test_the_alert_leaves_the_top_of_the_series_page_once_a_check_passes(
+    scheduled: Flask, search: FakeSearch, as_admin: FlaskClient
+) -> None:
+    app = scheduled
+    with app.app_context():
+        jobs.tick(DAY1 + timedelta(hours=1))  # the 23rd: the baseline
+        search.ranks = list(WORSE)
+        jobs.tick(DAY1 + timedelta(days=1, hours=1))  # the 24th: fail, alerted
+        test_set_id = testsets.require_by_name("sched").id
+    url = f"/test-sets/{test_set_id}/series/nightly"
+    assert "Alert: fail" in as_admin.get(url).get_data(as_text=True)
+    search.ranks = list(GOOD)
+    with app.app_context():
+        jobs.tick(DAY1 + timedelta(days=2, hours=1))  # the 25th: back to normal, passes
+    assert [c[0] for c in _checks(app)] == ["baseline", "fail", "pass"]
+    page = as_admin.get(url).get_data(as_text=True)
+    assert 'id="series-alert"' not in page  # no stale alarm at the top...
+    assert '<strong class="outcome-fail">fail</strong>' in page  # ...the table keeps it
