@@ -155,3 +155,22 @@ def test_a_cutoff_deeper_than_an_archived_run_kept_is_a_400_that_says_why(
         deep = as_admin.get(url + "?k=20")
         assert deep.status_code == 400
         assert "kept its top 10 entries per query" in deep.get_data(as_text=True)
+
+
+def test_pinning_a_series_that_does_not_exist_or_both_ways_at_once_is_refused(
+    as_admin: FlaskClient, runner: FlaskCliRunner, app: Flask, nightly: int
+) -> None:
+    from ndcg_labeler.models import SeriesSetting
+
+    typo = runner.invoke(args=["run", "series", "trend", "nightyl", "--unpin"])
+    assert typo.exit_code == 1 and "has no series named 'nightyl'" in typo.output
+    both = runner.invoke(args=["run", "series", "trend", "nightly", "--pin", "n1", "--unpin"])
+    assert both.exit_code == 1 and "not both" in both.output
+    posted = as_admin.post(
+        f"/test-sets/{nightly}/series/nosuch/baseline", data={"run": ""}, follow_redirects=True
+    )
+    assert "Could not pin the baseline: test set" in posted.get_data(as_text=True)
+    with app.app_context():
+        assert db.session.scalars(db.select(SeriesSetting)).all() == []
+    unpinned = runner.invoke(args=["run", "series", "trend", "nightly", "--unpin"])
+    assert unpinned.exit_code == 0, unpinned.output

@@ -118,6 +118,10 @@ def pin_baseline(
     test_set: TestSet, name: str, run_ref: str | None, actor: User | None
 ) -> Run | None:
     """Pin the series' baseline to a run of the series (id or name); None or "" unpins."""
+    exists = sa.select(Run.id).where(Run.test_set_id == test_set.id, Run.series == name)
+    if db.session.scalar(exists.limit(1)) is None:
+        # A mistyped name would otherwise store and audit a setting no series uses.
+        raise ServiceError(f"test set '{test_set.name}' has no series named '{name}'")
     run = None
     if run_ref:
         run = run_service.get_run(test_set, run_ref)
