@@ -112,20 +112,7 @@ def show_json(test_set_id: int, name: str) -> Response:
     test_set = get_test_set_or_404(test_set_id)
     found = _trend(test_set, name, _k())
     base, why = series.baseline(test_set, name)
-    checks = [
-        {
-            "outcome": c.outcome,
-            "endpoint": c.endpoint,
-            "slot": c.slot.isoformat() if c.slot else None,
-            "run_id": c.run_id,
-            "baseline_run_id": c.baseline_run_id,
-            "summary": c.summary,
-            "alert": c.alert,
-            "alert_error": c.alert_error,
-            "created_at": c.created_at.isoformat(),
-        }
-        for c in series.list_checks(test_set, name)
-    ]
+    checks = [series.check_json(c) for c in series.list_checks(test_set, name)]
     return jsonify(
         **found.to_json(), baseline={"run": base.name if base else None, "why": why}, checks=checks
     )

@@ -236,6 +236,10 @@ def test_the_alert_leaves_the_top_of_the_series_page_once_a_check_passes(
     with app.app_context():
         jobs.tick(DAY1 + timedelta(days=2, hours=1))  # the 25th: back to normal, passes
     assert [c[0] for c in _checks(app)] == ["baseline", "fail", "pass"]
+    twin = as_admin.get(url + "/json").get_json()
+    newest = twin["checks"][0]
+    assert newest["slot"] == "2026-11-25T03:00:00+00:00"  # UTC on every database
+    assert datetime.fromisoformat(newest["created_at"]).utcoffset() == timedelta(0)
     page = as_admin.get(url).get_data(as_text=True)
     assert 'id="series-alert"' not in page  # no stale alarm at the top...
     assert '<strong class="outcome-fail">fail</strong>' in page  # ...the table keeps it
