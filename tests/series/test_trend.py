@@ -174,3 +174,14 @@ def test_pinning_a_series_that_does_not_exist_or_both_ways_at_once_is_refused(
         assert db.session.scalars(db.select(SeriesSetting)).all() == []
     unpinned = runner.invoke(args=["run", "series", "trend", "nightly", "--unpin"])
     assert unpinned.exit_code == 0, unpinned.output
+
+
+def test_the_upload_form_shows_a_bad_series_name_on_its_own_field(
+    as_admin: FlaskClient, nightly: int
+) -> None:
+    form = {"file": (io.BytesIO(trec(GOOD).encode()), "n4.trec"), "series": "a/b"}
+    page = as_admin.post(f"/test-sets/{nightly}/runs/upload", data=form)
+    html = page.get_data(as_text=True)
+    assert page.status_code == 422
+    assert 'id="series-error"' in html and "cannot contain &#39;/&#39;" in html
+    assert 'id="file-error"' not in html
