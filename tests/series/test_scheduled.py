@@ -243,3 +243,16 @@ def test_the_alert_leaves_the_top_of_the_series_page_once_a_check_passes(
     page = as_admin.get(url).get_data(as_text=True)
     assert 'id="series-alert"' not in page  # no stale alarm at the top...
     assert '<strong class="outcome-fail">fail</strong>' in page  # ...the table keeps it
+
+
+def test_a_long_series_name_keeps_the_slot_in_its_run_names(scheduled: Flask) -> None:
+    app = scheduled
+    long_name = "n" * 200  # the longest series name there is
+    with app.app_context():
+        test_set = testsets.require_by_name("sched")
+        series.set_schedule(test_set, "live", "daily 04:00", long_name, k=10, now=DAY1)
+        jobs.tick(DAY1 + timedelta(hours=2))
+        jobs.tick(DAY1 + timedelta(days=1, hours=2))
+    names = [run for _, run, _ in _checks(app)]
+    assert [n[-16:] for n in names] == ["-2026-11-23-0400", "-2026-11-24-0400"]
+    assert all(len(n) <= 196 for n in names)
