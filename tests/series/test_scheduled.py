@@ -188,7 +188,12 @@ def test_an_admin_sets_the_schedule_on_the_endpoint_page(
     form = {"schedule-schedule": "61 * * * *", "schedule-series": "weekly", "schedule-k": "50"}
     bad = as_admin.post(url, data={**form, "schedule-submit": "Save schedule"})
     assert bad.status_code == 200 and "must stay within 0–59" in bad.get_data(as_text=True)
-    form["schedule-schedule"] = "0 4 * * 1"
+    form["schedule-schedule"], form["schedule-series"] = "0 4 * * 1", ""
+    unnamed = as_admin.post(url, data={**form, "schedule-submit": "Save schedule"})
+    html = unnamed.get_data(as_text=True)
+    assert 'id="schedule-series-error">a schedule needs the series its runs join<' in html
+    assert "--series" not in html and 'id="schedule-schedule-error"' not in html
+    form["schedule-series"] = "weekly"
     saved = as_admin.post(url, data={**form, "schedule-submit": "Save schedule"})
     assert saved.status_code == 302
     with scheduled.app_context():
