@@ -136,12 +136,22 @@ def test_a_separator_setting_puts_runs_in_the_series_their_names_start_with(
     path.write_text(trec(GOOD))
     slash = runner.invoke(args=["run", "upload", "prefixes", str(path), "--series", "a/b"])
     assert slash.exit_code == 1 and "cannot contain '/'" in slash.output
-    for name, extra in (("exp-a", []), ("plain", []), ("-odd", []), ("exp-b", ["--series", "x"])):
+    # "." and ".." as a path segment are resolved away by browsers: no page could show them.
+    dots = runner.invoke(args=["run", "upload", "prefixes", str(path), "--series", ".."])
+    assert dots.exit_code == 1 and "cannot be named '..'" in dots.output
+    uploads = (
+        ("exp-a", []),
+        ("plain", []),
+        ("-odd", []),
+        ("exp-b", ["--series", "x"]),
+        ("..-c", []),
+    )
+    for name, extra in uploads:
         done = runner.invoke(args=["run", "upload", "prefixes", str(path), "--name", name, *extra])
         assert done.exit_code == 0, done.output
     with app.app_context():
         found = {r.name: r.series for r in db.session.scalars(db.select(Run))}
-    assert found == {"exp-a": "exp", "plain": None, "-odd": None, "exp-b": "x"}
+    assert found == {"exp-a": "exp", "plain": None, "-odd": None, "exp-b": "x", "..-c": None}
 
 
 def test_a_cutoff_deeper_than_an_archived_run_kept_is_a_400_that_says_why(
