@@ -117,6 +117,7 @@ def test_a_failed_fetch_and_a_refusing_webhook_are_recorded(
     webhook: Webhook,
     runner: FlaskCliRunner,
     monkeypatch: pytest.MonkeyPatch,
+    as_admin: FlaskClient,
 ) -> None:
     app = scheduled
     webhook.status = 500
@@ -128,6 +129,10 @@ def test_a_failed_fetch_and_a_refusing_webhook_are_recorded(
         assert db.session.scalar(sa.select(sa.func.count()).select_from(Run)) == 0
     ((outcome, run, alert),) = _checks(app)
     assert (outcome, run, alert) == ("error", None, "failed")
+    # The job's page says what the evaluation found, not only that the job is done.
+    html = as_admin.get(f"/jobs/{job.id}").get_data(as_text=True)
+    assert "Scheduled evaluation: error" in html and "the fetch failed" in html
+    assert "Alert: failed." in html and "/series/nightly" in html
     assert "could not connect" in webhook.received[0]["text"]
     with app.app_context():
         check = db.session.scalar(sa.select(SeriesCheck))
