@@ -239,6 +239,8 @@ def series_command(
         if not found:
             click.echo(f"Test set '{test_set.name}' has no series yet (flask run upload --series).")
         return
+    if pin and unpin:
+        raise ServiceError("give --pin RUN or --unpin, not both")
     if pin or unpin:
         pinned = series.pin_baseline(test_set, name, None if unpin else pin, None)
         what = f"run '{pinned.name}'" if pinned else "the last passing run (unpinned)"

@@ -3,11 +3,19 @@
 from __future__ import annotations
 
 from flask_wtf import FlaskForm
-from wtforms import BooleanField, IntegerField, SelectField, StringField, SubmitField, TextAreaField
+from wtforms import (
+    BooleanField,
+    Field,
+    IntegerField,
+    SelectField,
+    StringField,
+    SubmitField,
+    TextAreaField,
+)
 from wtforms.fields.choices import SelectChoice
-from wtforms.validators import DataRequired, Length, NumberRange, Optional
+from wtforms.validators import DataRequired, Length, NumberRange, Optional, ValidationError
 
-from ndcg_labeler.services import endpoints, runs
+from ndcg_labeler.services import ServiceError, endpoints, runs
 
 PRESET_CHOICES = [
     SelectChoice("", "Custom (JMESPath below)"),
@@ -68,10 +76,20 @@ class ScheduleForm(FlaskForm):
         validators=[Optional(), Length(max=100)],
         description='"daily 03:00" or a cron expression such as "30 2 * * 1-5"; empty: none.',
     )
-    series = StringField("Series", validators=[Optional(), Length(max=runs.MAX_NAME)])
+    # No Optional(): it would stop validate_series, which says an empty one is missing.
+    series = StringField("Series", validators=[Length(max=runs.MAX_NAME)])
     k = IntegerField(
         "Results per query",
         default=endpoints.DEFAULT_K,
         validators=[NumberRange(1, runs.MAX_DEPTH)],
     )
     submit = SubmitField("Save schedule")
+
+    def validate_series(self, field: Field) -> None:
+        """A schedule needs a valid series name: said on this field, not the schedule's."""
+        try:
+            name = runs.clean_series(field.data)
+        except ServiceError as exc:
+            raise ValidationError(str(exc)) from exc
+        if (self.schedule.data or "").strip() and not name:
+            raise ValidationError("a schedule needs the series its runs join")

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from flask_wtf import FlaskForm
 from flask_wtf.file import FileField, FileRequired
-from wtforms import IntegerField, StringField, SubmitField, TextAreaField
-from wtforms.validators import Length, NumberRange, Optional
+from wtforms import Field, IntegerField, StringField, SubmitField, TextAreaField
+from wtforms.validators import Length, NumberRange, Optional, ValidationError
 
-from ndcg_labeler.services import runs
+from ndcg_labeler.services import ServiceError, runs
 
 
 class RunUploadForm(FlaskForm):
@@ -29,6 +29,13 @@ class RunUploadForm(FlaskForm):
     notes = TextAreaField("Notes", validators=[Optional(), Length(max=runs.MAX_NOTES)])
     series = StringField("Series", validators=[Optional(), Length(max=runs.MAX_NAME)])
     submit = SubmitField("Upload run")
+
+    def validate_series(self, field: Field) -> None:
+        """The series name's own rules, on its field (not the file's, after the upload)."""
+        try:
+            runs.clean_series(field.data)
+        except ServiceError as exc:
+            raise ValidationError(str(exc)) from exc
 
 
 class TokenForm(FlaskForm):

@@ -23,6 +23,15 @@ def _k() -> int:
         abort(400, description=str(exc))
 
 
+def _trend(test_set: TestSet, name: str, k: int) -> series.Trend:
+    """The series' trend at k; 400 with the reason when a run cannot score there (an
+    archived run that kept fewer entries than k)."""
+    try:
+        return series.trend(test_set, name, live.ScoreOptions(k=k))
+    except ServiceError as exc:
+        abort(400, description=str(exc))
+
+
 def _compare_url(test_set: TestSet, point: series.TrendPoint, k: int) -> str | None:
     if point.previous is None:
         return None
@@ -68,7 +77,7 @@ def show(test_set_id: int, name: str) -> str:
     """One series over time: the chart, the runs with their change, checks and alerts."""
     test_set = get_test_set_or_404(test_set_id)
     k = _k()
-    found = series.trend(test_set, name, live.ScoreOptions(k=k))
+    found = _trend(test_set, name, k)
     base, why = series.baseline(test_set, name)
     scheduled = [
         (e, series.next_run(e))
@@ -89,6 +98,8 @@ def show(test_set_id: int, name: str) -> str:
         pinned=series.pinned_baseline(test_set, name),
         scheduled=scheduled,
         checks=checks,
+        # Only the newest check's alert is current: a later pass means the series recovered.
+        alert=checks[0] if checks and checks[0].alert else None,
         run_names=run_names,
         k=k,
         k_choices=live.k_choices(k),
@@ -99,22 +110,9 @@ def show(test_set_id: int, name: str) -> str:
 def show_json(test_set_id: int, name: str) -> Response:
     """The series page's JSON twin: the trend, the baseline and the latest checks."""
     test_set = get_test_set_or_404(test_set_id)
-    found = series.trend(test_set, name, live.ScoreOptions(k=_k()))
+    found = _trend(test_set, name, _k())
     base, why = series.baseline(test_set, name)
-    checks = [
-        {
-            "outcome": c.outcome,
-            "endpoint": c.endpoint,
-            "slot": c.slot.isoformat() if c.slot else None,
-            "run_id": c.run_id,
-            "baseline_run_id": c.baseline_run_id,
-            "summary": c.summary,
-            "alert": c.alert,
-            "alert_error": c.alert_error,
-            "created_at": c.created_at.isoformat(),
-        }
-        for c in series.list_checks(test_set, name)
-    ]
+    checks = [series.check_json(c) for c in series.list_checks(test_set, name)]
     return jsonify(
         **found.to_json(), baseline={"run": base.name if base else None, "why": why}, checks=checks
     )

@@ -45,8 +45,18 @@ def test_cron_weekdays_steps_and_the_two_day_fields() -> None:
         ("61 * * * *", "minute field '61' must stay within 0–59"),
         ("* * * 13 *", "month field"),
         ("a * * * *", "is not a cron field"),
+        ("0 0 30 2 *", "never runs: its months have no day 30"),
+        ("0 0 31 4,6 *", "never runs: its months have no day 31"),
     ],
 )
 def test_bad_schedules_say_why(text: str, message: str) -> None:
     with pytest.raises(ServiceError, match=message):
         series.parse_schedule(text)
+
+
+def test_a_day_that_exists_only_in_leap_years_or_with_a_weekday_is_kept() -> None:
+    leap = series.parse_schedule("0 0 29 2 *")
+    assert series.next_slot(leap, at(27, 12)) == datetime(2028, 2, 29, tzinfo=UTC)
+    # Both day fields restricted: any Monday of February counts, as in cron.
+    either = series.parse_schedule("0 0 30 2 1")
+    assert series.next_slot(either, at(27, 12)) == datetime(2027, 2, 1, tzinfo=UTC)

@@ -18,7 +18,7 @@ from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Job, RetrieverEndpoint, Run, SeriesCheck
 from ndcg_labeler.services import endpoints, jobs, series, testsets
 from tests.factory import build_test_set
-from tests.series.helpers import CORPUS, QRELS, QUERIES, WORSE
+from tests.series.helpers import CORPUS, GOOD, QRELS, QUERIES, WORSE
 from tests.series.servers import FakeSearch, Webhook
 
 DAY1 = datetime(2026, 11, 23, 2, 0, tzinfo=UTC)
@@ -117,6 +117,7 @@ def test_a_failed_fetch_and_a_refusing_webhook_are_recorded(
     webhook: Webhook,
     runner: FlaskCliRunner,
     monkeypatch: pytest.MonkeyPatch,
+    as_admin: FlaskClient,
 ) -> None:
     app = scheduled
     webhook.status = 500
@@ -128,6 +129,10 @@ def test_a_failed_fetch_and_a_refusing_webhook_are_recorded(
         assert db.session.scalar(sa.select(sa.func.count()).select_from(Run)) == 0
     ((outcome, run, alert),) = _checks(app)
     assert (outcome, run, alert) == ("error", None, "failed")
+    # The job's page says what the evaluation found, not only that the job is done.
+    html = as_admin.get(f"/jobs/{job.id}").get_data(as_text=True)
+    assert "Scheduled evaluation: error" in html and "the fetch failed" in html
+    assert "Alert: failed." in html and "/series/nightly" in html
     assert "could not connect" in webhook.received[0]["text"]
     with app.app_context():
         check = db.session.scalar(sa.select(SeriesCheck))
@@ -188,7 +193,12 @@ def test_an_admin_sets_the_schedule_on_the_endpoint_page(
     form = {"schedule-schedule": "61 * * * *", "schedule-series": "weekly", "schedule-k": "50"}
     bad = as_admin.post(url, data={**form, "schedule-submit": "Save schedule"})
     assert bad.status_code == 200 and "must stay within 0–59" in bad.get_data(as_text=True)
-    form["schedule-schedule"] = "0 4 * * 1"
+    form["schedule-schedule"], form["schedule-series"] = "0 4 * * 1", ""
+    unnamed = as_admin.post(url, data={**form, "schedule-submit": "Save schedule"})
+    html = unnamed.get_data(as_text=True)
+    assert 'id="schedule-series-error">a schedule needs the series its runs join<' in html
+    assert "--series" not in html and 'id="schedule-schedule-error"' not in html
+    form["schedule-series"] = "weekly"
     saved = as_admin.post(url, data={**form, "schedule-submit": "Save schedule"})
     assert saved.status_code == 302
     with scheduled.app_context():
@@ -198,3 +208,61 @@ def test_an_admin_sets_the_schedule_on_the_endpoint_page(
             "weekly",
             50,
         )
+
+
+def test_a_schedule_that_never_fires_is_refused_and_a_stored_one_shows(
+    scheduled: Flask, runner: FlaskCliRunner, as_admin: FlaskClient
+) -> None:
+    never = ["endpoints", "schedule", "sched", "live", "--cron", "0 0 30 2 *", "--series", "n"]
+    refused = runner.invoke(args=never)
+    assert refused.exit_code == 1 and "never runs" in refused.output
+    assert refused.exception is None or isinstance(refused.exception, SystemExit)
+    with scheduled.app_context():
+        endpoint = db.session.scalar(sa.select(RetrieverEndpoint))
+        assert endpoint.schedule == "daily 03:00"  # unchanged
+        # One stored before the parser refused it: the pages say so instead of failing.
+        endpoint.schedule, endpoint.schedule_series = "0 0 30 2 *", "nightly"
+        db.session.commit()
+        assert series.next_run(endpoint) is None
+        test_set_id = endpoint.test_set_id
+    page = as_admin.get(f"/test-sets/{test_set_id}/endpoints/live")
+    assert page.status_code == 200 and "it never runs" in page.get_data(as_text=True)
+    page = as_admin.get(f"/test-sets/{test_set_id}/series/nightly")
+    assert page.status_code == 200 and "it never runs" in page.get_data(as_text=True)
+
+
+def test_the_alert_leaves_the_top_of_the_series_page_once_a_check_passes(
+    scheduled: Flask, search: FakeSearch, as_admin: FlaskClient
+) -> None:
+    app = scheduled
+    with app.app_context():
+        jobs.tick(DAY1 + timedelta(hours=1))  # the 23rd: the baseline
+        search.ranks = list(WORSE)
+        jobs.tick(DAY1 + timedelta(days=1, hours=1))  # the 24th: fail, alerted
+        test_set_id = testsets.require_by_name("sched").id
+    url = f"/test-sets/{test_set_id}/series/nightly"
+    assert "Alert: fail" in as_admin.get(url).get_data(as_text=True)
+    search.ranks = list(GOOD)
+    with app.app_context():
+        jobs.tick(DAY1 + timedelta(days=2, hours=1))  # the 25th: back to normal, passes
+    assert [c[0] for c in _checks(app)] == ["baseline", "fail", "pass"]
+    twin = as_admin.get(url + "/json").get_json()
+    newest = twin["checks"][0]
+    assert newest["slot"] == "2026-11-25T03:00:00+00:00"  # UTC on every database
+    assert datetime.fromisoformat(newest["created_at"]).utcoffset() == timedelta(0)
+    page = as_admin.get(url).get_data(as_text=True)
+    assert 'id="series-alert"' not in page  # no stale alarm at the top...
+    assert '<strong class="outcome-fail">fail</strong>' in page  # ...the table keeps it
+
+
+def test_a_long_series_name_keeps_the_slot_in_its_run_names(scheduled: Flask) -> None:
+    app = scheduled
+    long_name = "n" * 200  # the longest series name there is
+    with app.app_context():
+        test_set = testsets.require_by_name("sched")
+        series.set_schedule(test_set, "live", "daily 04:00", long_name, k=10, now=DAY1)
+        jobs.tick(DAY1 + timedelta(hours=2))
+        jobs.tick(DAY1 + timedelta(days=1, hours=2))
+    names = [run for _, run, _ in _checks(app)]
+    assert [n[-16:] for n in names] == ["-2026-11-23-0400", "-2026-11-24-0400"]
+    assert all(len(n) <= 196 for n in names)

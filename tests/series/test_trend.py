@@ -136,9 +136,62 @@ def test_a_separator_setting_puts_runs_in_the_series_their_names_start_with(
     path.write_text(trec(GOOD))
     slash = runner.invoke(args=["run", "upload", "prefixes", str(path), "--series", "a/b"])
     assert slash.exit_code == 1 and "cannot contain '/'" in slash.output
-    for name, extra in (("exp-a", []), ("plain", []), ("-odd", []), ("exp-b", ["--series", "x"])):
+    # "." and ".." as a path segment are resolved away by browsers: no page could show them.
+    dots = runner.invoke(args=["run", "upload", "prefixes", str(path), "--series", ".."])
+    assert dots.exit_code == 1 and "cannot be named '..'" in dots.output
+    uploads = (
+        ("exp-a", []),
+        ("plain", []),
+        ("-odd", []),
+        ("exp-b", ["--series", "x"]),
+        ("..-c", []),
+    )
+    for name, extra in uploads:
         done = runner.invoke(args=["run", "upload", "prefixes", str(path), "--name", name, *extra])
         assert done.exit_code == 0, done.output
     with app.app_context():
         found = {r.name: r.series for r in db.session.scalars(db.select(Run))}
-    assert found == {"exp-a": "exp", "plain": None, "-odd": None, "exp-b": "x"}
+    assert found == {"exp-a": "exp", "plain": None, "-odd": None, "exp-b": "x", "..-c": None}
+
+
+def test_a_cutoff_deeper_than_an_archived_run_kept_is_a_400_that_says_why(
+    as_admin: FlaskClient, runner: FlaskCliRunner, nightly: int
+) -> None:
+    archived = runner.invoke(args=["run", "archive", "trend", "n1", "--keep", "10", "--yes"])
+    assert archived.exit_code == 0, archived.output
+    page = f"/test-sets/{nightly}/series/nightly"
+    for url in (page, page + "/json"):
+        assert as_admin.get(url + "?k=10").status_code == 200
+        deep = as_admin.get(url + "?k=20")
+        assert deep.status_code == 400
+        assert "kept its top 10 entries per query" in deep.get_data(as_text=True)
+
+
+def test_pinning_a_series_that_does_not_exist_or_both_ways_at_once_is_refused(
+    as_admin: FlaskClient, runner: FlaskCliRunner, app: Flask, nightly: int
+) -> None:
+    from ndcg_labeler.models import SeriesSetting
+
+    typo = runner.invoke(args=["run", "series", "trend", "nightyl", "--unpin"])
+    assert typo.exit_code == 1 and "has no series named 'nightyl'" in typo.output
+    both = runner.invoke(args=["run", "series", "trend", "nightly", "--pin", "n1", "--unpin"])
+    assert both.exit_code == 1 and "not both" in both.output
+    posted = as_admin.post(
+        f"/test-sets/{nightly}/series/nosuch/baseline", data={"run": ""}, follow_redirects=True
+    )
+    assert "Could not pin the baseline: test set" in posted.get_data(as_text=True)
+    with app.app_context():
+        assert db.session.scalars(db.select(SeriesSetting)).all() == []
+    unpinned = runner.invoke(args=["run", "series", "trend", "nightly", "--unpin"])
+    assert unpinned.exit_code == 0, unpinned.output
+
+
+def test_the_upload_form_shows_a_bad_series_name_on_its_own_field(
+    as_admin: FlaskClient, nightly: int
+) -> None:
+    form = {"file": (io.BytesIO(trec(GOOD).encode()), "n4.trec"), "series": "a/b"}
+    page = as_admin.post(f"/test-sets/{nightly}/runs/upload", data=form)
+    html = page.get_data(as_text=True)
+    assert page.status_code == 422
+    assert 'id="series-error"' in html and "cannot contain &#39;/&#39;" in html
+    assert 'id="file-error"' not in html

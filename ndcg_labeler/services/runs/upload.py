@@ -101,6 +101,9 @@ def clean_series(series: str | None) -> str | None:
     if "/" in series:
         # The series page's address holds the name as one path segment.
         raise ServiceError("a series name cannot contain '/'")
+    if series in (".", ".."):
+        # As a path segment, browsers resolve it away: the series page could not be opened.
+        raise ServiceError(f"a series cannot be named '{series}'")
     return series or None
 
 
@@ -110,7 +113,7 @@ def series_from_name(test_set: TestSet, name: str) -> str | None:
     if not separator or separator not in name[1:]:
         return None
     found = name[: name.index(separator, 1)].strip()
-    return found if found and "/" not in found else None
+    return found if found and "/" not in found and found not in (".", "..") else None
 
 
 def _check_depth(depth: int | None) -> int:

@@ -5,6 +5,7 @@ from .alerts import post_alert, webhook_url
 from .catalog import (
     SeriesSummary,
     baseline,
+    check_json,
     list_checks,
     list_series,
     pin_baseline,
@@ -23,6 +24,7 @@ __all__ = [
     "Trend",
     "TrendPoint",
     "baseline",
+    "check_json",
     "claim_due",
     "evaluate",
     "latest_slot",

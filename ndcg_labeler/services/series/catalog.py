@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any
 
 import sqlalchemy as sa
 
@@ -118,6 +119,10 @@ def pin_baseline(
     test_set: TestSet, name: str, run_ref: str | None, actor: User | None
 ) -> Run | None:
     """Pin the series' baseline to a run of the series (id or name); None or "" unpins."""
+    exists = sa.select(Run.id).where(Run.test_set_id == test_set.id, Run.series == name)
+    if db.session.scalar(exists.limit(1)) is None:
+        # A mistyped name would otherwise store and audit a setting no series uses.
+        raise ServiceError(f"test set '{test_set.name}' has no series named '{name}'")
     run = None
     if run_ref:
         run = run_service.get_run(test_set, run_ref)
@@ -151,3 +156,19 @@ def list_checks(test_set: TestSet, name: str, limit: int = 50) -> list[SeriesChe
         .limit(limit)
     )
     return list(db.session.scalars(stmt))
+
+
+def check_json(check: SeriesCheck) -> dict[str, Any]:
+    """One check as the series page's JSON twin lists it (times in UTC, with their offset)."""
+    slot, created = aware(check.slot), aware(check.created_at)
+    return {
+        "outcome": check.outcome,
+        "endpoint": check.endpoint,
+        "slot": slot.isoformat() if slot else None,
+        "run_id": check.run_id,
+        "baseline_run_id": check.baseline_run_id,
+        "summary": check.summary,
+        "alert": check.alert,
+        "alert_error": check.alert_error,
+        "created_at": created.isoformat() if created else None,
+    }

@@ -18,6 +18,8 @@ from ndcg_labeler.services import ServiceError
 SEARCH_DAYS = 4 * 366 + 1
 _DAILY = re.compile(r"^daily\s+([0-9]{1,2}):([0-9]{2})$", re.IGNORECASE)
 _FIELDS = (("minute", 0, 59), ("hour", 0, 23), ("day of month", 1, 31), ("month", 1, 12))
+# The most days each month can have (29 February comes in leap years).
+_MONTH_DAYS = {2: 29, 4: 30, 6: 30, 9: 30, 11: 30}
 
 
 @dataclass(frozen=True)
@@ -92,9 +94,14 @@ def parse_schedule(text: str) -> Schedule:
     weekdays, any_weekday = _field(parts[4], "day of week", 0, 7)
     weekdays = frozenset(0 if v == 7 else v for v in weekdays)
     canonical = f"daily {daily.group(1).zfill(2)}:{daily.group(2)}" if daily else text
-    return Schedule(
-        canonical, minutes, hours, days, months, weekdays, any_day, any_weekday or parts[4] == "*"
-    )
+    any_weekday = any_weekday or parts[4] == "*"
+    if any_weekday and not any(d <= _MONTH_DAYS.get(m, 31) for m in months for d in days):
+        # Only the day of month decides, and it names no day of its months (30 February):
+        # stored, it would never fire and have no next run to show.
+        raise ServiceError(
+            f"'{text}' never runs: its months have no day {', '.join(map(str, sorted(days)))}"
+        )
+    return Schedule(canonical, minutes, hours, days, months, weekdays, any_day, any_weekday)
 
 
 def _minute(moment: datetime) -> datetime:

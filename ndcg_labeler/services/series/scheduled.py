@@ -80,10 +80,14 @@ def set_schedule(
 
 
 def next_run(endpoint: RetrieverEndpoint, now: datetime | None = None) -> datetime | None:
-    """When the endpoint's schedule next fires (None: no schedule)."""
+    """When the endpoint's schedule next fires (None: no schedule, or one that never fires)."""
     if not endpoint.schedule:
         return None
-    return next_slot(parse_schedule(endpoint.schedule), now or utcnow())
+    try:
+        parsed = parse_schedule(endpoint.schedule)
+    except ServiceError:
+        return None  # stored before a stricter parser: claim_due skips it too
+    return next_slot(parsed, now or utcnow())
 
 
 def claim_due(now: datetime | None = None) -> list[Due]:
@@ -123,7 +127,11 @@ def claim_due(now: datetime | None = None) -> list[Due]:
 
 
 def _run_name(test_set: TestSet, series: str, slot: datetime) -> str:
-    base = run_service.clean_name(f"{series}-{slot:%Y-%m-%d-%H%M}"[: run_service.MAX_NAME - 4])
+    suffix = f"-{slot:%Y-%m-%d-%H%M}"
+    # A long series name is cut, never the slot: it is what tells the runs apart. Four
+    # characters stay free for "-N" when the name is taken.
+    keep = run_service.MAX_NAME - 4 - len(suffix)
+    base = run_service.clean_name(series[:keep].rstrip() + suffix)
     name, n = base, 1
     while run_service.name_taken(test_set, name):
         n += 1
