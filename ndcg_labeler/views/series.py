@@ -23,15 +23,6 @@ def _k() -> int:
         abort(400, description=str(exc))
 
 
-def _trend(test_set: TestSet, name: str, k: int) -> series.Trend:
-    """The series' trend at k; 400 with the reason when a run cannot score there (an
-    archived run that kept fewer entries than k)."""
-    try:
-        return series.trend(test_set, name, live.ScoreOptions(k=k))
-    except ServiceError as exc:
-        abort(400, description=str(exc))
-
-
 def _compare_url(test_set: TestSet, point: series.TrendPoint, k: int) -> str | None:
     if point.previous is None:
         return None
@@ -77,7 +68,7 @@ def show(test_set_id: int, name: str) -> str:
     """One series over time: the chart, the runs with their change, checks and alerts."""
     test_set = get_test_set_or_404(test_set_id)
     k = _k()
-    found = _trend(test_set, name, k)
+    found = series.trend(test_set, name, live.ScoreOptions(k=k))
     base, why = series.baseline(test_set, name)
     scheduled = [
         (e, series.next_run(e))
@@ -110,7 +101,7 @@ def show(test_set_id: int, name: str) -> str:
 def show_json(test_set_id: int, name: str) -> Response:
     """The series page's JSON twin: the trend, the baseline and the latest checks."""
     test_set = get_test_set_or_404(test_set_id)
-    found = _trend(test_set, name, _k())
+    found = series.trend(test_set, name, live.ScoreOptions(k=_k()))
     base, why = series.baseline(test_set, name)
     checks = [series.check_json(c) for c in series.list_checks(test_set, name)]
     return jsonify(

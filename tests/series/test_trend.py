@@ -154,19 +154,6 @@ def test_a_separator_setting_puts_runs_in_the_series_their_names_start_with(
     assert found == {"exp-a": "exp", "plain": None, "-odd": None, "exp-b": "x", "..-c": None}
 
 
-def test_a_cutoff_deeper_than_an_archived_run_kept_is_a_400_that_says_why(
-    as_admin: FlaskClient, runner: FlaskCliRunner, nightly: int
-) -> None:
-    archived = runner.invoke(args=["run", "archive", "trend", "n1", "--keep", "10", "--yes"])
-    assert archived.exit_code == 0, archived.output
-    page = f"/test-sets/{nightly}/series/nightly"
-    for url in (page, page + "/json"):
-        assert as_admin.get(url + "?k=10").status_code == 200
-        deep = as_admin.get(url + "?k=20")
-        assert deep.status_code == 400
-        assert "kept its top 10 entries per query" in deep.get_data(as_text=True)
-
-
 def test_pinning_a_series_that_does_not_exist_or_both_ways_at_once_is_refused(
     as_admin: FlaskClient, runner: FlaskCliRunner, app: Flask, nightly: int
 ) -> None:
