@@ -213,12 +213,25 @@ def _register_error_pages(app: Flask) -> None:
     @app.errorhandler(HTTPException)
     def http_error(error: HTTPException) -> tuple[Any, int]:
         code = error.code or 500
+        if code == 413:
+            error.description = _too_large(app)
         if request.path.startswith("/api/"):
             return {"error": error.name, "detail": error.description}, code
         if request_ctx.url_adapter is None:
             # No URL map (an untrusted Host): the site's layout cannot link anywhere.
             return error.get_response(), code
         return render_template("error.html", error=error, ways_on=ways_on()), code
+
+
+def _too_large(app: Flask) -> str:
+    """What a refused upload (413) says: the limit, and the ways round it."""
+    limit = (app.config.get("MAX_CONTENT_LENGTH") or 0) // (1024 * 1024)
+    return (
+        f"The upload is larger than this server accepts ({limit} MB, the setting "
+        "NDCG_MAX_UPLOAD_MB). Compress it with gzip: the limit counts the compressed bytes. "
+        "Or, on the server, import it from the command line (flask testset import, flask run "
+        "upload), which has no upload limit."
+    )
 
 
 def _register_template_helpers(app: Flask) -> None:
