@@ -43,7 +43,7 @@ class SeriesCheck(db.Model):
     baseline_run_id: Mapped[int | None] = mapped_column(
         sa.ForeignKey("run.id", ondelete="SET NULL")
     )
-    # pass | fail | inconclusive | no-baseline | error
+    # pass | fail | inconclusive | baseline (the series' first run) | error
     outcome: Mapped[str] = mapped_column(sa.String(20))
     summary: Mapped[str] = mapped_column(sa.Text, default="")
     result: Mapped[dict[str, Any] | None] = mapped_column(sa.JSON)

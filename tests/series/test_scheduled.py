@@ -131,9 +131,13 @@ def test_a_failed_fetch_and_a_refusing_webhook_are_recorded(
     assert (outcome, run, alert) == ("error", None, "failed")
     # The job's page says what the evaluation found, not only that the job is done.
     html = as_admin.get(f"/jobs/{job.id}").get_data(as_text=True)
-    assert "Scheduled evaluation: error" in html and "the fetch failed" in html
+    assert "Scheduled evaluation: error" in html and "The fetch failed" in html
     assert "Alert: failed." in html and "/series/nightly" in html
-    assert "could not connect" in webhook.received[0]["text"]
+    text = webhook.received[0]["text"]
+    assert "could not connect" in text
+    assert text.startswith("ndcg-labeler: series 'nightly' (live): ERROR, no run was stored.")
+    # No advice a scheduled fetch cannot follow: it has no one to accept a partial run.
+    assert "accept a run without them" not in text
     with app.app_context():
         check = db.session.scalar(sa.select(SeriesCheck))
         assert check.alert_error == "HTTP 500 INTERNAL SERVER ERROR"

@@ -59,10 +59,12 @@ class FetchFailed(ServiceError):
     def __init__(self, report: FetchReport) -> None:
         listed = "; ".join(f"{f['qid']}: {f['error']}" for f in report.failed[:5])
         more = f" (and {len(report.failed) - 5} more)" if len(report.failed) > 5 else ""
-        super().__init__(
+        self.what = (
             f"{len(report.failed)} of {report.queries} queries failed, so nothing was stored: "
-            f"{listed}{more}. Fetch again, or accept a run without them."
+            f"{listed}{more}"
         )
+        """What failed, without the advice: a scheduled fetch cannot accept a partial run."""
+        super().__init__(f"{self.what}. Fetch again, or accept a run without them.")
         self.report = report
 
 

@@ -140,12 +140,11 @@ def _run_name(test_set: TestSet, series: str, slot: datetime) -> str:
 
 
 def _message(check: SeriesCheck, run: Run | None, base: Run | None, detail: str) -> str:
-    what = f"run '{run.name}'" if run is not None else "no run"
+    head = f"ndcg-labeler: series '{check.series}' ({check.endpoint}):"
+    if run is None:
+        return f"{head} {check.outcome.upper()}, no run was stored. {detail}".strip()
     against = f" against '{base.name}'" if base is not None else ""
-    return (
-        f"ndcg-labeler: series '{check.series}' ({check.endpoint}): {what}{against} "
-        f"is {check.outcome.upper()}. {detail}"
-    ).strip()
+    return f"{head} run '{run.name}'{against} is {check.outcome.upper()}. {detail}".strip()
 
 
 def _gate_summary(result: Any) -> str:
@@ -188,7 +187,9 @@ def evaluate(
         )
     except ServiceError as exc:
         db.session.rollback()
-        check.outcome, check.summary = "error", f"the fetch failed: {exc}"
+        # A scheduled fetch has no one to accept a partial run: the next slot fetches again.
+        detail = exc.what if isinstance(exc, endpoints_service.FetchFailed) else str(exc)
+        check.outcome, check.summary = "error", f"The fetch failed: {detail.rstrip('.')}."
     else:
         assert run is not None
         check.run_id = run.id
