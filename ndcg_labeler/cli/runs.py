@@ -338,6 +338,15 @@ def list_runs(
             + "".join(f"\t{line}" for line in _trec_all_lines(result))
             + (f"\t[{', '.join(marks)}]" if marks else "")
         )
+    if not listed and not offset:
+        # An empty stdout alone reads like a hang or a bug; the why goes to stderr.
+        filtered = bool(search or tag) or archived is not None
+        click.echo(
+            f"No run of '{test_set.name}' matches."
+            if filtered
+            else f"'{test_set.name}' has no runs yet: flask run upload adds one.",
+            err=True,
+        )
     if page.has_next or offset:
         shown = f"{offset + 1}-{offset + len(listed)}" if listed else "none"
         click.echo(f"({shown} of {page.total} runs; --offset and --limit page)", err=True)

@@ -21,7 +21,7 @@ from ndcg_labeler.services import ServiceError
 from ndcg_labeler.services import runs as run_service
 from ndcg_labeler.services.accounts import create_token
 from ndcg_labeler.views import runs as runs_view
-from tests.factory import build_test_set, grade, trec
+from tests.factory import build_test_set, grade, make_test_set, trec
 
 # The module, not the function the dashboard package exports under the same name.
 overview_module = importlib.import_module("ndcg_labeler.services.dashboard.overview")
@@ -268,3 +268,9 @@ def test_run_list_flags(app: Flask, many: int, runner: FlaskCliRunner) -> None:
     assert tagged.exit_code == 0 and "dense, prod; pinned" in tagged.output
     bad = runner.invoke(args=["run", "list", SET, "--sort", "fastest"])
     assert bad.exit_code != 0
+    none = runner.invoke(args=["run", "list", SET, "--search", "zzz"])
+    assert (none.exit_code, none.stdout, none.stderr) == (0, "", f"No run of '{SET}' matches.\n")
+    make_test_set(app, "empty")
+    empty = runner.invoke(args=["run", "list", "empty"])
+    assert (empty.exit_code, empty.stdout) == (0, "")
+    assert empty.stderr == "'empty' has no runs yet: flask run upload adds one.\n"
