@@ -27,10 +27,19 @@ def test_archive_a_run_after_confirming(live_server: LiveServer, browser_page) -
     log_in(page, base)
     page.goto(url)
     page.fill("input[name=keep]", "10")
-    # Dismissed: nothing happens.
-    page.once("dialog", lambda dialog: dialog.dismiss())
+    # Dismissed: nothing happens. The question names the depth typed, not a placeholder.
+    asked: list[str] = []
+
+    def dismiss(dialog) -> None:
+        asked.append(dialog.message)
+        dialog.dismiss()
+
+    page.once("dialog", dismiss)
     page.get_by_role("button", name="Archive this run").click()
     assert page.locator("#archived-notice").count() == 0
+    assert asked == [
+        "Archive the run old? Its entries past the top 10 of each query are deleted for good."
+    ]
     page.once("dialog", lambda dialog: dialog.accept())
     page.get_by_role("button", name="Archive this run").click()
     page.wait_for_url(re.compile(r".*/runs/\d+$"))
