@@ -10,6 +10,10 @@ from typing import Any
 from .errors import FormatError
 
 _CSV_FIELD_LIMIT = 64 * 1024 * 1024
+_TSV_QUOTING = (
+    "; TSV is read with CSV quoting: a field that starts with a double quote must end with "
+    'one, and a quote inside it is doubled ("")'
+)
 
 
 def _no_constants(name: str) -> Any:
@@ -56,7 +60,10 @@ def iter_csv_rows(
             return
         except csv.Error as exc:
             where = f" (record starts at line {start})" if start < reader.line_num else ""
-            raise FormatError(filename, reader.line_num, f"bad CSV: {exc}{where}") from None
+            # A TSV of raw texts trips on a text that begins with '"'; say the rule it broke.
+            rule = _TSV_QUOTING if delimiter == "\t" else ""
+            said = str(exc).replace("\t", "<TAB>")  # csv's message holds a raw TAB
+            raise FormatError(filename, reader.line_num, f"bad CSV: {said}{where}{rule}") from None
         if row and any(field.strip() for field in row):
             yield start, row
         start = reader.line_num + 1

@@ -46,6 +46,15 @@ def test_tsv_with_header():
     assert read("docid\ttext\nd1\thello\n") == [ChunkRecord("d1", None, "hello", {})]
 
 
+def test_tsv_quotes_as_pandas_writes_them():
+    """A quoted field with doubled quotes inside, as pandas' to_csv(sep="\\t") writes it."""
+    text = 'docid\ttext\nd1\t"""Hi"" she said"\nd2\tsays ""no"" here\n'
+    assert read(text) == [
+        ChunkRecord("d1", None, '"Hi" she said', {}),
+        ChunkRecord("d2", None, 'says ""no"" here', {}),
+    ]
+
+
 def test_title_only_chunk_is_allowed():
     assert read('{"_id": "d1", "title": "Only a title", "text": ""}\n')[0].title == "Only a title"
 
@@ -72,6 +81,12 @@ def test_title_only_chunk_may_lack_its_text_key(text):
         ("docid,text\nd1,x\nd2\n", "c:3: expected 2 fields as in the header, found 1"),
         ("docid,text\n,x\n", "c:2: empty docid"),
         ("", "c: file is empty"),
+        (
+            'docid\ttext\nd1\t"Hi" she said\n',
+            "c:2: bad CSV: '<TAB>' expected after '\"'; TSV is read with CSV quoting: a "
+            "field that starts with a double quote must end with one, and a quote inside it "
+            'is doubled ("")',
+        ),
     ],
 )
 def test_errors(text, message):
