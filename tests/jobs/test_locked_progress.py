@@ -1,9 +1,10 @@
 """SQLite: a corpus import holds the one write lock until it commits, so its job's row cannot
 take progress or heartbeat. The job keeps them in the queue's storage: the job page, the API
-and `flask jobs list` show them."""
+and `flask jobs list` show them, and recovery does not take the busy job for dead."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
@@ -99,6 +100,44 @@ def test_the_row_wins_again_once_written(jobs_app, as_admin) -> None:
         progress.close()
     page = as_admin.get(f"/jobs/{job_id}/status").get_data(as_text=True)
     assert "Indexing the corpus: 30 of 100" in page and "9,000" in page
+
+
+def test_a_busy_import_is_not_taken_for_dead_and_jobs_never_waits(jobs_app, as_admin) -> None:
+    """Its row's heartbeat stopped with the lock: after NDCG_JOB_STALE_SECONDS /jobs marked it
+    interrupted, waiting 10 s for the lock (500), or marking failed an import that committed."""
+    job_id = running_job(jobs_app, as_admin, heartbeat_age=timedelta(minutes=10))
+    with jobs_app.app_context():
+        progress = JobProgress(job_id, interval=0)
+        with write_lock(jobs_app):
+            progress("corpus", 10, 100, 5000)  # the heartbeat, in the queue
+            began = time.monotonic()
+            listed = as_admin.get("/jobs/")
+            shown = as_admin.get(f"/jobs/{job_id}")
+            waited = time.monotonic() - began
+        progress.close()
+        assert listed.status_code == shown.status_code == 200 and waited < 5
+        db.session.expire_all()
+        assert db.session.get_one(Job, job_id).state == "running"
+        # Unlocked, the queue's heartbeat still counts: the import is alive.
+        assert as_admin.get("/jobs/").status_code == 200
+        db.session.expire_all()
+        assert db.session.get_one(Job, job_id).state == "running"
+
+
+def test_a_dead_job_under_the_lock_waits_for_a_later_look(jobs_app, as_admin) -> None:
+    """Truly stale, but the lock is held: the page answers at once and a later look ends it."""
+    job_id = running_job(jobs_app, as_admin, heartbeat_age=timedelta(minutes=10))
+    with jobs_app.app_context():
+        with write_lock(jobs_app):
+            began = time.monotonic()
+            listed = as_admin.get("/jobs/")
+            waited = time.monotonic() - began
+        assert listed.status_code == 200 and waited < 5
+        db.session.expire_all()
+        assert db.session.get_one(Job, job_id).state == "running"
+        assert as_admin.get("/jobs/").status_code == 200
+        db.session.expire_all()
+        assert db.session.get_one(Job, job_id).state == "failed"
 
 
 def test_the_kept_progress_is_dropped_when_the_job_ends(jobs_app, as_admin) -> None:
