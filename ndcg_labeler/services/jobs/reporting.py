@@ -27,6 +27,7 @@ PHASES = {
     "write": "writing records",
     "corpus": "reading and writing the corpus",
     "index": "indexing the corpus",
+    "verify": "checking that the corpus file is unchanged",
     "refetch": "fetching the chunks the run names from the corpus file",
     "rank": "ranking",
     "store": "storing ranked lists",
