@@ -13,7 +13,8 @@ from ndcg_labeler.services import Progress, no_progress
 WIDTH = 30
 LABELS = {"parse": "reading", "write": "writing", "rank": "ranking", "store": "storing",
           "corpus": "corpus", "plan": "choosing pairs", "pool": "adding pairs", "fuse": "fusing",
-          "index": "indexing the corpus", "search": "searching"}  # fmt: skip
+          "index": "indexing the corpus", "search": "searching", "verify": "checking",
+          "refetch": "fetching"}  # fmt: skip
 
 
 def wants_bar(stream: TextIO | None) -> bool:

@@ -40,10 +40,10 @@ def worker(threads: int | None) -> None:
 @cli_errors
 def list_command() -> None:
     """Print the latest jobs: id, kind, state, progress and message."""
-    from ndcg_labeler.extensions import db
-    from ndcg_labeler.models import Job
+    from ndcg_labeler.services import jobs
 
-    for job in db.session.scalars(db.select(Job).order_by(Job.id.desc()).limit(50)):
+    # Through the service: a running job's progress may be newer in the queue than in its row.
+    for job in jobs.list_jobs(None, 1, 50).items:
         share = f"{100 * job.done / job.total:.0f}%" if job.total else "-"
         click.echo(f"{job.id}\t{job.kind}\t{job.state}\t{share}\t{job.error or job.message}")
 

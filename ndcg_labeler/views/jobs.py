@@ -46,6 +46,7 @@ def show(job_id: int) -> str:
     job = _job_or_404(job_id)
     if job.state == "running":
         jobs.recover()
+        job = _job_or_404(job_id)  # as it is now: recovery may have ended it
     return render_template("jobs/show.html", **_context(job))
 
 

@@ -8,14 +8,18 @@ import io
 import json
 from pathlib import Path
 
+import pytest
 import sqlalchemy as sa
 from flask import Flask
 from flask.testing import FlaskClient
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Chunk, CorpusSource, Run, TestSet, User
+from ndcg_labeler.services import runs as run_service
 from ndcg_labeler.services import testsets
+from ndcg_labeler.services._progress import Cancelled
 from ndcg_labeler.services.accounts import create_token
+from ndcg_labeler.services.imports import sources
 from ndcg_labeler.services.jobs.runner import run_job
 from tests.factory import AuthActions, grant, make_test_set, make_user, trec
 
@@ -253,3 +257,49 @@ def _cli_upload(app: Flask, tmp_path: Path, content: bytes) -> str:
     result = app.test_cli_runner().invoke(args=["run", "upload", "fl", str(run)])
     assert result.exit_code == 0, result.output
     return result.output
+
+
+def test_a_fetch_reports_hashing_and_scanning_and_honours_cancel(
+    app: Flask, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Hashing and scanning a 6 GB file take about a minute: both used to report nothing (a
+    few wanted ids make no block of chunks until the end) and so could not be cancelled."""
+    make_test_set(app, "fl")
+    corpus, queries, pool = tmp_path / "corpus.jsonl", tmp_path / "q.tsv", tmp_path / "pool.csv"
+    padding = "".join(
+        json.dumps({"_id": f"p{i}", "title": "", "text": "padding " * 128}) + "\n"
+        for i in range(9000)
+    )
+    corpus.write_text(_corpus(20) + padding)  # ~9 MB: the scan reports every 4 MiB
+    queries.write_text("q1\tfirst\nq2\tsecond\n")
+    pool.write_text("qid,docid\nq1,d1\n")
+    args = ["testset", "import", "fl", "--queries", str(queries), "--corpus", str(corpus)]
+    result = app.test_cli_runner().invoke(args=[*args, "--pool", str(pool), "--only-referenced"])
+    assert result.exit_code == 0, result.output
+    monkeypatch.setattr(sources, "REPORT_BYTES", 1 << 20)
+    size = corpus.stat().st_size
+    calls: list[tuple[str, int, int]] = []
+
+    def watch(phase: str, done: int, total: int, rows: int) -> None:
+        calls.append((phase, done, total))
+
+    with app.app_context():
+        test_set = testsets.require_by_name("fl")
+        run_service.upload_run(test_set, io.BytesIO(RUN), "r1.trec", "r1", None, progress=watch)
+        hashed = [done for phase, done, total in calls if phase == "verify" and total == size]
+        scanned = [done for phase, done, total in calls if phase == "refetch" and 0 < done < total]
+        assert len(hashed) >= 8 and hashed == sorted(hashed), calls
+        assert len(scanned) >= 2 and scanned == sorted(scanned), calls
+        for stop in ("verify", "refetch"):
+
+            def cancel(phase: str, done: int, total: int, rows: int, stop: str = stop) -> None:
+                if phase == stop and 0 < done < total:
+                    raise Cancelled("cancelled by a user")
+
+            name = f"cancelled-{stop}"
+            with pytest.raises(Cancelled):
+                run = io.BytesIO(trec({"q1": ["d3"]}))
+                run_service.upload_run(test_set, run, "c.trec", name, None, progress=cancel)
+            db.session.rollback()
+            assert db.session.scalar(sa.select(Run.id).where(Run.name == name)) is None
+        assert "d3" not in _texts(app)

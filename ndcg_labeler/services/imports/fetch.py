@@ -23,7 +23,7 @@ from flask import current_app
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Chunk, CorpusSource, TestSet
-from ndcg_labeler.services._progress import Progress, no_progress
+from ndcg_labeler.services._progress import Progress, ReadProgress, no_progress, size_of
 from ndcg_labeler.services.imports.corpus import CorpusStream
 from ndcg_labeler.services.imports.sources import file_digest, import_command
 from ndcg_labeler.services.tallies import lock_pool_counts
@@ -31,6 +31,8 @@ from ndcg_labeler.services.tallies import lock_pool_counts
 BATCH = 5000
 PHASE = "refetch"
 """The progress phase of reading a remembered corpus file (jobs.reporting.PHASES)."""
+CHECK = "verify"
+"""The progress phase of hashing it first, to know it is unchanged (bytes, like PHASE)."""
 
 
 @dataclass
@@ -94,8 +96,11 @@ def _host() -> str:
     return socket.gethostname()[:255]
 
 
-def _status(source: CorpusSource) -> str:
-    """fetch when the file is there and unchanged; else gone, changed or not_kept."""
+def _status(source: CorpusSource, progress: Progress) -> str:
+    """fetch when the file is there and unchanged; else gone, changed or not_kept.
+
+    Hashing a large file takes a while (~1 s a GB): `progress` hears of it (phase CHECK, bytes)
+    and may cancel it."""
     if source.path is None:
         return "not_kept"
     if not os.path.isfile(source.path):
@@ -103,7 +108,8 @@ def _status(source: CorpusSource) -> str:
     try:
         if source.sha256 is None or os.path.getsize(source.path) != source.size:
             return "changed"
-        return "fetch" if file_digest(source.path) == (source.size, source.sha256) else "changed"
+        found = file_digest(source.path, lambda done, size: progress(CHECK, done, size, 0))
+        return "fetch" if found == (source.size, source.sha256) else "changed"
     except OSError:
         return "gone"
 
@@ -131,14 +137,21 @@ def _still_lacking(test_set_id: int, wanted: set[str]) -> set[str]:
 def _read(test_set_id: int, source: CorpusSource, wanted: set[str], progress: Progress) -> int:
     """Stream the file, writing the wanted docids' chunks; returns how many it held."""
     assert source.path is not None
+    rows = 0
 
-    def report(phase: str, done: int, total: int, rows: int) -> None:
-        progress(PHASE if phase == "corpus" else phase, done, total, rows)
+    def report(phase: str, done: int, total: int, found: int) -> None:
+        # The stream's own reports ("corpus") come per block of chunks kept, and a few wanted
+        # ids make no block until the end: the bytes read ("parse", every 4 MiB) say how far
+        # the scan is and let a cancel stop it. Both are this phase's.
+        nonlocal rows
+        rows = max(rows, found)
+        progress(PHASE if phase in ("corpus", "parse") else phase, done, total, rows)
 
     max_bytes = int(current_app.config["NDCG_MAX_DECOMPRESSED_BYTES"])
     with open(source.path, "rb") as stream:
+        read = ReadProgress(stream, report, size_of(stream))
         stream_writer = CorpusStream(test_set_id, source.filename, report, wanted=wanted)
-        counts = stream_writer.write(stream, max_bytes, []).counts
+        counts = stream_writer.write(read, max_bytes, []).counts
     return counts.created + counts.updated
 
 
@@ -164,7 +177,7 @@ def fetch_named(
     for position, source in enumerate(sources):
         if not names:
             break
-        status = _status(source)  # reads the whole file for its sha256: before any lock
+        status = _status(source, progress)  # reads the whole file for its sha256: before any lock
         if status == "fetch" and not locked:
             # An import takes this lock first for its whole transaction: a fetch waits for it
             # rather than racing it to insert the same docid (nothing was written before it).

@@ -15,6 +15,7 @@ import os
 import shlex
 import socket
 import threading
+from collections.abc import Callable
 
 import sqlalchemy as sa
 
@@ -22,6 +23,25 @@ from ndcg_labeler.extensions import db
 from ndcg_labeler.models import CorpusSource, TestSet, utcnow
 
 READ_SIZE = 1 << 20
+REPORT_BYTES = 16 << 20
+"""How often (in bytes hashed) file_digest calls its `report`: a 6 GB corpus takes ~10 s."""
+
+
+def _hash(path: str, keep_going: Callable[[int], bool]) -> str | None:
+    """The file's sha256, or None when `keep_going(bytes read so far)` said stop (raises
+    OSError); `keep_going` is called after every READ_SIZE read."""
+    digest = hashlib.sha256()
+    buffer = bytearray(READ_SIZE)
+    view = memoryview(buffer)
+    done = 0
+    with open(path, "rb", buffering=0) as stream:
+        while keep_going(done):
+            n = stream.readinto(buffer)
+            if not n:
+                return digest.hexdigest()
+            digest.update(view[:n])
+            done += n
+    return None
 
 
 class FileDigest:
@@ -37,17 +57,8 @@ class FileDigest:
         self._thread.start()
 
     def _run(self) -> None:
-        digest = hashlib.sha256()
-        buffer = bytearray(READ_SIZE)
-        view = memoryview(buffer)
         try:
-            with open(self.path, "rb", buffering=0) as stream:
-                while not self._stop:
-                    n = stream.readinto(buffer)
-                    if not n:
-                        self._sha256 = digest.hexdigest()
-                        return
-                    digest.update(view[:n])
+            self._sha256 = _hash(self.path, lambda _done: not self._stop)
         except OSError as exc:
             self._error = exc
 
@@ -71,12 +82,26 @@ class FileDigest:
         return after.st_size, self._sha256
 
 
-def file_digest(path: str) -> tuple[int, str]:
-    """(size, sha256) of the file at `path`, read now (raises OSError)."""
-    found = FileDigest(path).result()
-    if found is None:
+def file_digest(path: str, report: Callable[[int, int], None] | None = None) -> tuple[int, str]:
+    """(size, sha256) of the file at `path`, read now in this thread (raises OSError).
+
+    `report(done, size)` is called every REPORT_BYTES: a fetch's progress, which may raise
+    (Cancelled) to stop the minute-long read of a large corpus."""
+    before = os.stat(path)
+    reported = 0
+
+    def keep_going(done: int) -> bool:
+        nonlocal reported
+        if report is not None and done - reported >= REPORT_BYTES:
+            reported = done
+            report(done, before.st_size)
+        return True
+
+    sha256 = _hash(path, keep_going)
+    after = os.stat(path)
+    if sha256 is None or (after.st_size, after.st_mtime_ns) != (before.st_size, before.st_mtime_ns):
         raise OSError(f"{path} changed while it was read")
-    return found
+    return after.st_size, sha256
 
 
 def import_command(test_set: TestSet, path: str | None) -> str:

@@ -11,6 +11,7 @@ instance/jobs.sqlite3).
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from typing import Any
 
 from flask import Flask, current_app
@@ -99,6 +100,32 @@ def cancel_asked(job_id: int) -> bool:
     return bool(get_queue().get(_CANCEL_KEY.format(job_id), peek=True))
 
 
-def forget_cancel(job_id: int) -> None:
-    """Drop the job's cancel request once the job has ended."""
-    get_queue().delete(_CANCEL_KEY.format(job_id))
+# A job's latest progress and heartbeat, kept beside its row for the same reason: while its own
+# import holds SQLite's write lock the row cannot take them (reporting.JobProgress), and the
+# job page, the API and recovery would see a job frozen at its first phase, then dead.
+_PROGRESS_KEY = "ndcg.progress.{}"
+
+
+def keep_progress(job_id: int, report: dict[str, Any]) -> None:
+    """Keep the job's latest report (phase, done, total, rows, heartbeat_at...) in the queue."""
+    get_queue().put(_PROGRESS_KEY.format(job_id), report)
+
+
+def kept_progress(job_ids: Iterable[int]) -> dict[int, dict[str, Any]]:
+    """The reports kept in the queue for these jobs, by id (jobs without one left out)."""
+    keys = {_PROGRESS_KEY.format(job_id): job_id for job_id in job_ids}
+    if not keys:
+        return {}
+    huey = get_queue()
+    found = huey.storage.peek_many(list(keys))  # one round trip for a page of jobs
+    return {
+        keys[key.decode() if isinstance(key, bytes) else key]: huey.serializer.deserialize(value)
+        for key, value in found.items()
+    }
+
+
+def forget(job_id: int) -> None:
+    """Drop the job's cancel request and kept progress once the job has ended."""
+    huey = get_queue()
+    huey.delete(_CANCEL_KEY.format(job_id))
+    huey.delete(_PROGRESS_KEY.format(job_id))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import socket
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -11,6 +12,7 @@ from typing import Any
 import sqlalchemy as sa
 from flask_sqlalchemy.pagination import Pagination
 from sqlalchemy.exc import OperationalError
+from sqlalchemy.orm.attributes import set_committed_value
 
 from ndcg_labeler import sqlite
 from ndcg_labeler.extensions import db
@@ -52,8 +54,35 @@ def create_job(
 
 
 def get_job(job_id: int) -> Job | None:
-    """The job with this id, or None."""
-    return db.session.get(Job, job_id)
+    """The job with this id, or None; a running one with its latest progress (with_progress)."""
+    job = db.session.get(Job, job_id)
+    if job is not None:
+        with_progress([job])
+    return job
+
+
+# What a report kept in the queue may lay over the row (reporting.JobProgress writes these).
+_KEPT = ("phase", "done", "total", "rows", "heartbeat_at", "phase_started_at", "message")
+
+
+def with_progress(jobs: Iterable[Job]) -> None:
+    """Show running jobs' progress kept in the queue where it is newer than their rows'.
+
+    SQLite only: while a job's import holds the write lock its row cannot take progress or
+    heartbeat, so the job keeps them in the queue's storage (queue.keep_progress). The values
+    are set as if loaded, never written back: nothing is flushed, and a refresh reads the row.
+    """
+    running = [job for job in jobs if job.state == "running"]
+    if not running or db.session.get_bind().dialect.name != "sqlite":
+        return
+    kept = queue.kept_progress(job.id for job in running)
+    for job in running:
+        report = kept.get(job.id)
+        row_beat = aware(job.heartbeat_at)
+        if report is None or (row_beat is not None and report["heartbeat_at"] <= row_beat):
+            continue
+        for name in _KEPT:
+            set_committed_value(job, name, report[name])
 
 
 def can_see(user: User, job: Job) -> bool:
@@ -61,12 +90,14 @@ def can_see(user: User, job: Job) -> bool:
     return bool(user.is_admin) or (job.user_id is not None and job.user_id == user.id)
 
 
-def list_jobs(user: User, page: int = 1, per_page: int = 50) -> Pagination:
-    """Newest first: every job for an admin, one's own jobs for anyone else."""
+def list_jobs(user: User | None, page: int = 1, per_page: int = 50) -> Pagination:
+    """Newest first: every job for an admin (or None: the CLI), one's own for anyone else."""
     stmt = sa.select(Job).order_by(Job.id.desc())
-    if not user.is_admin:
+    if user is not None and not user.is_admin:
         stmt = stmt.where(Job.user_id == user.id)
-    return paginate(stmt, page, per_page)
+    found = paginate(stmt, page, per_page)
+    with_progress(found.items)
+    return found
 
 
 def remove_upload(job: Job) -> None:

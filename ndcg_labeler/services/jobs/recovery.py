@@ -6,16 +6,18 @@ from __future__ import annotations
 import os
 import socket
 import time
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 import sqlalchemy as sa
 from flask import current_app
+from sqlalchemy.exc import OperationalError
 
+from ndcg_labeler import sqlite
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Job, Run, utcnow
 from ndcg_labeler.services._db import transaction
-from ndcg_labeler.services.jobs import spool
+from ndcg_labeler.services.jobs import queue, spool
 from ndcg_labeler.services.jobs.kinds import KINDS
 from ndcg_labeler.services.jobs.records import aware, remove_upload
 
@@ -23,6 +25,9 @@ INTERRUPTED = "interrupted: the worker stopped (restart or crash)"
 STORED_THEN_STOPPED = "done — the worker stopped after storing the run, before scoring it"
 STALE_SECONDS = 300
 """A running job whose heartbeat is older than this is taken for dead (NDCG_JOB_STALE_SECONDS)."""
+LOCK_WAIT_MS = 1000
+"""How long recovery waits for SQLite's write lock before it leaves the jobs for the next look:
+a pass runs on every /jobs page, and an import may hold the lock for minutes."""
 
 
 def _alive(worker: str) -> bool | None:
@@ -78,19 +83,49 @@ def recover(stale_seconds: int | None = None) -> list[int]:
     if stale_seconds is None:
         stale_seconds = int(current_app.config.get("NDCG_JOB_STALE_SECONDS", STALE_SECONDS))
     limit = utcnow() - timedelta(seconds=stale_seconds)
-    _sweep_uploads()
+    try:
+        # Each write in a transaction of its own, each with the short wait: a commit gives the
+        # connection back to the pool, and the next may be another one.
+        with sqlite.busy_timeout(db.session.connection(), LOCK_WAIT_MS):
+            _sweep_uploads()
+        dead = _dead(limit)
+        if dead:
+            with sqlite.busy_timeout(db.session.connection(), LOCK_WAIT_MS):
+                _end(dead)
+    except OperationalError:
+        # SQLite locked (by a running import): waiting would hold the page for its whole
+        # import; the next look ends them.
+        db.session.rollback()
+        if db.session.get_bind().dialect.name != "sqlite":
+            raise
+        return []
+    for job in db.session.scalars(sa.select(Job).where(Job.id.in_(dead))):
+        remove_upload(job)
+    return dead
+
+
+def _dead(limit: datetime) -> list[int]:
+    """The running jobs whose worker is gone or whose latest heartbeat is older than `limit`."""
     running = db.session.execute(
         sa.select(Job.id, Job.worker, Job.heartbeat_at, Job.started_at).where(
             Job.state == "running"
         )
     ).all()
+    kept: dict[int, dict[str, Any]] = {}
+    if running and db.session.get_bind().dialect.name == "sqlite":
+        # A job whose import holds the write lock beats in the queue (reporting.JobProgress).
+        kept = queue.kept_progress(job_id for job_id, *_ in running)
     dead = []
     for job_id, worker, heartbeat, started in running:
-        beat = aware(heartbeat or started)
+        beats = [aware(heartbeat or started), kept.get(job_id, {}).get("heartbeat_at")]
+        beat = max((b for b in beats if b is not None), default=None)
         if _alive(worker) is False or beat is None or beat < limit:
             dead.append(job_id)
-    if not dead:
-        return []
+    return dead
+
+
+def _end(dead: list[int]) -> None:
+    """Mark the dead jobs done with the run they stored whole, or failed (INTERRUPTED)."""
     table = Job.__table__
     with transaction():
         for job in db.session.scalars(sa.select(Job).where(Job.id.in_(dead))):
@@ -112,9 +147,6 @@ def recover(stale_seconds: int | None = None) -> list[int]:
             .where(table.c.id.in_(dead), table.c.state == "running")
             .values(state="failed", error=INTERRUPTED, message=INTERRUPTED, finished_at=utcnow())
         )
-    for job in db.session.scalars(sa.select(Job).where(Job.id.in_(dead))):
-        remove_upload(job)
-    return dead
 
 
 def _sweep_uploads() -> None:

@@ -2,8 +2,9 @@
 
 It writes through a connection of its own, outside the import's transaction, so the job page
 sees progress while the work is still uncommitted. On SQLite the import holds the single write
-lock while it stores rows: the callback then waits at most a moment and skips that report
-(reading the cancel flag still works in WAL mode), so progress shows again at the next report.
+lock while it stores rows: the callback then waits at most a moment and keeps the report (and
+the heartbeat) in the queue's own storage instead, which web and worker share, until the row
+can be written again (reading the cancel flag still works in WAL mode).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ PHASES = {
     "write": "writing records",
     "corpus": "reading and writing the corpus",
     "index": "indexing the corpus",
+    "verify": "checking that the corpus file is unchanged",
     "refetch": "fetching the chunks the run names from the corpus file",
     "rank": "ranking",
     "store": "storing ranked lists",
@@ -41,7 +43,8 @@ INTERVAL = 0.5
 BLOCKED_BACKOFF = 5.0
 """Seconds without trying to record again after a report found the database locked (SQLite,
 the import holding the write lock): each try waits the busy timeout, which every half second
-would slow a long corpus import by a third. The cancel flag is still read at every report."""
+would slow a long corpus import by a third. The cancel flag is still read at every report, and
+the report is kept in the queue's storage meanwhile (queue.keep_progress)."""
 
 
 class JobProgress:
@@ -52,6 +55,7 @@ class JobProgress:
         self.interval = interval
         self._last = 0.0
         self._phase = ""
+        self._phase_started = utcnow()
         self._conn: Any = None
         self._blocked_until = 0.0
         self.rows = 0  # the latest rows reported, recorded when the job ends
@@ -78,27 +82,33 @@ class JobProgress:
             return
         self._last = now
         conn = self._connection()
-        if now < self._blocked_until:
-            self._check_cancel(conn)
-            return
-        self._phase = phase
-        table = Job.__table__
+        beat = utcnow()
+        if new_phase:
+            self._phase = phase
+            self._phase_started = beat
         values: dict[str, Any] = {
             "phase": phase,
             "done": done,
             "total": total,
             "rows": rows,
-            "heartbeat_at": utcnow(),
+            "heartbeat_at": beat,
+            "phase_started_at": self._phase_started,
             "message": PHASES.get(phase, phase),
         }
-        if new_phase:
-            values["phase_started_at"] = values["heartbeat_at"]
-        try:
-            with conn.begin():
-                conn.execute(sa.update(table).where(table.c.id == self.job_id).values(**values))
-        except OperationalError:
-            self._phase = "" if new_phase else phase  # try the new phase again next time
-            self._blocked_until = now + BLOCKED_BACKOFF
+        if now >= self._blocked_until:
+            try:
+                with conn.begin():
+                    conn.execute(
+                        sa.update(Job.__table__)
+                        .where(Job.__table__.c.id == self.job_id)
+                        .values(**values)
+                    )
+            except OperationalError:
+                self._blocked_until = now + BLOCKED_BACKOFF
+        if now < self._blocked_until and conn.dialect.name == "sqlite":
+            # The row is locked by the job's own import: keep the report in the queue, which
+            # the job page, the API and recovery read beside the row (records.with_progress).
+            queue.keep_progress(self.job_id, values)
         self._check_cancel(conn)
 
     def _check_cancel(self, conn: Any) -> None:

@@ -88,7 +88,7 @@ def run_job(job_id: int) -> None:
         )
     finally:
         progress.close()
-        queue.forget_cancel(job_id)
+        queue.forget(job_id)
         db.session.rollback()
         job = records.get_job(job_id)
         if job is not None:
