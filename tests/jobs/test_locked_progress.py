@@ -148,3 +148,28 @@ def test_the_kept_progress_is_dropped_when_the_job_ends(jobs_app, as_admin) -> N
         run_job(job_id)
         assert db.session.get_one(Job, job_id).state == "done"
         assert queue.kept_progress([job_id]) == {}
+
+
+def test_an_unreachable_queue_costs_only_the_kept_figures(
+    app: Flask, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Progress is a courtesy: a queue storage that fails (Redis down) neither fails the job
+    that reports nor the page that reads it."""
+
+    class Down:
+        def put(self, *args: object) -> None:
+            raise ConnectionError("queue storage down")
+
+        @property
+        def storage(self) -> Down:
+            return self
+
+        def peek_many(self, keys: list[str]) -> dict[str, bytes]:
+            raise ConnectionError("queue storage down")
+
+    monkeypatch.setattr(queue, "get_queue", lambda app=None: Down())
+    with app.app_context():
+        queue.keep_progress(1, {"phase": "write", "done": 5})
+        assert queue.kept_progress([1, 2]) == {}
+    assert "could not keep its progress" in caplog.text
+    assert "could not read the jobs' progress" in caplog.text

@@ -10,6 +10,7 @@ instance/jobs.sqlite3).
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Iterable
 from typing import Any
@@ -106,18 +107,29 @@ def cancel_asked(job_id: int) -> bool:
 _PROGRESS_KEY = "ndcg.progress.{}"
 
 
+_log = logging.getLogger(__name__)
+
+
 def keep_progress(job_id: int, report: dict[str, Any]) -> None:
     """Keep the job's latest report (phase, done, total, rows, heartbeat_at...) in the queue."""
-    get_queue().put(_PROGRESS_KEY.format(job_id), report)
+    try:
+        get_queue().put(_PROGRESS_KEY.format(job_id), report)
+    except Exception:  # Redis down, say: a progress figure must not fail the job
+        _log.warning("job %s: could not keep its progress in the queue", job_id, exc_info=True)
 
 
 def kept_progress(job_ids: Iterable[int]) -> dict[int, dict[str, Any]]:
-    """The reports kept in the queue for these jobs, by id (jobs without one left out)."""
+    """The reports kept in the queue for these jobs, by id (jobs without one left out; none
+    when the queue's storage cannot be read: the rows' own figures are shown then)."""
     keys = {_PROGRESS_KEY.format(job_id): job_id for job_id in job_ids}
     if not keys:
         return {}
     huey = get_queue()
-    found = huey.storage.peek_many(list(keys))  # one round trip for a page of jobs
+    try:
+        found = huey.storage.peek_many(list(keys))  # one round trip for a page of jobs
+    except Exception:  # an unreadable queue must not take the jobs page down
+        _log.warning("could not read the jobs' progress from the queue", exc_info=True)
+        return {}
     return {
         keys[key.decode() if isinstance(key, bytes) else key]: huey.serializer.deserialize(value)
         for key, value in found.items()
