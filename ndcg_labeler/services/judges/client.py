@@ -64,11 +64,14 @@ class RateLimiter:
 
 
 def _retry_after(response: Any, attempt: int) -> float:
+    backoff = min(BACKOFF * 2**attempt, MAX_BACKOFF)
     header = response.headers.get("retry-after") if response is not None else None
     try:
-        return min(float(header), MAX_BACKOFF) if header else min(BACKOFF * 2**attempt, MAX_BACKOFF)
-    except ValueError:
-        return min(BACKOFF * 2**attempt, MAX_BACKOFF)
+        wait = float(header) if header else backoff
+    except ValueError:  # an HTTP date, or nonsense: our own backoff
+        return backoff
+    # "nan" or "-3" would make time.sleep raise and end the whole run: bound what we obey.
+    return wait if 0 <= wait <= MAX_BACKOFF else (MAX_BACKOFF if wait > 0 else backoff)
 
 
 def ask(client: Any, config: JudgeConfig, prompt: str, limiter: RateLimiter) -> Answer:
@@ -115,11 +118,21 @@ def _answer(response: Any, started: float) -> Answer:
         text = data["choices"][0]["message"]["content"] or ""
     except (ValueError, KeyError, IndexError, TypeError) as exc:
         return Answer(None, f"malformed answer: {exc!r}", latency, 0, 0)
-    usage = data.get("usage") or {}
+    if not isinstance(text, str):  # a number or a list would break the grade's parser
+        return Answer(None, f"malformed answer: content is {type(text).__name__}", latency, 0, 0)
+    usage = data.get("usage") if isinstance(data, dict) else None
+    usage = usage if isinstance(usage, dict) else {}
     return Answer(
         text,
         "",
         latency,
-        int(usage.get("prompt_tokens") or 0),
-        int(usage.get("completion_tokens") or 0),
+        _tokens(usage.get("prompt_tokens")),
+        _tokens(usage.get("completion_tokens")),
     )
+
+
+def _tokens(value: Any) -> int:
+    """A usage count as the endpoint gave it, or 0 when it is no count (text, negative, inf)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return 0
+    return int(value) if 0 <= value < 2**31 else 0
