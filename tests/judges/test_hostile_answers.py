@@ -59,3 +59,13 @@ def test_an_odd_retry_after_is_waited_within_bounds(
     answer = ask(_client(handler), CONFIG, "p", RateLimiter(0))
     assert answer.text is None and answer.error.startswith("HTTP 429")
     assert slept and all(0 <= s <= 20 for s in slept)
+
+
+def test_an_answer_over_the_cap_fails_the_pair_unread(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("ndcg_labeler.services.judges.client.MAX_ANSWER_BYTES", 2**20)
+    text = "blah " * 250_000 + "##final score: 1"  # 1.2 MB
+    payload = {"choices": [{"message": {"content": text}}]}
+    answer = ask(_client(_ok(payload)), CONFIG, "p", RateLimiter(0))
+    assert answer.text is None and answer.error == "answer over 1 MB (not read)"
+    small = {"choices": [{"message": {"content": "##final score: 1"}}]}
+    assert ask(_client(_ok(small)), CONFIG, "p", RateLimiter(0)).text == "##final score: 1"

@@ -7,6 +7,7 @@ exponential backoff (Retry-After honoured); other errors fail the pair at once.
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from dataclasses import dataclass, field
@@ -17,6 +18,9 @@ from ndcg_labeler.services import outbound
 RETRIES = 4
 BACKOFF = 0.5  # seconds before the first retry; doubled each time
 MAX_BACKOFF = 20.0
+# The most of an answer's body read. 100,000 tokens (the largest max tokens) is well under a
+# megabyte of JSON; an endpoint sending more is broken, and its text would be stored and shown.
+MAX_ANSWER_BYTES = 2 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -94,15 +98,19 @@ def ask(client: Any, config: JudgeConfig, prompt: str, limiter: RateLimiter) -> 
         limiter.wait()
         response = None
         try:
-            response = client.post(url, json=body, headers=headers, timeout=config.timeout)
+            response, content = _post(client, url, body, headers, config.timeout)
         except outbound.OutboundRefused as exc:
             error = str(exc)
             break  # the policy will refuse the next try too
         except (httpx.TimeoutException, httpx.TransportError) as exc:
             error = outbound.failure(exc, url, config.timeout)
         else:
+            if response.status_code == 200 and content is None:
+                latency = int(1000 * (time.monotonic() - started))
+                too_big = f"answer over {MAX_ANSWER_BYTES // 2**20} MB (not read)"
+                return Answer(None, too_big, latency, 0, 0)
             if response.status_code == 200:
-                return _answer(response, started)
+                return _answer(content or b"", started)
             error = outbound.status_line(response)
             if response.status_code != 429 and response.status_code < 500:
                 break  # a 4xx other than 429 will not get better by asking again
@@ -111,10 +119,25 @@ def ask(client: Any, config: JudgeConfig, prompt: str, limiter: RateLimiter) -> 
     return Answer(None, error, int(1000 * (time.monotonic() - started)), 0, 0)
 
 
-def _answer(response: Any, started: float) -> Answer:
+def _post(
+    client: Any, url: str, body: dict[str, Any], headers: dict[str, str], timeout: float
+) -> tuple[Any, bytes | None]:
+    """The response and its body, None when the body is over MAX_ANSWER_BYTES (left unread)."""
+    with client.stream("POST", url, json=body, headers=headers, timeout=timeout) as response:
+        if response.status_code != 200:
+            return response, b""  # only the status line is used: the body is never read
+        content = bytearray()
+        for piece in response.iter_bytes():
+            content += piece
+            if len(content) > MAX_ANSWER_BYTES:
+                return response, None
+        return response, bytes(content)
+
+
+def _answer(content: bytes, started: float) -> Answer:
     latency = int(1000 * (time.monotonic() - started))
     try:
-        data = response.json()
+        data = json.loads(content)
         text = data["choices"][0]["message"]["content"] or ""
     except (ValueError, KeyError, IndexError, TypeError) as exc:
         return Answer(None, f"malformed answer: {exc!r}", latency, 0, 0)
