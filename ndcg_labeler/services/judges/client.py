@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import Executor, as_completed
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -159,3 +161,30 @@ def _tokens(value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, int | float):
         return 0
     return int(value) if 0 <= value < 2**31 else 0
+
+
+def ask_each(
+    pool: Executor,
+    one: Callable[[Any], Answer],
+    prompts: Sequence[Any],
+    each: Callable[[int, Answer], None],
+) -> list[Answer]:
+    """`one(prompt)` for every prompt on the pool, answers in order; `each(i, answer)` is
+    called in this thread as each answer comes.
+
+    Per answer, not per batch: a batch of a slow endpoint can take minutes, and the job's
+    progress (its heartbeat, and where a Cancel is noticed) is reported from `each`. When
+    `each` raises, the questions not yet started are dropped and the exception goes on."""
+    futures = [pool.submit(one, prompt) for prompt in prompts]
+    where = {future: i for i, future in enumerate(futures)}
+    answers: list[Any] = [None] * len(futures)
+    try:
+        for future in as_completed(futures):
+            i = where[future]
+            answers[i] = future.result()
+            each(i, answers[i])
+    except BaseException:
+        for future in futures:
+            future.cancel()
+        raise
+    return answers
