@@ -46,5 +46,8 @@ def _grade(value: str, scale_max: int) -> int | None:
         if fraction.strip("0"):
             return None
         value = whole
+    value = value.lstrip("0") or "0"
+    if len(value) > 3:  # no scale goes that far; int() refuses past 4,300 digits
+        return None
     grade = int(value)
     return grade if 0 <= grade <= scale_max else None

@@ -40,3 +40,9 @@ def test_grades_are_read_or_left_unparsed(answer: str, grade: int | None) -> Non
 def test_the_scale_bounds_the_grade() -> None:
     assert parse_answer_grade("##final score: 4", 4) == 4
     assert parse_answer_grade("##final score: 4", 3) is None
+
+
+def test_a_grade_with_thousands_of_digits_is_unparsed_not_a_crash() -> None:
+    # Python refuses int() of more than 4,300 digits; a model can write that many.
+    assert parse_answer_grade("##final score: " + "9" * 5000, 3) is None
+    assert parse_answer_grade("##final score: " + "0" * 5000 + "2", 3) == 2  # as int() reads it

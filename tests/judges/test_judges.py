@@ -244,6 +244,11 @@ def test_bad_judges_are_refused(app: Flask, runner: FlaskCliRunner, llm: FakeLLM
             "NAME of an environment variable",
         ),
         (["judges", "run", "nope", "--judge", "x"], "unknown test set 'nope'"),
+        # 0 was refused with "timeout must be 0–600 s"
+        (
+            ["judges", "add", "x", "--base-url", llm.url, "--model", "m", "--timeout", "0"],
+            "timeout must be more than 0 and at most 600 s",
+        ),
     ]
     for args, message in cases:
         result = runner.invoke(args=args)

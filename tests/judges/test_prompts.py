@@ -38,6 +38,9 @@ def test_each_distinct_template_text_is_one_version(app: Flask) -> None:
         ("{{ ''.__class__.__mro__[1].__subclasses__() }}", "not allowed"),
         ("{{ query.__class__ }}{{ grades.__init__.__globals__ }}", "not allowed"),
         ("{% for g in grades %}{{ g.name }", "does not compile"),
+        # a misspelt variable used to render as "": prompts went out without the passage
+        ("{{ query }} {{ passge }}", "undefined name: 'passge' is undefined .*passage"),
+        ("{% for g in grades %}{{ g.nmae }}{% endfor %}", "undefined name"),
     ],
 )
 def test_unsafe_or_broken_templates_are_refused(app: Flask, template: str, reason: str) -> None:
@@ -49,3 +52,4 @@ def test_the_default_and_a_plain_custom_template_are_accepted(app: Flask) -> Non
     with app.app_context():
         check_template(judges.DEFAULT_TEMPLATE)
         check_template("{{ query }} / {{ passage }} / {{ narrative }} ##final score: N")
+        check_template("{{ extra | default('') }}{% if extra is defined %}x{% endif %}")

@@ -5,6 +5,7 @@ the answers go."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
 from typing import Any
@@ -12,7 +13,13 @@ from typing import Any
 from ndcg_labeler.models import Chunk, Judge, Query, TestSet
 from ndcg_labeler.services import outbound
 from ndcg_labeler.services.judges.budget import Budget
-from ndcg_labeler.services.judges.client import Answer, JudgeConfig, RateLimiter, ask
+from ndcg_labeler.services.judges.client import (
+    Answer,
+    JudgeConfig,
+    RateLimiter,
+    ask,
+    ask_each,
+)
 from ndcg_labeler.services.judges.prompts import (
     PromptRenderer,
     TemplateRefused,
@@ -78,18 +85,29 @@ class Asker:
         """How many of `prompts`, in order, fit in what is left of the budget (all: none set)."""
         return self.budget.fit(prompts)
 
-    def ask_all(self, prompts: list[str | Answer]) -> list[Answer]:
-        """The judge's answers, in order; a prompt that failed to render is not sent."""
+    def ask_all(
+        self, prompts: list[str | Answer], each: Callable[[int], None] | None = None
+    ) -> list[Answer]:
+        """The judge's answers, in order; a prompt that failed to render is not sent.
+
+        `each(n)` is called in this thread after the n-th answer came (for progress)."""
         if self.pool is None:
             self.client = self.stack.enter_context(outbound.outbound_client(self.own))
             self.pool = self.stack.enter_context(ThreadPoolExecutor(self.judge.concurrency))
         client, pool = self.client, self.pool
+        came = 0
 
         def one(prompt: str | Answer) -> Answer:
             if isinstance(prompt, Answer):
                 return prompt
             return ask(client, self.config, prompt, self.limiter)
 
-        answers = list(pool.map(one, prompts))
+        def counted(_: int, __: Answer) -> None:
+            nonlocal came
+            came += 1
+            if each is not None:
+                each(came)
+
+        answers = ask_each(pool, one, prompts, counted)
         self.budget.spend(prompts, answers)
         return answers

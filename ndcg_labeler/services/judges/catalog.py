@@ -65,8 +65,10 @@ def add_judge(
         raise ServiceError("temperature must be between 0 and 2")
     if not 1 <= max_tokens <= MAX_TOKENS or not 1 <= concurrency <= MAX_CONCURRENCY:
         raise ServiceError(f"max tokens must be 1–{MAX_TOKENS} and concurrency 1–{MAX_CONCURRENCY}")
-    if not 0 < timeout <= MAX_TIMEOUT or requests_per_minute < 0:
-        raise ServiceError(f"timeout must be 0–{MAX_TIMEOUT} s and requests per minute at least 0")
+    if not 0 < timeout <= MAX_TIMEOUT:
+        raise ServiceError(f"the timeout must be more than 0 and at most {MAX_TIMEOUT} s")
+    if requests_per_minute < 0:
+        raise ServiceError("requests per minute must be at least 0 (0: no limit)")
     if prompt_template:
         check_template(prompt_template)
     from ndcg_labeler.services import ensembles  # it builds on this package: imported late

@@ -7,8 +7,11 @@ exponential backoff (Retry-After honoured); other errors fail the pair at once.
 
 from __future__ import annotations
 
+import json
 import threading
 import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import Executor, as_completed
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,6 +20,9 @@ from ndcg_labeler.services import outbound
 RETRIES = 4
 BACKOFF = 0.5  # seconds before the first retry; doubled each time
 MAX_BACKOFF = 20.0
+# The most of an answer's body read. 100,000 tokens (the largest max tokens) is well under a
+# megabyte of JSON; an endpoint sending more is broken, and its text would be stored and shown.
+MAX_ANSWER_BYTES = 2 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -64,11 +70,14 @@ class RateLimiter:
 
 
 def _retry_after(response: Any, attempt: int) -> float:
+    backoff = min(BACKOFF * 2**attempt, MAX_BACKOFF)
     header = response.headers.get("retry-after") if response is not None else None
     try:
-        return min(float(header), MAX_BACKOFF) if header else min(BACKOFF * 2**attempt, MAX_BACKOFF)
-    except ValueError:
-        return min(BACKOFF * 2**attempt, MAX_BACKOFF)
+        wait = float(header) if header else backoff
+    except ValueError:  # an HTTP date, or nonsense: our own backoff
+        return backoff
+    # "nan" or "-3" would make time.sleep raise and end the whole run: bound what we obey.
+    return wait if 0 <= wait <= MAX_BACKOFF else (MAX_BACKOFF if wait > 0 else backoff)
 
 
 def ask(client: Any, config: JudgeConfig, prompt: str, limiter: RateLimiter) -> Answer:
@@ -91,15 +100,19 @@ def ask(client: Any, config: JudgeConfig, prompt: str, limiter: RateLimiter) -> 
         limiter.wait()
         response = None
         try:
-            response = client.post(url, json=body, headers=headers, timeout=config.timeout)
+            response, content = _post(client, url, body, headers, config.timeout)
         except outbound.OutboundRefused as exc:
             error = str(exc)
             break  # the policy will refuse the next try too
         except (httpx.TimeoutException, httpx.TransportError) as exc:
             error = outbound.failure(exc, url, config.timeout)
         else:
+            if response.status_code == 200 and content is None:
+                latency = int(1000 * (time.monotonic() - started))
+                too_big = f"answer over {MAX_ANSWER_BYTES // 2**20} MB (not read)"
+                return Answer(None, too_big, latency, 0, 0)
             if response.status_code == 200:
-                return _answer(response, started)
+                return _answer(content or b"", started)
             error = outbound.status_line(response)
             if response.status_code != 429 and response.status_code < 500:
                 break  # a 4xx other than 429 will not get better by asking again
@@ -108,18 +121,70 @@ def ask(client: Any, config: JudgeConfig, prompt: str, limiter: RateLimiter) -> 
     return Answer(None, error, int(1000 * (time.monotonic() - started)), 0, 0)
 
 
-def _answer(response: Any, started: float) -> Answer:
+def _post(
+    client: Any, url: str, body: dict[str, Any], headers: dict[str, str], timeout: float
+) -> tuple[Any, bytes | None]:
+    """The response and its body, None when the body is over MAX_ANSWER_BYTES (left unread)."""
+    with client.stream("POST", url, json=body, headers=headers, timeout=timeout) as response:
+        if response.status_code != 200:
+            return response, b""  # only the status line is used: the body is never read
+        content = bytearray()
+        for piece in response.iter_bytes():
+            content += piece
+            if len(content) > MAX_ANSWER_BYTES:
+                return response, None
+        return response, bytes(content)
+
+
+def _answer(content: bytes, started: float) -> Answer:
     latency = int(1000 * (time.monotonic() - started))
     try:
-        data = response.json()
+        data = json.loads(content)
         text = data["choices"][0]["message"]["content"] or ""
     except (ValueError, KeyError, IndexError, TypeError) as exc:
         return Answer(None, f"malformed answer: {exc!r}", latency, 0, 0)
-    usage = data.get("usage") or {}
+    if not isinstance(text, str):  # a number or a list would break the grade's parser
+        return Answer(None, f"malformed answer: content is {type(text).__name__}", latency, 0, 0)
+    usage = data.get("usage") if isinstance(data, dict) else None
+    usage = usage if isinstance(usage, dict) else {}
     return Answer(
         text,
         "",
         latency,
-        int(usage.get("prompt_tokens") or 0),
-        int(usage.get("completion_tokens") or 0),
+        _tokens(usage.get("prompt_tokens")),
+        _tokens(usage.get("completion_tokens")),
     )
+
+
+def _tokens(value: Any) -> int:
+    """A usage count as the endpoint gave it, or 0 when it is no count (text, negative, inf)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return 0
+    return int(value) if 0 <= value < 2**31 else 0
+
+
+def ask_each(
+    pool: Executor,
+    one: Callable[[Any], Answer],
+    prompts: Sequence[Any],
+    each: Callable[[int, Answer], None],
+) -> list[Answer]:
+    """`one(prompt)` for every prompt on the pool, answers in order; `each(i, answer)` is
+    called in this thread as each answer comes.
+
+    Per answer, not per batch: a batch of a slow endpoint can take minutes, and the job's
+    progress (its heartbeat, and where a Cancel is noticed) is reported from `each`. When
+    `each` raises, the questions not yet started are dropped and the exception goes on."""
+    futures = [pool.submit(one, prompt) for prompt in prompts]
+    where = {future: i for i, future in enumerate(futures)}
+    answers: list[Any] = [None] * len(futures)
+    try:
+        for future in as_completed(futures):
+            i = where[future]
+            answers[i] = future.result()
+            each(i, answers[i])
+    except BaseException:
+        for future in futures:
+            future.cancel()
+        raise
+    return answers

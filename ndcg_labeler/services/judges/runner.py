@@ -28,7 +28,7 @@ from ndcg_labeler.services import ServiceError, corrections, outbound
 from ndcg_labeler.services._db import insert_if_absent
 from ndcg_labeler.services.judges.asking import judge_config
 from ndcg_labeler.services.judges.budget import Budget, fit_together, seen_completion
-from ndcg_labeler.services.judges.client import Answer, JudgeConfig, RateLimiter, ask
+from ndcg_labeler.services.judges.client import Answer, JudgeConfig, RateLimiter, ask, ask_each
 from ndcg_labeler.services.judges.lifecycle import again_statuses, answered_pairs
 from ndcg_labeler.services.judges.prompts import (
     PromptRenderer,
@@ -352,27 +352,39 @@ def _ask_members(
                 ]
                 if not mine:
                     continue
-                prompts = [p for _, p in mine]
-                pool = member.pool
-                assert pool is not None
-                answers = list(
-                    pool.map(lambda p, m=member: _answer(client, m.config, p, m.limiter), prompts)
-                )
-                member.budget.spend(prompts, answers)
-                for answer in answers:
-                    member.prompt_tokens += answer.prompt_tokens
-                    member.completion_tokens += answer.completion_tokens
+                got: dict[int, Answer] = {}
+
+                def came(
+                    i: int, answer: Answer, m: _Member = member, got: dict[int, Answer] = got
+                ) -> None:
+                    nonlocal done
+                    got[i] = answer
+                    m.prompt_tokens += answer.prompt_tokens
+                    m.completion_tokens += answer.completion_tokens
                     tokens["prompt_tokens"] += answer.prompt_tokens
                     tokens["completion_tokens"] += answer.completion_tokens
-                found = _store(
-                    member.judge,
-                    member.shots.sha,
-                    test_set,
-                    [(pair, a) for (pair, _), a in zip(mine, answers, strict=True)],
-                )
-                member.counts = tuple(a + b for a, b in zip(member.counts, found, strict=True))
-                done += len(mine)
-                if progress is not None:
-                    progress(done, questions, tokens)
+                    done += 1
+                    if progress is not None:
+                        progress(done, questions, tokens)  # may raise Cancelled
+
+                pool = member.pool
+                assert pool is not None
+                try:
+                    ask_each(
+                        pool,
+                        lambda p, m=member: _answer(client, m.config, p, m.limiter),
+                        [p for _, p in mine],
+                        came,
+                    )
+                finally:  # a cancelled batch keeps the answers that came
+                    kept = sorted(got)
+                    member.budget.spend([mine[i][1] for i in kept], [got[i] for i in kept])
+                    found = _store(
+                        member.judge,
+                        member.shots.sha,
+                        test_set,
+                        [(mine[i][0], got[i]) for i in kept],
+                    )
+                    member.counts = tuple(a + b for a, b in zip(member.counts, found, strict=True))
             begin += len(batch)
     return begin

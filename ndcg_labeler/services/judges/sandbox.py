@@ -12,11 +12,11 @@ import resource
 import signal
 import string
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from functools import partial
 from typing import Any
 
-from jinja2 import Template, TemplateError
+from jinja2 import StrictUndefined, Template, TemplateError, UndefinedError
 from jinja2.filters import do_center, do_format, do_indent
 from jinja2.runtime import Context
 from jinja2.sandbox import SandboxedEnvironment, SecurityError
@@ -86,7 +86,9 @@ class LimitedSandbox(SandboxedEnvironment):
     intercepted_binops = frozenset({"*", "**", "%"})
 
     def __init__(self) -> None:
-        super().__init__(autoescape=False, keep_trailing_newline=True)
+        # Strict: a misspelt {{ passge }} rendered as "" and every prompt went without the
+        # passage; now the sample render at save time names it.
+        super().__init__(autoescape=False, keep_trailing_newline=True, undefined=StrictUndefined)
         self.range_left = MAX_RANGE
         self.globals["range"] = self.limited_range
         self.filters["format"] = self.limited_format
@@ -171,7 +173,10 @@ def _stream(env: LimitedSandbox, template: Template, variables: dict[str, Any]) 
     return "".join(parts)
 
 
-def _failure(exc: BaseException, doing: str) -> str:
+def _failure(exc: BaseException, doing: str, names: Iterable[str] = ()) -> str:
+    if isinstance(exc, UndefinedError):
+        known = ", ".join(sorted(names))
+        return f"the prompt template uses an undefined name: {exc} (the variables: {known})"
     if isinstance(exc, Deadline):
         return f"{OVER}it takes longer than {TIME_LIMIT:g} s to {doing}"
     if isinstance(exc, MemoryError):
@@ -200,7 +205,7 @@ def serve(lines: Iterator[str], reply: Callable[[dict[str, Any]], None]) -> None
         try:
             reply({"prompt": _timed(partial(_stream, env, template, variables))})
         except (Exception, Deadline) as exc:
-            reply({"error": _failure(exc, "render")})
+            reply({"error": _failure(exc, "render", variables)})
 
 
 def main() -> None:

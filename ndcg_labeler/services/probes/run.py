@@ -132,7 +132,12 @@ def run_probe(
                 questions_of, prompts = questions_of[:cut], prompts[:cut]
             if not batch:
                 break
-            rows = _answer_rows(test_set, questions_of, asker.ask_all(prompts))
+
+            def came(n: int, before: int = begin * PER_PAIR) -> None:
+                if progress is not None:  # per answer: a slow batch still beats and cancels
+                    progress(before + n, questions, tokens)
+
+            rows = _answer_rows(test_set, questions_of, asker.ask_all(prompts, came))
             asked += len(batch)
             for row in rows:
                 tokens["prompt_tokens"] += row["prompt_tokens"]
