@@ -144,7 +144,10 @@ def run_json(test_set_id: int, run_id: int) -> Response:
 def run_trec(test_set_id: int, run_id: int) -> Response:
     """A run's per-query scores in trec_eval's -q layout (`flask run score --trec`)."""
     run = run_or_404(_per_query_figures(test_set_id), run_id)
-    body = "\n".join(live.trec_eval_lines(run, score_options())) + "\n"
+    try:
+        body = "\n".join(live.trec_eval_lines(run, score_options())) + "\n"
+    except ServiceError as exc:  # an archived run: its whole-list lines would be stale
+        abort(400, description=str(exc))
     return _download(body, f"run-{run.id}.trec_eval.txt", "text/plain")
 
 
