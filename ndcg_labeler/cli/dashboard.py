@@ -12,7 +12,16 @@ from ndcg_labeler.cli._common import cli_errors
 from ndcg_labeler.cli._progress import terminal_progress
 from ndcg_labeler.cli.runs import run_group, scoring_options
 from ndcg_labeler.models import TestSet
-from ndcg_labeler.services import ServiceError, comparison, live, pooling, ppi, runs, testsets
+from ndcg_labeler.services import (
+    ServiceError,
+    comparison,
+    live,
+    pooling,
+    ppi,
+    runs,
+    testsets,
+    whole_number,
+)
 
 # How many per-query rows the readable table shows (the JSON has them all).
 TABLE_QUERIES = 20
@@ -200,10 +209,7 @@ def pool(
             _uncertain_first(testsets.require_by_name(testset), judge or "")
             return
         raise click.UsageError("Missing option '--depth'.")
-    try:
-        cut = int(depth)
-    except ValueError:
-        raise ServiceError(f"--depth must be a whole number, not '{depth}'") from None
+    cut = whole_number(depth, "--depth")
     test_set = testsets.require_by_name(testset)
     if for_compare:
         if run_names or judge:

@@ -14,7 +14,7 @@ from ndcg_labeler.cli._common import cli_errors
 from ndcg_labeler.cli._progress import terminal_progress
 from ndcg_labeler.cli.runs import run_group
 from ndcg_labeler.formats import FormatError
-from ndcg_labeler.services import ServiceError, gate, live, runs, series, testsets
+from ndcg_labeler.services import ServiceError, gate, live, runs, series, testsets, whole_number
 
 BAD_INPUT = 2
 # Exit status per outcome; --inconclusive maps the third one for pipelines that must be binary.
@@ -160,11 +160,8 @@ def fuse(
         if run is None:
             raise ServiceError(f"test set '{test_set.name}' has no run '{ref}'")
         found.append(run)
-    try:
-        constant = int(k)
-        cut = None if depth is None else int(depth)
-    except ValueError:
-        raise ServiceError("--k and --depth must be whole numbers") from None
+    constant = whole_number(k, "--k")
+    cut = None if depth is None else whole_number(depth, "--depth")
     with terminal_progress() as progress:  # a bar on stderr when it is a terminal
         fused = runs.fuse_runs(
             test_set, found, name, None, method=method, k=constant, depth=cut, progress=progress

@@ -15,7 +15,7 @@ from ndcg_labeler.cli._common import cli_errors
 from ndcg_labeler.cli._progress import terminal_progress
 from ndcg_labeler.cli.runs import run_group
 from ndcg_labeler.models import Run, TestSet
-from ndcg_labeler.services import ServiceError, runs, testsets
+from ndcg_labeler.services import ServiceError, runs, testsets, whole_number
 
 
 @run_group.command("upload")
@@ -49,12 +49,7 @@ def upload(
     Runs in this process (no job worker); a progress bar goes to stderr when it is a terminal.
     """
     test_set = testsets.require_by_name(testset)
-    cut = None
-    if depth is not None:
-        try:
-            cut = int(depth)
-        except ValueError:
-            raise ServiceError(f"--depth must be a whole number, not '{depth}'") from None
+    cut = None if depth is None else whole_number(depth, "--depth")
     if fmt not in (None, "quepid-snapshot"):
         raise ServiceError(f"--format must be quepid-snapshot (or left out), not '{fmt}'")
     if fmt == "quepid-snapshot":

@@ -23,7 +23,36 @@ def url_name(kind: str, name: str | None, limit: int) -> str:
     return name
 
 
+# PostgreSQL's INTEGER, the type of the id, count and depth columns: a larger number names
+# nothing stored, and binding one past 2**63 fails in the driver (a 500, not an answer).
+MAX_WHOLE = 2**31 - 1
+
+
+def whole_number(text: str, name: str, low: int = 0, high: int = MAX_WHOLE) -> int:
+    """`text` as a whole number from `low` to `high`, or a ServiceError that names `name`."""
+    text = text.strip()
+    # ASCII digits only: str.isdigit() takes '²', which int() refuses, and int() takes '٣',
+    # '+1' and '1_0'. The length check keeps int() off a 5,000-digit string (ValueError).
+    digits = text.isascii() and text.isdigit()
+    if digits and len(text) <= 12 and low <= int(text) <= high:
+        return int(text)
+    if high != MAX_WHOLE or digits:  # out of range: say the range, however wide
+        wanted = f"from {low} to {high}"
+    else:
+        wanted = f"of at least {low}" if low else ""
+    raise ServiceError(f"{name} must be a whole number {wanted}".rstrip() + f", not '{text[:40]}'")
+
+
 from ndcg_labeler.services._db import paginate  # noqa: E402  (after ServiceError: no cycle)
 from ndcg_labeler.services._progress import Cancelled, Progress, no_progress  # noqa: E402
 
-__all__ = ["Cancelled", "Progress", "ServiceError", "no_progress", "paginate", "url_name"]
+__all__ = [
+    "MAX_WHOLE",
+    "Cancelled",
+    "Progress",
+    "ServiceError",
+    "no_progress",
+    "paginate",
+    "url_name",
+    "whole_number",
+]

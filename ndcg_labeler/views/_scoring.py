@@ -5,13 +5,21 @@ from __future__ import annotations
 from flask import abort, request
 
 from ndcg_labeler.models import Run, TestSet
-from ndcg_labeler.services import ServiceError, live, runs
+from ndcg_labeler.services import ServiceError, live, runs, whole_number
 
 
 def score_options() -> live.ScoreOptions:
     """Scoring options from the query string; 400 with the reason when malformed."""
     try:
         return live.parse_options(request.args)
+    except ServiceError as exc:
+        abort(400, description=str(exc))
+
+
+def k_arg() -> int:
+    """The ?k= cutoff alone (default 10), parsed as on every score page; 400 saying why."""
+    try:
+        return live.parse_options({"k": request.args.get("k")}).k
     except ServiceError as exc:
         abort(400, description=str(exc))
 
@@ -39,8 +47,8 @@ def chosen_runs(test_set: TestSet, field: str = "run") -> list[Run]:
     chosen = []
     for value in request.values.getlist(field):
         try:
-            run_id = int(value)
-        except ValueError:
+            run_id = whole_number(value, "run")
+        except ServiceError:
             abort(400, description=f"run must be a run id, not '{value}'")
         run = run_or_404(test_set, run_id)
         if run not in chosen:

@@ -35,6 +35,7 @@ from ndcg_labeler.services import (
     ppi,
     runs,
     testsets,
+    whole_number,
 )
 from ndcg_labeler.views import api_json, api_params, interop_requests
 from ndcg_labeler.views._run_lists import list_filter
@@ -179,7 +180,10 @@ def import_files(test_set: str) -> tuple[Response, int] | Response:
 def job(job_id: str) -> Response:
     """A job's state, progress and, once it ended, its result or error (one's own jobs; an
     admin's: every job)."""
-    found = jobs.get_job(int(job_id)) if job_id.isdigit() and len(job_id) < 10 else None
+    try:
+        found = jobs.get_job(whole_number(job_id, "job id"))
+    except ServiceError:  # not an id: no such job, as for an id nobody has
+        found = None
     if found is None or not jobs.can_see(g.api_user, found):
         return api_params.error(404, "no such job")
     return jsonify(interop_requests.job_json(found))
@@ -302,9 +306,9 @@ def _upload(test_set: TestSet) -> tuple[Response, int] | Response:
         return api_params.error(400, "send the run file as the multipart field 'file'")
     depth_text = request.form.get("depth", "").strip()
     try:
-        depth = int(depth_text) if depth_text else None
-    except ValueError:
-        return api_params.error(400, f"depth must be a whole number, not '{depth_text}'")
+        depth = whole_number(depth_text, "depth") if depth_text else None
+    except ServiceError as exc:
+        return api_params.error(400, str(exc))
     fmt = request.form.get("format", "").strip()
     if fmt not in ("", "quepid-snapshot"):
         return api_params.error(400, f"format must be quepid-snapshot (or left out), not '{fmt}'")
@@ -396,9 +400,8 @@ def next_labels(test_set: str) -> Response:
     depth_text = request.args.get("depth", "10").strip()
     try:
         options = live.parse_options(request.args)
-        if not depth_text.isdigit():
-            raise ServiceError(f"depth must be a whole number, not '{depth_text}'")
-        plan = pooling.plan_for_compare(chosen, run_a, run_b, int(depth_text), options)
+        depth = whole_number(depth_text, "depth", 1, pooling.MAX_DEPTH)
+        plan = pooling.plan_for_compare(chosen, run_a, run_b, depth, options)
     except ServiceError as exc:
         return api_params.error(400, str(exc))
     return jsonify({**plan.summary_json(), "pairs": plan.to_json()})
@@ -435,7 +438,10 @@ def gate_check(test_set: str) -> Response:
 
 def _judge(ref: str) -> Judge:
     """The judge (id or name); else 404."""
-    judge = judges.get_judge(int(ref)) if ref.isdigit() else None
+    try:
+        judge = judges.get_judge(whole_number(ref, "judge"))
+    except ServiceError:  # not an id: a name
+        judge = None
     if judge is None:
         try:
             judge = judges.require_judge(ref)

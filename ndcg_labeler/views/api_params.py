@@ -8,7 +8,7 @@ from typing import Any
 from flask import abort, jsonify, request
 from werkzeug.wrappers import Response
 
-from ndcg_labeler.services import gate
+from ndcg_labeler.services import ServiceError, gate, whole_number
 
 
 def error(status: int, detail: str, **extra: Any) -> Response:
@@ -79,8 +79,9 @@ def whole(params: dict[str, Any], key: str, *, required: bool) -> int | None:
         if required:
             abort(error(400, f"'{key}' is required"))
         return None
-    if isinstance(value, str) and value.strip().isdigit():
-        return int(value)
-    if isinstance(value, bool) or not isinstance(value, int):
+    if isinstance(value, bool) or not isinstance(value, int | str):
         abort(error(400, f"'{key}' must be a whole number"))
-    return value
+    try:  # a JSON number goes through the same check as form text: no sign, no overflow
+        return whole_number(str(value), f"'{key}'")
+    except ServiceError as exc:
+        abort(error(400, str(exc)))

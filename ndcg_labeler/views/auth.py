@@ -30,7 +30,7 @@ from ndcg_labeler import throttle
 from ndcg_labeler.extensions import db
 from ndcg_labeler.forms.auth import ChangePasswordForm, LoginForm, PreferencesForm
 from ndcg_labeler.models import User
-from ndcg_labeler.services import ServiceError, accounts, sso
+from ndcg_labeler.services import ServiceError, accounts, sso, whole_number
 from ndcg_labeler.views import lost_session
 from ndcg_labeler.web_extensions import login_manager
 
@@ -45,9 +45,10 @@ def load_user(cookie_id: str) -> User | None:
     draws a new token, so cookies issued before it load nobody.
     """
     user_id, _, token = cookie_id.partition(":")
-    if not user_id.isdigit() or not token:
+    try:
+        user = db.session.get(User, whole_number(user_id, "user id")) if token else None
+    except ServiceError:
         return None
-    user = db.session.get(User, int(user_id))
     if user is None or not user.is_active:
         return None
     return user if secrets.compare_digest(user.session_token, token) else None

@@ -25,6 +25,7 @@ from ndcg_labeler.services import (
     paginate,
     pooling,
     runs,
+    whole_number,
 )
 from ndcg_labeler.views import figures
 from ndcg_labeler.views._scoring import chosen_runs, page_arg, score_options
@@ -209,14 +210,16 @@ def fuse(test_set_id: int) -> Response:
     test_set = get_test_set_or_404(test_set_id)
     chosen = []
     for ref in request.form.getlist("run"):
-        run = runs.get_run(test_set, int(ref)) if ref.isdigit() else None
+        try:
+            run = runs.get_run(test_set, whole_number(ref, "run"))
+        except ServiceError as exc:
+            abort(400, description=str(exc))
         if run is None:
             abort(400, description=f"no run {ref} in this test set")
         chosen.append(run)
     k_text = request.form.get("k", "60").strip() or "60"
     try:
-        if not k_text.isdigit():
-            raise ServiceError(f"k must be a whole number, not '{k_text}'")
+        k = whole_number(k_text, "k")  # fuse_runs says which k the method takes
         if sum(run.num_entries for run in chosen) > current_app.config["NDCG_FUSE_JOB_ENTRIES"]:
             # Large: seconds to minutes of work; the job worker does it, with its progress page.
             job = jobs.enqueue_fuse(
@@ -224,7 +227,7 @@ def fuse(test_set_id: int) -> Response:
                 chosen,
                 request.form.get("name", ""),
                 request.form.get("method", "rrf"),
-                int(k_text),
+                k,
                 current_user,
             )
             return redirect(url_for("jobs.show", job_id=job.id))
@@ -234,7 +237,7 @@ def fuse(test_set_id: int) -> Response:
             request.form.get("name", ""),
             current_user,
             method=request.form.get("method", "rrf"),
-            k=int(k_text),
+            k=k,
         )
     except ServiceError as exc:
         flash(f"Could not fuse the runs: {exc}", "error")

@@ -6,7 +6,7 @@ from flask import Blueprint, abort, flash, redirect, render_template, request, u
 from flask_login import current_user
 from werkzeug.wrappers import Response
 
-from ndcg_labeler.services import ServiceError, dashboard, labeling, live
+from ndcg_labeler.services import ServiceError, dashboard, labeling, live, whole_number
 from ndcg_labeler.views._scoring import is_htmx, kept_or_400, run_or_404, score_options
 from ndcg_labeler.views.access import get_test_set_or_404, require_grades_visible
 
@@ -50,6 +50,12 @@ def fragment(test_set_id: int, run_id: int, query_id: int) -> str:
     return render_template("dashboard/_query.html", **_context(test_set_id, run_id, query_id))
 
 
+def _optional_whole(name: str) -> int | None:
+    """The form field as a whole number, None when blank; a ServiceError when not one."""
+    text = request.form.get(name, "")
+    return whole_number(text, name) if text.strip() else None
+
+
 @bp.post("/grade")
 def grade(test_set_id: int, run_id: int, query_id: int) -> str | Response | tuple[str, int]:
     """Grade an unjudged chunk as the current user; htmx gets the updated scores in place."""
@@ -60,16 +66,17 @@ def grade(test_set_id: int, run_id: int, query_id: int) -> str | Response | tupl
     options = score_options()
     kept_or_400(run, options)  # before saving: the page it answers with would be refused
     error, conflict = None, None
-    chunk_id = request.form.get("chunk_id", -1, type=int)
-    tried = request.form.get("grade", None, type=int)
+    chunk_id, tried = -1, None
     try:
+        chunk_id = whole_number(request.form.get("chunk_id", ""), "chunk_id")
+        tried = _optional_whole("grade")  # none: grade_chunk asks for one
         dashboard.grade_chunk(
             test_set,
             query,
             chunk_id,
             tried,
             current_user._get_current_object(),
-            request.form.get("version", None, type=int),
+            _optional_whole("version"),  # none: no check; not a number: refused, not unchecked
         )
     except labeling.Conflict as exc:
         conflict = {"stored": exc, "tried": tried, "chunk_id": chunk_id}

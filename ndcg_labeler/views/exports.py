@@ -8,7 +8,15 @@ from flask import Blueprint, Response, abort, request
 from flask_login import current_user
 
 from ndcg_labeler.models import TestSet
-from ndcg_labeler.services import ServiceError, comparison, dashboard, interop, live, pooling
+from ndcg_labeler.services import (
+    ServiceError,
+    comparison,
+    dashboard,
+    interop,
+    live,
+    pooling,
+    whole_number,
+)
 from ndcg_labeler.views._responses import still_computing
 from ndcg_labeler.views._scoring import (
     chosen_runs,
@@ -136,7 +144,10 @@ def run_json(test_set_id: int, run_id: int) -> Response:
 def run_trec(test_set_id: int, run_id: int) -> Response:
     """A run's per-query scores in trec_eval's -q layout (`flask run score --trec`)."""
     run = run_or_404(_per_query_figures(test_set_id), run_id)
-    body = "\n".join(live.trec_eval_lines(run, score_options())) + "\n"
+    try:
+        body = "\n".join(live.trec_eval_lines(run, score_options())) + "\n"
+    except ServiceError as exc:  # an archived run: its whole-list lines would be stale
+        abort(400, description=str(exc))
     return _download(body, f"run-{run.id}.trec_eval.txt", "text/plain")
 
 
@@ -221,9 +232,8 @@ def compare_next_json(test_set_id: int) -> Response:
     options = score_options()
     depth_text = request.args.get("depth", "").strip() or str(min(options.k, pooling.MAX_DEPTH))
     try:
-        if not depth_text.isdigit():
-            raise ServiceError(f"depth must be a whole number, not '{depth_text}'")
-        plan = pooling.plan_for_compare(test_set, chosen[0], chosen[1], int(depth_text), options)
+        depth = whole_number(depth_text, "depth", 1, pooling.MAX_DEPTH)
+        plan = pooling.plan_for_compare(test_set, chosen[0], chosen[1], depth, options)
     except ServiceError as exc:
         abort(400, description=str(exc))
     return _json(plan.to_json())

@@ -14,7 +14,8 @@ from werkzeug.wrappers import Response
 
 from ndcg_labeler.forms.labeling import LabelForm
 from ndcg_labeler.models import TestSet
-from ndcg_labeler.services import ServiceError, labeling
+from ndcg_labeler.services import ServiceError, labeling, whole_number
+from ndcg_labeler.views._args import whole_arg
 from ndcg_labeler.views.access import get_test_set_or_404
 from ndcg_labeler.views.labeling import card_context, pair_or_404, save_answer
 
@@ -27,8 +28,13 @@ MAX_EXCLUDE = 500
 
 def _ids(text: str) -> set[int]:
     """Comma-separated pair ids (garbage ignored: the list is a hint, never a reason to fail)."""
-    parts = (part.strip() for part in text.split(",")[:MAX_EXCLUDE])
-    return {int(part) for part in parts if part.isdigit()}
+    found = set()
+    for part in text.split(",")[:MAX_EXCLUDE]:
+        try:
+            found.add(whole_number(part, "exclude"))
+        except ServiceError:
+            continue
+    return found
 
 
 def _progress_html(test_set: TestSet) -> str:
@@ -41,13 +47,11 @@ def _progress_html(test_set: TestSet) -> str:
 def upcoming(test_set_id: int) -> Response:
     """The next pairs the queue would hand me, rendered as cards; none of them is leased."""
     test_set = get_test_set_or_404(test_set_id)
-    n = request.args.get("n", "3")
-    count = min(int(n), MAX_AHEAD) if n.isdigit() and int(n) > 0 else 3
-    query = request.args.get("query", "")
+    count = min(whole_arg("n", 3, 1), MAX_AHEAD)
     pairs = labeling.upcoming(
         test_set,
         current_user,
-        query_id=int(query) if query.isdigit() else None,
+        query_id=whole_arg("query", None),
         exclude=_ids(request.args.get("exclude", "")),
         n=count,
     )

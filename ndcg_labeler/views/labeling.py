@@ -12,7 +12,7 @@ from werkzeug.wrappers import Response
 from ndcg_labeler.extensions import db
 from ndcg_labeler.forms.labeling import LabelForm, ShortcutsForm
 from ndcg_labeler.models import Chunk, Pair, Query, TestSet
-from ndcg_labeler.services import ServiceError, checklist, judges, labeling
+from ndcg_labeler.services import ServiceError, checklist, judges, labeling, whole_number
 from ndcg_labeler.views.access import get_test_set_or_404
 
 bp = Blueprint("labeling", __name__, url_prefix="/test-sets/<int:test_set_id>")
@@ -61,9 +61,10 @@ def next_pair(test_set_id: int) -> str | Response:
 
 
 def _expected_version(form: LabelForm) -> int | None:
-    """The version the form was rendered with; None (no check) when the form sent none."""
+    """The version the form was rendered with; None (no check) when the form sent none, a
+    ServiceError when it is not a version (saving unchecked could overwrite a newer answer)."""
     text = (form.version.data or "").strip()
-    return int(text) if text.isdigit() else None
+    return whole_number(text, "version") if text else None
 
 
 def save_answer(form: LabelForm, pair: Pair) -> labeling.SaveResult | None:
@@ -127,9 +128,11 @@ def conflict_page(test_set: TestSet, pair: Pair, mine: Any) -> tuple[str, int] |
     """The conflict page for `?conflict=<grade|cant_tell>` (where a refused save redirects):
     what is stored now beside what I tried; None when nothing conflicts any more."""
     tried = request.args.get("conflict", "")
-    if tried != "cant_tell" and not tried.isdigit():
-        return None
-    verdict = ("cant_tell", None) if tried == "cant_tell" else ("graded", int(tried))
+    try:
+        grade = None if tried == "cant_tell" else whole_number(tried, "conflict")
+    except ServiceError:
+        abort(400, description=f"conflict must be a grade or cant_tell, not '{tried}'")
+    verdict = ("cant_tell", None) if grade is None else ("graded", grade)
     if mine is None or (mine.status, mine.grade) == verdict:
         return None
     form = LabelForm(

@@ -9,7 +9,7 @@ from flask_login import current_user
 from werkzeug.wrappers import Response
 
 from ndcg_labeler.models import Run
-from ndcg_labeler.services import ServiceError, jobs, pooling, runs
+from ndcg_labeler.services import ServiceError, jobs, pooling, runs, whole_number
 from ndcg_labeler.views._scoring import chosen_runs
 from ndcg_labeler.views.access import admin_required, get_test_set_or_404
 
@@ -24,8 +24,8 @@ def _depth() -> int | None:
     if text is None or not text.strip():
         return DEFAULT_DEPTH
     try:
-        return int(text)
-    except ValueError:
+        return whole_number(text, "depth")
+    except ServiceError:  # plan_pool says what a depth must be
         return None
 
 

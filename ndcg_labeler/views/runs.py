@@ -20,7 +20,7 @@ from werkzeug.wrappers import Response
 
 from ndcg_labeler.formats import FormatError
 from ndcg_labeler.forms.runs import RunUploadForm
-from ndcg_labeler.services import ServiceError, jobs, live, runs
+from ndcg_labeler.services import ServiceError, jobs, live, runs, whole_number
 from ndcg_labeler.views._run_lists import list_filter
 from ndcg_labeler.views.access import admin_required, get_test_set_or_404
 
@@ -33,14 +33,8 @@ PER_PAGE = 25
 
 def _options() -> live.ScoreOptions:
     """Scoring options from the query string (k, gain, ideal); 400 when malformed."""
-    k = request.args.get("k", 10, type=int)
-    options = live.ScoreOptions(
-        k=k if k is not None else 0,
-        gain=request.args.get("gain", "linear"),
-        ideal=request.args.get("ideal", "judged"),
-    )
     try:
-        return options.checked()
+        return live.parse_options({name: request.args.get(name) for name in ("k", "gain", "ideal")})
     except ServiceError as exc:
         abort(400, description=str(exc))
 
@@ -116,7 +110,7 @@ def bm25(test_set_id: int) -> Response:
     form = request.form
     try:
         settings = runs.Bm25Settings(
-            depth=_whole(form.get("depth", "100"), "depth"),
+            depth=whole_number(form.get("depth", "100"), "depth"),
             k1=_decimal(form.get("k1", "0.9"), "k1"),
             b=_decimal(form.get("b", "0.4"), "b"),
         ).check()
@@ -130,13 +124,6 @@ def bm25(test_set_id: int) -> Response:
         return redirect(url_for("runs.index", test_set_id=test_set.id))
     flash(f"Run {run.name} created: {run.notes}.", "success")
     return redirect(url_for("runs.show", test_set_id=test_set.id, run_id=run.id))
-
-
-def _whole(text: str, name: str) -> int:
-    # ASCII digits only: str.isdigit() also takes '²', which int() refuses.
-    if not (text.strip().isascii() and text.strip().isdigit()):
-        raise ServiceError(f"{name} must be a whole number, not '{text}'")
-    return int(text)
 
 
 def _decimal(text: str, name: str) -> float:
@@ -262,7 +249,8 @@ def archive(test_set_id: int, run_id: int) -> Response:
     test_set = get_test_set_or_404(test_set_id)
     run = runs.get_run(test_set, run_id) or abort(404)
     try:
-        dropped = runs.archive_run(run, _whole(request.form.get("keep", ""), "keep"), current_user)
+        keep = whole_number(request.form.get("keep", ""), "keep")
+        dropped = runs.archive_run(run, keep, current_user)
     except ServiceError as exc:
         flash(f"Could not archive the run: {exc}", "error")
     else:

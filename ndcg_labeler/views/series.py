@@ -2,25 +2,17 @@
 
 from __future__ import annotations
 
-from flask import Blueprint, abort, flash, jsonify, redirect, render_template, request, url_for
+from flask import Blueprint, flash, jsonify, redirect, render_template, request, url_for
 from flask_login import current_user
 from werkzeug.wrappers import Response
 
 from ndcg_labeler.models import Run, TestSet
 from ndcg_labeler.services import ServiceError, endpoints, live, series
 from ndcg_labeler.views import charts
+from ndcg_labeler.views._scoring import k_arg
 from ndcg_labeler.views.access import admin_required, get_test_set_or_404
 
 bp = Blueprint("series", __name__, url_prefix="/test-sets/<int:test_set_id>/series")
-
-
-def _k() -> int:
-    """The cutoff from ?k= (default 10); 400 when it is not one."""
-    k = request.args.get("k", 10, type=int)
-    try:
-        return live.ScoreOptions(k=k if k is not None else 0).checked().k
-    except ServiceError as exc:
-        abort(400, description=str(exc))
 
 
 def _compare_url(test_set: TestSet, point: series.TrendPoint, k: int) -> str | None:
@@ -67,7 +59,7 @@ def index(test_set_id: int) -> str:
 def show(test_set_id: int, name: str) -> str:
     """One series over time: the chart, the runs with their change, checks and alerts."""
     test_set = get_test_set_or_404(test_set_id)
-    k = _k()
+    k = k_arg()
     found = series.trend(test_set, name, live.ScoreOptions(k=k))
     base, why = series.baseline(test_set, name)
     scheduled = [
@@ -101,7 +93,7 @@ def show(test_set_id: int, name: str) -> str:
 def show_json(test_set_id: int, name: str) -> Response:
     """The series page's JSON twin: the trend, the baseline and the latest checks."""
     test_set = get_test_set_or_404(test_set_id)
-    found = series.trend(test_set, name, live.ScoreOptions(k=_k()))
+    found = series.trend(test_set, name, live.ScoreOptions(k=k_arg()))
     base, why = series.baseline(test_set, name)
     checks = [series.check_json(c) for c in series.list_checks(test_set, name)]
     return jsonify(

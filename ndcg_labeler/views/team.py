@@ -24,7 +24,7 @@ from ndcg_labeler.models import Chunk, Query, TestSet
 from ndcg_labeler.scoring import POLICIES
 from ndcg_labeler.services import ServiceError, live, paginate, team
 from ndcg_labeler.views._responses import still_computing
-from ndcg_labeler.views._scoring import page_arg
+from ndcg_labeler.views._scoring import k_arg, page_arg
 from ndcg_labeler.views.access import (
     admin_required,
     get_test_set_or_404,
@@ -284,9 +284,10 @@ def remove_adjudication(test_set_id: int, query_id: int, chunk_id: int) -> BaseR
 def policies_page(test_set_id: int) -> str:
     """Each run's mean NDCG@k under every aggregation policy, and whether the order changes."""
     test_set = get_test_set_or_404(test_set_id)
-    k = request.args.get("k", 10, type=int)
-    if k not in live.K_CHOICES:
-        k = 10
+    k = k_arg()
+    if k not in live.K_CHOICES:  # each k is computed and cached: only the offered ones
+        choices = ", ".join(map(str, live.K_CHOICES))
+        abort(400, description=f"k must be one of {choices} on this page, not {k}")
     comparison = team.cached_policies(test_set, k, background=True)
     return render_template(
         "team/policies.html",

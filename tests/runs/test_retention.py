@@ -245,3 +245,28 @@ def test_the_run_page_and_the_api_archive(
     assert done.status_code == 200, done.get_json()
     body = done.get_json()
     assert (body["archived"], body["kept_depth"], body["entries_dropped"]) == (True, 10, 5)
+
+
+def test_trec_eval_export_of_an_archived_run_is_refused(
+    app: Flask, deep: int, as_admin: FlaskClient, runner: FlaskCliRunner
+) -> None:
+    """trec_eval's layout prints map, recip_rank, ndcg, num_ret and cutoffs up to 1000: for a
+    run archived to its top 10 those came from the figures stored before archiving (stale after
+    the next grade), so `--trec` and trec_eval.txt are refused, saying what still works."""
+    with app.app_context():
+        run_id, whole_id = _run().id, _run("whole").id
+        run_service.archive_run(_run(), 10)
+    whole = runner.invoke(args=["run", "score", SET, "whole", "--trec"])
+    assert whole.exit_code == 0 and "map" in whole.output
+    refused = runner.invoke(args=["run", "score", SET, "deep", "--trec"])
+    assert refused.exit_code != 0 and "map " not in refused.output
+    assert "kept its top 10 entries per query" in refused.output, refused.output
+    assert "trec_eval" in refused.output and isinstance(refused.exception, SystemExit)
+    base = f"/test-sets/{deep}/dashboard"
+    assert as_admin.get(f"{base}/export/runs/{whole_id}/trec_eval.txt").status_code == 200
+    download = as_admin.get(f"{base}/export/runs/{run_id}/trec_eval.txt")
+    said = download.get_data(as_text=True)
+    assert download.status_code == 400 and "kept its top 10 entries per query" in said
+    # The run's page no longer offers the download it would refuse.
+    assert "trec_eval.txt" not in as_admin.get(f"{base}/runs/{run_id}").get_data(as_text=True)
+    assert "trec_eval.txt" in as_admin.get(f"{base}/runs/{whole_id}").get_data(as_text=True)

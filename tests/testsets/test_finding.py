@@ -89,6 +89,31 @@ def test_search_finds_ids_and_words_in_any_case(app: Flask, finding) -> None:
     assert _docids(app, ts, search="title d1") == ["d1", "d10", "d11"]
 
 
+def test_search_folds_the_case_of_any_letter(app: Flask) -> None:
+    """SQLite's lower() and LIKE fold ASCII letters only: the query 'Ärger im Büro' (typed as
+    shown) was not found by 'ärger' nor its qid 'Straße-Ä1' by 'straße-ä'. Chunk words go
+    through FTS5's unicode61 tokenizer, which folds any letter already."""
+    built = build(app, "Folding", pool={"Straße-Ä1": ["Ä-doc"], "q2": ["d2"]})
+    texts = {"Ä-doc": "ÄRGER über das CAFÉ", "d2": "Σπίτι και ärger"}
+    with app.app_context():
+        from ndcg_labeler.models import Chunk, Query
+
+        query = db.session.get_one(Query, built.queries["Straße-Ä1"])
+        query.text, query.narrative = "Ärger im Büro", "ÉTÉ"
+        for docid, text in texts.items():
+            db.session.get_one(Chunk, built.chunks[docid]).text = text
+        db.session.commit()
+    ts = built.test_set_id
+    for search in ("ärger", "ÄRGER", "Ärger im büro", "straße-ä", "été"):
+        assert _qids(app, ts, search=search) == ["Straße-Ä1"], search
+    assert _qids(app, ts, search="%") == []  # still literal
+    for search in ("ärger", "Ärger", "ÄRGER"):
+        assert _docids(app, ts, search=search) == ["d2", "Ä-doc"], search
+    assert _docids(app, ts, search="café") == ["Ä-doc"]
+    assert _docids(app, ts, search="σπίτι") == ["d2"]
+    assert _docids(app, ts, search="Ä-doc") == ["Ä-doc"]  # a docid prefix, as typed
+
+
 def test_filters_by_grade_state(app: Flask, finding) -> None:
     ts = finding.test_set_id
     assert _qids(app, ts, state="graded") == ["q2"]

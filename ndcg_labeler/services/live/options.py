@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ndcg_labeler.scoring import DEFAULT_CUTOFFS, GAINS, IDEALS, POLICIES, Options
-from ndcg_labeler.services import ServiceError
+from ndcg_labeler.services import ServiceError, whole_number
 
 if TYPE_CHECKING:
     from ndcg_labeler.models import Run
@@ -149,11 +149,12 @@ def parse_options(values: Mapping[str, Any]) -> ScoreOptions:
     ones take the defaults. Raises ServiceError with the message shown to the user.
     """
     k_value = values.get("k")
-    k_text = "10" if k_value is None or k_value == "" else str(k_value).strip()
-    try:
-        k = int(k_text)
-    except ValueError:
-        raise ServiceError(f"k must be a whole number from 1 to {MAX_K}, not '{k_text}'") from None
+    if k_value is None or k_value == "":
+        k = 10
+    elif isinstance(k_value, int) and not isinstance(k_value, bool):
+        k = k_value  # typed already (a click option): checked() says what is wrong with it
+    else:
+        k = whole_number(str(k_value), "k", 1, MAX_K)
     judged_only = values.get("judged_only")
     if isinstance(judged_only, str):
         judged_only = judged_only.strip().lower() in ("1", "on", "true", "yes")

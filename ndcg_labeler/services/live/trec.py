@@ -6,6 +6,7 @@ import numpy as np
 
 from ndcg_labeler.models import Run
 from ndcg_labeler.scoring import COUNT_MEASURES, DEFAULT_CUTOFFS, Evaluation, trec_all
+from ndcg_labeler.services import ServiceError
 from ndcg_labeler.services.live.engine import live_state, scoring_lock
 from ndcg_labeler.services.live.options import ScoreOptions
 
@@ -60,12 +61,33 @@ def _trec_format(measure: str, qid: str, value: float) -> str:
     return f"{measure:<22}\t{qid}\t{value:.4f}"
 
 
+def check_trec_layout(run: Run) -> None:
+    """Refuse trec_eval's layout for an archived run, saying what it still gives.
+
+    The layout always prints map, recip_rank, ndcg and num_ret (whole-list figures) and P,
+    recall and ndcg_cut to 1000. An archived run has only its top entries: those lines would be
+    the figures stored before archiving, stale after the next grade, as a gate or a measures
+    export naming them would be (refused the same way). Leaving them out would make a file
+    trec_eval never writes, which a script comparing runs line by line would misread.
+    """
+    if run.kept_depth is None:
+        return
+    raise ServiceError(
+        f"run '{run.name}' is archived: it kept its top {run.kept_depth} entries per query, so "
+        "trec_eval's layout, which always prints whole-list measures (map, recip_rank, ndcg, "
+        "num_ret) and cutoffs up to 1000, is no longer available; measures cut at k up to "
+        f"{run.kept_depth} still are (the CSV and JSON exports, `flask run score --measure`)"
+    )
+
+
 def trec_eval_lines(run: Run, options: ScoreOptions | None = None) -> list[str]:
     """trec_eval's `-q` output: per-query lines, then `all` with trec_eval's averaging.
 
     Like trec_eval without -c, the queries are those of the run that have judgments (qrels),
-    in qid byte order; undefined values print as 0; counts are summed in `all`.
+    in qid byte order; undefined values print as 0; counts are summed in `all`. An archived
+    run is refused (ServiceError): see check_trec_layout.
     """
+    check_trec_layout(run)
     options = options or ScoreOptions()
     with scoring_lock():
         current, _state, resolved, queries = live_state(run, options)

@@ -10,6 +10,7 @@ from typing import Any
 import sqlalchemy as sa
 from flask_sqlalchemy.pagination import Pagination
 
+from ndcg_labeler import sqlite
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Chunk, Judgment, Pair, Query, TestSet
 from ndcg_labeler.services import ServiceError
@@ -218,11 +219,15 @@ def queries_page(
     stmt = sa.select(Query, pairs, judged).where(Query.test_set_id == test_set.id)
     pattern = _pattern(search)
     if pattern:
+        # Not ILIKE: on SQLite it is lower() LIKE lower(), and both fold ASCII letters only
+        # ('Ärger' missed 'ärger'). sqlite.lower folds any letter there, lower() elsewhere.
+        folded = pattern.lower()
         stmt = stmt.where(
             sa.or_(
-                Query.qid.ilike(pattern, escape="\\"),
-                Query.text.ilike(pattern, escape="\\"),
-                Query.narrative.ilike(pattern, escape="\\"),
+                *(
+                    sqlite.lower(column).like(folded, escape="\\")
+                    for column in (Query.qid, Query.text, Query.narrative)
+                )
             )
         )
     if state == "ungraded":
