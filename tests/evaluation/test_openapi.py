@@ -78,8 +78,10 @@ def _seed(app: Flask) -> str:
         run_b = {"q1": ["b", "a"], "q2": ["a", "b"], "q3": ["a"]}
         run_service.upload_run(test_set, io.BytesIO(trec(run_a)), "a.trec", "A", None)
         run_service.upload_run(test_set, io.BytesIO(trec(run_b)), "b.trec", "B", None)
-        # The archive example's run: one no generated request names.
-        run_service.upload_run(test_set, io.BytesIO(trec(run_b)), "r.trec", "retired-run", None)
+        # The archive example's run: one no generated request names, deeper than the example's
+        # keep of 10 (a keep that would drop nothing is refused).
+        deep = {"q1": ["a", "b", *(f"d{n}" for n in range(10))]}
+        run_service.upload_run(test_set, io.BytesIO(trec(deep)), "r.trec", "retired-run", None)
         judges.add_judge("gpt", "http://127.0.0.1:9/v1", "none")  # the audit routes' example
         create_job("import", test_set.id, admin, {})  # job 1, the jobs route's example
         token = create_token(db.session.get(User, admin))
