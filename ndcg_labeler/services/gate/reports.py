@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from xml.etree import ElementTree as ET
 
-from .check import POWER, POWER_DIFFERENCE, GateResult, MeasureCheck
+from .check import POWER, POWER_DIFFERENCE, WITHHELD, GateResult, MeasureCheck
 
 _BADGE = {"pass": "✅ passed", "fail": "❌ failed", "inconclusive": "❔ inconclusive"}
 
@@ -126,6 +126,8 @@ def junit_xml(result: GateResult) -> str:
                 f"  {c.qid}: {c.baseline:.4f} → {c.candidate:.4f} ({c.delta:+.4f})"
                 for c in check.worst
             ]
+            if result.queries_withheld:
+                lines[1:] = [f"worst queries not shown: {WITHHELD}"]
             failure.text = "\n".join(lines)
         elif check.outcome == "inconclusive":
             ET.SubElement(case, "skipped", message=f"{check.measure} inconclusive: {check.note}")
@@ -170,6 +172,9 @@ def markdown(result: GateResult) -> str:
     lines += [f"- {m.measure}: {_cell(m.note)} {_cell(_power(m))}." for m in result.measures]
     for m in result.measures:
         if m.outcome != "fail":
+            continue
+        if result.queries_withheld:
+            lines += ["", f"Worst queries for {m.measure}: not shown ({WITHHELD})."]
             continue
         lines += [
             "",
