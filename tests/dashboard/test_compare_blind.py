@@ -30,6 +30,7 @@ def test_the_page_shows_a_blind_annotator_means_but_no_query_by_query_figures(
     assert 'id="deltas-table"' not in page and 'id="scatter-heading"' not in page
     assert "per-query figures are for admins" in page
     assert 'id="robust-heading"' in page  # a verdict about the means: still shown
+    assert "/export/compare." not in page  # no link to the exports refused below
     for export in ("compare.csv", "compare.json"):
         assert client.get(dash.url(f"/export/{export}?k=3&{both}")).status_code == 403
 
