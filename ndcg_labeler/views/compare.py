@@ -82,7 +82,10 @@ def _context(test_set_id: int, stats: bool, background: bool = False) -> dict[st
             abort(400, description=str(exc))
     elif all_runs:
         error = "Choose at least two runs to compare."
-    deltas = paginate(result.deltas if result else [], page_arg(), PER_PAGE)
+    # Each run's NDCG per query is the grades summed up: on a blind set annotators keep the
+    # means and the verdicts, not the scatter and the table (as the run table is kept).
+    per_query = result is not None and may_see_grades(test_set)
+    deltas = paginate(result.deltas if per_query else [], page_arg(), PER_PAGE)
     next_labels, next_pending = (
         _next_labels(test_set, chosen, options, result, wait=stats) if result else (None, False)
     )
@@ -94,7 +97,8 @@ def _context(test_set_id: int, stats: bool, background: bool = False) -> dict[st
         "raw_options": options,
         "option_args": live.option_args(options),
         "result": result,
-        "scatter": figures.scatter(result) if result else None,
+        "scatter": figures.scatter(result) if per_query else None,
+        "per_query": per_query,
         "error": error,
         "policy_text": comparison.UNDEFINED_POLICY,
         "deltas": deltas,

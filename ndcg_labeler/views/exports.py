@@ -177,7 +177,8 @@ def query_json(test_set_id: int, run_id: int, query_id: int) -> Response:
 def _comparison(test_set_id: int, background: bool = False) -> comparison.Comparison:
     """The chosen runs compared; with stored intervals and tests only (`background`: computed
     here up to INLINE_MAX_VALUES, compared queries × runs; beyond, started in the background)."""
-    test_set = get_test_set_or_404(test_set_id)
+    # Both exports are per-query NDCG of each run: on a blind set, as the run table's exports.
+    test_set = _per_query_figures(test_set_id)
     try:
         return comparison.compare_runs(
             chosen_runs(test_set), score_options(), stats=False, background=background

@@ -355,3 +355,25 @@ def test_markdown_shows_pass_and_inconclusive(
     )
     assert result.output.splitlines()[0] == "### Retrieval gate: ✅ passed"
     assert "| pass | — |" in result.output
+
+
+def test_junit_stays_well_formed_xml_when_a_qid_holds_a_control_character(
+    app: Flask, runner: FlaskCliRunner, tmp_path: Path
+) -> None:
+    # XML 1.0 allows no U+0001 even escaped; a TREC file's qid may hold one. Every query drops
+    # from NDCG@1 = 1 to 0 (sd 0, so p = 0): the gate fails and lists the worst queries.
+    qids = ["a\x01b", "q2", "q3"]
+    with app.app_context():
+        test_set = build_test_set(
+            "ctl", {q: f"query {q}" for q in qids}, [(q, "r", 1) for q in qids]
+        )
+        for name, top in (("base", "r"), ("cand", "n")):
+            run = trec({q: [top] for q in qids})
+            run_service.upload_run(test_set, io.BytesIO(run), "r.trec", name, None)
+        db.session.remove()
+    path = tmp_path / "gate.xml"
+    args = ["gate", "ctl", "--baseline", "base", "--candidate", "cand", "--junit", str(path)]
+    result = runner.invoke(args=[*args, "--measure", "ndcg_cut_1"])
+    assert result.exit_code == 1, result.output
+    failure = ET.parse(path).getroot().find("testsuite/testcase/failure")  # parses: well formed
+    assert failure is not None and "a\\x01b: 1.0000 → 0.0000 (-1.0000)" in (failure.text or "")

@@ -24,11 +24,11 @@ from flask.testing import FlaskClient, FlaskCliRunner
 from scipy import stats
 
 from ndcg_labeler.extensions import db
-from ndcg_labeler.models import Chunk, Judge, MachineJudgment, PromptVersion, Query, User
+from ndcg_labeler.models import Chunk, Judge, MachineJudgment, PromptVersion, Query, TestSet, User
 from ndcg_labeler.services import runs as run_service
 from ndcg_labeler.services.accounts import create_token
-from tests.evaluation.scenario import BASELINE, CANDIDATE, QIDS, QUERIES
-from tests.factory import build_test_set, trec
+from tests.evaluation.scenario import BASELINE, CANDIDATE, QIDS, QUERIES, build_gate_set
+from tests.factory import build_test_set, grant, trec
 
 HUMAN_Q2 = [("q2", "r", 0), ("q2", "n1", 1), ("q2", "n2", 0), ("q2", "n3", 0)]
 MACHINE_D = [0, -1, -1, -1, 0, -1]
@@ -174,3 +174,29 @@ def test_the_api_gates_on_machine_labels(
         "/api/testsets/mgate/gate", json={**body, "labels": "fill:nobody"}, headers=headers
     )
     assert bad.status_code == 400 and "unknown judge 'nobody'" in bad.get_json()["detail"]
+
+
+def test_a_blind_annotator_gets_the_verdict_but_not_the_worst_queries(
+    app: Flask, client: FlaskClient, annotator_id: int
+) -> None:
+    # The API's per-query scores and compare answer 403 on a blind set; the gate's reports
+    # must not list per-query values instead (cand's recip_rank on q6 is 1/4 by hand).
+    test_set_id = build_gate_set(app, "blindgate")
+    grant(app, test_set_id, annotator_id)
+    with app.app_context():
+        db.session.get_one(TestSet, test_set_id).judgments_per_pair = 2  # blind judging
+        token = create_token(db.session.get_one(User, annotator_id))
+        db.session.commit()
+    headers = {"Authorization": f"Bearer {token}"}
+    body = {"baseline": "base", "candidate": "cand", "measure": "recip_rank"}
+    url = "/api/testsets/blindgate/gate"
+    markdown = client.post(f"{url}?format=markdown", json=body, headers=headers)
+    junit = client.post(f"{url}?format=junit", json=body, headers=headers)
+    assert markdown.status_code == junit.status_code == 200
+    text = markdown.get_data(as_text=True)
+    assert "### Retrieval gate: ❌ failed" in text  # the verdict and the means stay
+    assert "| q6 |" not in text and "0.2500" not in text
+    assert "per-query figures are for admins" in text
+    xml = junit.get_data(as_text=True)
+    assert "q6: " not in xml and "<failure" in xml
+    assert "per-query figures are for admins" in xml

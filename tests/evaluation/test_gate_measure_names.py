@@ -76,3 +76,26 @@ def test_compare_adds_each_measure_named(runner: FlaskCliRunner, gate_set: int) 
     assert found["P_1"]["trec_eval"] == "P_1" and found["P_1"]["canonical"] == "P@1"
     text = runner.invoke(args=args[:-1]).output
     assert "RR@2: A 1.0000, B 0.5000, B − A -0.5000 over 6 queries" in text
+
+
+def test_two_names_of_one_measure_are_one_hypothesis_for_holm(
+    runner: FlaskCliRunner, gate_set: int
+) -> None:
+    # P_1 and P@1 are the same measure: one test, so Holm's m is 1 and nothing is adjusted.
+    # Alone, P_1's paired t-test has p ≈ 0.025 < 0.05 on a mean drop of 2/3: it fails.
+    p = float(stats.ttest_rel(CAND["P_1"], BASE_VALUES).pvalue)
+    out = gate_json(runner, "P_1", "P@1")
+    assert [m["measure"] for m in out["measures"]] == ["P_1", "P@1"]  # both names echoed
+    for measure in out["measures"]:
+        assert measure["p_adjusted"] == pytest.approx(p)
+        assert measure["outcome"] == "fail"
+    assert out["outcome"] == "fail"
+    # With a distinct second measure the family has two hypotheses: (2p, p_rr) step-down.
+    p_rr = float(stats.ttest_rel(CAND["recip_rank"], BASE_VALUES).pvalue)
+    out = gate_json(runner, "P_1", "P@1", "recip_rank")
+    low, high = sorted([p, p_rr])
+    expected = {p: 2 * low if p == low else max(2 * low, high)}
+    expected[p_rr] = 2 * low if p_rr == low else max(2 * low, high)
+    assert out["measures"][0]["p_adjusted"] == pytest.approx(expected[p])
+    assert out["measures"][1]["p_adjusted"] == pytest.approx(expected[p])
+    assert out["measures"][2]["p_adjusted"] == pytest.approx(expected[p_rr])

@@ -44,6 +44,8 @@ POWER_DIFFERENCE = 0.02
 # Any name scoring.parse_measure reads, ir_measures' (nDCG@10, P(rel=2)@5) or trec_eval's.
 MEASURE_HELP = SCORING_MEASURE_HELP
 WORST = 5
+# What the reports say in place of the worst queries when they are withheld.
+WITHHELD = "this test set is judged blind: per-query figures are for admins"
 
 
 @dataclass(frozen=True)
@@ -132,6 +134,13 @@ class GateResult:
     alpha: float
     labels: str
     measures: tuple[MeasureCheck, ...]
+    # True when the reader may not see per-query figures (an annotator of a blind set).
+    queries_withheld: bool = False
+
+    def withholding_queries(self) -> GateResult:
+        """The same verdict without any query's values (the reports' worst queries)."""
+        measures = tuple(replace(m, worst=()) for m in self.measures)
+        return replace(self, measures=measures, queries_withheld=True)
 
     @property
     def outcome(self) -> str:

@@ -7,9 +7,10 @@ inconclusive a <skipped> whose message says what would decide it; the exit statu
 
 from __future__ import annotations
 
+import re
 from xml.etree import ElementTree as ET
 
-from .check import POWER, POWER_DIFFERENCE, GateResult, MeasureCheck
+from .check import POWER, POWER_DIFFERENCE, WITHHELD, GateResult, MeasureCheck
 
 _BADGE = {"pass": "✅ passed", "fail": "❌ failed", "inconclusive": "❔ inconclusive"}
 
@@ -126,6 +127,8 @@ def junit_xml(result: GateResult) -> str:
                 f"  {c.qid}: {c.baseline:.4f} → {c.candidate:.4f} ({c.delta:+.4f})"
                 for c in check.worst
             ]
+            if result.queries_withheld:
+                lines[1:] = [f"worst queries not shown: {WITHHELD}"]
             failure.text = "\n".join(lines)
         elif check.outcome == "inconclusive":
             ET.SubElement(case, "skipped", message=f"{check.measure} inconclusive: {check.note}")
@@ -137,7 +140,19 @@ def junit_xml(result: GateResult) -> str:
     root.set("skipped", str(skipped))
     root.append(suite)
     ET.indent(root)
-    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+    text = ET.tostring(root, encoding="unicode")
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + _XML_FORBIDDEN.sub(_escaped, text) + "\n"
+
+
+# Characters XML 1.0 forbids even as references (ElementTree writes them as they are, and a CI
+# tool then refuses the whole report); a qid from a TREC file may hold one.
+_XML_FORBIDDEN = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
+def _escaped(found: re.Match[str]) -> str:
+    """A forbidden character written as Python would, e.g. \\x01 or \\ud800."""
+    code = ord(found.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
 def _cell(text: str) -> str:
@@ -170,6 +185,9 @@ def markdown(result: GateResult) -> str:
     lines += [f"- {m.measure}: {_cell(m.note)} {_cell(_power(m))}." for m in result.measures]
     for m in result.measures:
         if m.outcome != "fail":
+            continue
+        if result.queries_withheld:
+            lines += ["", f"Worst queries for {m.measure}: not shown ({WITHHELD})."]
             continue
         lines += [
             "",

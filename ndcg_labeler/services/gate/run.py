@@ -83,8 +83,19 @@ def run_gate(
         rule = decide
     final = [
         rule(check, p_adj, max_drop, alpha)
-        for check, p_adj in zip(checks, holm(p_values), strict=True)
+        for check, p_adj in zip(checks, _holm_by_measure(names, p_values), strict=True)
     ]
     return GateResult(
         test_set.name, baseline.name, candidate.name, max_drop, alpha, labels, tuple(final)
     )
+
+
+def _holm_by_measure(names: list[Measure], p_values: list[float | None]) -> list[float | None]:
+    """Holm-adjusted p-values with one hypothesis per distinct measure: two names of one
+    measure (P_1 and P@1) are one test, and counting it twice would double its p."""
+    keys = [replace(measure, name="") for measure in names]
+    first: dict[Measure, float | None] = {}
+    for key, p in zip(keys, p_values, strict=True):
+        first.setdefault(key, p)
+    adjusted = dict(zip(first, holm(list(first.values())), strict=True))
+    return [adjusted[key] for key in keys]
