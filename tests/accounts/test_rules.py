@@ -45,3 +45,27 @@ def test_own_password_change_checks_the_current_one(app: Flask) -> None:
         assert accounts.authenticate("ann", "another-pw-tulip-1") is not None
         assert accounts.authenticate("ann", PASSWORD) is None
         assert accounts.authenticate("nobody", PASSWORD) is None
+
+
+def test_a_person_cannot_take_an_import_sources_name(app: Flask) -> None:
+    # `import:NAME` is where qrels imported from source NAME are kept: a person by that name
+    # would have been handed those imported grades as their own (counted as a human answer).
+    with app.app_context():
+        with pytest.raises(ServiceError, match="reserved for imported qrels"):
+            accounts.create_user("import:bm25", "correct-horse-battery-77")
+        assert accounts.get_by_username("import:bm25") is None
+
+
+def test_imports_never_land_on_a_person(app: Flask) -> None:
+    # A person made before the rule above, under an import source's name.
+    make_user(app, "import:legacy")
+    with app.app_context(), pytest.raises(ServiceError, match="is a person"):
+        accounts.import_source("legacy")
+
+
+def test_a_username_fits_its_column(app: Flask) -> None:
+    # The column holds 80 characters: PostgreSQL refused a longer name with a DataError.
+    with app.app_context():
+        with pytest.raises(ServiceError, match="at most 80 characters"):
+            accounts.create_user("a" * 81, "correct-horse-battery-77")
+        assert accounts.create_user("a" * 80, "correct-horse-battery-77").username == "a" * 80
