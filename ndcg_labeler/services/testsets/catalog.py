@@ -292,9 +292,16 @@ def revoke(test_set: TestSet, user: User, actor: User | None = None) -> bool:
 
 
 def set_members(
-    test_set: TestSet, user_ids: Iterable[int], actor: User | None = None
+    test_set: TestSet,
+    user_ids: Iterable[int],
+    actor: User | None = None,
+    *,
+    among: Iterable[int] | None = None,
 ) -> tuple[int, int]:
-    """Make exactly these users members; returns (granted, revoked) counts (each audited)."""
+    """Make exactly these users members; returns (granted, revoked) counts (each audited).
+
+    With `among` (the people a form offered), members outside it are left as they are.
+    """
     wanted = set(user_ids)
     people = set(
         db.session.scalars(
@@ -304,6 +311,9 @@ def set_members(
     if people != wanted:
         raise ServiceError("only existing people can be given a test set")
     current = member_ids(test_set)
+    if among is not None:
+        # Nobody could untick them: keep them rather than revoke them unseen.
+        wanted |= current - set(among)
     for user_id in sorted(wanted - current):
         db.session.add(TestSetMember(test_set_id=test_set.id, user_id=user_id))
         _member_event(actor, "member.grant", test_set, user_id)
