@@ -69,3 +69,15 @@ def test_a_username_fits_its_column(app: Flask) -> None:
         with pytest.raises(ServiceError, match="at most 80 characters"):
             accounts.create_user("a" * 81, "correct-horse-battery-77")
         assert accounts.create_user("a" * 80, "correct-horse-battery-77").username == "a" * 80
+
+
+def test_the_users_page_says_which_letters_a_name_may_have(app: Flask, as_admin) -> None:
+    # "jürgen" was refused with "Use letters, digits …": ü is a letter, so the admin could
+    # not tell what was wrong. Only A–Z are allowed; the message now says so.
+    page = as_admin.post(
+        "/users/",
+        data={"username": "jürgen", "password": "correct-horse-battery-77", "role": "annotator"},
+    ).get_data(as_text=True)
+    assert "Use the letters A–Z (no accents), digits and _ . @ - only." in page
+    with app.app_context():
+        assert accounts.get_by_username("jürgen") is None
