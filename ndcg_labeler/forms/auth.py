@@ -51,7 +51,10 @@ class UserCreateForm(FlaskForm):
         validators=[
             DataRequired(),
             Length(max=MAX_USERNAME),
-            Regexp(r"^[A-Za-z0-9_.@-]+$", message="Use letters, digits and _ . @ - only."),
+            Regexp(
+                r"^[A-Za-z0-9_.@-]+$",
+                message="Use the letters A–Z (no accents), digits and _ . @ - only.",
+            ),
         ],
     )
     role = SelectField("Role", choices=ROLE_CHOICES)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from flask_wtf import FlaskForm
 from wtforms import HiddenField, IntegerField, StringField, TextAreaField
-from wtforms.validators import AnyOf, Length, NumberRange, Optional
+from wtforms.validators import AnyOf, Length, Optional
 
-from ndcg_labeler.services import labeling, testsets
+from ndcg_labeler.services import labeling
 
 ACTIONS = ("cant_tell", "skip")
 
@@ -19,9 +19,9 @@ class LabelForm(FlaskForm):
     fields below read which one it was.
     """
 
-    grade = IntegerField(
-        "Grade", validators=[Optional(), NumberRange(min=0, max=max(testsets.SCALES))]
-    )
+    # No range here: scales differ per test set, and the judging service refuses a grade
+    # outside this set's own scale with a message that names it.
+    grade = IntegerField("Grade", validators=[Optional()])
     action = StringField("Action", validators=[Optional(), AnyOf(ACTIONS)])
     note = TextAreaField("Note", validators=[Optional(), Length(max=labeling.MAX_NOTE)])
     # Milliseconds the tab was visible since the pair was shown (0 without JavaScript). Not

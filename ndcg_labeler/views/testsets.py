@@ -180,7 +180,10 @@ def annotators(test_set_id: int) -> str | Response:
     if form.validate_on_submit():
         try:
             granted, revoked = testsets.set_members(
-                test_set, form.annotators.data or [], current_user
+                test_set,
+                form.annotators.data or [],
+                current_user,
+                among=[user.id for user in candidates],
             )
         except ServiceError as exc:
             form.annotators.errors.append(str(exc))

@@ -45,3 +45,39 @@ def test_own_password_change_checks_the_current_one(app: Flask) -> None:
         assert accounts.authenticate("ann", "another-pw-tulip-1") is not None
         assert accounts.authenticate("ann", PASSWORD) is None
         assert accounts.authenticate("nobody", PASSWORD) is None
+
+
+def test_a_person_cannot_take_an_import_sources_name(app: Flask) -> None:
+    # `import:NAME` is where qrels imported from source NAME are kept: a person by that name
+    # would have been handed those imported grades as their own (counted as a human answer).
+    with app.app_context():
+        with pytest.raises(ServiceError, match="reserved for imported qrels"):
+            accounts.create_user("import:bm25", "correct-horse-battery-77")
+        assert accounts.get_by_username("import:bm25") is None
+
+
+def test_imports_never_land_on_a_person(app: Flask) -> None:
+    # A person made before the rule above, under an import source's name.
+    make_user(app, "import:legacy")
+    with app.app_context(), pytest.raises(ServiceError, match="is a person"):
+        accounts.import_source("legacy")
+
+
+def test_a_username_fits_its_column(app: Flask) -> None:
+    # The column holds 80 characters: PostgreSQL refused a longer name with a DataError.
+    with app.app_context():
+        with pytest.raises(ServiceError, match="at most 80 characters"):
+            accounts.create_user("a" * 81, "correct-horse-battery-77")
+        assert accounts.create_user("a" * 80, "correct-horse-battery-77").username == "a" * 80
+
+
+def test_the_users_page_says_which_letters_a_name_may_have(app: Flask, as_admin) -> None:
+    # "jürgen" was refused with "Use letters, digits …": ü is a letter, so the admin could
+    # not tell what was wrong. Only A–Z are allowed; the message now says so.
+    page = as_admin.post(
+        "/users/",
+        data={"username": "jürgen", "password": "correct-horse-battery-77", "role": "annotator"},
+    ).get_data(as_text=True)
+    assert "Use the letters A–Z (no accents), digits and _ . @ - only." in page
+    with app.app_context():
+        assert accounts.get_by_username("jürgen") is None

@@ -105,6 +105,14 @@ def test_background_save_answers_saved_conflict_and_refused(
     past_scale = as_admin.post(url, data={"grade": 4, "version": 1})
     assert past_scale.status_code == 400
     assert "outside this test set's scale 0–3" in past_scale.json["error"]
+    # Past every scale or below it: still named by this set's scale, not the largest one
+    # (it read "Number must be between 0 and 4." on a 0–3 set).
+    for grade in (9, -1):
+        refused = as_admin.post(url, data={"grade": grade, "version": 1})
+        assert refused.status_code == 400
+        assert refused.json["error"] == f"grade {grade} is outside this test set's scale 0–3"
+    garbled = as_admin.post(url, data={"grade": "abc", "version": 1})
+    assert garbled.json["error"] == "Not a valid integer value."
     nothing = as_admin.post(url, data={"version": 1})
     assert nothing.status_code == 400 and "Choose a grade" in nothing.json["error"]
     with app.app_context():

@@ -11,7 +11,7 @@ from flask import Flask
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Assignment, Pair, TestSet, User, utcnow
-from ndcg_labeler.services import accounts, labeling
+from ndcg_labeler.services import accounts, labeling, testsets
 from ndcg_labeler.services.labeling.queue import LEASE_MINUTES
 from tests.factory import build, make_user
 
@@ -188,3 +188,36 @@ def test_concurrent_requests_count_existing_answers(app: Flask):
         _grade(built, done, "q1", "a")
     results = _hammer(app, built, user_ids)
     assert sum(1 for _, pid in results if pid is not None) == 1
+
+
+def test_removing_a_member_frees_their_lease(app: Flask, annotator_id: int):
+    # One judgment wanted: while the removed annotator's lease stood, nobody else got the pair
+    # for LEASE_MINUTES, though its holder could no longer even open the test set.
+    other = make_user(app, "other")
+    built = build(app, pool={"q1": ["a"]}, target=1, members=(annotator_id, other))
+    with app.app_context():
+        assert _next(built, annotator_id) == ("q1", "a")
+        test_set = db.session.get_one(TestSet, built.test_set_id)
+        testsets.set_members(test_set, [other])
+        assert _next(built, other) == ("q1", "a")
+
+
+def test_revoking_a_member_frees_their_lease(app: Flask, annotator_id: int):
+    other = make_user(app, "other")
+    built = build(app, pool={"q1": ["a"]}, target=1, members=(annotator_id, other))
+    with app.app_context():
+        assert _next(built, annotator_id) == ("q1", "a")
+        test_set = db.session.get_one(TestSet, built.test_set_id)
+        testsets.revoke(test_set, db.session.get_one(User, annotator_id))
+        assert _next(built, other) == ("q1", "a")
+
+
+def test_deactivating_a_person_frees_their_lease(app: Flask, annotator_id: int, admin_id: int):
+    other = make_user(app, "other")
+    built = build(app, pool={"q1": ["a"]}, target=1, members=(annotator_id, other))
+    with app.app_context():
+        assert _next(built, annotator_id) == ("q1", "a")
+        admin = db.session.get_one(User, admin_id)
+        gone = db.session.get_one(User, annotator_id)
+        accounts.update_user(admin, gone, role="annotator", active=False)
+        assert _next(built, other) == ("q1", "a")

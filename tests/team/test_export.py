@@ -8,7 +8,7 @@ import json
 import re
 
 from flask import Flask
-from flask.testing import FlaskCliRunner
+from flask.testing import FlaskClient, FlaskCliRunner
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import TestSet
@@ -96,3 +96,17 @@ def test_cli_export(app: Flask, runner: FlaskCliRunner):
     assert bad.exit_code == 1 and bad.stderr == "Error: unknown test set 'Nope'\n"
     wrong = runner.invoke(args=["judgments", "export", "Team set", "--format", "xml"])
     assert wrong.exit_code == 2
+
+
+def test_download_names_survive_any_test_set_name(app: Flask, as_admin: FlaskClient):
+    # A WSGI server writes headers as latin-1: "日本語" in the file name broke the download
+    # (werkzeug: UnicodeEncodeError, the connection dropped with no response).
+    team = build_team(app, "日本語 Ärger/Q3")
+    for url in ("export/judgments.csv", "export/judgments.jsonl", "export/qrels"):
+        response = as_admin.get(f"/test-sets/{team.id}/{url}")
+        assert response.status_code == 200 and response.get_data()  # streamed: read it all
+        header = response.headers["Content-Disposition"]
+        header.encode("latin-1")
+        assert header.startswith('attachment; filename="Arger-Q3-')
+    unnamed = TestSet(name="日本語")
+    assert team_service.export_filename(unnamed, "judgments", "csv") == "test-set-judgments.csv"

@@ -16,7 +16,8 @@ import sqlalchemy as sa
 from flask import Flask
 
 from ndcg_labeler.extensions import db
-from ndcg_labeler.models import Judgment, TestSet, utcnow
+from ndcg_labeler.models import Chunk, Judgment, Query, TestSet, User, utcnow
+from ndcg_labeler.services import labeling
 from ndcg_labeler.services import team as team_service
 from ndcg_labeler.services.team.people import bucket_size, people
 from tests.factory import build, build_team, judge, make_user
@@ -123,3 +124,29 @@ def test_people_table_has_csv_and_json_twins(app: Flask, client, auth) -> None:
     mine = client.get(base + ".json").get_json()["people"]
     assert [row["annotator"] for row in mine] == ["bob"]
     assert len(client.get(base + ".csv").get_data(as_text=True).splitlines()) == 2
+
+
+def test_a_drilldown_correction_is_no_rating_here_either(app: Flask):
+    # As on the Agreement page: a grade set in a run's drill-down was given beside the current
+    # grades, so it is no independent pass. Here it counted as "the others' consensus": alice
+    # read 1 of 1 shared pairs agreeing (100 %) while Agreement said nobody shared a pair.
+    built = build(app, "drill", pool={"q1": ["d1"]}, target=2)
+    make_user(app, "alice")
+    make_user(app, "boss", "admin")
+    judge(app, built.test_set_id, "q1", "d1", "alice", grade=2)
+    with app.app_context():
+        test_set = db.session.get_one(TestSet, built.test_set_id)
+        query, chunk = (
+            db.session.get_one(Query, built.queries["q1"]),
+            db.session.get_one(Chunk, built.chunks["d1"]),
+        )
+        boss = db.session.scalar(sa.select(User).where(User.username == "boss"))
+        labeling.save_judgment(test_set, query, chunk, boss, grade=2, via="drilldown")
+        assert team_service.agreement_of(test_set).pairs_with_2plus == 0
+    rows = _people(app, built.test_set_id)
+    alice, boss_row = rows["alice"], rows["boss"]
+    assert (alice.consensus.items, alice.consensus.agreement) == (0, None)
+    assert (boss_row.consensus.items, boss_row.consensus.agreement) == (0, None)
+    assert alice.trend == [] and boss_row.trend == []
+    # The correction is still boss's judgment: volume and grades count it.
+    assert (boss_row.judgments, boss_row.graded, boss_row.grade_counts) == (1, 1, [0, 0, 1, 0])

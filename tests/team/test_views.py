@@ -203,6 +203,14 @@ def test_threshold_form(app: Flask, as_admin: FlaskClient, team):
         f"/test-sets/{team.id}/review/threshold", data={"threshold": "4"}, follow_redirects=True
     )
     assert "from 1 to 3" in refused.get_data(as_text=True)
+    # Past every scale, or none: still named by this set's scale (it said "between 1 and 4").
+    for value in ("9", "0"):
+        page = as_admin.post(
+            f"/test-sets/{team.id}/review/threshold",
+            data={"threshold": value},
+            follow_redirects=True,
+        ).get_data(as_text=True)
+        assert "from 1 to 3" in page and "between 1 and 4" not in page
     with app.app_context():
         assert db.session.get_one(TestSet, team.id).disagreement_threshold == 3
 

@@ -12,9 +12,9 @@ from flask import Flask
 from flask.testing import FlaskClient
 
 from ndcg_labeler.extensions import db
-from ndcg_labeler.models import TestSet, TestSetMember
+from ndcg_labeler.models import TestSet, TestSetMember, User
 from ndcg_labeler.services import testsets
-from tests.factory import PASSWORD, grant, make_test_set
+from tests.factory import PASSWORD, grant, make_test_set, make_user
 from tests.testsets.helpers import BEIR, counts
 
 VIEW_ROUTES = ["/test-sets/{id}", "/test-sets/{id}/queries", "/test-sets/{id}/chunks"]
@@ -185,6 +185,27 @@ def test_manage_annotators(app: Flask, as_admin: FlaskClient, annotator_id: int)
     as_admin.post(f"/test-sets/{ts}/annotators", data={})
     with app.app_context():
         assert testsets.member_ids(db.session.get(TestSet, ts)) == set()
+
+
+def test_saving_annotators_keeps_members_the_page_does_not_list(
+    app: Flask, as_admin: FlaskClient, annotator_id: int
+) -> None:
+    # The page lists active annotators only. A deactivated member (on leave) and an admin
+    # given the set with `flask testset grant` have no checkbox, so every save took the set
+    # away from them ("1 added, 2 removed") without the admin having unticked anyone.
+    ts = make_test_set(app)
+    on_leave, boss = make_user(app, "on-leave"), make_user(app, "boss", "admin")
+    for user_id in (on_leave, boss):
+        grant(app, ts, user_id)
+    with app.app_context():
+        db.session.get_one(User, on_leave).active = False
+        db.session.commit()
+    response = as_admin.post(
+        f"/test-sets/{ts}/annotators", data={"annotators": [annotator_id]}, follow_redirects=True
+    )
+    assert "Annotators saved: 1 added, 0 removed." in response.get_data(as_text=True)
+    with app.app_context():
+        assert testsets.member_ids(db.session.get(TestSet, ts)) == {annotator_id, on_leave, boss}
 
 
 # -- import --------------------------------------------------------------------------------

@@ -6,7 +6,7 @@ import sqlalchemy as sa
 from flask import current_app
 
 from ndcg_labeler.extensions import db
-from ndcg_labeler.models import User
+from ndcg_labeler.models import Assignment, User
 from ndcg_labeler.models.users import ROLES
 from ndcg_labeler.services import ServiceError, audit
 
@@ -20,7 +20,8 @@ def update_user(
 
     An admin cannot demote or deactivate themself: the last admin would lock everyone out.
     A new password, role or deactivation ends the user's sessions; deactivation also revokes
-    their API token, so reactivating them revives neither.
+    their API token, so reactivating them revives neither, and frees the pairs they were
+    handed to label.
     """
     if user.is_import_source:
         raise ServiceError(f"'{user.username}' is an import source, not a person")
@@ -34,6 +35,13 @@ def update_user(
         audit.record(actor, "user.password_reset", "user", user.id, username=user.username)
     if password or role != user.role or (user.active and not active):
         user.end_sessions()
+    if user.active and not active:
+        # A deactivated person answers nothing: their leases would keep pairs from the others
+        # until they lapse.
+        db.session.execute(
+            sa.delete(Assignment).where(Assignment.user_id == user.id),
+            execution_options={"synchronize_session": False},
+        )
     if user.active and not active and user.api_token_hash is not None:
         user.api_token_hash = None
         audit.record(actor, "token.revoke", "user", user.id, username=user.username)

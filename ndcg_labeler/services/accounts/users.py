@@ -13,6 +13,11 @@ from ndcg_labeler.services import ServiceError, audit
 
 from .passwords import check_new_password
 
+# User.username's column.
+MAX_USERNAME = 80
+# Qrels imported from source NAME belong to the pseudo-user `import:NAME`.
+IMPORT_PREFIX = "import:"
+
 
 def get_by_username(username: str) -> User | None:
     """The user (or import source) with that name."""
@@ -28,6 +33,13 @@ def create_user(
     username = username.strip()
     if not username:
         raise ServiceError("username must not be empty")
+    if len(username) > MAX_USERNAME:
+        raise ServiceError(f"username must have at most {MAX_USERNAME} characters")
+    if username.startswith(IMPORT_PREFIX):
+        # Else the next qrels import from that source would be stored as this person's grades.
+        raise ServiceError(
+            f"usernames starting with {IMPORT_PREFIX!r} are reserved for imported qrels"
+        )
     if role not in ROLES:
         raise ServiceError(f"role must be one of {', '.join(ROLES)}, not {role!r}")
     check_new_password(password, username)
@@ -51,8 +63,14 @@ def list_people() -> list[User]:
 
 def import_source(name: str) -> User:
     """The pseudo-user that owns judgments imported under `name` (created on first use)."""
-    username = f"import:{name}"
+    username = f"{IMPORT_PREFIX}{name}"
     user = get_by_username(username)
+    if user is not None and not user.is_import_source:
+        # A person made under this name before it was reserved: never hand them imported grades.
+        raise ServiceError(
+            f"{username!r} is a person, not an import source: import these qrels under another "
+            "source name"
+        )
     if user is None:
         user = User(username=username, role=IMPORT_ROLE, active=False, password_hash=None)
         db.session.add(user)

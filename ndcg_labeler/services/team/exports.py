@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import unicodedata
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
@@ -120,6 +121,9 @@ def judgment_chunks(test_set: TestSet, fmt: str) -> Iterator[str]:
 
 
 def export_filename(test_set: TestSet, what: str, extension: str) -> str:
-    """A download name such as `my-set-judgments.csv` (only safe characters)."""
-    stem = "".join(c if c.isalnum() or c in "-_" else "-" for c in test_set.name).strip("-")
+    """A download name such as `my-set-judgments.csv` (only safe ASCII characters)."""
+    # ASCII only: servers write headers as latin-1, and "日本語" there broke the download.
+    # Accents are dropped ("Ärger" -> "Arger"); other letters are left out.
+    ascii_name = unicodedata.normalize("NFKD", test_set.name).encode("ascii", "ignore").decode()
+    stem = "".join(c if c.isalnum() or c in "-_" else "-" for c in ascii_name).strip("-")
     return f"{stem or 'test-set'}-{what}.{extension}"

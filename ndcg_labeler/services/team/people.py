@@ -4,7 +4,9 @@ Agreement with the consensus: on each pair an annotator graded together with at 
 rater, does their grade equal the aggregate (the test set's policy) of the others' current
 grades? Over time: the annotator's shared pairs in the order they last graded them, cut into
 buckets of equal size (at least MIN_BUCKET pairs, at most MAX_POINTS buckets; the last bucket
-may be smaller) so each point rests on enough pairs whatever the pace of labeling.
+may be smaller) so each point rests on enough pairs whatever the pace of labeling. As on the
+Agreement page, a grade given in a run's drill-down counts in a person's volume and grades but
+is no rating: it is neither compared with the others nor part of their consensus.
 """
 
 from __future__ import annotations
@@ -71,6 +73,7 @@ class _Row:
     grade: int | None
     active_ms: int
     updated_at: datetime
+    via: str
 
 
 def _rows(test_set: TestSet) -> list[_Row]:
@@ -82,6 +85,7 @@ def _rows(test_set: TestSet) -> list[_Row]:
         Judgment.grade,
         Judgment.active_ms,
         Judgment.updated_at,
+        Judgment.via,
     ).where(Judgment.test_set_id == test_set.id)
     return [_Row(*row) for row in db.session.execute(stmt)]
 
@@ -102,7 +106,9 @@ def _trend(
         (
             row
             for row in mine
-            if row.status == "graded" and len(by_item.get((row.query_id, row.chunk_id), {})) >= 2
+            if row.status == "graded"
+            and row.via != "drilldown"
+            and len(by_item.get((row.query_id, row.chunk_id), {})) >= 2
         ),
         key=lambda row: (row.updated_at, row.query_id, row.chunk_id),
     )
@@ -148,7 +154,9 @@ def people(
         if row.annotator_id not in raters:
             continue
         mine[row.annotator_id].append(row)
-        if row.status == "graded" and row.grade is not None:
+        # A drill-down grade (a correction beside the current grades) is no independent pass:
+        # it counts in volume and grades but, as on the Agreement page, is no rating.
+        if row.status == "graded" and row.grade is not None and row.via != "drilldown":
             by_item[(row.query_id, row.chunk_id)][users[row.annotator_id].username] = row.grade
     everyone: list[Rating] = [
         (item, rater, grade)

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import sqlalchemy as sa
 
 from ndcg_labeler.extensions import db
-from ndcg_labeler.models import Chunk, Query, TestSet, TestSetMember, User
+from ndcg_labeler.models import Assignment, Chunk, Pair, Query, TestSet, TestSetMember, User
 from ndcg_labeler.models.testsets import LEVELS
 from ndcg_labeler.scoring import DEFAULT_POLICY, POLICIES
 from ndcg_labeler.services import ServiceError, audit
@@ -253,6 +253,20 @@ def _member_event(actor: User | None, action: str, test_set: TestSet, user_id: i
     )
 
 
+def _drop_leases(test_set: TestSet, user_ids: Iterable[int]) -> None:
+    """Free the queue's leases that annotators losing this test set hold on its pairs."""
+    # They can no longer open the set, so their lease would only keep the pair from the others
+    # until it lapses; an admin still sees every test set and keeps theirs.
+    annotators = sa.select(User.id).where(User.id.in_(list(user_ids)), User.role != "admin")
+    pairs = sa.select(Pair.id).where(Pair.test_set_id == test_set.id)
+    db.session.execute(
+        sa.delete(Assignment).where(
+            Assignment.user_id.in_(annotators), Assignment.pair_id.in_(pairs)
+        ),
+        execution_options={"synchronize_session": False},
+    )
+
+
 def grant(test_set: TestSet, user: User, actor: User | None = None) -> bool:
     """Let an annotator (or admin) label the test set; False when it already could (audited)."""
     if user.role not in ("admin", "annotator"):
@@ -272,14 +286,22 @@ def revoke(test_set: TestSet, user: User, actor: User | None = None) -> bool:
         return False
     db.session.delete(member)
     _member_event(actor, "member.revoke", test_set, user.id)
+    _drop_leases(test_set, [user.id])
     db.session.commit()
     return True
 
 
 def set_members(
-    test_set: TestSet, user_ids: Iterable[int], actor: User | None = None
+    test_set: TestSet,
+    user_ids: Iterable[int],
+    actor: User | None = None,
+    *,
+    among: Iterable[int] | None = None,
 ) -> tuple[int, int]:
-    """Make exactly these users members; returns (granted, revoked) counts (each audited)."""
+    """Make exactly these users members; returns (granted, revoked) counts (each audited).
+
+    With `among` (the people a form offered), members outside it are left as they are.
+    """
     wanted = set(user_ids)
     people = set(
         db.session.scalars(
@@ -289,6 +311,9 @@ def set_members(
     if people != wanted:
         raise ServiceError("only existing people can be given a test set")
     current = member_ids(test_set)
+    if among is not None:
+        # Nobody could untick them: keep them rather than revoke them unseen.
+        wanted |= current - set(among)
     for user_id in sorted(wanted - current):
         db.session.add(TestSetMember(test_set_id=test_set.id, user_id=user_id))
         _member_event(actor, "member.grant", test_set, user_id)
@@ -301,6 +326,7 @@ def set_members(
                 TestSetMember.test_set_id == test_set.id, TestSetMember.user_id.in_(removed)
             )
         )
+        _drop_leases(test_set, removed)
     db.session.commit()
     return len(wanted - current), len(removed)
 
