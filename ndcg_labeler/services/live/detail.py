@@ -89,7 +89,7 @@ class QueryDetail:
 
     @property
     def recall_loss(self) -> float:
-        """Gain lost because better judged chunks were not retrieved (in the top k)."""
+        """Gain lost to judged chunks the run never retrieved (one below k is ordering loss)."""
         return self.idcg - self.idcg_retrieved
 
     def to_json(self) -> dict[str, Any]:
