@@ -39,8 +39,8 @@ def whole_number(text: str, name: str, low: int = 0, high: int = MAX_WHOLE) -> i
     if high != MAX_WHOLE or digits:  # out of range: say the range, however wide
         wanted = f"from {low} to {high}"
     else:
-        wanted = f"of at least {low}" if low else ""
-    raise ServiceError(f"{name} must be a whole number {wanted}".rstrip() + f", not '{text[:40]}'")
+        wanted = f"of at least {low}" if low else "of 0 or more"
+    raise ServiceError(f"{name} must be a whole number {wanted}, not '{text[:40]}'")
 
 
 from ndcg_labeler.services._db import paginate  # noqa: E402  (after ServiceError: no cycle)

@@ -74,6 +74,11 @@ def test_the_cli_refuses_bad_fusions(app: Flask, runner: FlaskCliRunner) -> None
     assert bad.exit_code == 1 and "rrf, combsum, combmnz" in bad.output
     taken = runner.invoke(args=["run", "fuse", "gate", "base", "cand", "--name", "base"])
     assert taken.exit_code == 1 and "already has a run named 'base'" in taken.output
+    negative = runner.invoke(
+        args=["run", "fuse", "gate", "base", "cand", "--name", "z", "--k", "-5"]
+    )
+    assert negative.exit_code == 1
+    assert "--k must be a whole number of 0 or more, not '-5'" in negative.output
 
 
 def test_the_compare_page_fuses_the_compared_runs(app: Flask, as_admin: FlaskClient) -> None:
