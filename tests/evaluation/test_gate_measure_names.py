@@ -99,3 +99,28 @@ def test_two_names_of_one_measure_are_one_hypothesis_for_holm(
     assert out["measures"][0]["p_adjusted"] == pytest.approx(expected[p])
     assert out["measures"][1]["p_adjusted"] == pytest.approx(expected[p])
     assert out["measures"][2]["p_adjusted"] == pytest.approx(expected[p_rr])
+
+
+def test_a_gate_that_allows_no_drop_writes_its_bound_as_0_not_minus_0() -> None:
+    """delta -0.05 with no drop allowed and no significance: more queries cannot make it pass."""
+    from ndcg_labeler.services.gate.check import MeasureCheck, SampleSize, decide
+
+    check = MeasureCheck(
+        measure="ndcg_cut_10",
+        baseline=0.5,
+        candidate=0.45,
+        delta=-0.05,
+        delta_sd=0.3,
+        queries=20,
+        p_value=0.47,
+        p_adjusted=0.47,
+        p_noninferiority=0.77,
+        outcome="inconclusive",
+        queries_needed=None,
+        note="",
+        sample_size=SampleSize(None, None),
+        worst=(),
+    )
+    decided = decide(check, 0.47, 0.0, 0.05)
+    assert decided.outcome == "inconclusive"
+    assert "mean d ≤ 0 (they may make it fail)" in decided.note and "−0" not in decided.note

@@ -287,9 +287,8 @@ def decide(
         return replace(check, p_adjusted=p_adjusted, outcome="pass", note=note + flat)
     needed = queries_to_clear(check.delta, check.delta_sd, max_drop, alpha)
     if needed is None and check.delta <= -max_drop:
-        note = (
-            f"more queries will not make it pass: mean d ≤ −{max_drop:g} (they may make it fail)."
-        )
+        bound = f"−{max_drop:g}" if max_drop else "0"  # not "−0" for a gate that allows no drop
+        note = f"more queries will not make it pass: mean d ≤ {bound} (they may make it fail)."
     elif needed is None:  # alpha 0, or a gap so thin that no realistic test set clears it
         note = f"more queries than any test set holds would be needed to pass at alpha {alpha:g}."
     else:
