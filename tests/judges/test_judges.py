@@ -37,7 +37,9 @@ L3, L5 = math.log2(3), math.log2(5)
 
 @pytest.fixture
 def llm() -> Iterator[FakeLLM]:
-    server = FakeLLM(slow_seconds=1.0).start()
+    # SLOW sleeps well past the judges' timeout (0.8 s), which leaves every other answer, even
+    # on a loaded 2-core CI machine, far more time than it needs (0.3 s was not enough there).
+    server = FakeLLM(slow_seconds=2.5).start()
     yield server
     server.stop()
 
@@ -58,7 +60,7 @@ def judged_set(app: Flask, llm: FakeLLM) -> str:
         run_service.upload_run(test_set, io.BytesIO(trec(POOL)), "a.trec", "A", None)
         reverse = {q: list(reversed(d)) for q, d in POOL.items()}
         run_service.upload_run(test_set, io.BytesIO(trec(reverse)), "b.trec", "B", None)
-        judges.add_judge("gpt", llm.url, "fake-model", timeout=0.3, concurrency=4)
+        judges.add_judge("gpt", llm.url, "fake-model", timeout=0.8, concurrency=4)
     return "mj"
 
 
@@ -433,7 +435,7 @@ def test_a_pair_whose_prompt_goes_over_a_limit_fails_alone(
     # Accepted when saved (the sample passage is short); only d7's passage sets it off.
     template = '{% if "BROKEN" in passage %}{{ passage * 100000 }}{% endif %}Passage: {{ passage }}'
     with app.app_context():
-        judges.add_judge("limited", llm.url, "m", prompt_template=template, timeout=0.3)
+        judges.add_judge("limited", llm.url, "m", prompt_template=template, timeout=0.8)
     args = ["judges", "run", "mj", "--judge", "limited", "--json", "--pairs", "all"]
     result = runner.invoke(args=args)
     assert result.exit_code == 0, result.output
