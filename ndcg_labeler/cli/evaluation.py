@@ -123,6 +123,7 @@ def gate_command(
             max_drop=_number("--max-drop", max_drop),
             alpha=_number("--alpha", alpha),
             labels=labels,
+            max_drop_name="--max-drop",
         )
     except (ServiceError, FormatError) as exc:
         raise BadInput(str(exc)) from None

@@ -30,6 +30,8 @@ BLUEPRINT_MODULES = ("auth", "main", "users", "testsets", "runs", "api", "tokens
 BLUEPRINT_MODULES += ("label_loop",)
 # Dashboards: overview and query tables, drill-down, comparison, pooling, exports.
 BLUEPRINT_MODULES += ("dashboard", "drilldown", "compare", "pooling", "exports")
+# The release gate's page and its two reports.
+BLUEPRINT_MODULES += ("gate_page",)
 # The API's OpenAPI document and reference page (public: they hold no data).
 BLUEPRINT_MODULES += ("api_docs",)
 # Team judging: agreement, people, disagreement review and adjudication, policies, exports.

@@ -426,6 +426,7 @@ def gate_check(test_set: str) -> Response:
             max_drop=api_params.number(params, "max_drop", gate.DEFAULT_MAX_DROP),
             alpha=api_params.number(params, "alpha", 0.05),
             labels=api_params.text(params, "labels", "human"),
+            max_drop_name="'max_drop'",  # the JSON key, as api_params names a malformed one
         )
     except ServiceError as exc:
         return api_params.error(400, str(exc))

@@ -28,7 +28,7 @@ DESKTOP = {"width": 1280, "height": 900}
 # Pages that are not pages: downloads, JSON, htmx fragments and polling endpoints.
 _NOT_PAGES = ("static", "main.favicon", "api_docs.openapi")
 _NOT_PAGE_NAMES = ("_csv", "_json", "fragment", "live", "status", "upcoming")
-_NOT_PAGE_SUFFIXES = (".csv", ".json", ".txt", ".tsv", ".jsonl", ".ico")
+_NOT_PAGE_SUFFIXES = (".csv", ".json", ".txt", ".tsv", ".jsonl", ".ico", ".md", ".xml")
 
 _AXE_RUN = """async () => {
   const result = await axe.run(document, {resultTypes: ['violations']});

@@ -50,6 +50,7 @@ EVERYONE = {
     "dashboard.run_table",
     "drilldown.page",
     "compare.page",
+    "gate.page",
     "team.agreement_page",
     "team.people_page",
     "team.policies_page",

@@ -7,9 +7,12 @@ import json
 
 import pytest
 from flask import Flask
-from flask.testing import FlaskCliRunner
+from flask.testing import FlaskClient, FlaskCliRunner
 from scipy import stats
 
+from ndcg_labeler.extensions import db
+from ndcg_labeler.models import User
+from ndcg_labeler.services.accounts import create_token
 from tests.evaluation.scenario import BASE_VALUES, CAND, build_gate_set
 
 
@@ -124,3 +127,30 @@ def test_a_gate_that_allows_no_drop_writes_its_bound_as_0_not_minus_0() -> None:
     decided = decide(check, 0.47, 0.0, 0.05)
     assert decided.outcome == "inconclusive"
     assert "mean d ≤ 0 (they may make it fail)" in decided.note and "−0" not in decided.note
+
+
+@pytest.mark.parametrize("value", ["-0.5", "inf"])
+def test_a_bad_max_drop_is_named_as_the_cli_spells_it(
+    runner: FlaskCliRunner, gate_set: int, value: str
+) -> None:
+    result = runner.invoke(
+        args=["gate", "gate", "--baseline", "base", "--candidate", "cand", "--max-drop", value]
+    )
+    assert result.exit_code == 2
+    assert result.output.startswith("Error: --max-drop must be a number from 0 to")
+
+
+@pytest.mark.parametrize("value", [-0.5, "inf"])
+def test_a_bad_max_drop_is_named_as_the_api_spells_it(
+    app: Flask, client: FlaskClient, admin_id: int, gate_set: int, value: object
+) -> None:
+    with app.app_context():
+        token = create_token(db.session.get_one(User, admin_id))
+        db.session.remove()
+    body = {"baseline": "base", "candidate": "cand", "max_drop": value}
+    response = client.post(
+        "/api/testsets/gate/gate", json=body, headers={"Authorization": f"Bearer {token}"}
+    )
+    assert response.status_code == 400
+    detail = response.get_json()["detail"]
+    assert detail.startswith("'max_drop' must be a number from 0 to") and "max-drop" not in detail

@@ -91,6 +91,11 @@ ROUTES = {
     "compare.fragment": MEMBER,
     "compare.stats_fragment": MEMBER,
     "compare.next_fragment": BLIND,
+    # The gate's page and reports: the verdict for members; a blind set's annotator gets it
+    # without the worst queries (per-query figures), as from the API's gate.
+    "gate.page": MEMBER,
+    "gate.markdown": MEMBER,
+    "gate.junit": MEMBER,
     "exports.overview_csv": MEMBER,
     "exports.overview_json": MEMBER,
     "exports.compare_csv": BLIND,

@@ -7,7 +7,9 @@ inconclusive a <skipped> whose message says what would decide it; the exit statu
 
 from __future__ import annotations
 
+import json
 import re
+import shlex
 from xml.etree import ElementTree as ET
 
 from .check import POWER, POWER_DIFFERENCE, WITHHELD, GateResult, MeasureCheck
@@ -42,8 +44,9 @@ def _summary(check: MeasureCheck) -> str:
     )
 
 
-def _power(check: MeasureCheck) -> str:
-    """Queries for power under the t rule; the PPI interval and λ̂ under ppi:JUDGE."""
+def power_line(check: MeasureCheck) -> str:
+    """Queries for power under the t rule; the PPI interval and λ̂ under ppi:JUDGE (the
+    reports' line beside each measure's note)."""
     if check.ppi is not None:
         low, high, lam = check.ppi["ci_low"], check.ppi["ci_high"], check.ppi["lambda"]
         if low is None or high is None:
@@ -58,7 +61,7 @@ def _power(check: MeasureCheck) -> str:
     )
 
 
-def _labels_line(result: GateResult) -> str:
+def labels_line(result: GateResult) -> str:
     """What the grades were: people's, or a machine judge's (said plainly)."""
     kind, _, judge = result.labels.partition(":")
     if kind == "machine":
@@ -77,7 +80,7 @@ def _labels_line(result: GateResult) -> str:
     return "labels human: people's grades and imported qrels"
 
 
-def _rule(result: GateResult) -> str:
+def rule_line(result: GateResult) -> str:
     """The tests behind the outcomes, in the report's first line."""
     if result.labels.startswith("ppi:"):
         return (
@@ -132,7 +135,7 @@ def junit_xml(result: GateResult) -> str:
             failure.text = "\n".join(lines)
         elif check.outcome == "inconclusive":
             ET.SubElement(case, "skipped", message=f"{check.measure} inconclusive: {check.note}")
-        out = [_summary(check), _power(check), _labels_line(result)]
+        out = [_summary(check), power_line(check), labels_line(result)]
         ET.SubElement(case, "system-out").text = "\n".join(out)
     root = ET.Element("testsuites", name="ndcg-labeler gate")
     root.set("tests", suite.get("tests", "0"))
@@ -167,9 +170,9 @@ def markdown(result: GateResult) -> str:
         "",
         f"Candidate **{_cell(result.candidate)}** against baseline **{_cell(result.baseline)}** "
         f"on test set **{_cell(result.testset)}** (max drop {result.max_drop:g}, "
-        f"alpha {result.alpha:g}; {_rule(result)}).",
+        f"alpha {result.alpha:g}; {rule_line(result)}).",
         "",
-        f"Grades: {_cell(_labels_line(result))}.",
+        f"Grades: {_cell(labels_line(result))}.",
         "",
         "| measure | baseline | candidate | delta | queries | p | p (Holm) | p (non-inf.) "
         "| outcome | queries needed |",
@@ -182,7 +185,7 @@ def markdown(result: GateResult) -> str:
             f"| {m.outcome} | {_count(m.queries_needed)} |"
         )
     lines.append("")
-    lines += [f"- {m.measure}: {_cell(m.note)} {_cell(_power(m))}." for m in result.measures]
+    lines += [f"- {m.measure}: {_cell(m.note)} {_cell(power_line(m))}." for m in result.measures]
     for m in result.measures:
         if m.outcome != "fail":
             continue
@@ -201,3 +204,28 @@ def markdown(result: GateResult) -> str:
             for c in m.worst
         ]
     return "\n".join(lines) + "\n"
+
+
+def cli_command(result: GateResult) -> str:
+    """The `flask gate` command line that asks for the same verdict (for a CI script)."""
+    words = ["flask", "--app", "app", "gate", result.testset]
+    words += ["--baseline", result.baseline, "--candidate", result.candidate]
+    for check in result.measures:
+        words += ["--measure", check.measure]
+    words += ["--max-drop", f"{result.max_drop:g}", "--alpha", f"{result.alpha:g}"]
+    if result.labels != "human":
+        words += ["--labels", result.labels]
+    return shlex.join(words)
+
+
+def api_body(result: GateResult) -> str:
+    """The JSON body of `POST /api/testsets/<set>/gate` that asks for the same verdict."""
+    body = {
+        "baseline": result.baseline,
+        "candidate": result.candidate,
+        "measure": [check.measure for check in result.measures],
+        "max_drop": result.max_drop,
+        "alpha": result.alpha,
+        "labels": result.labels,
+    }
+    return json.dumps(body, ensure_ascii=False)
