@@ -3,21 +3,21 @@
 from __future__ import annotations
 
 from flask_wtf import FlaskForm
-from wtforms import BooleanField, PasswordField, SelectField, StringField, SubmitField
+from wtforms import BooleanField, Field, PasswordField, SelectField, StringField, SubmitField
 from wtforms.fields.choices import SelectChoice
-from wtforms.validators import DataRequired, EqualTo, Length, Optional, Regexp
+from wtforms.validators import DataRequired, EqualTo, Length, Optional, ValidationError
 
-from ndcg_labeler.services import accounts
+from ndcg_labeler.services import ServiceError, accounts
 
-# User.username's column.
-MAX_USERNAME = 80
 ROLE_CHOICES = [SelectChoice("annotator", "Annotator"), SelectChoice("admin", "Admin")]
 
 
 class LoginForm(FlaskForm):
     """Username and password."""
 
-    username = StringField("Username", validators=[DataRequired(), Length(max=MAX_USERNAME)])
+    username = StringField(
+        "Username", validators=[DataRequired(), Length(max=accounts.MAX_USERNAME)]
+    )
     password = PasswordField("Password", validators=[DataRequired()])
     remember = BooleanField("Keep me signed in")
     submit = SubmitField("Log in")
@@ -46,22 +46,20 @@ class PreferencesForm(FlaskForm):
 class UserCreateForm(FlaskForm):
     """An admin creates an account."""
 
-    username = StringField(
-        "Username",
-        validators=[
-            DataRequired(),
-            Length(max=MAX_USERNAME),
-            Regexp(
-                r"^[A-Za-z0-9_.@-]+$",
-                message="Use the letters A–Z (no accents), digits and _ . @ - only.",
-            ),
-        ],
-    )
+    # No rule of its own: accounts.check_username is the one `flask user create` follows too.
+    username = StringField("Username")
     role = SelectField("Role", choices=ROLE_CHOICES)
     password = PasswordField(
         "Password", validators=[DataRequired(), Length(min=accounts.MIN_PASSWORD)]
     )
     submit = SubmitField("Create user")
+
+    def validate_username(self, field: Field) -> None:
+        """accounts.check_username, so the page shows its reason beside the other fields'."""
+        try:
+            accounts.check_username(field.data or "")
+        except ServiceError as exc:
+            raise ValidationError(str(exc)) from None
 
 
 class UserEditForm(FlaskForm):

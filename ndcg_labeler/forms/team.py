@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from flask_wtf import FlaskForm
-from wtforms import IntegerField, RadioField, SubmitField, TextAreaField
+from wtforms import HiddenField, IntegerField, RadioField, SubmitField, TextAreaField
 from wtforms.validators import InputRequired, Length, Optional
 
 from ndcg_labeler.services import labeling
@@ -28,6 +28,9 @@ class AdjudicationForm(FlaskForm):
     note = TextAreaField(
         "Reason (kept in the history)", validators=[Optional(), Length(max=labeling.MAX_NOTE)]
     )
+    # What the page showed of the pair's grades (team.pair_detail's `seen`): a final grade is
+    # refused when they changed since, never saved over an answer nobody saw.
+    seen = HiddenField()
     submit = SubmitField("Save final grade")
 
 

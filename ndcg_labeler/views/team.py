@@ -215,11 +215,22 @@ def review_pair(test_set_id: int, query_id: int, chunk_id: int) -> str | BaseRes
     test_set = get_test_set_or_404(test_set_id)
     query, chunk = _pair_or_404(test_set, query_id, chunk_id)
     form = _adjudication_form(test_set)
+    status = 400 if request.method == "POST" else 200
     if form.validate_on_submit():
         try:
             result = team.adjudicate(
-                test_set, query, chunk, int(form.grade.data), form.note.data, current_user
+                test_set,
+                query,
+                chunk,
+                int(form.grade.data),
+                form.note.data,
+                current_user,
+                seen=form.seen.data or "",
             )
+        except team.GradesChanged as exc:
+            # The page shows the grades now and carries them: saving again confirms.
+            form.grade.errors = [*form.grade.errors, str(exc)]
+            status = 409
         except ServiceError as exc:
             form.grade.errors = [*form.grade.errors, str(exc)]
         else:
@@ -233,7 +244,6 @@ def review_pair(test_set_id: int, query_id: int, chunk_id: int) -> str | BaseRes
     if request.method == "GET" and detail.adjudication is not None:
         form.grade.data = detail.adjudication.grade
         form.note.data = detail.adjudication.note
-    status = 400 if request.method == "POST" else 200
     return (
         render_template(
             "team/pair.html",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import re
 from typing import Any
 
 import pytest
@@ -154,7 +155,11 @@ def test_adjudication_set_and_removed(app: Flask, as_admin: FlaskClient) -> None
     team = build_runs(app)
     query_id, chunk_id = pair_ids(app, team.id, "q1", "d1")
     url = f"/test-sets/{team.id}/review/{query_id}/{chunk_id}"
-    assert as_admin.post(url, data={"grade": "2", "note": "per guideline 3"}).status_code == 302
+    page = as_admin.get(url).get_data(as_text=True)
+    seen = re.search(r'name="seen" type="hidden" value="([^"]*)"', page)
+    assert seen is not None
+    form = {"grade": "2", "note": "per guideline 3", "seen": seen.group(1)}
+    assert as_admin.post(url, data=form).status_code == 302
     as_admin.post(url + "/remove")
     # (The scenario's runs were uploaded first: their run.upload events are not this test's.)
     found = [

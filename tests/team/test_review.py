@@ -14,7 +14,7 @@ from ndcg_labeler.models import Adjudication, Chunk, JudgmentEvent, Query, Run, 
 from ndcg_labeler.services import ServiceError, accounts, live
 from ndcg_labeler.services import team as team_service
 from ndcg_labeler.services.live import ScoreOptions, score_run
-from tests.factory import build_runs, build_team, judge
+from tests.factory import build_runs, build_team, judge, make_user
 
 
 def _queue(app: Flask, test_set_id: int, **kwargs) -> list[tuple[str, str, int, int]]:
@@ -184,3 +184,66 @@ def test_adjudication_changes_live_scores_and_qrels(app: Flask, admin_id: int):
         team_service.remove(test_set, query, chunk, _admin(app))
         assert score_run(run, ScoreOptions(k=10)).mean_ndcg == pytest.approx(1 / math.log2(3))
         assert live.qrels_text(test_set) == "q1 0 d1 0\nq1 0 d2 1\n"
+
+
+def _seen(app: Flask, test_set_id: int, qid: str, docid: str) -> str:
+    """What an adjudicator's page of the pair carries of its grades, loaded now."""
+    with app.app_context():
+        return team_service.pair_detail(*_pair(test_set_id, qid, docid)).seen
+
+
+def _adjudications(app: Flask) -> list[tuple[int, str]]:
+    with app.app_context():
+        return [(a.grade, a.note) for a in db.session.scalars(sa.select(Adjudication))]
+
+
+def test_adjudication_refuses_a_grade_changed_since_the_page_was_shown(
+    app: Flask, admin_id: int
+) -> None:
+    """alice 1 and carol 3 were shown; carol moved to 0 before the final grade was saved: the
+    final grade used to override her new grade silently."""
+    team = build_team(app)
+    seen = _seen(app, team.id, "q2", "d4")
+    judge(app, team.id, "q2", "d4", "carol", grade=0, note="misread it")
+    with app.app_context():
+        test_set, query, chunk = _pair(team.id, "q2", "d4")
+        with pytest.raises(team_service.GradesChanged) as refused:
+            team_service.adjudicate(test_set, query, chunk, 3, "carol is right", _admin(app), seen)
+        message = str(refused.value)
+        assert "changed since" in message and "now alice 1, carol 0" in message
+        assert "Nothing was saved" in message
+        assert refused.value.grades == [("alice", "graded", 1), ("carol", "graded", 0)]
+    assert _adjudications(app) == []
+    # Confirmed over the grades now shown, it is saved.
+    fresh = _seen(app, team.id, "q2", "d4")
+    assert fresh != seen
+    with app.app_context():
+        test_set, query, chunk = _pair(team.id, "q2", "d4")
+        done = team_service.adjudicate(test_set, query, chunk, 3, "carol", _admin(app), fresh)
+        assert done.changed
+    assert _adjudications(app) == [(3, "carol")]
+
+
+def test_adjudication_refuses_what_changed_meanwhile_of_any_kind(app: Flask, admin_id: int) -> None:
+    """A new answer (even a can't-tell) and another admin's final grade count too; the final
+    grade already stored never conflicts (a double-clicked save)."""
+    team = build_team(app)
+    make_user(app, "dave", "admin")
+    seen = _seen(app, team.id, "q2", "d4")
+    judge(app, team.id, "q2", "d4", "bob", status="cant_tell")  # a new answer
+    with app.app_context():
+        test_set, query, chunk = _pair(team.id, "q2", "d4")
+        with pytest.raises(team_service.GradesChanged, match="alice 1, bob can't tell, carol 3"):
+            team_service.adjudicate(test_set, query, chunk, 2, "", _admin(app), seen)
+        seen = team_service.pair_detail(test_set, query, chunk).seen
+        other = db.session.scalar(sa.select(User).where(User.username == "dave"))
+        team_service.adjudicate(test_set, query, chunk, 1, "dave's call", other)
+        with pytest.raises(team_service.GradesChanged, match="final grade 1"):
+            team_service.adjudicate(test_set, query, chunk, 2, "", _admin(app), seen)
+        # Saving what is stored already (the same grade and note) is no change, no refusal.
+        same = team_service.adjudicate(test_set, query, chunk, 1, "dave's call", other, seen)
+        assert not same.changed
+        # A form that carried nothing of what was shown is refused too.
+        with pytest.raises(team_service.GradesChanged):
+            team_service.adjudicate(test_set, query, chunk, 2, "", _admin(app), "")
+    assert _adjudications(app) == [(1, "dave's call")]

@@ -3,6 +3,8 @@ pages show; adjudication and the threshold through the forms; downloads."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 import sqlalchemy as sa
 from flask import Flask
@@ -145,6 +147,13 @@ def test_people_page_admin_sees_all_annotator_only_self(
     assert "<svg" in everyone and "style=" not in everyone
 
 
+def _seen(html: str) -> str:
+    """What the pair page's form carries of the grades it shows."""
+    found = re.search(r'name="seen" type="hidden" value="([^"]*)"', html)
+    assert found, html
+    return found.group(1)
+
+
 def test_review_queue_and_adjudication_through_the_forms(
     app: Flask, as_admin: FlaskClient, admin_id: int, team
 ):
@@ -158,7 +167,8 @@ def test_review_queue_and_adjudication_through_the_forms(
     bad = as_admin.post(f"/test-sets/{team.id}/review/{q}/{c}", data={"grade": "7"})
     assert bad.status_code == 400
     response = as_admin.post(
-        f"/test-sets/{team.id}/review/{q}/{c}", data={"grade": "2", "note": "partial answer"}
+        f"/test-sets/{team.id}/review/{q}/{c}",
+        data={"grade": "2", "note": "partial answer", "seen": _seen(pair_html)},
     )
     # On to the next disputed pair still waiting: q2/d6.
     q6, c6 = pair_ids(app, team.id, "q2", "d6")
@@ -184,6 +194,35 @@ def test_review_queue_and_adjudication_through_the_forms(
         assert kinds == [2, None]
     history = as_admin.get(f"/test-sets/{team.id}/review/{q}/{c}").get_data(as_text=True)
     assert "final grade removed" in history and "partial answer" in history
+
+
+def test_a_grade_changed_since_the_page_is_shown_before_it_is_overridden(
+    app: Flask, as_admin: FlaskClient, team
+) -> None:
+    """carol moved from 3 to 0 while the admin looked at the pair: the final grade is not saved
+    over her new grade unseen; the page shows the grades now and saving again confirms."""
+    q, c = pair_ids(app, team.id, "q2", "d4")
+    url = f"/test-sets/{team.id}/review/{q}/{c}"
+    shown = as_admin.get(url).get_data(as_text=True)
+    judge(app, team.id, "q2", "d4", "carol", grade=0, note="<i>misread</i>")
+    refused = as_admin.post(url, data={"grade": "3", "note": "as carol said", "seen": _seen(shown)})
+    html = refused.get_data(as_text=True)
+    assert refused.status_code == 409
+    assert "changed since" in html and "now alice 1, carol 0" in html
+    assert "&lt;i&gt;misread&lt;/i&gt;" in html  # her new note, escaped, in the grades table
+    assert re.search(r"<input checked[^>]* value=\"3\"", html)  # the choice kept
+    assert "as carol said" in html
+    with app.app_context():
+        assert db.session.scalar(sa.select(sa.func.count()).select_from(Adjudication)) == 0
+    again = {"grade": "3", "note": "as carol said", "seen": _seen(html)}
+    confirmed = as_admin.post(url, data=again)
+    assert confirmed.status_code == 302
+    with app.app_context():
+        assert [(a.grade, a.note) for a in db.session.scalars(sa.select(Adjudication))] == [
+            (3, "as carol said")
+        ]
+    # A post that carries nothing of what was shown (a page from before) is refused too.
+    assert as_admin.post(url, data={"grade": "1"}).status_code == 409
 
 
 def test_threshold_form(app: Flask, as_admin: FlaskClient, team):
@@ -222,7 +261,8 @@ def test_policies_page_states_the_verdict(app: Flask, as_admin: FlaskClient):
     assert "A ranks above B (under median: B ranks above A)" in html
     assert "0.6309" in html and "0.8597" in html
     q, c = pair_ids(app, other.id, "q1", "d1")
-    as_admin.post(f"/test-sets/{other.id}/review/{q}/{c}", data={"grade": "0"})
+    page = as_admin.get(f"/test-sets/{other.id}/review/{q}/{c}").get_data(as_text=True)
+    as_admin.post(f"/test-sets/{other.id}/review/{q}/{c}", data={"grade": "0", "seen": _seen(page)})
     html = as_admin.get(f"/test-sets/{other.id}/policies?k=5").get_data(as_text=True)
     assert "Run order is the same under every policy." in html
 

@@ -5,14 +5,26 @@ from .passwords import MIN_PASSWORD
 from .permissions import can_view, grades_visible, visible_test_sets
 from .rules import authenticate, change_own_password, set_preferences, update_user
 from .tokens import create_token, revoke_token, user_for_token
-from .users import create_user, ensure_first_admin, get_by_username, import_source, list_people
+from .users import (
+    MAX_USERNAME,
+    USERNAME_CHARACTERS,
+    check_username,
+    create_user,
+    ensure_first_admin,
+    get_by_username,
+    import_source,
+    list_people,
+)
 
 __all__ = [
+    "MAX_USERNAME",
     "MIN_PASSWORD",
+    "USERNAME_CHARACTERS",
     "api_example",
     "authenticate",
     "can_view",
     "change_own_password",
+    "check_username",
     "create_token",
     "create_user",
     "ensure_first_admin",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import secrets
 
 import sqlalchemy as sa
@@ -17,6 +18,32 @@ from .passwords import check_new_password
 MAX_USERNAME = 80
 # Qrels imported from source NAME belong to the pseudo-user `import:NAME`.
 IMPORT_PREFIX = "import:"
+USERNAME_CHARACTERS = "the letters A–Z (no accents), digits and _ . @ -"
+_USERNAME = re.compile(r"[A-Za-z0-9_.@-]+")
+
+
+def check_username(username: str) -> str:
+    """The name a new account is stored under, or ServiceError saying which rule it breaks.
+
+    The one username rule, for `flask user create` and the Users page alike: surrounding
+    spaces dropped; 1 to MAX_USERNAME of USERNAME_CHARACTERS (names that are safe in URLs,
+    logs, CSV and a shell); not starting with IMPORT_PREFIX in any letters' case. Names are
+    unique regardless of case (create_user): `Alice` and `alice` would be two people nobody
+    can tell apart in a list.
+    """
+    name = username.strip()
+    if not name:
+        raise ServiceError("username must not be empty")
+    if len(name) > MAX_USERNAME:
+        raise ServiceError(f"username must have at most {MAX_USERNAME} characters")
+    if name.lower().startswith(IMPORT_PREFIX):
+        # Else the next qrels import from that source would be stored as this person's grades.
+        raise ServiceError(
+            f"usernames starting with {IMPORT_PREFIX!r} are reserved for imported qrels"
+        )
+    if _USERNAME.fullmatch(name) is None:
+        raise ServiceError(f"Use {USERNAME_CHARACTERS} only.")
+    return name
 
 
 def get_by_username(username: str) -> User | None:
@@ -27,24 +54,19 @@ def get_by_username(username: str) -> User | None:
 def create_user(
     username: str, password: str, role: str = "annotator", *, actor: User | None = None
 ) -> User:
-    """Create a login account; refuses duplicates, unknown roles and short passwords.
+    """Create a login account; refuses names against check_username or taken in any case,
+    unknown roles and weak passwords.
 
     Audited as done by `actor` (None: the command line)."""
-    username = username.strip()
-    if not username:
-        raise ServiceError("username must not be empty")
-    if len(username) > MAX_USERNAME:
-        raise ServiceError(f"username must have at most {MAX_USERNAME} characters")
-    if username.startswith(IMPORT_PREFIX):
-        # Else the next qrels import from that source would be stored as this person's grades.
-        raise ServiceError(
-            f"usernames starting with {IMPORT_PREFIX!r} are reserved for imported qrels"
-        )
+    username = check_username(username)
     if role not in ROLES:
         raise ServiceError(f"role must be one of {', '.join(ROLES)}, not {role!r}")
     check_new_password(password, username)
-    if get_by_username(username) is not None:
-        raise ServiceError(f"user {username!r} already exists")
+    taken = db.session.scalar(
+        sa.select(User.username).where(sa.func.lower(User.username) == username.lower())
+    )
+    if taken is not None:
+        raise ServiceError(f"user {taken!r} already exists")
     user = User(username=username, role=role, active=True)
     user.set_password(password)
     db.session.add(user)

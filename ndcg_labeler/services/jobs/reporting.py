@@ -1,4 +1,5 @@
-"""A job's progress callback: records progress and heartbeat, and stops a cancelled job.
+"""A job's progress callback: records progress and heartbeat, and stops a cancelled job; and
+the Heartbeat thread that keeps a running job's heartbeat fresh between reports.
 
 It writes through a connection of its own, outside the import's transaction, so the job page
 sees progress while the work is still uncommitted. On SQLite the import holds the single write
@@ -9,10 +10,14 @@ can be written again (reading the cancel flag still works in WAL mode).
 
 from __future__ import annotations
 
+import logging
+import threading
 import time
+from types import TracebackType
 from typing import Any
 
 import sqlalchemy as sa
+from flask import current_app
 from sqlalchemy.exc import OperationalError
 
 from ndcg_labeler import sqlite
@@ -45,6 +50,28 @@ BLOCKED_BACKOFF = 5.0
 the import holding the write lock): each try waits the busy timeout, which every half second
 would slow a long corpus import by a third. The cancel flag is still read at every report, and
 the report is kept in the queue's storage meanwhile (queue.keep_progress)."""
+HEARTBEAT_MAX_SECONDS = 30.0
+"""The longest pause between two heartbeats of a running job (Heartbeat)."""
+LOCK_WAIT_MS = 200
+"""How long a report or heartbeat waits for SQLite's write lock before it goes to the queue."""
+
+_log = logging.getLogger(__name__)
+
+
+def _write_row(conn: Any, job_id: int, values: dict[str, Any]) -> bool:
+    """Write the values to the running job's row through `conn`; False when the database
+    refused (on SQLite: the write lock, held by the job's own import)."""
+    table = Job.__table__
+    try:
+        with conn.begin():
+            conn.execute(
+                sa.update(table)
+                .where(table.c.id == job_id, table.c.state == "running")
+                .values(**values)
+            )
+    except OperationalError:
+        return False
+    return True
 
 
 class JobProgress:
@@ -59,11 +86,12 @@ class JobProgress:
         self._conn: Any = None
         self._blocked_until = 0.0
         self.rows = 0  # the latest rows reported, recorded when the job ends
+        self.latest: dict[str, Any] | None = None  # the latest report, for the Heartbeat
 
     def _connection(self) -> Any:
         if self._conn is None:
             self._conn = db.engine.connect()
-            sqlite.set_busy_timeout(self._conn, 200)
+            sqlite.set_busy_timeout(self._conn, LOCK_WAIT_MS)
         return self._conn
 
     def close(self) -> None:
@@ -95,16 +123,9 @@ class JobProgress:
             "phase_started_at": self._phase_started,
             "message": PHASES.get(phase, phase),
         }
-        if now >= self._blocked_until:
-            try:
-                with conn.begin():
-                    conn.execute(
-                        sa.update(Job.__table__)
-                        .where(Job.__table__.c.id == self.job_id)
-                        .values(**values)
-                    )
-            except OperationalError:
-                self._blocked_until = now + BLOCKED_BACKOFF
+        self.latest = values
+        if now >= self._blocked_until and not _write_row(conn, self.job_id, values):
+            self._blocked_until = now + BLOCKED_BACKOFF
         if now < self._blocked_until and conn.dialect.name == "sqlite":
             # The row is locked by the job's own import: keep the report in the queue, which
             # the job page, the API and recovery read beside the row (records.with_progress).
@@ -122,3 +143,99 @@ class JobProgress:
         # job's row (records.cancel).
         if cancel or (conn.dialect.name == "sqlite" and queue.cancel_asked(self.job_id)):
             raise Cancelled("cancelled by a user")
+
+
+def heartbeat_interval(stale_seconds: float) -> float:
+    """Seconds between two heartbeats: five within the stale time, at most every 30 s (and at
+    least 0.1 s apart, so a stale time of 0 set by mistake does not spin on the database)."""
+    return max(min(stale_seconds / 5, HEARTBEAT_MAX_SECONDS), 0.1)
+
+
+class Heartbeat:
+    """While a job runs (`with Heartbeat(...)`), a daemon thread of its worker keeps the job's
+    heartbeat fresh, so recovery takes a job for dead when its worker is gone, not when one
+    step (a long final commit, a slow CREATE INDEX, a big scoring pass) outlasts
+    NDCG_JOB_STALE_SECONDS without a progress report.
+
+    It writes the way progress does: to the row through a connection of its own, waiting at
+    most a moment for SQLite's write lock, and else to the queue's storage beside the row
+    (with the job's latest report, which the pages lay over the row). Best effort: a beat
+    that fails is logged and the next one tries again; the job never waits for it. A daemon
+    thread dies with its process, so a killed worker stops beating.
+    """
+
+    def __init__(self, job_id: int, progress: JobProgress | None, interval: float) -> None:
+        self.job_id = job_id
+        self.progress = progress
+        self.interval = interval
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def __enter__(self) -> Heartbeat:
+        app = current_app._get_current_object()  # type: ignore[attr-defined]
+        self._thread = threading.Thread(
+            target=self._run, args=(app,), name=f"job-{self.job_id}-heartbeat", daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            # A beat takes a moment; one stuck on an unreachable queue is left behind (its row
+            # write needs a running job, which the job's end is about to change).
+            self._thread.join(timeout=5)
+
+    def _run(self, app: Any) -> None:
+        with app.app_context():
+            conn = None
+            try:
+                while not self._stop.wait(self.interval):
+                    try:
+                        if conn is None:
+                            conn = db.engine.connect()
+                            sqlite.set_busy_timeout(conn, LOCK_WAIT_MS)
+                        self._beat(conn)
+                    except Exception:  # a heartbeat must never fail the job
+                        _log.warning(
+                            "job %s: could not refresh its heartbeat", self.job_id, exc_info=True
+                        )
+                        if conn is not None:
+                            conn.invalidate()
+                            conn.close()
+                            conn = None
+            finally:
+                if conn is not None:
+                    sqlite.set_busy_timeout(conn)
+                    conn.close()
+
+    def _beat(self, conn: Any) -> None:
+        """Refresh the heartbeat in the row, or, locked out of it on SQLite, in the queue."""
+        latest = self.progress.latest if self.progress is not None else None
+        beat = {"heartbeat_at": utcnow()}
+        # With the latest report: the row (or the queue's copy) that takes the newest
+        # heartbeat is the one shown, so it must carry the newest progress too.
+        if _write_row(conn, self.job_id, {**(latest or {}), **beat}):
+            return
+        if conn.dialect.name != "sqlite":
+            return  # only SQLite's lock keeps the row from it; the next beat tries again
+        report = latest or self._row_report(conn)
+        if report is not None:
+            queue.keep_progress(self.job_id, {**report, **beat})
+
+    def _row_report(self, conn: Any) -> dict[str, Any] | None:
+        """The report in the job's row (readable under the write lock), None once it ended."""
+        table = Job.__table__
+        names = ("phase", "done", "total", "rows", "phase_started_at", "message")
+        row = conn.execute(
+            sa.select(*(table.c[name] for name in names)).where(
+                table.c.id == self.job_id, table.c.state == "running"
+            )
+        ).first()
+        conn.rollback()
+        return dict(row._mapping) if row is not None else None

@@ -6,6 +6,7 @@ import logging
 from typing import Any
 
 import sqlalchemy as sa
+from flask import current_app
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.formats import FormatError
@@ -15,7 +16,8 @@ from ndcg_labeler.services._db import transaction
 from ndcg_labeler.services._progress import Cancelled
 from ndcg_labeler.services.jobs import queue, records
 from ndcg_labeler.services.jobs.kinds import KINDS
-from ndcg_labeler.services.jobs.reporting import JobProgress
+from ndcg_labeler.services.jobs.recovery import STALE_SECONDS
+from ndcg_labeler.services.jobs.reporting import Heartbeat, JobProgress, heartbeat_interval
 
 log = logging.getLogger(__name__)
 
@@ -65,10 +67,14 @@ def run_job(job_id: int) -> None:
     kind = KINDS.get(job.kind)
     nothing = kind.nothing if kind is not None else "nothing was written"
     progress = JobProgress(job_id)
+    stale = float(current_app.config.get("NDCG_JOB_STALE_SECONDS", STALE_SECONDS))
     try:
         if kind is None:
             raise ServiceError(f"unknown kind of job '{job.kind}'")
-        result = kind.run(job, progress)
+        # Alive while its worker is, however long a step goes without a report; stopped
+        # before the job's end is recorded.
+        with Heartbeat(job_id, progress, heartbeat_interval(stale)):
+            result = kind.run(job, progress)
     except Cancelled:
         db.session.rollback()
         _finish(job_id, "cancelled", message=f"cancelled — {nothing}")

@@ -2,7 +2,7 @@
 
 from ndcg_labeler.services._figures_cache import Cached, Computing
 
-from .adjudication import adjudicate, remove
+from .adjudication import GradesChanged, adjudicate, remove
 from .agreement import QUERY_SORTS, agreement_of, sort_queries
 from .disputes import find_pair, pair_detail, review_queue, set_threshold
 from .exports import EXPORT_FORMATS, export_filename, judgment_chunks
@@ -14,6 +14,7 @@ __all__ = [
     "QUERY_SORTS",
     "Cached",
     "Computing",
+    "GradesChanged",
     "Person",
     "adjudicate",
     "agreement_of",

@@ -22,6 +22,7 @@ from ndcg_labeler.models.users import IMPORT_ROLE
 from ndcg_labeler.scoring import POLICIES, aggregate
 from ndcg_labeler.services import ServiceError
 from ndcg_labeler.services._db import paginate
+from ndcg_labeler.services.team.adjudication import pair_state
 
 PER_PAGE = 50
 
@@ -85,6 +86,7 @@ class PairDetail:
     by_policy: dict[str, int | None]
     policy: str
     history: list[HistoryLine]
+    seen: str = ""  # what the page shows of the grades (adjudication.pair_state)
 
     @property
     def aggregated(self) -> int | None:
@@ -236,6 +238,9 @@ def _history(test_set: TestSet, query_id: int, chunk_id: int) -> list[HistoryLin
 def pair_detail(test_set: TestSet, query: Query, chunk: Chunk) -> PairDetail:
     """Every current verdict (with note and time), the adjudication, each policy's grade and
     the full history of one pair."""
+    # First: an answer that changes while the page is read then makes the form stale, never
+    # a page that shows the old grade under the new state.
+    seen = pair_state(query.id, chunk.id)
     rows = db.session.execute(
         sa.select(Judgment, User.username, User.role)
         .join(User, User.id == Judgment.annotator_id)
@@ -275,4 +280,5 @@ def pair_detail(test_set: TestSet, query: Query, chunk: Chunk) -> PairDetail:
         by_policy={policy: aggregate(values, policy) for policy in POLICIES},
         policy=test_set.aggregation,
         history=_history(test_set, query.id, chunk.id),
+        seen=seen,
     )
