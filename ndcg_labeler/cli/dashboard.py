@@ -52,7 +52,7 @@ def _table(result: comparison.Comparison, name_a: str, name_b: str) -> list[str]
         f"B beats A on {pair.wins} queries, ties on {pair.ties}, loses on {pair.losses}.",
         f"Paired t-test p = {_p(pair.t_test_p)}; randomisation test p = "
         f"{_p(pair.randomization_p)} (two-sided).",
-        robust_statement(pair.robustness, o.top_grade),
+        robust_statement(pair.robustness, o.top_grade, result.compared),
         "",
         f"Largest differences (of {len(result.deltas)}):",
         f"{'qid':<20}  {'A':>8}  {'B':>8}  {'B − A':>8}",
@@ -67,8 +67,13 @@ def _table(result: comparison.Comparison, name_a: str, name_b: str) -> list[str]
     return lines
 
 
-def robust_statement(found: comparison.Robustness | None, top_grade: int) -> str:
+def robust_statement(found: comparison.Robustness | None, top_grade: int, compared: int) -> str:
     """Whether the winner stays if every unjudged top-k chunk of either run had the top grade."""
+    if compared == 0 or (found is not None and found.queries == 0):
+        return (
+            "Nothing could be compared: no query has NDCG defined in both runs (no judged "
+            "chunk with a grade above 0), so there is no winner and it is not robust."
+        )
     if found is None:
         return ""
     names = {"A": "A wins", "B": "B wins", "tie": "a tie"}

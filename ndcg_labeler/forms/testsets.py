@@ -15,7 +15,7 @@ from wtforms import (
     SubmitField,
     TextAreaField,
 )
-from wtforms.fields import FieldList
+from wtforms.fields import Field, FieldList
 from wtforms.fields.choices import SelectChoice
 from wtforms.validators import DataRequired, InputRequired, Length, NumberRange, Optional
 from wtforms.widgets import CheckboxInput, ListWidget
@@ -75,6 +75,25 @@ class SettingsForm(FlaskForm):
         validators=[Length(max=8)],
     )
     submit = SubmitField("Save settings")
+
+    def fit_scale(self, scale_max: int) -> None:
+        """Bound the disagreement threshold by the test set's own scale: the class allows the
+        largest scale's, which a 0–3 set would state ("between 1 and 4") and refuse later."""
+        field = self.disagreement_threshold
+        field.validators = [InputRequired(), NumberRange(min=1, max=scale_max)]
+        field.flags.max = scale_max  # the input's max attribute
+
+    def field_for(self, setting: str | None) -> Field:
+        """The field a refusal about `setting` (a ServiceError's field: a Settings name, or
+        grade_labels[.N[.name|definition]]) is shown under; the name when it names none."""
+        if setting and setting.startswith("grade_labels"):
+            _, _, rest = setting.partition(".")
+            grade, _, part = rest.partition(".")
+            entries = list(self.grades)
+            entry = entries[int(grade)] if grade.isdigit() and int(grade) < len(entries) else None
+            return getattr((entry or entries[0]).form, part or "name")
+        found = self._fields.get(setting or "")
+        return found if found is not None and found is not self.submit else self.name
 
 
 class MultiCheckboxField(SelectMultipleField):

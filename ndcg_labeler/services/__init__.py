@@ -4,7 +4,15 @@ import re
 
 
 class ServiceError(ValueError):
-    """A use case refused the input; the message is shown to the user as is."""
+    """A use case refused the input; the message is shown to the user as is.
+
+    `field`, when given, names the input the refusal is about (e.g. a setting's name), so that
+    a form can show the message under that field rather than at the top.
+    """
+
+    def __init__(self, *args: object, field: str | None = None) -> None:
+        super().__init__(*args)
+        self.field = field
 
 
 # Endpoint and judge names go into URLs (/endpoints/<name>) and command lines (fill:JUDGE), so

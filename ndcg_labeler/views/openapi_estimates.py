@@ -124,6 +124,18 @@ SCHEMAS: dict[str, Any] = {
         "required": ["k", "runs", "wins", "ties", "losses", "t_test_p", "randomization_p"],
         "properties": {
             "k": {"type": "integer"},
+            "compared": {
+                "type": "integer",
+                "minimum": 0,
+                "description": "Queries compared: those with NDCG@k defined in every run.",
+            },
+            "robust": {
+                "type": "boolean",
+                "description": "The winner (or the tie) of B against A stays with every unjudged "
+                "chunk of either top k at the top grade; false when nothing was compared "
+                "(compared 0), where winner says tie.",
+            },
+            "winner": {"type": "string", "enum": ["A", "B", "tie"]},
             "runs": {
                 "type": "object",
                 "description": "Per run: mean NDCG@k with its 95% bootstrap interval.",

@@ -130,6 +130,7 @@ def _settings_form(test_set: TestSet) -> SettingsForm:
             form.grades.pop_entry()
         for label in current.grade_labels:
             form.grades.append_entry(label)
+    form.fit_scale(test_set.scale_max)
     form.aggregation.choices = [SelectChoice(p, p) for p in testsets.aggregation_policies()]
     labels = test_set.grade_labels
     form.relevance_threshold.choices = [
@@ -160,7 +161,7 @@ def settings(test_set_id: int) -> str | Response:
         try:
             testsets.update_settings(test_set, new, current_user)
         except ServiceError as exc:
-            form.name.errors.append(str(exc))
+            form.field_for(exc.field).errors.append(str(exc))
         else:
             flash("Settings saved.", "success")
             return redirect(url_for("testsets.show", test_set_id=test_set.id))

@@ -103,6 +103,7 @@ def test_json_shape_is_the_cli_contract(ctx: Flask, dash: Demo) -> None:
         "t_test_p",
         "randomization_p",
         "queries",
+        "compared",
     ]
     assert data["k"] == 3
     assert list(data["runs"]) == ["A", "B"]

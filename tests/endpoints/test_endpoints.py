@@ -87,7 +87,7 @@ class FakeSearch:
         elif query == "garbage":
             response = Response("{not json", content_type="application/json")
         elif query == "slow":
-            time.sleep(1.0)
+            time.sleep(2.5)  # well past the endpoint's timeout (0.8 s) in the test that uses it
             response = Response(json.dumps({"hits": {"hits": []}}))
         else:
             hits = self.ANSWERS.get(query, [])
@@ -299,7 +299,7 @@ def test_a_slow_endpoint_times_out_per_query_and_is_listed(
     with app.app_context():
         build_test_set("slowset", {"q1": "parking", "q2": "slow"})
     args = ["endpoints", "add", "slowset", "es", "--url", search.url + "/s?q={query}"]
-    args += ["--preset", "elasticsearch", "--timeout", "0.3"]
+    args += ["--preset", "elasticsearch", "--timeout", "0.8"]
     assert runner.invoke(args=args).exit_code == 0
     result = runner.invoke(
         args=["endpoints", "fetch", "slowset", "es", "--run", "r", "--json", "--accept-partial"]

@@ -39,7 +39,9 @@ Q1_MACHINE = (3 + 1 / L3 + 2 / L5) / (3 + 2 / L3 + 1 / 2)
 
 @pytest.fixture
 def llm() -> Iterator[FakeLLM]:
-    server = FakeLLM(slow_seconds=1.0).start()
+    # SLOW sleeps well past the judge's timeout (0.8 s), which leaves every other answer room
+    # to come in time even on a loaded 2-core machine.
+    server = FakeLLM(slow_seconds=2.5).start()
     yield server
     server.stop()
 
@@ -52,7 +54,7 @@ def judged(app: Flask, llm: FakeLLM, monkeypatch: pytest.MonkeyPatch) -> int:
         test_set = build_test_set("life", {"q1": "refunds", "q2": "parking"}, corpus=CORPUS)
         import_files(test_set, pool=ImportFile(io.BytesIO(trec(POOL)), "pool.trec"))
         run_service.upload_run(test_set, io.BytesIO(trec(POOL)), "a.trec", "A", None)
-        judges.add_judge("gpt", llm.url, "fake-model", timeout=0.3, concurrency=2)
+        judges.add_judge("gpt", llm.url, "fake-model", timeout=0.8, concurrency=2)
         return test_set.id
 
 
@@ -150,7 +152,7 @@ def test_delete_asks_first_removes_its_labels_and_is_audited(
     # A new judge under the old name starts from its own answers, never the old judge's scores:
     # its endpoint is down, so it has no grade at all (on SQLite its answers reuse the old ids).
     with app.app_context():
-        judges.add_judge("gpt", "http://127.0.0.1:9/v1", "fake-model", timeout=0.3)
+        judges.add_judge("gpt", "http://127.0.0.1:9/v1", "fake-model", timeout=0.8)
     down = json.loads(
         _cli(runner, "judges", "run", "life", "--judge", "gpt", "--json", "--pairs", "all")
     )

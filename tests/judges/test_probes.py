@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import pytest
 import sqlalchemy as sa
 from flask import Flask
-from flask.testing import FlaskCliRunner
+from flask.testing import FlaskClient, FlaskCliRunner
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Judgment, MachineJudgment, ProbeAnswer
@@ -199,3 +199,27 @@ def test_the_flag_is_more_than_ten_points(counts: dict, flag: bool) -> None:
     from ndcg_labeler.services.probes.report import flagged
 
     assert flagged(counts) is flag
+
+
+def test_a_probe_whose_prompts_fail_to_render_says_nothing_can_be_asked(
+    app: Flask, runner: FlaskCliRunner, as_admin: FlaskClient, careful: FakeLLM
+) -> None:
+    _set_up(app, careful.url)
+    with app.app_context():
+        judge = judges.require_judge("j")
+        # Past the form's check (which renders one made-up pair), failing on every real one.
+        judge.prompt_template = "{{ '{0}'.format_map({}) }}"
+        db.session.commit()
+        ids = (testsets.require_by_name("pb").id, judge.id)
+    result = runner.invoke(args=["judges", "probe", "pb", "--judge", "j", "--pairs", "2"])
+    estimate = next(line for line in result.stderr.splitlines() if line.startswith("Estimate:"))
+    assert "questions" not in estimate and "nothing to ask" not in estimate
+    assert "nothing can be asked: the sampled prompts all failed to render" in estimate
+    assert "IndexError" in estimate  # the first error, as the renderer gave it
+    page = as_admin.get("/test-sets/{}/judges/{}".format(*ids)).get_data(as_text=True)
+    shown = page.split('id="probe-estimate"', 1)[1].split("</p>", 1)[0]
+    assert "questions" not in shown and "nothing can be asked" in shown and "IndexError" in shown
+    # The labeling run's estimate (the cost panel) says the same for the judge's own prompts.
+    costs = page.split('id="cost-estimates"', 1)[1].split("</ul>", 1)[0]
+    assert "nothing can be asked: the sampled prompts all failed to render" in costs
+    assert " pairs, " not in costs

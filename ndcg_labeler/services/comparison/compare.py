@@ -132,9 +132,10 @@ class Comparison:
 
     @property
     def robust(self) -> bool:
-        """The first pair's winner stays when the unjudged chunks get the top grade."""
+        """The first pair's winner stays when the unjudged chunks get the top grade (never
+        when no query was compared: there is no winner to stay)."""
         found = self.first_pair.robustness
-        return found is None or found.robust
+        return not nothing_compared(found, self.compared) and (found is None or found.robust)
 
     def to_json(self) -> dict[str, Any]:
         """The exact JSON of `flask run compare --json` (A = first run, B = second)."""
@@ -151,7 +152,7 @@ class Comparison:
                 }
                 for m in self.means
             },
-            **robustness_json(pair.robustness),
+            **robustness_json(pair.robustness, self.compared),
             "wins": pair.wins,
             "ties": pair.ties,
             "losses": pair.losses,
@@ -170,17 +171,28 @@ class Comparison:
                 }
                 for d in self.deltas
             ],
+            # Last, so the keys tools already read keep their order.
+            "compared": self.compared,
             **self.labels_extra,
         }
         return out
 
 
-def robustness_json(found: Robustness | None) -> dict[str, Any]:
-    """The flip test's JSON keys (B against A)."""
+def nothing_compared(found: Robustness | None, compared: int) -> bool:
+    """No query was compared (NDCG@k undefined in a run on every query): no winner to test."""
+    return compared == 0 or (found is not None and found.queries == 0)
+
+
+def robustness_json(found: Robustness | None, compared: int) -> dict[str, Any]:
+    """The flip test's JSON keys (B against A) over `compared` queries.
+
+    With nothing compared the keys stay ("winner" a tie, nothing flips), but "robust" is
+    false: there is no winner whose robustness could be claimed."""
+    empty = nothing_compared(found, compared)
     if found is None:
-        return {"robust": True, "flips_if_unjudged_top": False, "unjudged_pairs": 0}
+        return {"robust": not empty, "flips_if_unjudged_top": False, "unjudged_pairs": 0}
     return {
-        "robust": found.robust,
+        "robust": found.robust and not empty,
         "flips_if_unjudged_top": found.flips_if_unjudged_top,
         "unjudged_pairs": found.unjudged_pairs,
         "winner": found.winner,

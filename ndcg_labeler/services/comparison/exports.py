@@ -81,7 +81,7 @@ def compare_json(result: Comparison) -> dict[str, Any]:
                 "losses": p.losses,
                 "t_test_p": p.t_test_p,
                 "randomization_p": p.randomization_p,
-                **robustness_json(p.robustness),
+                **robustness_json(p.robustness, result.compared),
             }
             for p in result.pairs
         ]

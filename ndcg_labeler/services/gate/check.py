@@ -193,8 +193,8 @@ def parse_measures(names: list[str] | tuple[str, ...] | None) -> list[Measure]:
 
 
 def check_labels(labels: str) -> str:
-    """The label source: human, machine:, fill: or ppi:JUDGE (the judge is looked up on use)."""
-    return ScoreOptions(labels=(labels or "human").strip()).checked().labels
+    """The label source: human, machine:, fill: or ppi:JUDGE, naming a judge that exists."""
+    return ScoreOptions(labels=(labels or "human").strip()).checked().judge_known().labels
 
 
 def check_threshold(name: str, value: float, low: float, high: float) -> float:

@@ -1,7 +1,7 @@
 """What machine judges cost: prices per million tokens, tokens and dollars spent, and the
 estimate shown before a run starts."""
 
-from .estimate import Estimate, estimate_run, estimate_runs
+from .estimate import Estimate, estimate_run, estimate_runs, first_render_error
 from .prices import MAX_PRICE, check_price, money, set_prices, spending, unpriced
 
 __all__ = [
@@ -10,6 +10,7 @@ __all__ = [
     "check_price",
     "estimate_run",
     "estimate_runs",
+    "first_render_error",
     "money",
     "set_prices",
     "spending",

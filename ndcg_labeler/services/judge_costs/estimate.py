@@ -38,9 +38,14 @@ class Estimate:
     max_tokens: int
     unit: str = "pairs"  # what `pairs` counts ("questions" for a probe)
     members: tuple[tuple[str, Estimate], ...] = ()  # an ensemble's, by member name
+    # The first sampled prompt's error when none of the sampled prompts rendered.
+    render_error: str = ""
 
     def text(self) -> str:
         """One line for people: pairs, dollars, and what the figure rests on."""
+        if self.render_error and not self.answers:
+            # A count and a price of questions that cannot be put would mislead.
+            return f"nothing can be asked: {self._why()}"
         cost = "cost unknown (no prices set)" if self.cost is None else f"~{money(self.cost)}"
         return f"about {self.pairs:,} {self.unit}, {cost} ({self._why()})"
 
@@ -61,6 +66,8 @@ class Estimate:
                 f"{CHARS_PER_TOKEN:g} characters a token, and up to {self.max_tokens:,} output "
                 "tokens each: an upper bound"
             )
+        elif self.render_error:
+            why = f"the sampled prompts all failed to render; the first: {self.render_error}"
         else:
             why = "nothing to ask"
         return why
@@ -75,6 +82,7 @@ class Estimate:
             "basis": self.basis,
             "answers": self.answers,
             "text": self.text(),
+            **({"render_error": self.render_error} if self.render_error else {}),
             **(
                 {"members": {name: e.to_json() for name, e in self.members}} if self.members else {}
             ),
@@ -171,18 +179,21 @@ def _estimates(
                 mj.prompt_tokens > 0,
             )
         ).one()
+        render_error = ""
         if count:
             basis, answers = "seen", int(count)
             per_in, per_out = float(mean_in), float(mean_out or 0)
         else:
             pool = sorted({pair for todo in todos for pair in todo})
             sample = random.Random(SEED).sample(pool, min(SAMPLE, len(pool)))
+            prompts = _prompts(test_set, asker, sample)
             lengths = [
                 len(shots.prefix(q)) + len(p)
-                for (q, _), p in zip(sample, _prompts(test_set, asker, sample), strict=True)
+                for (q, _), p in zip(sample, prompts, strict=True)
                 if isinstance(p, str)
             ]
             basis, answers = "prompt", len(lengths)
+            render_error = first_render_error(prompts)
             per_in = sum(lengths) / len(lengths) / CHARS_PER_TOKEN if lengths else 0.0
             per_out = float(judge.max_tokens) if lengths else 0.0
     db.session.commit()  # the prompt version, stored once
@@ -192,11 +203,27 @@ def _estimates(
         cost = judge.cost(tokens_in, tokens_out)
         found.append(
             (
-                Estimate(len(todo), tokens_in, tokens_out, cost, basis, answers, judge.max_tokens),
+                Estimate(
+                    len(todo),
+                    tokens_in,
+                    tokens_out,
+                    cost,
+                    basis,
+                    answers,
+                    judge.max_tokens,
+                    render_error=render_error,
+                ),
                 set(todo),
             )
         )
     return found
+
+
+def first_render_error(prompts: list[Any]) -> str:
+    """The first failed render's error when no prompt of `prompts` rendered, else ""."""
+    if any(isinstance(p, str) for p in prompts):
+        return ""
+    return next((p.error for p in prompts), "")
 
 
 def _prompts(test_set: TestSet, asker: Any, pairs: list[tuple[int, int]]) -> list[Any]:

@@ -36,7 +36,7 @@ from ndcg_labeler.models import (
 from ndcg_labeler.scoring import POLICIES, resolve
 from ndcg_labeler.services import ServiceError
 from ndcg_labeler.services._db import select_rows
-from ndcg_labeler.services.live.options import Resolved
+from ndcg_labeler.services.live.options import Resolved, label_judge_id
 from ndcg_labeler.services.live.state import QuerySet, TestSetState
 
 Qrels = dict[str, dict[str, int]]
@@ -118,13 +118,7 @@ def adjudicated_rows(test_set_id: int, query_id: int | None) -> sa.Select[tuple[
 
 def judge_id(labels: str) -> int | None:
     """The judge a label source names ("machine:X", "fill:X"), None for "human"."""
-    if labels == "human":
-        return None
-    name = labels.partition(":")[2].strip()
-    found = db.session.scalar(sa.select(Judge.id).where(Judge.name == name))
-    if found is None:
-        raise ServiceError(f"unknown judge '{name}' (labels={labels})")
-    return int(found)
+    return label_judge_id(labels)
 
 
 def machine_rows(test_set_id: int, judge: int, query_id: int | None) -> sa.Select[Any]:

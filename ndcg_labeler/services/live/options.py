@@ -10,6 +10,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import sqlalchemy as sa
+
+from ndcg_labeler.extensions import db
+from ndcg_labeler.models import Judge
 from ndcg_labeler.scoring import DEFAULT_CUTOFFS, GAINS, IDEALS, POLICIES, Options
 from ndcg_labeler.services import ServiceError, whole_number
 
@@ -66,6 +70,12 @@ class ScoreOptions:
             raise ServiceError(
                 f"labels must be human, machine:JUDGE, fill:JUDGE or ppi:JUDGE, not '{self.labels}'"
             )
+        return self
+
+    def judge_known(self) -> ScoreOptions:
+        """Self, after looking up the judge its label source names; a ServiceError naming the
+        source as given (ppi:JUDGE, not the machine:JUDGE it is scored under) when none."""
+        label_judge_id(self.labels)
         return self
 
     def check_kept(self, run: Run) -> None:
@@ -158,14 +168,33 @@ def parse_options(values: Mapping[str, Any]) -> ScoreOptions:
     judged_only = values.get("judged_only")
     if isinstance(judged_only, str):
         judged_only = judged_only.strip().lower() in ("1", "on", "true", "yes")
-    return ScoreOptions(
-        k=k,
-        gain=values.get("gain") or "linear",
-        ideal=values.get("ideal") or "judged",
-        judged_only=bool(judged_only),
-        policy=values.get("aggregation") or None,
-        labels=(values.get("labels") or "human").strip(),
-    ).checked()
+    # The judge is looked up now, while the source is still as typed: scoring reads
+    # ppi:JUDGE's grades under machine:JUDGE, and a refusal from there would name a source
+    # nobody typed.
+    return (
+        ScoreOptions(
+            k=k,
+            gain=values.get("gain") or "linear",
+            ideal=values.get("ideal") or "judged",
+            judged_only=bool(judged_only),
+            policy=values.get("aggregation") or None,
+            labels=(values.get("labels") or "human").strip(),
+        )
+        .checked()
+        .judge_known()
+    )
+
+
+def label_judge_id(labels: str) -> int | None:
+    """The id of the judge a label source names (None for human); a ServiceError naming the
+    judge and the source as given when there is no such judge."""
+    if labels == "human":
+        return None
+    name = labels.partition(":")[2].strip()
+    found = db.session.scalar(sa.select(Judge.id).where(Judge.name == name))
+    if found is None:
+        raise ServiceError(f"unknown judge '{name}' (labels={labels})")
+    return int(found)
 
 
 def option_args(options: ScoreOptions) -> dict[str, Any]:

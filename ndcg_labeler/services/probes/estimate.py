@@ -38,6 +38,7 @@ def estimate_probe(test_set: TestSet, judge: Judge, n: int) -> judge_costs.Estim
                 pa.prompt_tokens > 0,
             )
         ).one()
+        render_error = ""
         if count:
             basis, answers = "seen", int(count)
             per_in, per_out = float(mean_in), float(mean_out or 0)
@@ -45,6 +46,7 @@ def estimate_probe(test_set: TestSet, judge: Judge, n: int) -> judge_costs.Estim
             _, prompts = pair_questions(test_set, asker, pairs[:SAMPLE_PAIRS])
             lengths = [len(p) for p in prompts if isinstance(p, str)]
             basis, answers = "prompt", len(lengths)
+            render_error = judge_costs.first_render_error(prompts)
             per_in = sum(lengths) / len(lengths) / CHARS_PER_TOKEN if lengths else 0.0
             per_out = float(judge.max_tokens) if lengths else 0.0
     db.session.commit()  # the prompt version, stored once
@@ -58,4 +60,5 @@ def estimate_probe(test_set: TestSet, judge: Judge, n: int) -> judge_costs.Estim
         answers,
         judge.max_tokens,
         unit=f"questions ({len(pairs)} pairs, {PER_PAIR} variants each)",
+        render_error=render_error,
     )

@@ -84,9 +84,11 @@ def require_by_name(name: str) -> TestSet:
 def _clean_name(name: str) -> str:
     name = " ".join(name.split())
     if not name:
-        raise ServiceError("the test set name must not be empty")
+        raise ServiceError("the test set name must not be empty", field="name")
     if len(name) > MAX_NAME:
-        raise ServiceError(f"the test set name must have at most {MAX_NAME} characters")
+        raise ServiceError(
+            f"the test set name must have at most {MAX_NAME} characters", field="name"
+        )
     return name
 
 
@@ -114,18 +116,22 @@ def create_test_set(name: str, scale_max: int = 3, *, is_demo: bool = False) -> 
 
 def _clean_labels(labels: Sequence[dict[str, str]], scale_max: int) -> list[dict[str, str]]:
     if len(labels) != scale_max + 1:
-        raise ServiceError(f"give a name for each grade 0–{scale_max}")
+        raise ServiceError(f"give a name for each grade 0–{scale_max}", field="grade_labels")
     cleaned = []
     for grade, label in enumerate(labels):
         name = " ".join((label.get("name") or "").split())
         definition = " ".join((label.get("definition") or "").split())
         if not name:
-            raise ServiceError(f"grade {grade} needs a name")
+            raise ServiceError(f"grade {grade} needs a name", field=f"grade_labels.{grade}.name")
         if len(name) > MAX_GRADE_NAME:
-            raise ServiceError(f"the name of grade {grade} is longer than {MAX_GRADE_NAME}")
+            raise ServiceError(
+                f"the name of grade {grade} is longer than {MAX_GRADE_NAME}",
+                field=f"grade_labels.{grade}.name",
+            )
         if len(definition) > MAX_DEFINITION:
             raise ServiceError(
-                f"the definition of grade {grade} is longer than {MAX_DEFINITION} characters"
+                f"the definition of grade {grade} is longer than {MAX_DEFINITION} characters",
+                field=f"grade_labels.{grade}.definition",
             )
         cleaned.append({"name": name, "definition": definition})
     return cleaned
@@ -169,20 +175,31 @@ def update_settings(test_set: TestSet, settings: Settings, actor: User | None = 
     name = _clean_name(settings.name)
     other = get_by_name(name)
     if other is not None and other.id != test_set.id:
-        raise ServiceError(f"a test set named '{name}' already exists")
+        raise ServiceError(f"a test set named '{name}' already exists", field="name")
     labels = _clean_labels(settings.grade_labels, top)
     policies = aggregation_policies()
     if settings.aggregation not in policies:
-        raise ServiceError(f"aggregation must be one of {', '.join(policies)}")
+        raise ServiceError(f"aggregation must be one of {', '.join(policies)}", field="aggregation")
     if not 1 <= settings.relevance_threshold <= top:
-        raise ServiceError(f"the relevance threshold must be a grade from 1 to {top}")
+        raise ServiceError(
+            f"the relevance threshold must be a grade from 1 to {top}", field="relevance_threshold"
+        )
     if not 1 <= settings.judgments_per_pair <= MAX_JUDGMENTS_PER_PAIR:
-        raise ServiceError(f"judgments per pair must be between 1 and {MAX_JUDGMENTS_PER_PAIR}")
+        raise ServiceError(
+            f"judgments per pair must be between 1 and {MAX_JUDGMENTS_PER_PAIR}",
+            field="judgments_per_pair",
+        )
     if not 1 <= settings.disagreement_threshold <= top:
-        raise ServiceError(f"the disagreement threshold must be from 1 to {top} grades")
+        raise ServiceError(
+            f"the disagreement threshold must be from 1 to {top} grades",
+            field="disagreement_threshold",
+        )
     separator = settings.series_separator or ""
     if len(separator) > 8 or any(c.isspace() for c in separator):
-        raise ServiceError("the series separator must be 1–8 characters without spaces, or empty")
+        raise ServiceError(
+            "the series separator must be 1–8 characters without spaces, or empty",
+            field="series_separator",
+        )
     # Aggregation and threshold change the grades scoring uses: live pages must recompute.
     if (settings.aggregation, settings.relevance_threshold) != (
         test_set.aggregation,
