@@ -104,7 +104,7 @@ def test_an_open_verdict_says_how_many_queries_would_decide_it(
     )
     assert 'data-outcome="inconclusive"' in page
     shown = text_of(page)
-    assert "Inconclusive: the queries cannot tell yet" in shown
+    assert "Inconclusive: not enough evidence yet" in shown
     assert "paired queries would decide it" in shown  # the measure's note
     assert "max drop 0.7, alpha 0.05" in shown
 
