@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import time
 import urllib.parse
 from typing import Any
@@ -12,6 +13,7 @@ from ndcg_labeler.services import ServiceError, outbound
 
 RETRIES = 3
 BACKOFF = 0.5  # seconds before the first retry; doubled each time
+_PLACEHOLDER = re.compile(r"\{(query|qid|k)\}")
 
 
 def fill_headers(headers: dict[str, str]) -> dict[str, str]:
@@ -23,17 +25,25 @@ def build_request(
     url: str, method: str, body: str, headers: dict[str, str], query: str, qid: str, k: int
 ) -> tuple[str, dict[str, str], Any]:
     """(URL, headers as given, JSON body or None) for one query: placeholders filled, escaped."""
-    filled_url = (
-        url.replace("{query}", urllib.parse.quote(query, safe=""))
-        .replace("{qid}", urllib.parse.quote(qid, safe=""))
-        .replace("{k}", str(k))
+    filled_url = _fill(
+        url,
+        {"query": urllib.parse.quote(query, safe=""), "qid": urllib.parse.quote(qid, safe="")},
+        k,
     )
     payload = None
     if method == "POST":
-        as_json = body.replace("{query}", json.dumps(query)[1:-1])
-        as_json = as_json.replace("{qid}", json.dumps(qid)[1:-1]).replace("{k}", str(k))
-        payload = json.loads(as_json)
+        # Inside a JSON string: escaped as JSON escapes it, without the quotes.
+        payload = json.loads(
+            _fill(body, {"query": json.dumps(query)[1:-1], "qid": json.dumps(qid)[1:-1]}, k)
+        )
     return filled_url, headers, payload
+
+
+def _fill(template: str, values: dict[str, str], k: int) -> str:
+    """The template with {query}, {qid} and {k} filled in one pass, so that a query holding the
+    text '{k}' or '{qid}' is sent as it is, not filled in again."""
+    values = {**values, "k": str(k)}
+    return _PLACEHOLDER.sub(lambda found: values[found.group(1)], template)
 
 
 def ask(
