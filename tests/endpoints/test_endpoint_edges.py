@@ -15,7 +15,9 @@ from werkzeug.serving import make_server
 from werkzeug.wrappers import Request, Response
 
 from ndcg_labeler.extensions import db
-from ndcg_labeler.models import Query
+from ndcg_labeler.models import Query, Run
+from ndcg_labeler.services import runs as run_service
+from ndcg_labeler.services import testsets
 from tests.factory import build_test_set
 
 Answer = Callable[[Request], Response]
@@ -108,3 +110,85 @@ def test_a_get_url_carries_odd_query_text_exactly(
     result = runner.invoke(args=["endpoints", "fetch", "oddget", "get", "--run", "r", "--k", "5"])
     assert result.exit_code == 0, result.output
     assert fake.seen[-1].args.to_dict() == {"q": ODD, "id": "q1/&#", "n": "5"}
+
+
+@pytest.fixture
+def listed(app: Flask, runner: FlaskCliRunner, fake: Programmable) -> str:
+    """Test set 'ls' (q1, q2) with endpoint 'e': GET, the 'list' preset with text."""
+    with app.app_context():
+        build_test_set("ls", {"q1": "refund policy", "q2": "parking"}, corpus={"d1": "Refunds."})
+    add(runner, "ls", "e", "--url", fake.url + "/s?q={query}&n={k}", "--preset", "list",
+        "--text-field", "text")  # fmt: skip
+    return "ls"
+
+
+def runs_stored(app: Flask) -> int:
+    with app.app_context():
+        return db.session.scalar(sa.select(sa.func.count()).select_from(Run)) or 0
+
+
+def test_odd_answers_are_refused_with_the_hit_named(
+    app: Flask, runner: FlaskCliRunner, fake: Programmable, listed: str
+) -> None:
+    cases = [
+        (lambda _r: Response('{"id": "d1"}'), "the hits expression '@' gave dict, not a list"),
+        (hits({"id": "d1", "score": "1.5"}), "hit 1: the score expression 'score' gave '1.5'"),
+        (lambda _r: Response('[{"id": "d1", "score": NaN}]'), "hit 1: the score is not a finite"),
+        (hits({"id": ["d1"], "score": 1}), "hit 1: the id expression 'id' gave no docid"),
+    ]
+    for answer, message in cases:
+        fake.answer = answer
+        tried = runner.invoke(args=["endpoints", "try", "ls", "e", "x"])
+        assert tried.exit_code == 1 and message in tried.output, tried.output
+        fetched = runner.invoke(args=["endpoints", "fetch", "ls", "e", "--run", "r"])
+        assert fetched.exit_code == 1 and message in fetched.output, fetched.output
+        assert "Traceback" not in fetched.output
+    assert runs_stored(app) == 0
+
+
+def test_try_shows_what_a_fetch_would_store(
+    app: Flask, runner: FlaskCliRunner, fake: Programmable, listed: str
+) -> None:
+    # d1 twice (the first one counts, as in the stored run), and more hits than asked for.
+    fake.answer = hits(
+        {"id": "d1", "score": 3.0}, {"id": "d2", "score": 2.0}, {"id": "d1", "score": 1.5},
+        {"id": "d3", "score": 1.0},
+    )  # fmt: skip
+    tried = runner.invoke(args=["endpoints", "try", "ls", "e", "x", "--k", "2", "--json"])
+    assert tried.exit_code == 0, tried.output
+    assert [h["docid"] for h in json.loads(tried.output)] == ["d1", "d2"]
+    fetched = runner.invoke(args=["endpoints", "fetch", "ls", "e", "--run", "r", "--k", "2"])
+    assert fetched.exit_code == 0, fetched.output
+    with app.app_context():
+        run = run_service.require_run(testsets.require_by_name("ls"), "r")
+        assert run_service.ranked_lists(run) == {"q1": [("d1", 3.0), ("d2", 2.0)]} | {
+            "q2": [("d1", 3.0), ("d2", 2.0)]
+        }
+
+
+def test_k_outside_the_range_is_refused_before_asking(
+    runner: FlaskCliRunner, fake: Programmable, listed: str
+) -> None:
+    for k in ("0", "-3"):
+        tried = runner.invoke(args=["endpoints", "try", "ls", "e", "x", "--k", k])
+        assert tried.exit_code == 1 and "k must be a whole number from 1" in tried.output
+        fetched = runner.invoke(args=["endpoints", "fetch", "ls", "e", "--run", "r", "--k", k])
+        assert fetched.exit_code == 1 and "k must be a whole number from 1" in fetched.output
+    assert fake.seen == []
+
+
+def test_a_header_from_an_unset_variable_is_named(
+    app: Flask, runner: FlaskCliRunner, fake: Programmable, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("MISSING_API_KEY", raising=False)
+    with app.app_context():
+        build_test_set("hd", {"q1": "refund policy"})
+    add(runner, "hd", "e", "--url", fake.url + "/s?q={query}", "--preset", "list",
+        "--header", "X-Key: ${MISSING_API_KEY}")  # fmt: skip
+    message = "the environment variable MISSING_API_KEY is not set"
+    tried = runner.invoke(args=["endpoints", "try", "hd", "e", "x"])
+    assert tried.exit_code == 1 and message in tried.output, tried.output
+    fetch = ["endpoints", "fetch", "hd", "e", "--run", "r", "--accept-partial"]
+    fetched = runner.invoke(args=fetch)
+    assert fetched.exit_code == 1 and message in fetched.output, fetched.output
+    assert fake.seen == [] and runs_stored(app) == 0

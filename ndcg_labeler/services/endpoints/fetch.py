@@ -68,8 +68,21 @@ class FetchFailed(ServiceError):
         self.report = report
 
 
+def _check_k(k: int) -> None:
+    if not 1 <= k <= runs.MAX_DEPTH:
+        raise ServiceError(f"k must be a whole number from 1 to {runs.MAX_DEPTH}")
+
+
+def _as_stored(hits: list[Hit], k: int) -> list[Hit]:
+    """The hits a run keeps: a docid's first hit only (a ranked list names a chunk once), the
+    top k of them."""
+    seen: set[str] = set()
+    return [h for h in hits if not (h.docid in seen or seen.add(h.docid))][:k]
+
+
 def try_query(endpoint: RetrieverEndpoint, text: str, k: int = 10) -> list[Hit]:
-    """The mapped hits for one query text (for "try one query" before fetching everything)."""
+    """The hits for one query text as a fetch would store them (for "try one query" first)."""
+    _check_k(k)
     request = build_request(
         endpoint.url,
         endpoint.method,
@@ -80,7 +93,8 @@ def try_query(endpoint: RetrieverEndpoint, text: str, k: int = 10) -> list[Hit]:
         k,
     )
     with outbound.outbound_client() as client:
-        return ask(client, request, endpoint.method, mapping_of(endpoint), endpoint.timeout)
+        hits = ask(client, request, endpoint.method, mapping_of(endpoint), endpoint.timeout)
+    return _as_stored(hits, k)
 
 
 def _ask_all(
@@ -119,8 +133,7 @@ def _trec(answers: dict[str, list[Hit] | str], k: int) -> str:
     for qid, hits in answers.items():
         if isinstance(hits, str):
             continue
-        seen: set[str] = set()
-        unique = [h for h in hits if not (h.docid in seen or seen.add(h.docid))][:k]
+        unique = _as_stored(hits, k)
         use_rank = any(h.score is None for h in unique)
         for rank, hit in enumerate(unique, start=1):
             score = float(len(unique) - rank + 1) if use_rank else hit.score
@@ -168,8 +181,7 @@ def fetch_run(
     name = runs.clean_name(name)
     if runs.name_taken(test_set, name):
         raise ServiceError(f"this test set already has a run named '{name}'")
-    if not 1 <= k <= runs.MAX_DEPTH:
-        raise ServiceError(f"k must be a whole number from 1 to {runs.MAX_DEPTH}")
+    _check_k(k)
     rows = db.session.execute(
         sa.select(Query.qid, Query.text).where(Query.test_set_id == test_set.id).order_by(Query.qid)
     ).all()
