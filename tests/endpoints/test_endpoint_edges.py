@@ -192,3 +192,18 @@ def test_a_header_from_an_unset_variable_is_named(
     fetched = runner.invoke(args=fetch)
     assert fetched.exit_code == 1 and message in fetched.output, fetched.output
     assert fake.seen == [] and runs_stored(app) == 0
+
+
+def test_a_docid_with_whitespace_is_a_mapping_error(
+    app: Flask, runner: FlaskCliRunner, fake: Programmable, listed: str
+) -> None:
+    # No docid may hold whitespace (an uploaded run's or corpus's neither): the hit is refused.
+    fake.answer = hits({"id": "d1", "score": 2.0}, {"id": "doc one", "score": 1.0, "text": "A."})
+    fetched = runner.invoke(args=["endpoints", "fetch", "ls", "e", "--run", "r"])
+    assert fetched.exit_code == 1
+    assert "hit 2: the docid 'doc one' contains whitespace" in fetched.output, fetched.output
+    assert runs_stored(app) == 0
+    # Whitespace around a docid is not part of it, as in an uploaded file.
+    fake.answer = hits({"id": " d1\t", "score": 2.0})
+    tried = runner.invoke(args=["endpoints", "try", "ls", "e", "x", "--json"])
+    assert [h["docid"] for h in json.loads(tried.output)] == ["d1"]
