@@ -15,7 +15,7 @@ from werkzeug.serving import make_server
 from werkzeug.wrappers import Request, Response
 
 from ndcg_labeler.extensions import db
-from ndcg_labeler.models import Query, Run
+from ndcg_labeler.models import Chunk, Query, Run
 from ndcg_labeler.services import runs as run_service
 from ndcg_labeler.services import testsets
 from tests.factory import build_test_set
@@ -207,3 +207,19 @@ def test_a_docid_with_whitespace_is_a_mapping_error(
     fake.answer = hits({"id": " d1\t", "score": 2.0})
     tried = runner.invoke(args=["endpoints", "try", "ls", "e", "x", "--json"])
     assert [h["docid"] for h in json.loads(tried.output)] == ["d1"]
+
+
+def test_a_run_whose_new_chunks_fail_to_import_is_not_stored(
+    app: Flask, runner: FlaskCliRunner, fake: Programmable, listed: str
+) -> None:
+    # The run's file fits the size limit; the corpus of its long new chunk does not.
+    app.config["NDCG_MAX_DECOMPRESSED_BYTES"] = 120
+    fake.answer = hits({"id": "d9", "score": 2.0, "text": "long " * 40})
+    fetched = runner.invoke(args=["endpoints", "fetch", "ls", "e", "--run", "r"])
+    assert fetched.exit_code == 1 and "so nothing was stored" in fetched.output, fetched.output
+    assert runs_stored(app) == 0
+    with app.app_context():
+        docids = db.session.scalars(sa.select(Chunk.docid)).all()
+    assert docids == ["d1"]
+    again = runner.invoke(args=["endpoints", "fetch", "ls", "e", "--run", "r"])
+    assert "already has a run named" not in again.output, again.output

@@ -19,7 +19,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from ndcg_labeler.extensions import db
-from ndcg_labeler.formats import Hit
+from ndcg_labeler.formats import FormatError, Hit
 from ndcg_labeler.models import Chunk, Query, RetrieverEndpoint, Run, TestSet, User, utcnow
 from ndcg_labeler.services import ServiceError, imports, outbound, runs
 from ndcg_labeler.services.endpoints.catalog import mapping_of, snapshot
@@ -161,6 +161,16 @@ def _new_chunks(test_set: TestSet, answers: dict[str, list[Hit] | str]) -> dict[
     return {docid: text for docid, text in texts.items() if docid not in known}
 
 
+def _add_chunks(test_set: TestSet, texts: dict[str, str]) -> None:
+    """Import docid -> text into the test set's corpus (one transaction)."""
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow(["docid", "text"])
+    writer.writerows(sorted(texts.items()))
+    corpus = imports.ImportFile(io.BytesIO(out.getvalue().encode()), "fetched-corpus.csv")
+    imports.import_files(test_set, corpus=corpus)
+
+
 def fetch_run(
     test_set: TestSet,
     endpoint: RetrieverEndpoint,
@@ -201,12 +211,19 @@ def fetch_run(
         test_set, io.BytesIO(text.encode()), f"{endpoint.name}.trec", name, user, series=series
     )
     if new:
-        out = io.StringIO()
-        writer = csv.writer(out)
-        writer.writerow(["docid", "text"])
-        writer.writerows(sorted(new.items()))
-        corpus = imports.ImportFile(io.BytesIO(out.getvalue().encode()), "fetched-corpus.csv")
-        imports.import_files(test_set, corpus=corpus)
+        try:
+            _add_chunks(test_set, new)
+        except (ServiceError, FormatError) as exc:
+            # Two transactions (the run's, the corpus's): the first one is undone by hand, so
+            # a fetch stores its run and new chunks together or not at all.
+            runs.delete_run(run, user)
+            raise ServiceError(
+                f"the endpoint's new chunks could not join the corpus ({exc}), so nothing "
+                "was stored"
+            ) from None
+        except BaseException:
+            runs.delete_run(run, user)
+            raise
     report.new_chunks = len(new)
     fetched = {**snapshot(endpoint), "k": k, "at": utcnow().isoformat()}
     fetched["left_out"] = [f["qid"] for f in report.failed]
