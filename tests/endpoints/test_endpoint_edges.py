@@ -223,3 +223,20 @@ def test_a_run_whose_new_chunks_fail_to_import_is_not_stored(
     assert docids == ["d1"]
     again = runner.invoke(args=["endpoints", "fetch", "ls", "e", "--run", "r"])
     assert "already has a run named" not in again.output, again.output
+
+
+def test_a_redirect_is_not_followed_and_says_so(
+    app: Flask, runner: FlaskCliRunner, fake: Programmable, listed: str
+) -> None:
+    elsewhere = Programmable()
+    try:
+        target = elsewhere.url.replace("127.0.0.1", "localhost") + "/s"
+        fake.answer = lambda _r: Response("", status=302, headers={"Location": target})
+        tried = runner.invoke(args=["endpoints", "try", "ls", "e", "x"])
+        assert tried.exit_code == 1
+        assert "HTTP 302" in tried.output and "redirect" in tried.output, tried.output
+        fetched = runner.invoke(args=["endpoints", "fetch", "ls", "e", "--run", "r"])
+        assert fetched.exit_code == 1 and "redirect" in fetched.output, fetched.output
+        assert elsewhere.seen == [] and runs_stored(app) == 0
+    finally:
+        elsewhere.stop()

@@ -81,6 +81,10 @@ def ask(
                 except HitsError as exc:
                     raise ServiceError(str(exc)) from None
             error = outbound.status_line(response)
+            if response.is_redirect:
+                # Not followed (outbound_client), and where to is not repeated: errors never
+                # carry the other side's words (docs/operator-guide/security.md).
+                error += ": a redirect, which is not followed: give the URL it leads to"
             if response.status_code != 429 and response.status_code < 500:
                 break
         if attempt < RETRIES:
