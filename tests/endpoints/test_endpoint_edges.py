@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -240,3 +241,75 @@ def test_a_redirect_is_not_followed_and_says_so(
         assert elsewhere.seen == [] and runs_stored(app) == 0
     finally:
         elsewhere.stop()
+
+
+def test_a_cancelled_fetch_stops_asking(
+    app: Flask, runner: FlaskCliRunner, fake: Programmable
+) -> None:
+    from ndcg_labeler.services import endpoints
+    from ndcg_labeler.services._progress import Cancelled
+
+    with app.app_context():
+        build_test_set("slow", {f"q{n}": f"query {n}" for n in range(12)})
+    add(runner, "slow", "e", "--url", fake.url + "/s?q={query}", "--preset", "list",
+        "--concurrency", "1")  # fmt: skip
+
+    def slow(_request: Request) -> Response:
+        time.sleep(0.25)
+        return Response('[{"id": "d1", "score": 1}]', content_type="application/json")
+
+    def cancel_at_once(*_report: Any) -> None:
+        raise Cancelled()
+
+    fake.answer = slow
+    with app.app_context():
+        test_set = testsets.require_by_name("slow")
+        endpoint = endpoints.require_endpoint(test_set, "e")
+        started = time.monotonic()
+        with pytest.raises(Cancelled):
+            endpoints.fetch_run(test_set, endpoint, "r", progress=cancel_at_once)
+        took = time.monotonic() - started
+    # Twelve queries one at a time would take 3 s; a cancel stops at the query being asked.
+    assert len(fake.seen) <= 2 and took < 1.5, (len(fake.seen), took)
+    assert runs_stored(app) == 0
+
+
+def test_the_pages_say_what_went_wrong(
+    app: Flask, as_admin: Any, fake: Programmable, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ndcg_labeler.services.jobs.runner import run_job
+
+    monkeypatch.delenv("MISSING_API_KEY", raising=False)
+    with app.app_context():
+        ts_id = build_test_set("pages", {"q1": "refund policy", "q2": "parking"}).id
+    base = f"/test-sets/{ts_id}/endpoints/"
+    form = {"name": "p", "url": fake.url + "/s", "method": "POST", "preset": "list"}
+    for body, message in [
+        ("", "a POST endpoint needs a JSON body template"),
+        ('{"q": {query}}', "the body template is not JSON once filled in"),
+        ('{"q": "{query}"', "the body template is not JSON once filled in"),
+    ]:
+        page = as_admin.post(base, data={**form, "body": body})
+        assert page.status_code == 200 and message in page.get_data(as_text=True), body
+    added = as_admin.post(
+        base, data={**form, "body": '{"q": "{query}"}', "headers": "X-Key: ${MISSING_API_KEY}"}
+    )
+    assert added.status_code == 302
+    tried = as_admin.post(
+        base + "p", data={"try-query": 'a "quoted" \\ query', "try-submit": "Try"}
+    )
+    assert tried.status_code == 200
+    assert "the environment variable MISSING_API_KEY is not set" in tried.get_data(as_text=True)
+    fetch = as_admin.post(
+        base + "p",
+        data={"fetch-run": "r", "fetch-k": "10", "fetch-accept_partial": "y", "fetch-submit": "1"},
+    )
+    assert fetch.status_code == 302, fetch.get_data(as_text=True)
+    job_id = int(fetch.headers["Location"].rsplit("/", 1)[1])
+    with app.app_context():
+        run_job(job_id)
+    shown = as_admin.get(f"/jobs/{job_id}").get_data(as_text=True)
+    assert "the environment variable MISSING_API_KEY is not set" in shown
+    assert runs_stored(app) == 0 and fake.seen == []
+    zero = as_admin.post(base + "p", data={"fetch-run": "r", "fetch-k": "0", "fetch-submit": "1"})
+    assert zero.status_code == 200 and "Number must be" in zero.get_data(as_text=True)
