@@ -110,6 +110,19 @@ def test_a_backup_taken_during_writes_is_whole(one_app: Flask, tmp_path: Path) -
         assert rows % 2 == 0
 
 
+def test_restoring_a_newer_backup_says_to_upgrade(one_app: Flask, tmp_path: Path) -> None:
+    future = tmp_path / "future.sqlite3"
+    database = Path(one_app.config["SQLALCHEMY_DATABASE_URI"].removeprefix("sqlite:///"))
+    shutil.copy(database, future)
+    with sqlite3.connect(future) as conn:
+        conn.execute("UPDATE alembic_version SET version_num = '0099_from_the_future'")
+    before = database.read_bytes()
+    result = one_app.test_cli_runner().invoke(args=["restore", str(future)])
+    assert result.exit_code == 1
+    assert "a newer version of ndcg-labeler" in result.output, result.output
+    assert database.read_bytes() == before
+
+
 def test_restoring_a_missing_or_odd_file_says_so(one_app: Flask, tmp_path: Path) -> None:
     runner = one_app.test_cli_runner()
     empty = tmp_path / "empty.sqlite3"

@@ -110,7 +110,11 @@ def check_backup_file(source: Path) -> str:
     except sqlite3.DatabaseError as exc:
         raise ServiceError(f"{source} cannot be read as SQLite: {exc}") from None
     if row is None or row[0] not in _known_revisions():
-        raise ServiceError(f"{source} has schema revision {row and row[0]!r}, unknown to this app")
+        raise ServiceError(
+            f"{source} has schema revision {row and row[0]!r}, unknown to this app: a backup "
+            "made by a newer version of ndcg-labeler is restored by that version (upgrade, "
+            "then restore)"
+        )
     return str(row[0])
 
 
