@@ -139,3 +139,36 @@ def test_restoring_a_missing_or_odd_file_says_so(one_app: Flask, tmp_path: Path)
         result = runner.invoke(args=["restore", str(path)])
         assert result.exit_code in (1, 2) and message in result.output, (path, result.output)
         assert "Traceback" not in result.output
+
+
+def test_a_restore_that_runs_out_of_room_keeps_the_database(
+    one_app: Flask, tmp_path: Path, sqlite_template: Path
+) -> None:
+    """A full disk while the backup is copied in: an error, and the database as it was."""
+    big = tmp_path / "big.sqlite3"
+    shutil.copy(sqlite_template, big)
+    with sqlite3.connect(big) as conn:
+        conn.execute("CREATE TABLE filler (pad TEXT)")
+        conn.executemany("INSERT INTO filler VALUES (?)", [("x" * 4000,)] * 200)
+        conn.commit()
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    database = Path(one_app.config["SQLALCHEMY_DATABASE_URI"].removeprefix("sqlite:///"))
+    limit = database.stat().st_size + 64 * 1024
+    assert big.stat().st_size > limit
+
+    def small_files() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, resource.RLIM_INFINITY))
+
+    env = {**os.environ, "DATABASE_URL": one_app.config["SQLALCHEMY_DATABASE_URI"]}
+    env |= {"PYTHONPATH": str(ROOT), "NDCG_INSTANCE_PATH": str(tmp_path / "instance")}
+    done = subprocess.run(
+        [sys.executable, "-m", "flask", "--app", "app", "restore", str(big)],
+        cwd=ROOT, env=env, preexec_fn=small_files, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert done.stderr.startswith("Error:") and "Traceback" not in done.stderr, done.stderr
+    with sqlite3.connect(database) as conn:
+        assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+        tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master")}
+    assert "filler" not in tables and "alembic_version" in tables

@@ -163,8 +163,18 @@ def restore(source: Path, *, force: bool = False) -> str:
     ):
         if _page_size(saved) != _page_size(live):
             _leave_wal(live, target_path)
-        saved.backup(live)
-        live.execute("PRAGMA journal_mode=WAL")
+        try:
+            saved.backup(live)
+        except sqlite3.Error as exc:
+            # The copy is one transaction of the database's: SQLite rolled it back.
+            raise ServiceError(
+                f"could not restore {source} into {target_path} ({exc}: is the disk full?); "
+                "the database is as it was"
+            ) from None
+        finally:
+            # Back to WAL, also when _leave_wal left it and the copy failed.
+            with contextlib.suppress(sqlite3.Error):
+                live.execute("PRAGMA journal_mode=WAL")
     audit.record(None, "database.restore", "database", None, file=str(source), revision=revision)
     db.session.commit()
     return revision
