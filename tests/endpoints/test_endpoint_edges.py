@@ -313,3 +313,24 @@ def test_the_pages_say_what_went_wrong(
     assert runs_stored(app) == 0 and fake.seen == []
     zero = as_admin.post(base + "p", data={"fetch-run": "r", "fetch-k": "0", "fetch-submit": "1"})
     assert zero.status_code == 200 and "Number must be" in zero.get_data(as_text=True)
+
+
+def test_trying_a_slow_endpoint_asks_once(
+    app: Flask, runner: FlaskCliRunner, fake: Programmable
+) -> None:
+    # A page waits for its Try: with a fetch's retries, the default 30 s timeout would hold it
+    # for over two minutes, past gunicorn's 120 s (make serve), which kills the worker.
+    with app.app_context():
+        build_test_set("tryslow", {"q1": "x"})
+    add(runner, "tryslow", "e", "--url", fake.url + "/s?q={query}", "--preset", "list",
+        "--timeout", "0.3")  # fmt: skip
+
+    def slow(_request: Request) -> Response:
+        time.sleep(0.6)
+        return Response("[]", content_type="application/json")
+
+    fake.answer = slow
+    started = time.monotonic()
+    tried = runner.invoke(args=["endpoints", "try", "tryslow", "e", "x"])
+    assert tried.exit_code == 1 and "no answer from" in tried.output, tried.output
+    assert len(fake.seen) == 1 and time.monotonic() - started < 1.0

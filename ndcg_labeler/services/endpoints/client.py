@@ -52,8 +52,9 @@ def ask(
     method: str,
     mapping: Mapping,
     timeout: float,
+    retries: int = RETRIES,
 ) -> list[Hit]:
-    """The mapped hits of one request; ServiceError with what went wrong (after retries).
+    """The mapped hits of one request; ServiceError with what went wrong (after `retries`).
 
     A request the outbound policy refuses is not retried: OutboundRefused goes straight up.
     """
@@ -61,7 +62,7 @@ def ask(
 
     url, headers, payload = request
     error = ""
-    for attempt in range(RETRIES + 1):
+    for attempt in range(retries + 1):
         response = None
         try:
             if method == "POST":
@@ -87,6 +88,6 @@ def ask(
                 error += ": a redirect, which is not followed: give the URL it leads to"
             if response.status_code != 429 and response.status_code < 500:
                 break
-        if attempt < RETRIES:
+        if attempt < retries:
             time.sleep(BACKOFF * 2**attempt)
     raise ServiceError(error)

@@ -93,7 +93,11 @@ def try_query(endpoint: RetrieverEndpoint, text: str, k: int = 10) -> list[Hit]:
         k,
     )
     with outbound.outbound_client() as client:
-        hits = ask(client, request, endpoint.method, mapping_of(endpoint), endpoint.timeout)
+        # One attempt: the page (or command) waits for it, and with a fetch's retries the
+        # default 30 s timeout would hold it past a web worker's own timeout.
+        hits = ask(
+            client, request, endpoint.method, mapping_of(endpoint), endpoint.timeout, retries=0
+        )
     return _as_stored(hits, k)
 
 
