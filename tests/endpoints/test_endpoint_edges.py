@@ -334,3 +334,18 @@ def test_trying_a_slow_endpoint_asks_once(
     tried = runner.invoke(args=["endpoints", "try", "tryslow", "e", "x"])
     assert tried.exit_code == 1 and "no answer from" in tried.output, tried.output
     assert len(fake.seen) == 1 and time.monotonic() - started < 1.0
+
+
+def test_a_header_secret_with_a_line_break_is_refused(
+    app: Flask, runner: FlaskCliRunner, fake: Programmable, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("BROKEN_API_KEY", "abc\r\nX-Injected: 1")
+    with app.app_context():
+        build_test_set("crlf", {"q1": "x"})
+    add(runner, "crlf", "e", "--url", fake.url + "/s?q={query}", "--preset", "list",
+        "--header", "X-Key: ${BROKEN_API_KEY}")  # fmt: skip
+    for args in (["try", "crlf", "e", "x"], ["fetch", "crlf", "e", "--run", "r"]):
+        result = runner.invoke(args=["endpoints", *args])
+        assert result.exit_code == 1, result.output
+        assert "BROKEN_API_KEY" in result.output and "line break" in result.output, result.output
+    assert fake.seen == []
