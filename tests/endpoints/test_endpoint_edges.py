@@ -6,6 +6,7 @@ import json
 import threading
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -349,3 +350,16 @@ def test_a_header_secret_with_a_line_break_is_refused(
         assert result.exit_code == 1, result.output
         assert "BROKEN_API_KEY" in result.output and "line break" in result.output, result.output
     assert fake.seen == []
+
+
+def test_a_body_template_that_is_not_utf8_is_refused(
+    app: Flask, runner: FlaskCliRunner, tmp_path: Path
+) -> None:
+    with app.app_context():
+        build_test_set("latin", {"q1": "x"})
+    body = tmp_path / "body.json"
+    body.write_bytes('{"q": "{query}", "lang": "français"}'.encode("latin-1"))
+    args = ["endpoints", "add", "latin", "e", "--url", "http://127.0.0.1:9/s", "--method", "POST"]
+    result = runner.invoke(args=[*args, "--body", str(body), "--preset", "list"])
+    assert result.exit_code == 1 and result.output.startswith("Error:"), repr(result.exception)
+    assert f"{body} is not UTF-8 text" in result.output
