@@ -363,3 +363,31 @@ def test_a_body_template_that_is_not_utf8_is_refused(
     result = runner.invoke(args=[*args, "--body", str(body), "--preset", "list"])
     assert result.exit_code == 1 and result.output.startswith("Error:"), repr(result.exception)
     assert f"{body} is not UTF-8 text" in result.output
+
+
+def test_a_partial_fetch_from_the_browser_lists_what_it_left_out(
+    app: Flask, as_admin: Any, fake: Programmable
+) -> None:
+    from ndcg_labeler.services.jobs.runner import run_job
+
+    with app.app_context():
+        ts_id = build_test_set("partial", {"q1": "fine", "q2": "broken"}).id
+    base = f"/test-sets/{ts_id}/endpoints/"
+    form = {"name": "p", "url": fake.url + "/s?q={query}", "method": "GET", "preset": "list"}
+    assert as_admin.post(base, data=form).status_code == 302
+
+    def answer(request: Request) -> Response:
+        if request.args["q"] == "broken":
+            return Response("no", status=404)
+        return Response('[{"id": "d1", "score": 1}]', content_type="application/json")
+
+    fake.answer = answer
+    for partial, stored in (({}, 0), ({"fetch-accept_partial": "y"}, 1)):
+        data = {"fetch-run": "r", "fetch-k": "10", "fetch-submit": "1", **partial}
+        fetch = as_admin.post(base + "p", data=data)
+        job_id = int(fetch.headers["Location"].rsplit("/", 1)[1])
+        with app.app_context():
+            run_job(job_id)
+        shown = as_admin.get(f"/jobs/{job_id}").get_data(as_text=True)
+        assert "q2" in shown and "HTTP 404 NOT FOUND" in shown, shown
+        assert runs_stored(app) == stored
