@@ -69,7 +69,7 @@ def add(
         name,
         url,
         method=method,
-        body=Path(body_file).read_text(encoding="utf-8") if body_file else "",
+        body=_read_body(Path(body_file)) if body_file else "",
         headers=list(headers),
         hits=hits,
         id_expr=id_expr,
@@ -82,6 +82,18 @@ def add(
         timeout=timeout,
     )
     click.echo(f"Endpoint {endpoint.name} added ({endpoint.method} {endpoint.url}).")
+
+
+def _read_body(path: Path) -> str:
+    """The body template's text; a ServiceError (not a traceback) when it is not UTF-8."""
+    from ndcg_labeler.services import ServiceError
+
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise ServiceError(
+            f"{path} is not UTF-8 text (byte {exc.start}): save the body template as UTF-8"
+        ) from None
 
 
 @endpoints_group.command("try")

@@ -10,6 +10,8 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from ndcg_labeler.formats.fields import ASCII_WS
+
 
 class HitsError(ValueError):
     """The response does not fit the mapping; the message names the expression and the hit."""
@@ -81,9 +83,13 @@ def map_hits(document: Any, mapping: Mapping) -> list[Hit]:
         raise HitsError(f"the hits expression '{mapping.hits}' gave {kind}, not a list")
     hits = []
     for n, item in enumerate(found, start=1):
-        docid = jmespath.search(mapping.id, item)
-        if docid is None or isinstance(docid, (dict, list)) or str(docid) == "":
+        value = jmespath.search(mapping.id, item)
+        docid = "" if value is None or isinstance(value, (dict, list)) else str(value).strip()
+        if not docid:
             raise HitsError(f"hit {n}: the id expression '{mapping.id}' gave no docid")
+        if any(ch in docid for ch in ASCII_WS):
+            # As in an uploaded run or corpus: a run file separates its fields by whitespace.
+            raise HitsError(f"hit {n}: the docid '{docid}' contains whitespace")
         score = None
         if mapping.score:
             value = jmespath.search(mapping.score, item)
@@ -101,5 +107,5 @@ def map_hits(document: Any, mapping: Mapping) -> list[Hit]:
             if isinstance(value, list):
                 value = " ".join(str(v) for v in value)
             text = None if value is None else str(value)
-        hits.append(Hit(str(docid), score, text))
+        hits.append(Hit(docid, score, text))
     return hits

@@ -220,3 +220,41 @@ def test_without_configuration_there_is_no_button(client: FlaskClient) -> None:
     assert "Sign in with" not in client.get("/login").get_data(as_text=True)
     assert client.get("/login/sso").status_code == 404
     assert client.get("/login/sso/callback", query_string={"code": "c"}).status_code == 404
+
+
+@pytest.mark.parametrize(
+    ("existing", "claims", "expected"),
+    [
+        # Taken in another letter case: a suffix, as for the same case.
+        (["alice"], {"preferred_username": "Alice"}, "Alice-2"),
+        (["ALICE", "alice-2"], {"preferred_username": "Alice"}, "Alice-3"),
+        # The rule's characters are kept ('_' too); accents become their letters.
+        ([], {"preferred_username": "ada_lovelace"}, "ada_lovelace"),
+        ([], {"preferred_username": "José Núñez"}, "Jose-Nunez"),
+        # A name with nothing usable falls through to the e-mail, then to the subject.
+        ([], {"preferred_username": "山田", "email": "yamada@example.jp"}, "yamada@example.jp"),
+        ([], {"preferred_username": "???"}, "sso-user-123"),
+        # Never an import source's name, whatever the case.
+        ([], {"preferred_username": "IMPORT:qrels"}, "IMPORT-qrels"),
+        # Long names are cut to the rule's 80 characters, suffix included.
+        (["a" * 80], {"preferred_username": "A" * 200}, "A" * 78 + "-2"),
+    ],
+)
+def test_a_new_persons_name_follows_the_username_rule(
+    app: Flask,
+    client: FlaskClient,
+    provider: FakeProvider,
+    existing: list[str],
+    claims: dict[str, str],
+    expected: str,
+) -> None:
+    from ndcg_labeler.services import accounts
+
+    for name in existing:
+        make_user(app, name)
+    provider.claims = claims
+    sign_in(client)
+    [person] = people(app)
+    assert person.username == expected
+    with app.app_context():
+        assert accounts.check_username(person.username) == person.username

@@ -213,7 +213,8 @@ def test_errors_carry_a_status_line_and_one_message_for_no_connection(
     boom = _try(app, service.url + "/boom?q={query}", "boom")
     assert boom == "HTTP 500 INTERNAL SERVER ERROR" and BODY_SECRET not in boom
     redirect = _try(app, service.url + "/redirect?q={query}", "redirect")
-    assert redirect == "HTTP 302 FOUND"  # not followed
+    # Not followed, and said so without the other side's words (where it leads).
+    assert redirect == "HTTP 302 FOUND: a redirect, which is not followed: give the URL it leads to"
     closed, silent = _closed_port(), _open_port_that_hangs_up()
     refused = _try(app, f"http://127.0.0.1:{closed}/s?q={{query}}", "closed")
     dropped = _try(app, f"http://127.0.0.1:{silent}/s?q={{query}}", "dropped")

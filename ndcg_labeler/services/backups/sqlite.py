@@ -5,6 +5,7 @@ PostgreSQL has its own tools, pg_dump and pg_restore; we refuse there and say so
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
 from contextlib import closing
@@ -45,17 +46,40 @@ def backup(target: Path, *, force: bool = False) -> int:
         raise ServiceError(f"{target} exists; pass --force to overwrite it")
     if target.resolve() == source_path.resolve():
         raise ServiceError("the backup file cannot be the database itself")
+    if not target.parent.is_dir():
+        raise ServiceError(f"{target.parent}: no such folder; create it first")
     partial = target.with_name(target.name + ".partial")
-    partial.unlink(missing_ok=True)
-    with closing(sqlite3.connect(source_path)) as source, closing(sqlite3.connect(partial)) as out:
-        source.backup(out)
-        # One self-contained file: no -wal next to it.
-        out.execute("PRAGMA journal_mode=DELETE")
-    os.replace(partial, target)
+    _remove(partial)
+    try:
+        with (
+            closing(sqlite3.connect(source_path)) as source,
+            closing(sqlite3.connect(partial)) as out,
+        ):
+            source.backup(out)
+            # One self-contained file: no -wal next to it.
+            out.execute("PRAGMA journal_mode=DELETE")
+        os.replace(partial, target)
+    except sqlite3.Error as exc:
+        _remove(partial)
+        raise ServiceError(
+            f"could not write the backup {target} ({exc}: is the disk full, or may this user "
+            "not write there?); nothing was written"
+        ) from None
+    except BaseException:
+        _remove(partial)
+        raise
     size = target.stat().st_size
     audit.record(None, "database.backup", "database", None, file=str(target), bytes=size)
     db.session.commit()
     return size
+
+
+def _remove(partial: Path) -> None:
+    """Delete a partial backup and the rollback journal SQLite may have left beside it."""
+    for path in (partial, partial.with_name(partial.name + "-journal")):
+        # A path below a file, say, cannot be deleted: there is nothing there.
+        with contextlib.suppress(OSError):
+            path.unlink(missing_ok=True)
 
 
 def _known_revisions() -> set[str]:
@@ -86,7 +110,11 @@ def check_backup_file(source: Path) -> str:
     except sqlite3.DatabaseError as exc:
         raise ServiceError(f"{source} cannot be read as SQLite: {exc}") from None
     if row is None or row[0] not in _known_revisions():
-        raise ServiceError(f"{source} has schema revision {row and row[0]!r}, unknown to this app")
+        raise ServiceError(
+            f"{source} has schema revision {row and row[0]!r}, unknown to this app: a backup "
+            "made by a newer version of ndcg-labeler is restored by that version (upgrade, "
+            "then restore)"
+        )
     return str(row[0])
 
 
@@ -135,8 +163,18 @@ def restore(source: Path, *, force: bool = False) -> str:
     ):
         if _page_size(saved) != _page_size(live):
             _leave_wal(live, target_path)
-        saved.backup(live)
-        live.execute("PRAGMA journal_mode=WAL")
+        try:
+            saved.backup(live)
+        except sqlite3.Error as exc:
+            # The copy is one transaction of the database's: SQLite rolled it back.
+            raise ServiceError(
+                f"could not restore {source} into {target_path} ({exc}: is the disk full?); "
+                "the database is as it was"
+            ) from None
+        finally:
+            # Back to WAL, also when _leave_wal left it and the copy failed.
+            with contextlib.suppress(sqlite3.Error):
+                live.execute("PRAGMA journal_mode=WAL")
     audit.record(None, "database.restore", "database", None, file=str(source), revision=revision)
     db.session.commit()
     return revision

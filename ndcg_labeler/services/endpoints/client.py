@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import time
 import urllib.parse
 from typing import Any
@@ -12,6 +13,7 @@ from ndcg_labeler.services import ServiceError, outbound
 
 RETRIES = 3
 BACKOFF = 0.5  # seconds before the first retry; doubled each time
+_PLACEHOLDER = re.compile(r"\{(query|qid|k)\}")
 
 
 def fill_headers(headers: dict[str, str]) -> dict[str, str]:
@@ -23,17 +25,25 @@ def build_request(
     url: str, method: str, body: str, headers: dict[str, str], query: str, qid: str, k: int
 ) -> tuple[str, dict[str, str], Any]:
     """(URL, headers as given, JSON body or None) for one query: placeholders filled, escaped."""
-    filled_url = (
-        url.replace("{query}", urllib.parse.quote(query, safe=""))
-        .replace("{qid}", urllib.parse.quote(qid, safe=""))
-        .replace("{k}", str(k))
+    filled_url = _fill(
+        url,
+        {"query": urllib.parse.quote(query, safe=""), "qid": urllib.parse.quote(qid, safe="")},
+        k,
     )
     payload = None
     if method == "POST":
-        as_json = body.replace("{query}", json.dumps(query)[1:-1])
-        as_json = as_json.replace("{qid}", json.dumps(qid)[1:-1]).replace("{k}", str(k))
-        payload = json.loads(as_json)
+        # Inside a JSON string: escaped as JSON escapes it, without the quotes.
+        payload = json.loads(
+            _fill(body, {"query": json.dumps(query)[1:-1], "qid": json.dumps(qid)[1:-1]}, k)
+        )
     return filled_url, headers, payload
+
+
+def _fill(template: str, values: dict[str, str], k: int) -> str:
+    """The template with {query}, {qid} and {k} filled in one pass, so that a query holding the
+    text '{k}' or '{qid}' is sent as it is, not filled in again."""
+    values = {**values, "k": str(k)}
+    return _PLACEHOLDER.sub(lambda found: values[found.group(1)], template)
 
 
 def ask(
@@ -42,8 +52,9 @@ def ask(
     method: str,
     mapping: Mapping,
     timeout: float,
+    retries: int = RETRIES,
 ) -> list[Hit]:
-    """The mapped hits of one request; ServiceError with what went wrong (after retries).
+    """The mapped hits of one request; ServiceError with what went wrong (after `retries`).
 
     A request the outbound policy refuses is not retried: OutboundRefused goes straight up.
     """
@@ -51,7 +62,7 @@ def ask(
 
     url, headers, payload = request
     error = ""
-    for attempt in range(RETRIES + 1):
+    for attempt in range(retries + 1):
         response = None
         try:
             if method == "POST":
@@ -71,8 +82,12 @@ def ask(
                 except HitsError as exc:
                     raise ServiceError(str(exc)) from None
             error = outbound.status_line(response)
+            if response.is_redirect:
+                # Not followed (outbound_client), and where to is not repeated: errors never
+                # carry the other side's words (docs/operator-guide/security.md).
+                error += ": a redirect, which is not followed: give the URL it leads to"
             if response.status_code != 429 and response.status_code < 500:
                 break
-        if attempt < RETRIES:
+        if attempt < retries:
             time.sleep(BACKOFF * 2**attempt)
     raise ServiceError(error)

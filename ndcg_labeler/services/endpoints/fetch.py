@@ -19,7 +19,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from ndcg_labeler.extensions import db
-from ndcg_labeler.formats import Hit
+from ndcg_labeler.formats import FormatError, Hit
 from ndcg_labeler.models import Chunk, Query, RetrieverEndpoint, Run, TestSet, User, utcnow
 from ndcg_labeler.services import ServiceError, imports, outbound, runs
 from ndcg_labeler.services.endpoints.catalog import mapping_of, snapshot
@@ -68,8 +68,21 @@ class FetchFailed(ServiceError):
         self.report = report
 
 
+def _check_k(k: int) -> None:
+    if not 1 <= k <= runs.MAX_DEPTH:
+        raise ServiceError(f"k must be a whole number from 1 to {runs.MAX_DEPTH}")
+
+
+def _as_stored(hits: list[Hit], k: int) -> list[Hit]:
+    """The hits a run keeps: a docid's first hit only (a ranked list names a chunk once), the
+    top k of them."""
+    seen: set[str] = set()
+    return [h for h in hits if not (h.docid in seen or seen.add(h.docid))][:k]
+
+
 def try_query(endpoint: RetrieverEndpoint, text: str, k: int = 10) -> list[Hit]:
-    """The mapped hits for one query text (for "try one query" before fetching everything)."""
+    """The hits for one query text as a fetch would store them (for "try one query" first)."""
+    _check_k(k)
     request = build_request(
         endpoint.url,
         endpoint.method,
@@ -80,7 +93,12 @@ def try_query(endpoint: RetrieverEndpoint, text: str, k: int = 10) -> list[Hit]:
         k,
     )
     with outbound.outbound_client() as client:
-        return ask(client, request, endpoint.method, mapping_of(endpoint), endpoint.timeout)
+        # One attempt: the page (or command) waits for it, and with a fetch's retries the
+        # default 30 s timeout would hold it past a web worker's own timeout.
+        hits = ask(
+            client, request, endpoint.method, mapping_of(endpoint), endpoint.timeout, retries=0
+        )
+    return _as_stored(hits, k)
 
 
 def _ask_all(
@@ -119,8 +137,7 @@ def _trec(answers: dict[str, list[Hit] | str], k: int) -> str:
     for qid, hits in answers.items():
         if isinstance(hits, str):
             continue
-        seen: set[str] = set()
-        unique = [h for h in hits if not (h.docid in seen or seen.add(h.docid))][:k]
+        unique = _as_stored(hits, k)
         use_rank = any(h.score is None for h in unique)
         for rank, hit in enumerate(unique, start=1):
             score = float(len(unique) - rank + 1) if use_rank else hit.score
@@ -148,6 +165,16 @@ def _new_chunks(test_set: TestSet, answers: dict[str, list[Hit] | str]) -> dict[
     return {docid: text for docid, text in texts.items() if docid not in known}
 
 
+def _add_chunks(test_set: TestSet, texts: dict[str, str]) -> None:
+    """Import docid -> text into the test set's corpus (one transaction)."""
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow(["docid", "text"])
+    writer.writerows(sorted(texts.items()))
+    corpus = imports.ImportFile(io.BytesIO(out.getvalue().encode()), "fetched-corpus.csv")
+    imports.import_files(test_set, corpus=corpus)
+
+
 def fetch_run(
     test_set: TestSet,
     endpoint: RetrieverEndpoint,
@@ -168,8 +195,7 @@ def fetch_run(
     name = runs.clean_name(name)
     if runs.name_taken(test_set, name):
         raise ServiceError(f"this test set already has a run named '{name}'")
-    if not 1 <= k <= runs.MAX_DEPTH:
-        raise ServiceError(f"k must be a whole number from 1 to {runs.MAX_DEPTH}")
+    _check_k(k)
     rows = db.session.execute(
         sa.select(Query.qid, Query.text).where(Query.test_set_id == test_set.id).order_by(Query.qid)
     ).all()
@@ -189,12 +215,19 @@ def fetch_run(
         test_set, io.BytesIO(text.encode()), f"{endpoint.name}.trec", name, user, series=series
     )
     if new:
-        out = io.StringIO()
-        writer = csv.writer(out)
-        writer.writerow(["docid", "text"])
-        writer.writerows(sorted(new.items()))
-        corpus = imports.ImportFile(io.BytesIO(out.getvalue().encode()), "fetched-corpus.csv")
-        imports.import_files(test_set, corpus=corpus)
+        try:
+            _add_chunks(test_set, new)
+        except (ServiceError, FormatError) as exc:
+            # Two transactions (the run's, the corpus's): the first one is undone by hand, so
+            # a fetch stores its run and new chunks together or not at all.
+            runs.delete_run(run, user)
+            raise ServiceError(
+                f"the endpoint's new chunks could not join the corpus ({exc}), so nothing "
+                "was stored"
+            ) from None
+        except BaseException:
+            runs.delete_run(run, user)
+            raise
     report.new_chunks = len(new)
     fetched = {**snapshot(endpoint), "k": k, "at": utcnow().isoformat()}
     fetched["left_out"] = [f["qid"] for f in report.failed]

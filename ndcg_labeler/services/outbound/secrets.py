@@ -44,7 +44,15 @@ def secret(name: str, *, required: bool = True) -> str:
         if not required:
             return ""
         raise ServiceError(f"the environment variable {name} is not set")
-    return os.environ[name]
+    value = os.environ[name]
+    if any(ch in value for ch in "\r\n\0"):
+        # Secrets go into headers, which cannot hold them: the request would fail to be sent,
+        # reading as 'could not connect'. Said here, by name, never the value.
+        raise ServiceError(
+            f"the environment variable {name} holds a line break (or NUL), which a header "
+            "cannot carry"
+        )
+    return value
 
 
 def fill_secrets(value: str) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 from typing import Any
 
 import sqlalchemy as sa
@@ -10,10 +11,10 @@ from flask import current_app
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import User
-from ndcg_labeler.services import ServiceError, audit
+from ndcg_labeler.services import ServiceError, accounts, audit
 
-_NAME_CHARACTERS = re.compile(r"[^A-Za-z0-9._@-]+")
-MAX_USERNAME = 80
+# Runs of what accounts.check_username refuses (USERNAME_CHARACTERS: A-Z, digits, _ . @ -).
+_NAME_CHARACTERS = re.compile(r"[^A-Za-z0-9_.@-]+")
 
 
 def person_for(claims: dict[str, Any]) -> User:
@@ -68,19 +69,31 @@ def _names_admin(claims: dict[str, Any]) -> bool:
 
 
 def _free_username(claims: dict[str, Any]) -> str:
-    """preferred_username, else e-mail, else the subject; made unique with -2, -3, ..."""
-    raw = claims.get("preferred_username") or claims.get("email") or f"sso-{claims['sub']}"
-    base = _NAME_CHARACTERS.sub("-", str(raw)).strip("-.")[: MAX_USERNAME - 4] or "sso-user"
-    taken = set(
-        db.session.scalars(
-            sa.select(User.username).where(
-                sa.or_(User.username == base, User.username.like(f"{base}-%"))
-            )
-        )
-    )
-    if base not in taken:
-        return base
-    number = 2
-    while f"{base}-{number}" in taken:
+    """A name by the one username rule (accounts.check_username) from preferred_username, else
+    the e-mail, else the subject: accents dropped, other characters the rule refuses made '-',
+    cut to its length; unique in any letter case with -2, -3, ..."""
+    for raw in (claims.get("preferred_username"), claims.get("email"), f"sso-{claims['sub']}"):
+        base = _usable(str(raw or ""))
+        if base:
+            break
+    else:
+        base = "sso-user"
+    name, number = base, 1
+    while db.session.scalar(
+        sa.select(User.id).where(sa.func.lower(User.username) == name.lower()).limit(1)
+    ):
         number += 1
-    return f"{base}-{number}"
+        suffix = f"-{number}"
+        name = base[: accounts.MAX_USERNAME - len(suffix)] + suffix
+    return accounts.check_username(name)
+
+
+def _usable(raw: str) -> str:
+    """`raw` as a name the username rule accepts, or '' when nothing of it is left."""
+    ascii_only = unicodedata.normalize("NFKD", raw).encode("ascii", "ignore").decode()
+    name = _NAME_CHARACTERS.sub("-", ascii_only).strip("-.")[: accounts.MAX_USERNAME]
+    name = name.strip("-.")
+    try:
+        return accounts.check_username(name)
+    except ServiceError:
+        return ""
