@@ -427,6 +427,7 @@ def gate_check(test_set: str) -> Response:
             alpha=api_params.number(params, "alpha", 0.05),
             labels=api_params.text(params, "labels", "human"),
             max_drop_name="'max_drop'",  # the JSON key, as api_params names a malformed one
+            alpha_name="'alpha'",
         )
     except ServiceError as exc:
         return api_params.error(400, str(exc))
