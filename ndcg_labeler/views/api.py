@@ -119,8 +119,12 @@ def qrels(test_set: str) -> Response:
     chosen = _test_set(test_set)
     if not accounts.grades_visible(g.api_user, chosen):
         return api_params.error(403, "this test set is judged blind: its grades are for admins")
+    fmt = request.args.get("format", "json")
+    if fmt not in ("json", "trec"):
+        # Answering JSON to a format we do not write would hand a script the wrong file.
+        return api_params.error(400, f"format must be json or trec, not '{fmt}'")
     text = live.qrels_text(chosen)
-    if request.args.get("format", "json") == "trec":
+    if fmt == "trec":
         return Response(text, mimetype="text/plain")
     grades: dict[str, dict[str, int]] = {}
     for line in text.splitlines():

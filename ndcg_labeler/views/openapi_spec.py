@@ -162,7 +162,7 @@ PATHS: dict[str, Any] = {
                         "text/plain": {"schema": {"type": "string"}},
                     },
                 },
-                **_errors(401, 403, 404),
+                **_errors(400, 401, 403, 404),
             },
         },
     },

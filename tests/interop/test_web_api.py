@@ -167,3 +167,18 @@ def test_a_large_peer_file_is_checked_now_and_imported_by_a_job(
         worker.stop(graceful=True)
     assert state == "done"
     assert _count(app, Query) == 200 and _count(app, Judgment) == 200
+
+
+def test_api_qrels_refuses_a_format_it_does_not_write(
+    app: Flask, client: FlaskClient, admin_id: int
+) -> None:
+    headers = _token(app, admin_id)
+    set_id = make_test_set(app, "Fmt")
+    for fmt in ("TREC", "csv", ""):
+        wrong = client.get(f"/api/testsets/{set_id}/qrels?format={fmt}", headers=headers)
+        assert wrong.status_code == 400, fmt
+        assert wrong.json["detail"] == f"format must be json or trec, not '{fmt}'"
+    assert (
+        client.get(f"/api/testsets/{set_id}/qrels?format=trec", headers=headers).status_code == 200
+    )
+    assert client.get(f"/api/testsets/{set_id}/qrels", headers=headers).json == {"qrels": {}}
