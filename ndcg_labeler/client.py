@@ -13,6 +13,7 @@ server's own message.
 from __future__ import annotations
 
 import io
+import math
 import os
 import time
 from collections.abc import Iterable, Mapping
@@ -444,8 +445,35 @@ def _run_file(run: Any, name: str | None) -> tuple[str, BinaryIO]:
         raise ClientError("a run is a file path, a dict {qid: {docid: score}} or a DataFrame")
     text = io.StringIO()
     ranks: dict[str, int] = {}
+    tag = "_".join((name or "").split()) or "client"
     for qid, docid, score in rows:
+        qid, docid, value = _trec_row(str(qid), str(docid), score)
         # The server ranks by score like trec_eval; the rank column is only the file's order.
-        ranks[str(qid)] = rank = ranks.get(str(qid), 0) + 1
-        text.write(f"{qid} Q0 {docid} {rank} {float(score)!r} {name or 'client'}\n")
+        ranks[qid] = rank = ranks.get(qid, 0) + 1
+        text.write(f"{qid} Q0 {docid} {rank} {value!r} {tag}\n")
     return f"{name or 'run'}.trec", io.BytesIO(text.getvalue().encode())
+
+
+_TREC_BLANKS = frozenset(" \t\n\v\f\r")  # what the server splits a TREC line on
+
+
+def _trec_row(qid: str, docid: str, score: Any) -> tuple[str, str, float]:
+    """The row as a TREC line holds it, or ClientError: a blank in a qid or docid would shift
+    the columns (a docid 'doc 7' read as 'doc' scored 7) and silently upload another run."""
+    for what, value in (("qid", qid), ("docid", docid)):
+        where = f"{what} {value!r}" + (f" of query {qid!r}" if what == "docid" else "")
+        if not value:
+            raise ClientError(f"{where} is empty")
+        if not _TREC_BLANKS.isdisjoint(value):
+            raise ClientError(f"{where} contains whitespace, which a run file cannot carry")
+    try:
+        number = float(score)
+    except (TypeError, ValueError):
+        number = None
+    if number is None:
+        raise ClientError(f"score of query {qid!r}, docid {docid!r} is {score!r}, not a number")
+    if not math.isfinite(number):
+        raise ClientError(
+            f"score of query {qid!r}, docid {docid!r} is {score!r}, not a finite number"
+        )
+    return qid, docid, number

@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import httpx
 import pandas as pd
 import pytest
 import pytrec_eval
@@ -239,3 +240,39 @@ def test_a_large_ir_dataset_is_a_job_the_client_waits_for(
     # The second time, the same dataset changes nothing; the report has the inline shape.
     assert "queries: 0 created, 0 updated, 2 unchanged" in again["report"]
     assert again["job"]["state"] == "done"
+
+
+def _refusing_client() -> Client:
+    """A client whose every request fails the test: refusals must come before sending."""
+
+    def no_request(request: httpx.Request) -> httpx.Response:
+        raise AssertionError(f"the client sent {request.method} {request.url}")
+
+    return Client("http://127.0.0.1:9", token="ndcg_x", transport=httpx.MockTransport(no_request))
+
+
+@pytest.mark.parametrize(
+    ("run", "message"),
+    [
+        # Split on whitespace as TREC, "q1 Q0 doc 7 1 1.0" would score docid 'doc' at 1.0.
+        ({"q1": {"doc 7": 1.0}}, "docid 'doc 7' of query 'q1' contains whitespace"),
+        ({"q 1": {"d": 1.0}}, "qid 'q 1' contains whitespace"),
+        ({"q1": {"d\t2": 1.0}}, "docid 'd\\t2' of query 'q1' contains whitespace"),
+        ({"": {"d": 1.0}}, "qid '' is empty"),
+        ({"q1": {"": 1.0}}, "docid '' of query 'q1' is empty"),
+        ({"q1": {"d": "abc"}}, "score of query 'q1', docid 'd' is 'abc', not a number"),
+        ({"q1": {"d": None}}, "score of query 'q1', docid 'd' is None, not a number"),
+        ({"q1": {"d": float("nan")}}, "score of query 'q1', docid 'd' is nan, not a finite"),
+        ({"q1": {"d": float("-inf")}}, "score of query 'q1', docid 'd' is -inf, not a finite"),
+    ],
+)
+def test_a_run_a_trec_file_cannot_carry_is_refused_before_sending(run: dict, message: str) -> None:
+    with _refusing_client() as api, pytest.raises(ClientError) as refused:
+        api.upload_run("desk", run, name="r")
+    assert refused.value.message.startswith(message)
+
+
+def test_a_dataframe_row_a_trec_file_cannot_carry_is_refused_before_sending() -> None:
+    frame = pd.DataFrame({"qid": ["q1", "q1"], "docid": ["d1", "d 2"], "score": [2.0, 1.0]})
+    with _refusing_client() as api, pytest.raises(ClientError, match="docid 'd 2' of query"):
+        api.upload_run("desk", frame, name="r")
