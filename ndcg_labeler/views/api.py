@@ -169,7 +169,7 @@ def import_files(test_set: str) -> tuple[Response, int] | Response:
                 actor_id=g.api_user.id,
             )
         else:
-            only = request.form.get("only_referenced", "").lower() in ("1", "true", "on")
+            only = api_params.flag(request.form.to_dict(), "only_referenced")
             report = imports.import_files(
                 chosen, **files, source=source, actor_id=g.api_user.id, only_referenced=only
             )
