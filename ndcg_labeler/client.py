@@ -294,9 +294,17 @@ class Client:
             if found["finished"]:
                 why = found.get("error") or found.get("message") or found["state"]
                 raise ClientError(f"job {job_id} {found['state']}: {why}", None, found)
-            if deadline is not None and time.monotonic() > deadline:
-                raise ClientError(f"job {job_id} is still {found['state']}", None, found)
-            time.sleep(poll)
+            wait = poll
+            if deadline is not None:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise ClientError(
+                        f"job {job_id} is still {found['state']} after the timeout of {timeout} s",
+                        None,
+                        found,
+                    )
+                wait = min(poll, left)  # a long poll must not carry the wait past the timeout
+            time.sleep(wait)
 
     def export(
         self,

@@ -11,6 +11,7 @@ import json
 import subprocess
 import sys
 import threading
+import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -276,3 +277,20 @@ def test_a_dataframe_row_a_trec_file_cannot_carry_is_refused_before_sending() ->
     frame = pd.DataFrame({"qid": ["q1", "q1"], "docid": ["d1", "d 2"], "score": [2.0, 1.0]})
     with _refusing_client() as api, pytest.raises(ClientError, match="docid 'd 2' of query"):
         api.upload_run("desk", frame, name="r")
+
+
+def test_wait_for_job_gives_up_at_its_timeout_not_a_poll_later() -> None:
+    asked: list[float] = []
+
+    def queued(request: httpx.Request) -> httpx.Response:
+        asked.append(time.monotonic())
+        return httpx.Response(200, json={"id": 7, "state": "queued", "finished": False})
+
+    api = Client("http://127.0.0.1:9", token="ndcg_x", transport=httpx.MockTransport(queued))
+    start = time.monotonic()
+    with api, pytest.raises(ClientError) as late:
+        api.wait_for_job(7, poll=30, timeout=0.3)
+    assert time.monotonic() - start < 5  # not the 30 s poll past a 0.3 s timeout
+    assert late.value.message == "job 7 is still queued after the timeout of 0.3 s"
+    assert late.value.details["state"] == "queued"
+    assert len(asked) == 2  # at once, and once more at the timeout
