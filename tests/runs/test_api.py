@@ -219,3 +219,22 @@ def test_api_needs_no_csrf_token(tmp_path: Path, sqlite_template: Path) -> None:
     assert upload(client, test_set_id, token).status_code == 201
     with app.app_context():
         db.engine.dispose()
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "status"),
+    [
+        ("get", "/api/testsets/1/import", 405),  # POST only
+        ("delete", "/api/testsets", 405),
+        ("get", "/api/no-such-thing", 404),
+        ("post", "/api/testsets/1/runs/1/scores", 405),
+    ],
+)
+def test_an_api_address_or_method_that_does_not_exist_answers_json(
+    app: Flask, client: FlaskClient, admin_id: int, method: str, path: str, status: int
+) -> None:
+    # A script with a valid token (or none) must get the API's JSON, not the sign-in page.
+    for headers in (bearer(token_for(app, admin_id)), {}):
+        response = getattr(client, method)(path, headers=headers)
+        assert response.status_code == status, (path, headers)
+        assert response.is_json and response.json["error"] in ("Not Found", "Method Not Allowed")
