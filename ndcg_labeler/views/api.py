@@ -153,6 +153,7 @@ def import_files(test_set: str) -> tuple[Response, int] | Response:
     dataset = request.form.get("ir_datasets", "").strip()
     source = request.form.get("source") or None
     try:
+        interop_requests.check_rating_map(request.form.get("rating_map"), peers)
         queued = interop_requests.dataset_later(
             chosen, peers, dataset, bool(files), source=source, user=g.api_user
         )
