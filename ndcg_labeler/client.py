@@ -362,7 +362,7 @@ class Client:
             response = self._http.get(path, params=params)
         except httpx.HTTPError as exc:
             raise ClientError(f"could not reach the server: {exc}") from exc
-        if response.is_error:
+        if response.is_error or response.is_redirect:
             _raise(response)
         return response.text
 
@@ -371,7 +371,7 @@ class Client:
             response = self._http.request(method, path, **kwargs)
         except httpx.HTTPError as exc:
             raise ClientError(f"could not reach the server: {exc}") from exc
-        if response.is_error:
+        if response.is_error or response.is_redirect:
             _raise(response)
         try:
             body = response.json()
@@ -384,6 +384,14 @@ class Client:
 
 def _raise(response: httpx.Response) -> None:
     """Raise the server's refusal: its JSON "detail" and the other keys, else the status."""
+    if response.is_redirect:
+        # Redirects are not followed (a token must not travel to another address): an
+        # http:// address of an https server, or one without the path the app lives under.
+        raise ClientError(
+            f"the server redirected to {response.headers.get('Location', '?')}: give Client "
+            "the server's own address (https, or the path the app is served under)",
+            response.status_code,
+        )
     try:
         body = response.json()
     except ValueError:

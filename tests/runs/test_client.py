@@ -294,3 +294,24 @@ def test_wait_for_job_gives_up_at_its_timeout_not_a_poll_later() -> None:
     assert late.value.message == "job 7 is still queued after the timeout of 0.3 s"
     assert late.value.details["state"] == "queued"
     assert len(asked) == 2  # at once, and once more at the timeout
+
+
+@pytest.mark.parametrize("status", [301, 302, 307, 308])
+def test_a_redirect_says_where_the_server_sent_the_client(status: int, tmp_path: Path) -> None:
+    def to_https(request: httpx.Request) -> httpx.Response:
+        target = str(request.url).replace("http://", "https://")
+        return httpx.Response(status, headers={"Location": target})
+
+    api = Client("http://ndcg.test", token="ndcg_x", transport=httpx.MockTransport(to_https))
+    with api:
+        with pytest.raises(ClientError) as moved:
+            api.test_sets()
+        # A download too: never the redirect's body returned (and written) as the file.
+        with pytest.raises(ClientError, match=r"redirected to https://ndcg\.test/api/test"):
+            api.export("desk", to=tmp_path / "never-written.csv")
+    assert moved.value.status == status
+    assert moved.value.message == (
+        "the server redirected to https://ndcg.test/api/testsets: give Client the server's "
+        "own address (https, or the path the app is served under)"
+    )
+    assert not (tmp_path / "never-written.csv").exists()
