@@ -356,21 +356,27 @@ class Client:
     def _get(self, path: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
         return self._send("get", path, params=params)
 
-    def _text(self, path: str, params: dict[str, Any]) -> str:
-        """A download's text; the server's JSON error as ClientError."""
+    def _request(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
+        """The server's response, or ClientError when the connection fails or times out."""
         try:
-            response = self._http.get(path, params=params)
+            return self._http.request(method, path, **kwargs)
+        except (httpx.ReadTimeout, httpx.WriteTimeout) as exc:  # reached but slow: not "down"
+            raise ClientError(
+                f"the server did not answer within {self._http.timeout.read} s "
+                f"({type(exc).__name__}): it may still be working; give Client a larger timeout="
+            ) from exc
         except httpx.HTTPError as exc:
             raise ClientError(f"could not reach the server: {exc}") from exc
+
+    def _text(self, path: str, params: dict[str, Any]) -> str:
+        """A download's text; the server's JSON error as ClientError."""
+        response = self._request("get", path, params=params)
         if response.is_error or response.is_redirect:
             _raise(response)
         return response.text
 
     def _send(self, method: str, path: str, **kwargs: Any) -> dict[str, Any]:
-        try:
-            response = self._http.request(method, path, **kwargs)
-        except httpx.HTTPError as exc:
-            raise ClientError(f"could not reach the server: {exc}") from exc
+        response = self._request(method, path, **kwargs)
         if response.is_error or response.is_redirect:
             _raise(response)
         try:
@@ -486,10 +492,7 @@ def _trec_row(qid: str, docid: str, score: Any) -> tuple[str, str, float]:
         number = float(score)
     except (TypeError, ValueError):
         number = None
-    if number is None:
-        raise ClientError(f"score of query {qid!r}, docid {docid!r} is {score!r}, not a number")
-    if not math.isfinite(number):
-        raise ClientError(
-            f"score of query {qid!r}, docid {docid!r} is {score!r}, not a finite number"
-        )
+    if number is None or not math.isfinite(number):
+        kind = "a number" if number is None else "a finite number"
+        raise ClientError(f"score of query {qid!r}, docid {docid!r} is {score!r}, not {kind}")
     return qid, docid, number

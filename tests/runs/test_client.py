@@ -315,3 +315,22 @@ def test_a_redirect_says_where_the_server_sent_the_client(status: int, tmp_path:
         "own address (https, or the path the app is served under)"
     )
     assert not (tmp_path / "never-written.csv").exists()
+
+
+def test_a_server_that_does_not_answer_in_time_is_not_called_unreachable() -> None:
+    def slow(request: httpx.Request) -> httpx.Response:
+        raise httpx.ReadTimeout("timed out", request=request)
+
+    api = Client(
+        "http://ndcg.test", token="ndcg_x", timeout=2.5, transport=httpx.MockTransport(slow)
+    )
+    with api:
+        with pytest.raises(ClientError) as late:
+            api.test_sets()
+        with pytest.raises(ClientError) as late_download:
+            api.export("desk")
+    for refused in (late.value, late_download.value):
+        assert refused.message == (
+            "the server did not answer within 2.5 s (ReadTimeout): it may still be working; "
+            "give Client a larger timeout="
+        )
