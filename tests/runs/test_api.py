@@ -238,3 +238,31 @@ def test_an_api_address_or_method_that_does_not_exist_answers_json(
         response = getattr(client, method)(path, headers=headers)
         assert response.status_code == status, (path, headers)
         assert response.is_json and response.json["error"] in ("Not Found", "Method Not Allowed")
+
+
+def test_a_test_set_and_a_run_named_with_a_slash_are_found_by_name(
+    app: Flask, client: FlaskClient, admin_id: int
+) -> None:
+    # Names may hold "/" (a series "bm25/2026-03"); clients escape it, and servers decode the
+    # %2F before routing, so the address has the slash itself.
+    with app.app_context():
+        build_test_set("team/help", QUERIES, QRELS)
+    token = token_for(app, admin_id)
+    data = {"file": (io.BytesIO(RUN), "r.trec"), "name": "bm25/2026-03"}
+    for escaped in ("team/help", "team%2Fhelp"):
+        created = client.post(f"/api/testsets/{escaped}/runs", data=data, headers=bearer(token))
+        assert created.status_code in (201, 409), created.get_data(as_text=True)
+        data = {"file": (io.BytesIO(RUN), "r.trec"), "name": "bm25/2026-03"}
+    for run in ("bm25/2026-03", "bm25%2F2026-03"):
+        scores = client.get(f"/api/testsets/team/help/runs/{run}/scores", headers=bearer(token))
+        assert scores.status_code == 200, scores.get_data(as_text=True)
+        # q1, linear gains: b (grade 1) then a (3): DCG 1 + 3/log2(3); ideal 3 + 1/log2(3)
+        by_qid = {row["qid"]: row["ndcg"] for row in scores.json["queries"]}
+        assert by_qid["q1"] == pytest.approx((1 + 3 / math.log2(3)) / (3 + 1 / math.log2(3)))
+        snapshot = client.get(f"/api/testsets/team/help/runs/{run}/export", headers=bearer(token))
+        assert snapshot.status_code == 200 and snapshot.mimetype == "text/csv"
+        assert snapshot.get_data(as_text=True).startswith("Snapshot Name,")
+    export = client.get("/api/testsets/team/help/export?format=quepid", headers=bearer(token))
+    assert export.status_code == 200 and export.get_data(as_text=True).startswith("query,")
+    listed = client.get("/api/testsets/team%2Fhelp/runs", headers=bearer(token))
+    assert [run["name"] for run in listed.json["runs"]] == ["bm25/2026-03"]
