@@ -473,6 +473,8 @@ def _run_file(run: Any, name: str | None) -> tuple[str, BinaryIO]:
         # The server ranks by score like trec_eval; the rank column is only the file's order.
         ranks[qid] = rank = ranks.get(qid, 0) + 1
         text.write(f"{qid} Q0 {docid} {rank} {value!r} {tag}\n")
+    if not ranks:
+        raise ClientError("the run has no (qid, docid, score) entry to upload")
     return f"{name or 'run'}.trec", io.BytesIO(text.getvalue().encode())
 
 

@@ -334,3 +334,15 @@ def test_a_server_that_does_not_answer_in_time_is_not_called_unreachable() -> No
             "the server did not answer within 2.5 s (ReadTimeout): it may still be working; "
             "give Client a larger timeout="
         )
+
+
+@pytest.mark.parametrize(
+    "run",
+    [{}, {"q1": {}}, pd.DataFrame({"qid": [], "docid": [], "score": []})],
+    ids=["dict", "queries-without-docs", "dataframe"],
+)
+def test_an_empty_run_is_refused_before_sending(run: object) -> None:
+    # Sent, it came back as "r.trec: file is empty", about a file the caller never wrote.
+    with _refusing_client() as api, pytest.raises(ClientError) as refused:
+        api.upload_run("desk", run, name="r")
+    assert refused.value.message == "the run has no (qid, docid, score) entry to upload"
