@@ -23,6 +23,9 @@ import httpx
 
 __all__ = ["PEER_FORMATS", "Client", "ClientError"]
 
+_COPY = "copy it again from the Account page"
+_OWN_ADDRESS = "give Client the server's own address (https, or the path the app is served under)"
+
 PEER_FORMATS = ("quepid", "srw-judgments", "srw-queries")
 """Peers' files a test set imports and exports: Quepid judgments CSV, OpenSearch Search
 Relevance Workbench judgment list and query set."""
@@ -50,9 +53,12 @@ class Client:
         transport: httpx.BaseTransport | None = None,
     ) -> None:
         """`url`: the server's base address; `token`: from its Account page (or NDCG_TOKEN)."""
-        token = token or os.environ.get("NDCG_TOKEN")
+        # Stripped: a token read from a file or `$(cat ...)` often keeps its line break.
+        token = (token or os.environ.get("NDCG_TOKEN") or "").strip()
         if not token:
             raise ClientError("give a personal API token (the Account page), or set NDCG_TOKEN")
+        if any(c.isspace() or not c.isprintable() for c in token):  # never echoed: a secret
+            raise ClientError(f"the API token has a blank or a line break inside: {_COPY}")
         self._http = httpx.Client(
             base_url=url.rstrip("/") + "/api/",
             headers={"Authorization": f"Bearer {token}", "Accept": "application/json"},
@@ -298,11 +304,10 @@ class Client:
             if deadline is not None:
                 left = deadline - time.monotonic()
                 if left <= 0:
-                    raise ClientError(
-                        f"job {job_id} is still {found['state']} after the timeout of {timeout} s",
-                        None,
-                        found,
+                    late = (
+                        f"job {job_id} is still {found['state']} after the timeout of {timeout} s"
                     )
+                    raise ClientError(late, None, found)
                 wait = min(poll, left)  # a long poll must not carry the wait past the timeout
             time.sleep(wait)
 
@@ -390,14 +395,9 @@ class Client:
 
 def _raise(response: httpx.Response) -> None:
     """Raise the server's refusal: its JSON "detail" and the other keys, else the status."""
-    if response.is_redirect:
-        # Redirects are not followed (a token must not travel to another address): an
-        # http:// address of an https server, or one without the path the app lives under.
-        raise ClientError(
-            f"the server redirected to {response.headers.get('Location', '?')}: give Client "
-            "the server's own address (https, or the path the app is served under)",
-            response.status_code,
-        )
+    if response.is_redirect:  # not followed: a token must not travel to another address
+        where = response.headers.get("Location", "?")
+        raise ClientError(f"the server redirected to {where}: {_OWN_ADDRESS}", response.status_code)
     try:
         body = response.json()
     except ValueError:

@@ -346,3 +346,31 @@ def test_an_empty_run_is_refused_before_sending(run: object) -> None:
     with _refusing_client() as api, pytest.raises(ClientError) as refused:
         api.upload_run("desk", run, name="r")
     assert refused.value.message == "the run has no (qid, docid, score) entry to upload"
+
+
+@pytest.mark.parametrize("given", ["ndcg_abc\n", "  ndcg_abc\r\n", "\tndcg_abc "])
+def test_a_token_read_with_its_line_break_is_sent_without_it(
+    given: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sent: list[str] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        sent.append(request.headers["Authorization"])
+        return httpx.Response(200, json={"test_sets": []})
+
+    transport = httpx.MockTransport(answer)
+    with Client("http://ndcg.test", token=given, transport=transport) as api:
+        assert api.test_sets() == []
+    monkeypatch.setenv("NDCG_TOKEN", given)  # `export NDCG_TOKEN="$(cat token.txt)"` and kin
+    with Client("http://ndcg.test", transport=transport) as api:
+        assert api.test_sets() == []
+    assert sent == ["Bearer ndcg_abc", "Bearer ndcg_abc"]
+
+
+def test_a_token_with_a_break_inside_is_refused_without_showing_it() -> None:
+    with pytest.raises(ClientError) as refused:
+        Client("http://ndcg.test", token="ndcg_secret\npart", transport=httpx.MockTransport(None))
+    assert refused.value.message == (
+        "the API token has a blank or a line break inside: copy it again from the Account page"
+    )
+    assert "secret" not in str(refused.value)
