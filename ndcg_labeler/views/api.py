@@ -311,7 +311,7 @@ def _upload(test_set: TestSet) -> tuple[Response, int] | Response:
         return api_params.error(400, "send the run file as the multipart field 'file'")
     depth_text = request.form.get("depth", "").strip()
     try:
-        depth = whole_number(depth_text, "depth") if depth_text else None
+        depth = whole_number(depth_text, "depth", 1, runs.MAX_DEPTH) if depth_text else None
     except ServiceError as exc:
         return api_params.error(400, str(exc))
     fmt = request.form.get("format", "").strip()

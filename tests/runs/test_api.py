@@ -266,3 +266,26 @@ def test_a_test_set_and_a_run_named_with_a_slash_are_found_by_name(
     assert export.status_code == 200 and export.get_data(as_text=True).startswith("query,")
     listed = client.get("/api/testsets/team%2Fhelp/runs", headers=bearer(token))
     assert [run["name"] for run in listed.json["runs"]] == ["bm25/2026-03"]
+
+
+@pytest.mark.parametrize("depth", ["abc", "-1", "0", "100001"])
+def test_a_bad_upload_depth_is_refused_with_the_range_it_takes(
+    app: Flask, client: FlaskClient, admin_id: int, test_set_id: int, depth: str
+) -> None:
+    # Not "of 0 or more" for text, then "from 1" for 0: one range, whatever was sent.
+    response = upload(client, test_set_id, token_for(app, admin_id), depth=depth)
+    assert response.status_code == 400
+    assert (
+        response.json["detail"] == f"depth must be a whole number from 1 to 100000, not '{depth}'"
+    )
+
+
+@pytest.mark.parametrize("depth", ["abc", "0"])
+def test_a_bad_cli_upload_depth_is_refused_with_the_range_it_takes(
+    runner: FlaskCliRunner, test_set_id: int, tmp_path: Path, depth: str
+) -> None:
+    path = tmp_path / "bm25.trec"
+    path.write_bytes(RUN)
+    result = runner.invoke(args=["run", "upload", SET_NAME, str(path), "--depth", depth])
+    assert result.exit_code != 0
+    assert f"--depth must be a whole number from 1 to 100000, not '{depth}'" in result.output
