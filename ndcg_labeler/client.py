@@ -13,6 +13,7 @@ server's own message.
 from __future__ import annotations
 
 import io
+import math
 import os
 import time
 from collections.abc import Iterable, Mapping
@@ -21,6 +22,9 @@ from typing import Any, BinaryIO
 import httpx
 
 __all__ = ["PEER_FORMATS", "Client", "ClientError"]
+
+_COPY = "copy it again from the Account page"
+_OWN_ADDRESS = "give Client the server's own address (https, or the path the app is served under)"
 
 PEER_FORMATS = ("quepid", "srw-judgments", "srw-queries")
 """Peers' files a test set imports and exports: Quepid judgments CSV, OpenSearch Search
@@ -49,9 +53,12 @@ class Client:
         transport: httpx.BaseTransport | None = None,
     ) -> None:
         """`url`: the server's base address; `token`: from its Account page (or NDCG_TOKEN)."""
-        token = token or os.environ.get("NDCG_TOKEN")
+        # Stripped: a token read from a file or `$(cat ...)` often keeps its line break.
+        token = (token or os.environ.get("NDCG_TOKEN") or "").strip()
         if not token:
             raise ClientError("give a personal API token (the Account page), or set NDCG_TOKEN")
+        if any(c.isspace() or not c.isprintable() for c in token):  # never echoed: a secret
+            raise ClientError(f"the API token has a blank or a line break inside: {_COPY}")
         self._http = httpx.Client(
             base_url=url.rstrip("/") + "/api/",
             headers={"Authorization": f"Bearer {token}", "Accept": "application/json"},
@@ -293,9 +300,16 @@ class Client:
             if found["finished"]:
                 why = found.get("error") or found.get("message") or found["state"]
                 raise ClientError(f"job {job_id} {found['state']}: {why}", None, found)
-            if deadline is not None and time.monotonic() > deadline:
-                raise ClientError(f"job {job_id} is still {found['state']}", None, found)
-            time.sleep(poll)
+            wait = poll
+            if deadline is not None:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    late = (
+                        f"job {job_id} is still {found['state']} after the timeout of {timeout} s"
+                    )
+                    raise ClientError(late, None, found)
+                wait = min(poll, left)  # a long poll must not carry the wait past the timeout
+            time.sleep(wait)
 
     def export(
         self,
@@ -347,22 +361,28 @@ class Client:
     def _get(self, path: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
         return self._send("get", path, params=params)
 
-    def _text(self, path: str, params: dict[str, Any]) -> str:
-        """A download's text; the server's JSON error as ClientError."""
+    def _request(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
+        """The server's response, or ClientError when the connection fails or times out."""
         try:
-            response = self._http.get(path, params=params)
+            return self._http.request(method, path, **kwargs)
+        except (httpx.ReadTimeout, httpx.WriteTimeout) as exc:  # reached but slow: not "down"
+            raise ClientError(
+                f"the server did not answer within {self._http.timeout.read} s "
+                f"({type(exc).__name__}): it may still be working; give Client a larger timeout="
+            ) from exc
         except httpx.HTTPError as exc:
             raise ClientError(f"could not reach the server: {exc}") from exc
-        if response.is_error:
+
+    def _text(self, path: str, params: dict[str, Any]) -> str:
+        """A download's text; the server's JSON error as ClientError."""
+        response = self._request("get", path, params=params)
+        if response.is_error or response.is_redirect:
             _raise(response)
         return response.text
 
     def _send(self, method: str, path: str, **kwargs: Any) -> dict[str, Any]:
-        try:
-            response = self._http.request(method, path, **kwargs)
-        except httpx.HTTPError as exc:
-            raise ClientError(f"could not reach the server: {exc}") from exc
-        if response.is_error:
+        response = self._request(method, path, **kwargs)
+        if response.is_error or response.is_redirect:
             _raise(response)
         try:
             body = response.json()
@@ -375,6 +395,9 @@ class Client:
 
 def _raise(response: httpx.Response) -> None:
     """Raise the server's refusal: its JSON "detail" and the other keys, else the status."""
+    if response.is_redirect:  # not followed: a token must not travel to another address
+        where = response.headers.get("Location", "?")
+        raise ClientError(f"the server redirected to {where}: {_OWN_ADDRESS}", response.status_code)
     try:
         body = response.json()
     except ValueError:
@@ -444,8 +467,34 @@ def _run_file(run: Any, name: str | None) -> tuple[str, BinaryIO]:
         raise ClientError("a run is a file path, a dict {qid: {docid: score}} or a DataFrame")
     text = io.StringIO()
     ranks: dict[str, int] = {}
+    tag = "_".join((name or "").split()) or "client"
     for qid, docid, score in rows:
+        qid, docid, value = _trec_row(str(qid), str(docid), score)
         # The server ranks by score like trec_eval; the rank column is only the file's order.
-        ranks[str(qid)] = rank = ranks.get(str(qid), 0) + 1
-        text.write(f"{qid} Q0 {docid} {rank} {float(score)!r} {name or 'client'}\n")
+        ranks[qid] = rank = ranks.get(qid, 0) + 1
+        text.write(f"{qid} Q0 {docid} {rank} {value!r} {tag}\n")
+    if not ranks:
+        raise ClientError("the run has no (qid, docid, score) entry to upload")
     return f"{name or 'run'}.trec", io.BytesIO(text.getvalue().encode())
+
+
+_TREC_BLANKS = frozenset(" \t\n\v\f\r")  # what the server splits a TREC line on
+
+
+def _trec_row(qid: str, docid: str, score: Any) -> tuple[str, str, float]:
+    """The row as a TREC line holds it, or ClientError: a blank in a qid or docid would shift
+    the columns (a docid 'doc 7' read as 'doc' scored 7) and silently upload another run."""
+    for what, value in (("qid", qid), ("docid", docid)):
+        where = f"{what} {value!r}" + (f" of query {qid!r}" if what == "docid" else "")
+        if not value:
+            raise ClientError(f"{where} is empty")
+        if not _TREC_BLANKS.isdisjoint(value):
+            raise ClientError(f"{where} contains whitespace, which a run file cannot carry")
+    try:
+        number = float(score)
+    except (TypeError, ValueError):
+        number = None
+    if number is None or not math.isfinite(number):
+        kind = "a number" if number is None else "a finite number"
+        raise ClientError(f"score of query {qid!r}, docid {docid!r} is {score!r}, not {kind}")
+    return qid, docid, number

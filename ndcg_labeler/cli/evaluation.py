@@ -124,6 +124,7 @@ def gate_command(
             alpha=_number("--alpha", alpha),
             labels=labels,
             max_drop_name="--max-drop",
+            alpha_name="--alpha",
         )
     except (ServiceError, FormatError) as exc:
         raise BadInput(str(exc)) from None

@@ -49,7 +49,7 @@ def upload(
     Runs in this process (no job worker); a progress bar goes to stderr when it is a terminal.
     """
     test_set = testsets.require_by_name(testset)
-    cut = None if depth is None else whole_number(depth, "--depth")
+    cut = None if depth is None else whole_number(depth, "--depth", 1, runs.MAX_DEPTH)
     if fmt not in (None, "quepid-snapshot"):
         raise ServiceError(f"--format must be quepid-snapshot (or left out), not '{fmt}'")
     if fmt == "quepid-snapshot":

@@ -13,6 +13,7 @@ import pyarrow as pa
 
 from .errors import FormatError
 from .fields import QRELS_NOT_RUN, looks_like_qrels, split_ws
+from .quepid import SNAPSHOT_HEADER
 from .run_arrow import Refused, newline_ended, read_fast, without_newlines
 from .run_dedup import string_hashes
 from .run_lines import (
@@ -93,6 +94,12 @@ class ParsedRun:
             yield (qid, *self.entries(i))
 
 
+QUEPID_SNAPSHOT_NOT_RUN = (
+    "this is a Quepid case snapshot, not a run file: upload it as a snapshot "
+    "(flask run upload --format quepid-snapshot, or the API's format=quepid-snapshot)"
+)
+
+
 def detect_run_format(first: str | None, filename: str) -> str:
     """Name the run format from the first non-blank line (see ParsedRun.format)."""
     if first is None:
@@ -101,6 +108,9 @@ def detect_run_format(first: str | None, filename: str) -> str:
         return "jsonl"
     delimiter = "\t" if "\t" in first else ","
     names = header_names(first, delimiter)
+    if names[: len(SNAPSHOT_HEADER)] == [n.lower() for n in SNAPSHOT_HEADER]:
+        # Else its header, split on blanks, reads as a 6-column TREC line with a bad score.
+        raise FormatError(filename, 1, QUEPID_SNAPSHOT_NOT_RUN)
     if "qid" in names and "docid" in names:
         kind = "tsv" if delimiter == "\t" else "csv"
         if "score" in names:

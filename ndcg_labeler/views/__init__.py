@@ -72,6 +72,10 @@ def register_blueprints(app: Flask) -> None:
         endpoint = request.endpoint or ""
         if endpoint in PUBLIC_ENDPOINTS or endpoint.startswith("api."):
             return None
+        if request.path.startswith("/api/") and request.routing_exception is not None:
+            # No API route here (or not for this method): the JSON 404/405 a script can read,
+            # not the sign-in page; the API's own routes check the token themselves.
+            return None
         if current_user.is_authenticated:
             return None
         if endpoint == "auth.logout":

@@ -113,14 +113,18 @@ def list_test_sets() -> Response:
     return jsonify(test_sets=out)
 
 
-@bp.get("/testsets/<test_set>/qrels")
+@bp.get("/testsets/<path:test_set>/qrels")
 def qrels(test_set: str) -> Response:
     """The grades scoring uses, as TREC qrels text (?format=trec) or {qid: {docid: grade}}."""
     chosen = _test_set(test_set)
     if not accounts.grades_visible(g.api_user, chosen):
         return api_params.error(403, "this test set is judged blind: its grades are for admins")
+    fmt = request.args.get("format", "json")
+    if fmt not in ("json", "trec"):
+        # Answering JSON to a format we do not write would hand a script the wrong file.
+        return api_params.error(400, f"format must be json or trec, not '{fmt}'")
     text = live.qrels_text(chosen)
-    if request.args.get("format", "json") == "trec":
+    if fmt == "trec":
         return Response(text, mimetype="text/plain")
     grades: dict[str, dict[str, int]] = {}
     for line in text.splitlines():
@@ -129,7 +133,7 @@ def qrels(test_set: str) -> Response:
     return jsonify(qrels=grades)
 
 
-@bp.post("/testsets/<test_set>/import")
+@bp.post("/testsets/<path:test_set>/import")
 def import_files(test_set: str) -> tuple[Response, int] | Response:
     """Import multipart files `queries`, `corpus`, `pool` and/or `qrels` (admins), all or
     nothing, as the import page does; optional `source` names the qrels' source, and
@@ -149,6 +153,7 @@ def import_files(test_set: str) -> tuple[Response, int] | Response:
     dataset = request.form.get("ir_datasets", "").strip()
     source = request.form.get("source") or None
     try:
+        interop_requests.check_rating_map(request.form.get("rating_map"), peers)
         queued = interop_requests.dataset_later(
             chosen, peers, dataset, bool(files), source=source, user=g.api_user
         )
@@ -165,7 +170,7 @@ def import_files(test_set: str) -> tuple[Response, int] | Response:
                 actor_id=g.api_user.id,
             )
         else:
-            only = request.form.get("only_referenced", "").lower() in ("1", "true", "on")
+            only = api_params.flag(request.form.to_dict(), "only_referenced")
             report = imports.import_files(
                 chosen, **files, source=source, actor_id=g.api_user.id, only_referenced=only
             )
@@ -189,7 +194,7 @@ def job(job_id: str) -> Response:
     return jsonify(interop_requests.job_json(found))
 
 
-@bp.get("/testsets/<test_set>/export")
+@bp.get("/testsets/<path:test_set>/export")
 def export(test_set: str) -> Response:
     """The test set in a peer's shape: ?format=quepid | srw-judgments | srw-queries."""
     chosen = _test_set(test_set)
@@ -205,7 +210,7 @@ def export(test_set: str) -> Response:
     return interop_requests.download(body, name, mimetype)
 
 
-@bp.get("/testsets/<test_set>/runs/<run>/export")
+@bp.get("/testsets/<path:test_set>/runs/<path:run>/export")
 def export_run(test_set: str, run: str) -> Response:
     """The run as a Quepid case snapshot CSV (?format=quepid-snapshot, the default)."""
     found = _run(_test_set(test_set), run)
@@ -220,7 +225,7 @@ PER_PAGE = 50
 MAX_PER_PAGE = 200
 
 
-@bp.get("/testsets/<test_set>/runs")
+@bp.get("/testsets/<path:test_set>/runs")
 def list_runs(test_set: str) -> Response:
     """One page of the test set's runs: ?q= (name or notes), ?tag=, ?archived=yes|no,
     ?sort=, ?page= and ?per_page=; only the page's runs are scored."""
@@ -240,7 +245,7 @@ def list_runs(test_set: str) -> Response:
     )
 
 
-@bp.post("/testsets/<test_set>/runs/<run>/archive")
+@bp.post("/testsets/<path:test_set>/runs/<path:run>/archive")
 def archive_run(test_set: str, run: str) -> Response:
     """Archive a run to its top `keep` entries per query (admins): JSON {"keep": N}."""
     chosen = _test_set(test_set)
@@ -257,7 +262,7 @@ def archive_run(test_set: str, run: str) -> Response:
     return jsonify(**api_json.run_json(found), entries_dropped=dropped)
 
 
-@bp.post("/testsets/<test_set>/runs/<run>/tags")
+@bp.post("/testsets/<path:test_set>/runs/<path:run>/tags")
 def mark_run(test_set: str, run: str) -> Response:
     """Add and remove a run's tags and pin it (admins): JSON {"add": [...], "remove": [...],
     "pinned": true|false}, each optional."""
@@ -283,7 +288,7 @@ def mark_run(test_set: str, run: str) -> Response:
     return jsonify(**api_json.run_json(found))
 
 
-@bp.get("/testsets/<test_set>/status")
+@bp.get("/testsets/<path:test_set>/status")
 def status(test_set: str) -> Response:
     """The test set's checklist and the next action for the token's owner."""
     found = _test_set(test_set)
@@ -291,7 +296,7 @@ def status(test_set: str) -> Response:
     return jsonify(checklist.checklist(found, g.api_user, limit).to_json())
 
 
-@bp.post("/testsets/<test_set>/runs")
+@bp.post("/testsets/<path:test_set>/runs")
 def upload(test_set: str) -> tuple[Response, int] | Response:
     """Upload a run: multipart `file`, optional `name` (default: the file's name), `depth`,
     `notes` and `series` (admins)."""
@@ -306,7 +311,7 @@ def _upload(test_set: TestSet) -> tuple[Response, int] | Response:
         return api_params.error(400, "send the run file as the multipart field 'file'")
     depth_text = request.form.get("depth", "").strip()
     try:
-        depth = whole_number(depth_text, "depth") if depth_text else None
+        depth = whole_number(depth_text, "depth", 1, runs.MAX_DEPTH) if depth_text else None
     except ServiceError as exc:
         return api_params.error(400, str(exc))
     fmt = request.form.get("format", "").strip()
@@ -342,7 +347,7 @@ def _upload(test_set: TestSet) -> tuple[Response, int] | Response:
     return jsonify(**api_json.run_json(run), report=run.report), 201
 
 
-@bp.get("/testsets/<test_set>/runs/<run>/scores")
+@bp.get("/testsets/<path:test_set>/runs/<path:run>/scores")
 def scores(test_set: str, run: str) -> Response:
     """The run's current scores: the same JSON as `flask run score --json`."""
     chosen = _test_set(test_set)
@@ -359,7 +364,7 @@ def scores(test_set: str, run: str) -> Response:
         return api_params.error(400, str(exc))
 
 
-@bp.get("/testsets/<test_set>/compare")
+@bp.get("/testsets/<path:test_set>/compare")
 def compare(test_set: str) -> Response:
     """Run `b` against run `a` (default: the two oldest runs): `flask run compare --json`."""
     chosen = _test_set(test_set)
@@ -383,7 +388,7 @@ def compare(test_set: str) -> Response:
         return api_params.error(400, str(exc))
 
 
-@bp.get("/testsets/<test_set>/next-labels")
+@bp.get("/testsets/<path:test_set>/next-labels")
 def next_labels(test_set: str) -> Response:
     """What to label next between runs a and b: the same list as `flask pool SET --for-compare
     A B --depth K --json`, under "pairs", beside the flip test's figures."""
@@ -407,7 +412,7 @@ def next_labels(test_set: str) -> Response:
     return jsonify({**plan.summary_json(), "pairs": plan.to_json()})
 
 
-@bp.post("/testsets/<test_set>/gate")
+@bp.post("/testsets/<path:test_set>/gate")
 def gate_check(test_set: str) -> Response:
     """The release gate: does `candidate` pass, fail or stay open against `baseline`?"""
     found = _test_set(test_set)
@@ -427,6 +432,7 @@ def gate_check(test_set: str) -> Response:
             alpha=api_params.number(params, "alpha", 0.05),
             labels=api_params.text(params, "labels", "human"),
             max_drop_name="'max_drop'",  # the JSON key, as api_params names a malformed one
+            alpha_name="'alpha'",
         )
     except ServiceError as exc:
         return api_params.error(400, str(exc))
@@ -453,14 +459,14 @@ def _judge(ref: str) -> Judge:
     return judge
 
 
-@bp.get("/testsets/<test_set>/judges/<judge>/audit")
+@bp.get("/testsets/<path:test_set>/judges/<judge>/audit")
 def audit_sample(test_set: str, judge: str) -> Response:
     """The judge's audit sample: seed, sampled qids in draw order, which are audited now."""
     found = _test_set(test_set)
     return jsonify(audit_samples.audit_state(found, _judge(judge)).to_json())
 
 
-@bp.post("/testsets/<test_set>/judges/<judge>/audit")
+@bp.post("/testsets/<path:test_set>/judges/<judge>/audit")
 def draw_audit(test_set: str, judge: str) -> Response:
     """Draw the judge's audit sample of `queries` queries, or extend it (admins): the same as
     `flask judges audit SET --judge JUDGE --queries N [--seed S] [--reseed]`."""

@@ -62,6 +62,24 @@ def number(params: dict[str, Any], key: str, default: float) -> float:
     return float(value)
 
 
+YES = ("1", "true", "on", "yes")
+NO = ("", "0", "false", "off", "no")
+
+
+def flag(params: dict[str, Any], key: str) -> bool:
+    """A yes/no form field (absent: no); 400 for any other text, which a silent no would turn
+    into the opposite of what was asked."""
+    value = params.get(key)
+    if isinstance(value, bool):
+        return value
+    if not isinstance(value, str | None):
+        abort(error(400, f"'{key}' must be true or false"))
+    word = (value or "").strip().lower()
+    if word not in YES + NO:
+        abort(error(400, f"'{key}' must be true or false (1, on, yes / 0, off, no), not '{value}'"))
+    return word in YES
+
+
 def measures(params: dict[str, Any]) -> list[str]:
     """The `measure` parameter as a list of names (default: the gate's)."""
     value = params.get("measure", list(gate.DEFAULT_MEASURES))

@@ -196,4 +196,5 @@ def account() -> str | Response:
         password_form=password_form,
         prefs_form=prefs_form,
         example=accounts.api_example(current_user),
+        min_password=accounts.MIN_PASSWORD,
     )

@@ -20,6 +20,17 @@ ALONE = (
     "on its own, without other files"
 )
 
+RATED = ("quepid", "srw_judgments")
+"""The peer fields whose ratings a rating map places onto grades."""
+RATING_MAP_ONLY = "the rating map applies to Quepid judgments and SRW judgment lists only"
+
+
+def check_rating_map(rating_map: str | None, peers: dict[str, FileStorage]) -> None:
+    """Refuse a rating map beside files it would not apply to: ignored, it would store the
+    peer's ratings (or nothing) unmapped while the caller believes them mapped."""
+    if rating_map and not any(field in peers for field in RATED):
+        raise ServiceError(RATING_MAP_ONLY)
+
 
 def peer_file(storage: FileStorage) -> imports.ImportFile:
     """An uploaded file by its base name (browsers send one; some clients add a path)."""

@@ -162,7 +162,7 @@ PATHS: dict[str, Any] = {
                         "text/plain": {"schema": {"type": "string"}},
                     },
                 },
-                **_errors(401, 403, 404),
+                **_errors(400, 401, 403, 404),
             },
         },
     },
@@ -187,7 +187,7 @@ PATHS: dict[str, Any] = {
                                 },
                                 "only_referenced": {
                                     "type": "string",
-                                    "enum": ["true", "false", "1", "0"],
+                                    "enum": ["true", "false", "1", "0", "on", "off", "yes", "no"],
                                     "description": "Keep only the corpus chunks that the test "
                                     "set's pools, qrels and runs (or this import's) name.",
                                 },

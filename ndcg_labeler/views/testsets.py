@@ -307,6 +307,7 @@ def import_peer(test_set_id: int) -> str | tuple[str, int] | Response:
         try:
             if not peers and not dataset:
                 raise ServiceError("choose the file (or name the ir_datasets dataset) to import")
+            interop_requests.check_rating_map(form.rating_map.data, peers)
             if chose_file and jobs.stream_size(storage.stream) > jobs.threshold_bytes():  # type: ignore[union-attr]
                 return _peer_later(test_set, form, storage)  # type: ignore[arg-type]
             source = form.source.data or None

@@ -34,7 +34,12 @@ def index() -> str | Response:
         else:
             flash(f"User {user.username} created.", "success")
             return redirect(url_for("users.index"))
-    return render_template("users/index.html", users=accounts.list_people(), form=form)
+    return render_template(
+        "users/index.html",
+        users=accounts.list_people(),
+        form=form,
+        min_password=accounts.MIN_PASSWORD,
+    )
 
 
 @bp.route("/<int:user_id>", methods=["GET", "POST"])

@@ -105,3 +105,14 @@ def test_the_app_stores_passwords_as_scrypt_hashes(ctx: Flask) -> None:
     assert STRONG not in user.password_hash
     assert user.check_password(STRONG)
     assert not user.check_password(STRONG + "x")
+
+
+def test_the_users_page_hint_gives_the_rules_minimum(as_admin: FlaskClient) -> None:
+    page = as_admin.get("/users/").get_data(as_text=True)
+    assert f"At least {accounts.MIN_PASSWORD} characters" in page
+    assert "At least 8 characters" not in page
+
+
+def test_the_account_page_hint_gives_the_rules_minimum(as_annotator: FlaskClient) -> None:
+    page = as_annotator.get("/account").get_data(as_text=True)
+    assert "At least 10 characters" in page and "At least 8 characters" not in page

@@ -154,3 +154,29 @@ def test_a_bad_max_drop_is_named_as_the_api_spells_it(
     assert response.status_code == 400
     detail = response.get_json()["detail"]
     assert detail.startswith("'max_drop' must be a number from 0 to") and "max-drop" not in detail
+
+
+@pytest.mark.parametrize("value", ["7", "-0.1"])
+def test_a_bad_alpha_is_named_as_the_cli_spells_it(
+    runner: FlaskCliRunner, gate_set: int, value: str
+) -> None:
+    result = runner.invoke(
+        args=["gate", "gate", "--baseline", "base", "--candidate", "cand", "--alpha", value]
+    )
+    assert result.exit_code == 2
+    assert result.output.startswith("Error: --alpha must be a number from 0 to 1")
+
+
+@pytest.mark.parametrize("value", [7, -0.1])
+def test_a_bad_alpha_is_named_as_the_api_spells_it(
+    app: Flask, client: FlaskClient, admin_id: int, gate_set: int, value: object
+) -> None:
+    with app.app_context():
+        token = create_token(db.session.get_one(User, admin_id))
+        db.session.remove()
+    body = {"baseline": "base", "candidate": "cand", "alpha": value}
+    response = client.post(
+        "/api/testsets/gate/gate", json=body, headers={"Authorization": f"Bearer {token}"}
+    )
+    assert response.status_code == 400
+    assert response.get_json()["detail"].startswith("'alpha' must be a number from 0 to 1")

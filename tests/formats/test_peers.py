@@ -211,3 +211,20 @@ def test_docids_and_texts_starting_like_formulas_round_trip_behind_quepids_space
         ("=q", "@d1", 1),
         ("=q", "=d2", 2),
     ]
+
+
+@pytest.mark.parametrize("bom", ["", "\ufeff"])
+def test_a_quepid_snapshot_read_as_a_run_says_what_it_is(bom: str) -> None:
+    from ndcg_labeler.formats import read_run
+
+    snapshot = (
+        f"{bom}Snapshot Name,Snapshot Time,Case ID,Query Text,Doc ID,Doc Position\n"
+        "base,2026-01-01T00:00:00Z,1,red dress,d1,1\n"
+    )
+    with pytest.raises(FormatError) as caught:
+        read_run(_src(snapshot), "snap.csv")
+    # Not "score 'Text,Doc' is not a number": its header split on blanks as a TREC line.
+    assert str(caught.value) == (
+        "snap.csv:1: this is a Quepid case snapshot, not a run file: upload it as a snapshot "
+        "(flask run upload --format quepid-snapshot, or the API's format=quepid-snapshot)"
+    )

@@ -167,3 +167,57 @@ def test_a_large_peer_file_is_checked_now_and_imported_by_a_job(
         worker.stop(graceful=True)
     assert state == "done"
     assert _count(app, Query) == 200 and _count(app, Judgment) == 200
+
+
+def test_api_qrels_refuses_a_format_it_does_not_write(
+    app: Flask, client: FlaskClient, admin_id: int
+) -> None:
+    headers = _token(app, admin_id)
+    set_id = make_test_set(app, "Fmt")
+    for fmt in ("TREC", "csv", ""):
+        wrong = client.get(f"/api/testsets/{set_id}/qrels?format={fmt}", headers=headers)
+        assert wrong.status_code == 400, fmt
+        assert wrong.json["detail"] == f"format must be json or trec, not '{fmt}'"
+    assert (
+        client.get(f"/api/testsets/{set_id}/qrels?format=trec", headers=headers).status_code == 200
+    )
+    assert client.get(f"/api/testsets/{set_id}/qrels", headers=headers).json == {"qrels": {}}
+
+
+RATING_MAP_ONLY = "the rating map applies to Quepid judgments and SRW judgment lists only"
+
+
+def test_api_refuses_a_rating_map_it_would_not_apply(
+    app: Flask, client: FlaskClient, admin_id: int
+) -> None:
+    headers = _token(app, admin_id)
+    set_id = make_test_set(app, "Map")
+    srw_queries = b'{"querySetQueries": [{"queryText": "tv"}]}'
+    for data in (
+        {"srw_queries": (io.BytesIO(srw_queries), "qs.json")},
+        {"queries": (io.BytesIO(b"q1\tx\n"), "q.tsv")},
+        {"ir_datasets": "ndcg-test/never-looked-up"},
+    ):
+        wrong = client.post(
+            f"/api/testsets/{set_id}/import", data={**data, "rating_map": "0-10"}, headers=headers
+        )
+        assert wrong.status_code == 400, data
+        assert wrong.json["detail"] == RATING_MAP_ONLY
+    assert _count(app, Query) == 0
+
+
+def test_import_page_refuses_a_rating_map_it_would_not_apply(
+    app: Flask, as_admin: FlaskClient
+) -> None:
+    set_id = make_test_set(app, "MapWeb")
+    page = as_admin.post(
+        f"/test-sets/{set_id}/import/peer",
+        data={
+            "peer-fmt": "srw-queries",
+            "peer-rating_map": "0-10",
+            "peer-file": (io.BytesIO(b'{"querySetQueries": [{"queryText": "tv"}]}'), "qs.json"),
+        },
+    )
+    assert page.status_code == 422
+    assert RATING_MAP_ONLY in page.get_data(as_text=True)
+    assert _count(app, Query) == 0

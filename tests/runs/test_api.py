@@ -219,3 +219,73 @@ def test_api_needs_no_csrf_token(tmp_path: Path, sqlite_template: Path) -> None:
     assert upload(client, test_set_id, token).status_code == 201
     with app.app_context():
         db.engine.dispose()
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "status"),
+    [
+        ("get", "/api/testsets/1/import", 405),  # POST only
+        ("delete", "/api/testsets", 405),
+        ("get", "/api/no-such-thing", 404),
+        ("post", "/api/testsets/1/runs/1/scores", 405),
+    ],
+)
+def test_an_api_address_or_method_that_does_not_exist_answers_json(
+    app: Flask, client: FlaskClient, admin_id: int, method: str, path: str, status: int
+) -> None:
+    # A script with a valid token (or none) must get the API's JSON, not the sign-in page.
+    for headers in (bearer(token_for(app, admin_id)), {}):
+        response = getattr(client, method)(path, headers=headers)
+        assert response.status_code == status, (path, headers)
+        assert response.is_json and response.json["error"] in ("Not Found", "Method Not Allowed")
+
+
+def test_a_test_set_and_a_run_named_with_a_slash_are_found_by_name(
+    app: Flask, client: FlaskClient, admin_id: int
+) -> None:
+    # Names may hold "/" (a series "bm25/2026-03"); clients escape it, and servers decode the
+    # %2F before routing, so the address has the slash itself.
+    with app.app_context():
+        build_test_set("team/help", QUERIES, QRELS)
+    token = token_for(app, admin_id)
+    data = {"file": (io.BytesIO(RUN), "r.trec"), "name": "bm25/2026-03"}
+    for escaped in ("team/help", "team%2Fhelp"):
+        created = client.post(f"/api/testsets/{escaped}/runs", data=data, headers=bearer(token))
+        assert created.status_code in (201, 409), created.get_data(as_text=True)
+        data = {"file": (io.BytesIO(RUN), "r.trec"), "name": "bm25/2026-03"}
+    for run in ("bm25/2026-03", "bm25%2F2026-03"):
+        scores = client.get(f"/api/testsets/team/help/runs/{run}/scores", headers=bearer(token))
+        assert scores.status_code == 200, scores.get_data(as_text=True)
+        # q1, linear gains: b (grade 1) then a (3): DCG 1 + 3/log2(3); ideal 3 + 1/log2(3)
+        by_qid = {row["qid"]: row["ndcg"] for row in scores.json["queries"]}
+        assert by_qid["q1"] == pytest.approx((1 + 3 / math.log2(3)) / (3 + 1 / math.log2(3)))
+        snapshot = client.get(f"/api/testsets/team/help/runs/{run}/export", headers=bearer(token))
+        assert snapshot.status_code == 200 and snapshot.mimetype == "text/csv"
+        assert snapshot.get_data(as_text=True).startswith("Snapshot Name,")
+    export = client.get("/api/testsets/team/help/export?format=quepid", headers=bearer(token))
+    assert export.status_code == 200 and export.get_data(as_text=True).startswith("query,")
+    listed = client.get("/api/testsets/team%2Fhelp/runs", headers=bearer(token))
+    assert [run["name"] for run in listed.json["runs"]] == ["bm25/2026-03"]
+
+
+@pytest.mark.parametrize("depth", ["abc", "-1", "0", "100001"])
+def test_a_bad_upload_depth_is_refused_with_the_range_it_takes(
+    app: Flask, client: FlaskClient, admin_id: int, test_set_id: int, depth: str
+) -> None:
+    # Not "of 0 or more" for text, then "from 1" for 0: one range, whatever was sent.
+    response = upload(client, test_set_id, token_for(app, admin_id), depth=depth)
+    assert response.status_code == 400
+    assert (
+        response.json["detail"] == f"depth must be a whole number from 1 to 100000, not '{depth}'"
+    )
+
+
+@pytest.mark.parametrize("depth", ["abc", "0"])
+def test_a_bad_cli_upload_depth_is_refused_with_the_range_it_takes(
+    runner: FlaskCliRunner, test_set_id: int, tmp_path: Path, depth: str
+) -> None:
+    path = tmp_path / "bm25.trec"
+    path.write_bytes(RUN)
+    result = runner.invoke(args=["run", "upload", SET_NAME, str(path), "--depth", depth])
+    assert result.exit_code != 0
+    assert f"--depth must be a whole number from 1 to 100000, not '{depth}'" in result.output

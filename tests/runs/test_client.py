@@ -11,11 +11,13 @@ import json
 import subprocess
 import sys
 import threading
+import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import httpx
 import pandas as pd
 import pytest
 import pytrec_eval
@@ -239,3 +241,136 @@ def test_a_large_ir_dataset_is_a_job_the_client_waits_for(
     # The second time, the same dataset changes nothing; the report has the inline shape.
     assert "queries: 0 created, 0 updated, 2 unchanged" in again["report"]
     assert again["job"]["state"] == "done"
+
+
+def _refusing_client() -> Client:
+    """A client whose every request fails the test: refusals must come before sending."""
+
+    def no_request(request: httpx.Request) -> httpx.Response:
+        raise AssertionError(f"the client sent {request.method} {request.url}")
+
+    return Client("http://127.0.0.1:9", token="ndcg_x", transport=httpx.MockTransport(no_request))
+
+
+@pytest.mark.parametrize(
+    ("run", "message"),
+    [
+        # Split on whitespace as TREC, "q1 Q0 doc 7 1 1.0" would score docid 'doc' at 1.0.
+        ({"q1": {"doc 7": 1.0}}, "docid 'doc 7' of query 'q1' contains whitespace"),
+        ({"q 1": {"d": 1.0}}, "qid 'q 1' contains whitespace"),
+        ({"q1": {"d\t2": 1.0}}, "docid 'd\\t2' of query 'q1' contains whitespace"),
+        ({"": {"d": 1.0}}, "qid '' is empty"),
+        ({"q1": {"": 1.0}}, "docid '' of query 'q1' is empty"),
+        ({"q1": {"d": "abc"}}, "score of query 'q1', docid 'd' is 'abc', not a number"),
+        ({"q1": {"d": None}}, "score of query 'q1', docid 'd' is None, not a number"),
+        ({"q1": {"d": float("nan")}}, "score of query 'q1', docid 'd' is nan, not a finite"),
+        ({"q1": {"d": float("-inf")}}, "score of query 'q1', docid 'd' is -inf, not a finite"),
+    ],
+)
+def test_a_run_a_trec_file_cannot_carry_is_refused_before_sending(run: dict, message: str) -> None:
+    with _refusing_client() as api, pytest.raises(ClientError) as refused:
+        api.upload_run("desk", run, name="r")
+    assert refused.value.message.startswith(message)
+
+
+def test_a_dataframe_row_a_trec_file_cannot_carry_is_refused_before_sending() -> None:
+    frame = pd.DataFrame({"qid": ["q1", "q1"], "docid": ["d1", "d 2"], "score": [2.0, 1.0]})
+    with _refusing_client() as api, pytest.raises(ClientError, match="docid 'd 2' of query"):
+        api.upload_run("desk", frame, name="r")
+
+
+def test_wait_for_job_gives_up_at_its_timeout_not_a_poll_later() -> None:
+    asked: list[float] = []
+
+    def queued(request: httpx.Request) -> httpx.Response:
+        asked.append(time.monotonic())
+        return httpx.Response(200, json={"id": 7, "state": "queued", "finished": False})
+
+    api = Client("http://127.0.0.1:9", token="ndcg_x", transport=httpx.MockTransport(queued))
+    start = time.monotonic()
+    with api, pytest.raises(ClientError) as late:
+        api.wait_for_job(7, poll=30, timeout=0.3)
+    assert time.monotonic() - start < 5  # not the 30 s poll past a 0.3 s timeout
+    assert late.value.message == "job 7 is still queued after the timeout of 0.3 s"
+    assert late.value.details["state"] == "queued"
+    assert len(asked) == 2  # at once, and once more at the timeout
+
+
+@pytest.mark.parametrize("status", [301, 302, 307, 308])
+def test_a_redirect_says_where_the_server_sent_the_client(status: int, tmp_path: Path) -> None:
+    def to_https(request: httpx.Request) -> httpx.Response:
+        target = str(request.url).replace("http://", "https://")
+        return httpx.Response(status, headers={"Location": target})
+
+    api = Client("http://ndcg.test", token="ndcg_x", transport=httpx.MockTransport(to_https))
+    with api:
+        with pytest.raises(ClientError) as moved:
+            api.test_sets()
+        # A download too: never the redirect's body returned (and written) as the file.
+        with pytest.raises(ClientError, match=r"redirected to https://ndcg\.test/api/test"):
+            api.export("desk", to=tmp_path / "never-written.csv")
+    assert moved.value.status == status
+    assert moved.value.message == (
+        "the server redirected to https://ndcg.test/api/testsets: give Client the server's "
+        "own address (https, or the path the app is served under)"
+    )
+    assert not (tmp_path / "never-written.csv").exists()
+
+
+def test_a_server_that_does_not_answer_in_time_is_not_called_unreachable() -> None:
+    def slow(request: httpx.Request) -> httpx.Response:
+        raise httpx.ReadTimeout("timed out", request=request)
+
+    api = Client(
+        "http://ndcg.test", token="ndcg_x", timeout=2.5, transport=httpx.MockTransport(slow)
+    )
+    with api:
+        with pytest.raises(ClientError) as late:
+            api.test_sets()
+        with pytest.raises(ClientError) as late_download:
+            api.export("desk")
+    for refused in (late.value, late_download.value):
+        assert refused.message == (
+            "the server did not answer within 2.5 s (ReadTimeout): it may still be working; "
+            "give Client a larger timeout="
+        )
+
+
+@pytest.mark.parametrize(
+    "run",
+    [{}, {"q1": {}}, pd.DataFrame({"qid": [], "docid": [], "score": []})],
+    ids=["dict", "queries-without-docs", "dataframe"],
+)
+def test_an_empty_run_is_refused_before_sending(run: object) -> None:
+    # Sent, it came back as "r.trec: file is empty", about a file the caller never wrote.
+    with _refusing_client() as api, pytest.raises(ClientError) as refused:
+        api.upload_run("desk", run, name="r")
+    assert refused.value.message == "the run has no (qid, docid, score) entry to upload"
+
+
+@pytest.mark.parametrize("given", ["ndcg_abc\n", "  ndcg_abc\r\n", "\tndcg_abc "])
+def test_a_token_read_with_its_line_break_is_sent_without_it(
+    given: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sent: list[str] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        sent.append(request.headers["Authorization"])
+        return httpx.Response(200, json={"test_sets": []})
+
+    transport = httpx.MockTransport(answer)
+    with Client("http://ndcg.test", token=given, transport=transport) as api:
+        assert api.test_sets() == []
+    monkeypatch.setenv("NDCG_TOKEN", given)  # `export NDCG_TOKEN="$(cat token.txt)"` and kin
+    with Client("http://ndcg.test", transport=transport) as api:
+        assert api.test_sets() == []
+    assert sent == ["Bearer ndcg_abc", "Bearer ndcg_abc"]
+
+
+def test_a_token_with_a_break_inside_is_refused_without_showing_it() -> None:
+    with pytest.raises(ClientError) as refused:
+        Client("http://ndcg.test", token="ndcg_secret\npart", transport=httpx.MockTransport(None))
+    assert refused.value.message == (
+        "the API token has a blank or a line break inside: copy it again from the Account page"
+    )
+    assert "secret" not in str(refused.value)

@@ -224,3 +224,46 @@ def test_cli_only_referenced(app: Flask, tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert "chunks: 2 created, 0 updated, 0 unchanged" in result.output
     assert "chunks left out (no pool, qrels or run names them): 18" in result.output
+
+
+@pytest.mark.parametrize("value", ["yes", "YES", "on"])
+def test_the_api_takes_only_referenced_as_every_yes_it_takes(
+    app: Flask, client, value: str
+) -> None:
+    admin = make_user(app, "boss", "admin")
+    ts = make_test_set(app, "api")
+    with app.app_context():
+        test_set = db.session.get(TestSet, ts)
+        import_files(test_set, queries=mem("q.csv", "qid,text\nq1,one\n"))
+        import_files(test_set, pool=mem("pool.csv", "qid,docid\nq1,d3\n"))
+        token = create_token(db.session.get(User, admin))
+    body = {"corpus": (io.BytesIO(_corpus(10).encode()), "c.jsonl"), "only_referenced": value}
+    response = client.post(
+        "/api/testsets/api/import", data=body, headers={"Authorization": f"Bearer {token}"}
+    )
+    assert response.status_code == 201, response.get_json()
+    assert "chunks left out (no pool, qrels or run names them): 9" in response.json["report"]
+    with app.app_context():
+        assert _chunk_count(ts) == 1
+
+
+@pytest.mark.parametrize("value", ["maybe", "2", "referenced"])
+def test_the_api_refuses_an_only_referenced_that_is_no_yes_or_no(
+    app: Flask, client, value: str
+) -> None:
+    admin = make_user(app, "boss", "admin")
+    ts = make_test_set(app, "api")
+    with app.app_context():
+        test_set = db.session.get(TestSet, ts)
+        import_files(test_set, queries=mem("q.csv", "qid,text\nq1,one\n"))
+        token = create_token(db.session.get(User, admin))
+    body = {"corpus": (io.BytesIO(_corpus(10).encode()), "c.jsonl"), "only_referenced": value}
+    response = client.post(
+        "/api/testsets/api/import", data=body, headers={"Authorization": f"Bearer {token}"}
+    )
+    assert response.status_code == 400
+    assert response.json["detail"] == (
+        f"'only_referenced' must be true or false (1, on, yes / 0, off, no), not '{value}'"
+    )
+    with app.app_context():
+        assert _chunk_count(ts) == 0

@@ -35,13 +35,15 @@ def run_gate(
     alpha: float = 0.05,
     labels: str = "human",
     max_drop_name: str = "max-drop",
+    alpha_name: str = "alpha",
 ) -> GateResult:
     """Check every measure of `candidate` against `baseline` on the test set's queries;
-    `max_drop_name` is how the caller spells max_drop in an error (--max-drop, 'max_drop')."""
+    `max_drop_name` and `alpha_name` are how the caller spells them in an error (--max-drop,
+    'max_drop')."""
     labels = check_labels(labels)
     names = parse_measures(measures)
     max_drop = check_threshold(max_drop_name, max_drop, 0.0, 1e9)
-    alpha = check_threshold("alpha", alpha, 0.0, 1.0)
+    alpha = check_threshold(alpha_name, alpha, 0.0, 1.0)
     for run in (baseline, candidate):
         if run.test_set_id != test_set.id:
             raise ServiceError(f"run '{run.name}' is not a run of test set '{test_set.name}'")
