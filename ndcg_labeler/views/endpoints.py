@@ -34,6 +34,7 @@ def index(test_set_id: int) -> str | Response:
                 text=form.text.data or "",
                 preset_name=form.preset.data or "",
                 text_field=form.text_field.data or "",
+                **form.limits(),
             )
         except ServiceError as exc:
             form.name.errors.append(str(exc))

@@ -28,3 +28,109 @@ def test_a_name_with_a_non_ascii_letter_is_refused_in_words_that_say_so(
         data={"name": "ü name", "url": URL, "method": "GET", "preset": "list"},
     )
     assert page.status_code == 200 and said in html.unescape(page.get_data(as_text=True))
+
+
+def _add_form(**extra: str) -> dict[str, str]:
+    return {"name": "e", "url": URL, "method": "GET", "preset": "list", **extra}
+
+
+def _endpoint(app: Flask, test_set: str, name: str) -> tuple[int, int, float]:
+    from ndcg_labeler.services import endpoints, testsets
+
+    with app.app_context():
+        found = endpoints.require_endpoint(testsets.require_by_name(test_set), name)
+        return found.concurrency, found.requests_per_minute, found.timeout
+
+
+def test_the_add_form_sets_the_limits_and_the_page_shows_them(
+    app: Flask, runner: FlaskCliRunner, as_admin: Any
+) -> None:
+    with app.app_context():
+        ts_id = build_test_set("limits", {"q1": "x"}).id
+    base = f"/test-sets/{ts_id}/endpoints/"
+    form = as_admin.get(base).get_data(as_text=True)
+    for name, value in (("concurrency", "4"), ("requests_per_minute", "0"), ("timeout", "30.0")):
+        assert f'name="{name}"' in form and f'value="{value}"' in form, name
+    added = as_admin.post(
+        base, data=_add_form(concurrency="8", requests_per_minute="120", timeout="45.5")
+    )
+    assert added.status_code == 302, added.get_data(as_text=True)
+    assert _endpoint(app, "limits", "e") == (8, 120, 45.5)
+    page = html.unescape(as_admin.get(base + "e").get_data(as_text=True))
+    assert "8 queries at a time, at most 120 requests per minute, 45.5 s timeout" in page
+    # Left empty, they take the command line's defaults (its --help: 4, no limit, 30 s).
+    assert as_admin.post(base, data=_add_form(name="plain")).status_code == 302
+    cli = runner.invoke(
+        args=["endpoints", "add", "limits", "cli", "--url", URL, "--preset", "list"]
+    )
+    assert cli.exit_code == 0, cli.output
+    assert _endpoint(app, "limits", "plain") == _endpoint(app, "limits", "cli") == (4, 0, 30.0)
+    page = html.unescape(as_admin.get(base + "plain").get_data(as_text=True))
+    assert "4 queries at a time, no limit on requests per minute, 30 s timeout" in page
+
+
+CONCURRENCY = "concurrency must be a whole number from 1 to 64"
+TIMEOUT = "the timeout must be more than 0 and at most 600 s"
+LIMITS = [
+    ("concurrency", "--concurrency", "0", f"{CONCURRENCY}, not 0"),
+    ("concurrency", "--concurrency", "65", f"{CONCURRENCY}, not 65"),
+    (
+        "requests_per_minute", "--rpm", "-1",
+        "requests per minute must be a whole number from 0 (no limit) to 2147483647, not -1",
+    ),
+    (
+        "requests_per_minute", "--rpm", "2147483648",
+        "requests per minute must be a whole number from 0 (no limit) to 2147483647, "
+        "not 2147483648",
+    ),
+    ("timeout", "--timeout", "0", f"{TIMEOUT}, not 0"),
+    ("timeout", "--timeout", "600.5", f"{TIMEOUT}, not 600.5"),
+    ("timeout", "--timeout", "nan", f"{TIMEOUT}, not nan"),
+]  # fmt: skip
+
+
+def test_limits_out_of_range_are_refused_alike_in_the_browser_and_the_cli(
+    app: Flask, runner: FlaskCliRunner, as_admin: Any
+) -> None:
+    with app.app_context():
+        ts_id = build_test_set("bad limits", {"q1": "x"}).id
+    base = f"/test-sets/{ts_id}/endpoints/"
+    for field, flag, value, message in LIMITS:
+        cli = runner.invoke(
+            args=[
+                "endpoints",
+                "add",
+                "bad limits",
+                "e",
+                "--url",
+                URL,
+                "--preset",
+                "list",
+                flag,
+                value,
+            ]
+        )
+        assert cli.exit_code == 1 and f"Error: {message}" in cli.output, (flag, value, cli.output)
+        page = as_admin.post(base, data=_add_form(**{field: value}))
+        text = html.unescape(page.get_data(as_text=True))
+        # Said on the field itself, in the same words.
+        assert page.status_code == 200 and f'id="{field}-error">{message}<' in text, (field, value)
+    assert "No endpoint yet." in as_admin.get(base).get_data(as_text=True)
+    for limit in ("concurrency=64", "requests_per_minute=2147483647", "timeout=600"):
+        name, value = limit.split("=")
+        assert as_admin.post(base, data=_add_form(name=name, **{name: value})).status_code == 302
+
+
+def test_the_add_form_needs_its_csrf_token(app: Flask, as_admin: Any) -> None:
+    with app.app_context():
+        ts_id = build_test_set("csrf", {"q1": "x"}).id
+    base = f"/test-sets/{ts_id}/endpoints/"
+    app.config["WTF_CSRF_ENABLED"] = True  # off in the other tests (tests/factory.py)
+    refused = as_admin.post(base, data=_add_form(concurrency="8"))
+    assert refused.status_code == 400
+    marker = 'name="csrf_token" type="hidden" value="'
+    text = as_admin.get(base).get_data(as_text=True)
+    token = text.split(marker, 1)[1].split('"', 1)[0]
+    added = as_admin.post(base, data={**_add_form(concurrency="8"), "csrf_token": token})
+    assert added.status_code == 302
+    assert _endpoint(app, "csrf", "e") == (8, 0, 30.0)
