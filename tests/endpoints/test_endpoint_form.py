@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import html
+import time
+from collections.abc import Iterator
 from typing import Any
 
+import pytest
 from flask import Flask
 from flask.testing import FlaskCliRunner
+from werkzeug.wrappers import Request, Response
 
+from tests.endpoints.test_endpoint_edges import Programmable
 from tests.factory import build_test_set
 
 URL = "http://127.0.0.1:9/s?q={query}"  # nothing listens: these tests never ask it
@@ -134,3 +139,82 @@ def test_the_add_form_needs_its_csrf_token(app: Flask, as_admin: Any) -> None:
     added = as_admin.post(base, data={**_add_form(concurrency="8"), "csrf_token": token})
     assert added.status_code == 302
     assert _endpoint(app, "csrf", "e") == (8, 0, 30.0)
+
+
+@pytest.fixture
+def fake(monkeypatch: pytest.MonkeyPatch) -> Iterator[Programmable]:
+    monkeypatch.setattr("ndcg_labeler.services.endpoints.client.BACKOFF", 0.01)
+    server = Programmable()
+    yield server
+    server.stop()
+
+
+def test_a_browser_try_stops_well_before_the_web_worker_would(
+    app: Flask, runner: FlaskCliRunner, as_admin: Any, fake: Programmable
+) -> None:
+    # gunicorn kills a request after its --timeout (NDCG_WEB_TIMEOUT): here 1 s, so a browser
+    # Try gives up after 0.5 s, while the endpoint's own 300 s stay for fetches and the CLI.
+    app.config["NDCG_WEB_TIMEOUT"] = 1
+    with app.app_context():
+        ts_id = build_test_set("capped", {"q1": "x"}).id
+    add = [
+        "endpoints",
+        "add",
+        "capped",
+        "e",
+        "--url",
+        fake.url + "/s?q={query}",
+        "--preset",
+        "list",
+    ]
+    assert runner.invoke(args=[*add, "--timeout", "300"]).exit_code == 0
+
+    def slow(_request: Request) -> Response:
+        time.sleep(1.2)
+        return Response('[{"id": "d1", "score": 1}]', content_type="application/json")
+
+    fake.answer = slow
+    base = f"/test-sets/{ts_id}/endpoints/e"
+    started = time.monotonic()
+    page = as_admin.post(base, data={"try-query": "x", "try-submit": "Try"})
+    took = time.monotonic() - started
+    text = html.unescape(page.get_data(as_text=True))
+    assert page.status_code == 200 and "no answer from" in text and took < 1.0, took
+    assert "Tried with a 0.5 s limit; fetches use the endpoint's 300 s." in text
+    # The command line waits for the endpoint's own timeout, and gets the answer.
+    tried = runner.invoke(args=["endpoints", "try", "capped", "e", "x", "--json"])
+    assert tried.exit_code == 0 and '"docid": "d1"' in tried.output, tried.output
+    # Under the cap, nothing is said: the endpoint's timeout is the one used.
+    assert runner.invoke(args=[*add[:3], "quick", *add[4:], "--timeout", "0.4"]).exit_code == 0
+    fake.answer = lambda _request: Response("[]", content_type="application/json")
+    quick = as_admin.post(base[:-1] + "quick", data={"try-query": "x", "try-submit": "Try"})
+    text = quick.get_data(as_text=True)
+    assert "0 results, as they would be stored" in text and "limit; fetches use" not in text
+
+
+def test_serve_gives_gunicorn_the_configured_web_timeout(monkeypatch: pytest.MonkeyPatch) -> None:
+    from click.testing import CliRunner
+
+    from ndcg_labeler.cli import main
+
+    started: list[list[str]] = []
+
+    class Child:
+        def __init__(self, args: list[str]) -> None:
+            started.append(args)
+
+        def wait(self, timeout: float | None = None) -> int:
+            return 0
+
+        def poll(self) -> int:
+            return 0
+
+    monkeypatch.setattr(main.subprocess, "Popen", Child)
+    monkeypatch.setattr(main.signal, "signal", lambda *_args: None)  # keep pytest's handlers
+    for env, expected in (("", "120"), ("300", "300")):
+        monkeypatch.setenv("NDCG_WEB_TIMEOUT", env)
+        started.clear()
+        result = CliRunner().invoke(main.serve, ["--no-migrate"])
+        assert result.exit_code == 0, result.output
+        gunicorn = next(args for args in started if "gunicorn" in args)
+        assert gunicorn[gunicorn.index("--timeout") + 1] == expected

@@ -11,7 +11,7 @@ from .catalog import (
     require_endpoint,
     snapshot,
 )
-from .fetch import DEFAULT_K, FetchFailed, fetch_run, try_query
+from .fetch import DEFAULT_K, FetchFailed, fetch_run, try_limit, try_query
 
 __all__ = [
     "DEFAULT_CONCURRENCY",
@@ -26,5 +26,6 @@ __all__ = [
     "list_endpoints",
     "require_endpoint",
     "snapshot",
+    "try_limit",
     "try_query",
 ]
