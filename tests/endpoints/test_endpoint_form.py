@@ -218,3 +218,40 @@ def test_serve_gives_gunicorn_the_configured_web_timeout(monkeypatch: pytest.Mon
         assert result.exit_code == 0, result.output
         gunicorn = next(args for args in started if "gunicorn" in args)
         assert gunicorn[gunicorn.index("--timeout") + 1] == expected
+
+
+def test_after_cancel_no_query_reaches_the_endpoint_beyond_those_in_flight(
+    app: Flask, runner: FlaskCliRunner, fake: Programmable
+) -> None:
+    from ndcg_labeler.services import endpoints, testsets
+    from ndcg_labeler.services._progress import Cancelled
+
+    with app.app_context():
+        build_test_set("cancel", {f"q{n:02}": f"query {n}" for n in range(20)})
+    add = ["endpoints", "add", "cancel", "e", "--url", fake.url + "/s?q={query}"]
+    assert runner.invoke(args=[*add, "--preset", "list", "--concurrency", "3"]).exit_code == 0
+
+    def slow(request: Request) -> Response:
+        # The first query answers at once and the others take a while, so that when the cancel
+        # comes (at the first answer) three are being asked: the two others of the first three,
+        # and the one the first query's thread takes next.
+        if request.args["q"] != "query 0":
+            time.sleep(0.3)
+        return Response('[{"id": "d1", "score": 1}]', content_type="application/json")
+
+    at_cancel: list[int] = []
+
+    def cancel_at_once(*_report: Any) -> None:
+        at_cancel.append(len(fake.seen))
+        raise Cancelled()
+
+    fake.answer = slow
+    with app.app_context():
+        test_set = testsets.require_by_name("cancel")
+        endpoint = endpoints.require_endpoint(test_set, "e")
+        with pytest.raises(Cancelled):
+            endpoints.fetch_run(test_set, endpoint, "r", progress=cancel_at_once)
+    after = len(fake.seen)
+    time.sleep(0.7)  # two answers' time: a query still queued would have arrived by now
+    # Four (three on a busy machine, if a thread had not taken its next query yet), of twenty.
+    assert at_cancel and len(fake.seen) == after and 3 <= after <= 4, (at_cancel, after)

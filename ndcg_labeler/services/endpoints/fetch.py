@@ -140,10 +140,17 @@ def _ask_all(
             return str(exc)
 
     out: dict[str, list[Hit] | str] = {}
-    with outbound.outbound_client(own) as client, ThreadPoolExecutor(endpoint.concurrency) as pool:
-        for n, (item, answer) in enumerate(zip(queries, pool.map(one, queries), strict=True), 1):
-            out[item[0]] = answer
-            progress("fetch", n, len(queries), n)
+    with outbound.outbound_client(own) as client:
+        pool = ThreadPoolExecutor(endpoint.concurrency)
+        try:
+            futures = [pool.submit(one, item) for item in queries]
+            for n, (item, future) in enumerate(zip(queries, futures, strict=True), 1):
+                out[item[0]] = future.result()
+                progress("fetch", n, len(queries), n)
+        finally:
+            # A cancel (progress raises Cancelled) or an error: the queries not yet started are
+            # dropped, not asked; those being asked are waited for before the client closes.
+            pool.shutdown(wait=True, cancel_futures=True)
     return out
 
 
