@@ -54,7 +54,7 @@ serve: setup
 	$(BIN)/flask bootstrap
 	@$(BIN)/flask jobs worker & worker=$$!; \
 	trap 'kill $$worker 2>/dev/null; wait $$worker 2>/dev/null' EXIT INT TERM; \
-	$(BIN)/gunicorn --workers $(WORKERS) --timeout 120 --bind 0.0.0.0:$(PORT) app:app
+	$(BIN)/gunicorn --workers $(WORKERS) --timeout $${NDCG_WEB_TIMEOUT:-120} --bind 0.0.0.0:$(PORT) app:app
 
 ## Debian's Chromium for the browser tests (Playwright drives it; its own download is not used).
 browser:

@@ -13,6 +13,9 @@ from typing import Any
 DEFAULT_FAILURE_LIMIT = "10 per minute; 50 per hour"
 FIGURES_CACHE_INLINE_MAX = 50_000
 REMEMBER_DAYS = 30
+# Seconds gunicorn lets a request run before it kills the worker (`make serve`, `ndcg-labeler
+# serve`); a page that waits on another server (an endpoint's Try) stops well before it.
+WEB_TIMEOUT = 120
 
 
 def _bool(value: str | None, default: bool) -> bool:
@@ -56,6 +59,11 @@ def load_secret_key(instance_path: str) -> str:
     with os.fdopen(fd, "w") as fh:
         fh.write(key)
     return key
+
+
+def web_timeout() -> int:
+    """The web workers' request timeout in seconds: NDCG_WEB_TIMEOUT, default 120."""
+    return int(os.environ.get("NDCG_WEB_TIMEOUT") or WEB_TIMEOUT)
 
 
 def figures_cache_inline_max(settings: Mapping[str, Any]) -> int:
@@ -112,6 +120,8 @@ def from_environment(instance_path: str) -> dict[str, Any]:
             or os.environ.get("TEAM_CACHE_INLINE_MAX")
             or FIGURES_CACHE_INLINE_MAX
         ),
+        # What `make serve` and `ndcg-labeler serve` give gunicorn as --timeout.
+        "NDCG_WEB_TIMEOUT": web_timeout(),
         # The manual's address, for the pages' links into it (default: where `make docs` serves).
         "NDCG_MANUAL_URL": os.environ.get("NDCG_MANUAL_URL") or None,
         "SESSION_COOKIE_HTTPONLY": True,

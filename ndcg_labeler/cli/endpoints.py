@@ -42,9 +42,11 @@ def endpoints_group() -> None:
 @click.option("--text", default="", help="JMESPath to a hit's chunk text.")
 @click.option("--preset", "preset_name", type=click.Choice(PRESETS), default=None)
 @click.option("--text-field", default="", help="With --preset: the field holding the text.")
-@click.option("--concurrency", type=int, default=4, show_default=True)
-@click.option("--rpm", type=int, default=0, help="Requests per minute (0: no limit).")
-@click.option("--timeout", type=float, default=30.0, show_default=True)
+@click.option("--concurrency", type=int, default=endpoints.DEFAULT_CONCURRENCY, show_default=True)
+@click.option(
+    "--rpm", type=int, default=endpoints.DEFAULT_RPM, help="Requests per minute (0: no limit)."
+)
+@click.option("--timeout", type=float, default=endpoints.DEFAULT_TIMEOUT, show_default=True)
 @cli_errors
 def add(
     testset: str,

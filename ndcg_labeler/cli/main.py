@@ -15,7 +15,7 @@ from typing import Any
 import click
 from flask.cli import FlaskGroup
 
-from ndcg_labeler import runtime
+from ndcg_labeler import config, runtime
 
 
 def _command(*args: str) -> list[str]:
@@ -40,7 +40,8 @@ def serve(host: str, port: int, workers: int, migrate: bool) -> None:
         subprocess.run(_command("bootstrap"), check=True)
     children = [subprocess.Popen(_command("jobs", "worker"))]
     gunicorn = [
-        sys.executable, "-m", "gunicorn", "--workers", str(workers), "--timeout", "120",
+        sys.executable, "-m", "gunicorn", "--workers", str(workers),
+        "--timeout", str(config.web_timeout()),
         "--bind", f"{host}:{port}", "ndcg_labeler.entry:make_app()",
     ]  # fmt: skip
     children.append(subprocess.Popen(gunicorn))

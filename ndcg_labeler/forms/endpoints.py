@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from flask_wtf import FlaskForm
 from wtforms import (
     BooleanField,
     Field,
+    FloatField,
     IntegerField,
     SelectField,
     StringField,
@@ -45,7 +48,42 @@ class EndpointForm(FlaskForm):
     id_expr = StringField("Docid of a hit (JMESPath)", validators=[Optional()])
     score = StringField("Score of a hit (JMESPath, optional)", validators=[Optional()])
     text = StringField("Chunk text of a hit (JMESPath, optional)", validators=[Optional()])
+    # Ranges are checked by the service (limit_errors), in the CLI's words; empty: the default.
+    concurrency = IntegerField(
+        "Concurrency (queries asked at a time)",
+        default=endpoints.DEFAULT_CONCURRENCY,
+        validators=[Optional()],
+    )
+    requests_per_minute = IntegerField(
+        "Requests per minute (0: no limit)",
+        default=endpoints.DEFAULT_RPM,
+        validators=[Optional()],
+    )
+    timeout = FloatField(
+        "Timeout per request (seconds)",
+        default=endpoints.DEFAULT_TIMEOUT,
+        validators=[Optional()],
+    )
     submit = SubmitField("Add endpoint")
+
+    def limits(self) -> dict[str, Any]:
+        """concurrency, requests_per_minute and timeout as given, the defaults where empty."""
+        given = (self.concurrency.data, self.requests_per_minute.data, self.timeout.data)
+        defaults = (endpoints.DEFAULT_CONCURRENCY, endpoints.DEFAULT_RPM, endpoints.DEFAULT_TIMEOUT)
+        names = ("concurrency", "requests_per_minute", "timeout")
+        return {
+            name: default if value is None else value
+            for name, value, default in zip(names, given, defaults, strict=True)
+        }
+
+    def validate(self, extra_validators: dict | None = None) -> bool:
+        """The fields' own checks, then the service's check of the limits, said on each field."""
+        valid = super().validate(extra_validators)
+        if not (self.concurrency.errors or self.requests_per_minute.errors or self.timeout.errors):
+            for name, message in endpoints.limit_errors(**self.limits()).items():
+                self[name].errors.append(message)
+                valid = False
+        return valid
 
 
 class TryForm(FlaskForm):

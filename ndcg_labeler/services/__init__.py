@@ -25,8 +25,9 @@ def url_name(kind: str, name: str | None, limit: int) -> str:
     name = " ".join((name or "").split())
     if len(name) > limit or not _URL_NAME.fullmatch(name):
         raise ServiceError(
-            f"{kind} name must be 1–{limit} letters, digits, spaces, '.', '_' or '-', "
-            f"starting with a letter or digit (not '{name[:limit]}')"
+            f"{kind} name must be 1–{limit} characters: the letters A–Z and a–z (no accents), "
+            f"digits 0–9, spaces, '.', '_' or '-', starting with a letter or digit "
+            f"(not '{name[:limit]}')"
         )
     return name
 

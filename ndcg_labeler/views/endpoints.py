@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from flask import Blueprint, abort, flash, redirect, render_template, url_for
+from flask import Blueprint, abort, current_app, flash, redirect, render_template, url_for
 from flask_login import current_user
 from werkzeug.wrappers import Response
 
@@ -34,6 +34,7 @@ def index(test_set_id: int) -> str | Response:
                 text=form.text.data or "",
                 preset_name=form.preset.data or "",
                 text_field=form.text_field.data or "",
+                **form.limits(),
             )
         except ServiceError as exc:
             form.name.errors.append(str(exc))
@@ -61,10 +62,11 @@ def show(test_set_id: int, name: str) -> str | Response:
         schedule_form.schedule.data = endpoint.schedule
         schedule_form.series.data = endpoint.schedule_series
         schedule_form.k.data = endpoint.schedule_k
-    hits, error = None, None
+    hits, error, try_limit = None, None, None
     if try_form.submit.data and try_form.validate_on_submit():
+        try_limit = endpoints.try_limit(endpoint, current_app.config["NDCG_WEB_TIMEOUT"])
         try:
-            hits = endpoints.try_query(endpoint, try_form.query.data or "")
+            hits = endpoints.try_query(endpoint, try_form.query.data or "", timeout=try_limit)
         except ServiceError as exc:
             error = str(exc)
     elif fetch_form.submit.data and fetch_form.validate_on_submit():
@@ -107,4 +109,6 @@ def show(test_set_id: int, name: str) -> str | Response:
         next_run=series.next_run(endpoint) if endpoint.schedule else None,
         hits=hits,
         error=error,
+        # Said with the result when the page used a shorter timeout than fetches do.
+        try_limit=try_limit if try_limit is not None and try_limit < endpoint.timeout else None,
     )

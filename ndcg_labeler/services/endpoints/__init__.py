@@ -1,16 +1,31 @@
 """Live retriever endpoints: ask a search service for every query and store what it returns."""
 
-from .catalog import MAX_NAME, add_endpoint, list_endpoints, require_endpoint, snapshot
-from .fetch import DEFAULT_K, FetchFailed, fetch_run, try_query
+from .catalog import (
+    DEFAULT_CONCURRENCY,
+    DEFAULT_RPM,
+    DEFAULT_TIMEOUT,
+    MAX_NAME,
+    add_endpoint,
+    limit_errors,
+    list_endpoints,
+    require_endpoint,
+    snapshot,
+)
+from .fetch import DEFAULT_K, FetchFailed, fetch_run, try_limit, try_query
 
 __all__ = [
+    "DEFAULT_CONCURRENCY",
     "DEFAULT_K",
+    "DEFAULT_RPM",
+    "DEFAULT_TIMEOUT",
     "MAX_NAME",
     "FetchFailed",
     "add_endpoint",
     "fetch_run",
+    "limit_errors",
     "list_endpoints",
     "require_endpoint",
     "snapshot",
+    "try_limit",
     "try_query",
 ]

@@ -11,11 +11,17 @@ import sqlalchemy as sa
 from ndcg_labeler.extensions import db
 from ndcg_labeler.formats import HitsError, Mapping, check_mapping, preset
 from ndcg_labeler.models import RetrieverEndpoint, TestSet
-from ndcg_labeler.services import ServiceError, outbound, url_name
+from ndcg_labeler.services import MAX_WHOLE, ServiceError, outbound, url_name
 
 METHODS = ("GET", "POST")
 # The name column's length (RetrieverEndpoint.name).
 MAX_NAME = 100
+# How an endpoint is asked, unless its admin says otherwise (the CLI's and the form's defaults).
+DEFAULT_CONCURRENCY = 4
+DEFAULT_RPM = 0  # no limit
+DEFAULT_TIMEOUT = 30.0
+MAX_CONCURRENCY = 64
+MAX_TIMEOUT = 600.0
 _HEADER = re.compile(r"^\s*([A-Za-z0-9-]+)\s*:\s*(.*)$")
 
 
@@ -69,17 +75,18 @@ def add_endpoint(
     text: str = "",
     preset_name: str = "",
     text_field: str = "",
-    concurrency: int = 4,
-    requests_per_minute: int = 0,
-    timeout: float = 30.0,
+    concurrency: int = DEFAULT_CONCURRENCY,
+    requests_per_minute: int = DEFAULT_RPM,
+    timeout: float = DEFAULT_TIMEOUT,
 ) -> RetrieverEndpoint:
     """Create an endpoint after checking the URL, body template, headers and mapping."""
     name = url_name("an endpoint", name, MAX_NAME)
     method = _check_request(url, method, body)
     mapping = _mapping(preset_name, text_field, hits, id_expr, score, text)
     parsed: dict[str, Any] = dict(parse_header(h) for h in headers or [])
-    if not 1 <= concurrency <= 64 or requests_per_minute < 0 or not 0 < timeout <= 600:
-        raise ServiceError("concurrency must be 1–64, requests per minute ≥ 0, timeout 0–600 s")
+    wrong = limit_errors(concurrency, requests_per_minute, timeout)
+    if wrong:
+        raise ServiceError("; ".join(wrong.values()))
     taken = db.session.scalar(
         sa.select(RetrieverEndpoint.id).where(
             RetrieverEndpoint.test_set_id == test_set.id, RetrieverEndpoint.name == name
@@ -105,6 +112,28 @@ def add_endpoint(
     db.session.add(endpoint)
     db.session.commit()
     return endpoint
+
+
+def limit_errors(concurrency: int, requests_per_minute: int, timeout: float) -> dict[str, str]:
+    """What is wrong with how an endpoint is to be asked, by setting ("concurrency",
+    "requests_per_minute", "timeout"); empty when nothing is. The CLI and the form both say it."""
+    wrong = {}
+    if not 1 <= concurrency <= MAX_CONCURRENCY:
+        wrong["concurrency"] = (
+            f"concurrency must be a whole number from 1 to {MAX_CONCURRENCY}, not {concurrency}"
+        )
+    # At most the largest INTEGER of PostgreSQL, where it is stored.
+    if not 0 <= requests_per_minute <= MAX_WHOLE:
+        wrong["requests_per_minute"] = (
+            f"requests per minute must be a whole number from 0 (no limit) to {MAX_WHOLE}, "
+            f"not {requests_per_minute}"
+        )
+    # Written so that NaN is refused too (every comparison with it is false).
+    if not 0 < timeout <= MAX_TIMEOUT:
+        wrong["timeout"] = (
+            f"the timeout must be more than 0 and at most {MAX_TIMEOUT:g} s, not {timeout:g}"
+        )
+    return wrong
 
 
 def _check_request(url: str, method: str, body: str) -> str:

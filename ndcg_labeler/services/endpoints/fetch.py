@@ -80,8 +80,19 @@ def _as_stored(hits: list[Hit], k: int) -> list[Hit]:
     return [h for h in hits if not (h.docid in seen or seen.add(h.docid))][:k]
 
 
-def try_query(endpoint: RetrieverEndpoint, text: str, k: int = 10) -> list[Hit]:
-    """The hits for one query text as a fetch would store them (for "try one query" first)."""
+def try_limit(endpoint: RetrieverEndpoint, web_timeout: float) -> float:
+    """The timeout of a Try from a page served with this request timeout: the endpoint's, but at
+    most half the web worker's. httpx's timeout bounds each step of a request (connecting,
+    then waiting for the answer), not their sum: with half, both fit before the worker is
+    killed and the browser shows a gateway error instead of what went wrong."""
+    return min(endpoint.timeout, web_timeout / 2)
+
+
+def try_query(
+    endpoint: RetrieverEndpoint, text: str, k: int = 10, timeout: float | None = None
+) -> list[Hit]:
+    """The hits for one query text as a fetch would store them (for "try one query" first);
+    `timeout`: instead of the endpoint's (a page's shorter one, try_limit)."""
     _check_k(k)
     request = build_request(
         endpoint.url,
@@ -96,7 +107,12 @@ def try_query(endpoint: RetrieverEndpoint, text: str, k: int = 10) -> list[Hit]:
         # One attempt: the page (or command) waits for it, and with a fetch's retries the
         # default 30 s timeout would hold it past a web worker's own timeout.
         hits = ask(
-            client, request, endpoint.method, mapping_of(endpoint), endpoint.timeout, retries=0
+            client,
+            request,
+            endpoint.method,
+            mapping_of(endpoint),
+            endpoint.timeout if timeout is None else timeout,
+            retries=0,
         )
     return _as_stored(hits, k)
 
@@ -124,10 +140,17 @@ def _ask_all(
             return str(exc)
 
     out: dict[str, list[Hit] | str] = {}
-    with outbound.outbound_client(own) as client, ThreadPoolExecutor(endpoint.concurrency) as pool:
-        for n, (item, answer) in enumerate(zip(queries, pool.map(one, queries), strict=True), 1):
-            out[item[0]] = answer
-            progress("fetch", n, len(queries), n)
+    with outbound.outbound_client(own) as client:
+        pool = ThreadPoolExecutor(endpoint.concurrency)
+        try:
+            futures = [pool.submit(one, item) for item in queries]
+            for n, (item, future) in enumerate(zip(queries, futures, strict=True), 1):
+                out[item[0]] = future.result()
+                progress("fetch", n, len(queries), n)
+        finally:
+            # A cancel (progress raises Cancelled) or an error: the queries not yet started are
+            # dropped, not asked; those being asked are waited for before the client closes.
+            pool.shutdown(wait=True, cancel_futures=True)
     return out
 
 
