@@ -1,4 +1,4 @@
-"""`flask endpoints add|edit|try|fetch|schedule`: live retriever endpoints, from a shell.
+"""`flask endpoints add|edit|list|try|fetch|schedule`: live retriever endpoints, from a shell.
 
 `endpoints fetch` works in this process (a progress bar on stderr when it is a terminal) and
 prints its JSON when done.
@@ -21,7 +21,7 @@ from ndcg_labeler.services import endpoints, testsets
 
 @click.group("endpoints", cls=AppGroup)
 def endpoints_group() -> None:
-    """Live retriever endpoints of a test set: define, change, try, fetch a run."""
+    """Live retriever endpoints of a test set: define, change, list, try, fetch a run."""
 
 
 @endpoints_group.command("add")
@@ -141,6 +141,34 @@ def edit(
         test_set, endpoints.require_endpoint(test_set, name), **changes
     )
     click.echo(f"Endpoint {endpoint.name} saved ({endpoint.method} {endpoint.url}).")
+
+
+@endpoints_group.command("list")
+@click.argument("testset")
+@click.option("--json", "as_json", is_flag=True)
+@cli_errors
+def list_(testset: str, as_json: bool) -> None:
+    """List the endpoints of TESTSET (header names only: their values may be secret)."""
+    found = endpoints.list_endpoints(testsets.require_by_name(testset))
+    rows = [
+        {
+            **endpoints.snapshot(e),
+            "concurrency": e.concurrency,
+            "requests_per_minute": e.requests_per_minute,
+            "timeout": e.timeout,
+            "schedule": e.schedule,
+            "series": e.schedule_series,
+        }
+        for e in found
+    ]
+    if as_json:
+        click.echo(json.dumps(rows))
+        return
+    if not rows:
+        click.echo(f"Test set '{testset}' has no endpoint.")
+    for row in rows:
+        scheduled = f"\t{row['schedule']} -> {row['series']}" if row["schedule"] else ""
+        click.echo(f"{row['endpoint']}\t{row['method']} {row['url']}{scheduled}")
 
 
 def _read_body(path: Path) -> str:

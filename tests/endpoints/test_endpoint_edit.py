@@ -322,3 +322,45 @@ def test_a_rename_is_refused_while_a_fetch_for_the_endpoint_is_queued(
     # Other settings may change: the job reads them when it starts.
     assert runner.invoke(args=["endpoints", "edit", "edits", "es", "--rpm", "5"]).exit_code == 0
     assert _settings(app, "edits", "es")["requests_per_minute"] == 5
+
+
+def test_the_cli_lists_a_test_sets_endpoints_without_header_values(
+    app: Flask, es: int, fake: Programmable, runner: FlaskCliRunner
+) -> None:
+    with app.app_context():
+        build_test_set("empty", {"q1": "x"})
+    empty = runner.invoke(args=["endpoints", "list", "empty"])
+    assert empty.exit_code == 0 and empty.output == "Test set 'empty' has no endpoint.\n"
+    assert runner.invoke(args=["endpoints", "list", "empty", "--json"]).output == "[]\n"
+    add = ["endpoints", "add", "edits", "b", "--url", fake.url + "/b?q={query}"]
+    assert runner.invoke(args=[*add, "--preset", "list"]).exit_code == 0
+    assert (
+        runner.invoke(
+            args=["endpoints", "schedule", "edits", "b", "--daily", "03:00", "--series", "s"]
+        ).exit_code
+        == 0
+    )
+    text = runner.invoke(args=["endpoints", "list", "edits"])
+    assert text.exit_code == 0 and "acme-private" not in text.output
+    assert text.output.splitlines() == [
+        f"b\tGET {fake.url}/b?q={{query}}\tdaily 03:00 -> s",
+        f"es\tGET {fake.url}/v1?q={{query}}",
+    ]
+    listed = json.loads(runner.invoke(args=["endpoints", "list", "edits", "--json"]).output)
+    assert [row["endpoint"] for row in listed] == ["b", "es"]
+    assert listed[1] == {
+        "endpoint": "es",
+        "url": fake.url + "/v1?q={query}",
+        "method": "GET",
+        "body_template": "",
+        "header_names": ["X-Tenant"],
+        "hits": "@",
+        "id": "id",
+        "score": "score",
+        "text": "",
+        "concurrency": 4,
+        "requests_per_minute": 0,
+        "timeout": 30.0,
+        "schedule": "",
+        "series": "",
+    }
