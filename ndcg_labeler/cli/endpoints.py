@@ -1,4 +1,4 @@
-"""`flask endpoints add|edit|list|try|fetch|schedule`: live retriever endpoints, from a shell.
+"""`flask endpoints add|edit|delete|list|try|fetch|schedule`: live retriever endpoints.
 
 `endpoints fetch` works in this process (a progress bar on stderr when it is a terminal) and
 prints its JSON when done.
@@ -21,7 +21,7 @@ from ndcg_labeler.services import endpoints, testsets
 
 @click.group("endpoints", cls=AppGroup)
 def endpoints_group() -> None:
-    """Live retriever endpoints of a test set: define, change, list, try, fetch a run."""
+    """Live retriever endpoints of a test set: define, change, delete, list, try, fetch a run."""
 
 
 @endpoints_group.command("add")
@@ -141,6 +141,27 @@ def edit(
         test_set, endpoints.require_endpoint(test_set, name), **changes
     )
     click.echo(f"Endpoint {endpoint.name} saved ({endpoint.method} {endpoint.url}).")
+
+
+@endpoints_group.command("delete")
+@click.argument("testset")
+@click.argument("name")
+@click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
+@cli_errors
+def delete(testset: str, name: str, yes: bool) -> None:
+    """Delete endpoint NAME of TESTSET (refused while it has a schedule or a job will ask it).
+    Runs fetched from it stay, with their snapshot of it."""
+    test_set = testsets.require_by_name(testset)
+    endpoint = endpoints.require_endpoint(test_set, name)
+
+    def ask() -> None:
+        click.confirm(
+            f"Delete endpoint '{endpoint.name}' of '{test_set.name}'?", abort=True, err=True
+        )
+
+    # Asked only once the delete would be accepted: a refused one is an error, not a question.
+    endpoints.delete_endpoint(test_set, endpoint, confirm=None if yes else ask)
+    click.echo(f"Endpoint {name} deleted; runs fetched from it keep their snapshot.")
 
 
 @endpoints_group.command("list")

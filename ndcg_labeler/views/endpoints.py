@@ -129,3 +129,19 @@ def edit(test_set_id: int, name: str) -> str | Response:
         header_names=sorted(endpoint.headers or {}),
         form=form,
     )
+
+
+@bp.post("/<name>/delete")
+@admin_required
+def delete(test_set_id: int, name: str) -> Response:
+    """Delete an endpoint (admins), unless it is scheduled or a job will ask it."""
+    test_set = get_test_set_or_404(test_set_id)
+    found = {e.name: e for e in endpoints.list_endpoints(test_set)}
+    endpoint = found.get(name) or abort(404)
+    try:
+        endpoints.delete_endpoint(test_set, endpoint, current_user)
+    except ServiceError as exc:
+        flash(f"Not deleted: {exc}.", "error")
+        return redirect(url_for("endpoints.show", test_set_id=test_set.id, name=name))
+    flash(f"Endpoint {name} deleted. Runs fetched from it keep their snapshot of it.", "success")
+    return redirect(url_for("endpoints.index", test_set_id=test_set.id))

@@ -11,7 +11,7 @@ from .catalog import (
     require_endpoint,
     snapshot,
 )
-from .editing import SETTINGS, busy_jobs, edit_endpoint, settings_of
+from .editing import SETTINGS, busy_jobs, delete_endpoint, edit_endpoint, settings_of
 from .fetch import DEFAULT_K, FetchFailed, fetch_run, try_limit, try_query
 
 __all__ = [
@@ -24,6 +24,7 @@ __all__ = [
     "FetchFailed",
     "add_endpoint",
     "busy_jobs",
+    "delete_endpoint",
     "edit_endpoint",
     "fetch_run",
     "limit_errors",

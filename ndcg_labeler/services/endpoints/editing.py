@@ -7,6 +7,7 @@ endpoint's own, so it moves with a rename, and a scheduled endpoint is not delet
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import sqlalchemy as sa
@@ -122,3 +123,35 @@ def edit_endpoint(
         )
     db.session.commit()
     return endpoint
+
+
+def delete_endpoint(
+    test_set: TestSet,
+    endpoint: RetrieverEndpoint,
+    actor: User | None = None,
+    confirm: Callable[[], None] | None = None,
+) -> None:
+    """Delete the endpoint, unless it has a schedule or a job will ask it (a ServiceError that
+    names them). Runs fetched from it stay, with their snapshot of it. `confirm` is called
+    once the delete would be accepted (it raises to stop it)."""
+    if endpoint.schedule:
+        raise ServiceError(
+            f"endpoint '{endpoint.name}' runs on a schedule ({endpoint.schedule} into series "
+            f"'{endpoint.schedule_series}'): remove its schedule first"
+        )
+    busy = busy_jobs(test_set, endpoint)
+    if busy:
+        raise ServiceError(_busy_message(endpoint, busy, "deleted"))
+    if confirm is not None:
+        confirm()
+    audit.record(
+        actor,
+        "endpoint.delete",
+        "endpoint",
+        endpoint.id,
+        test_set_id=test_set.id,
+        name=endpoint.name,
+        url=endpoint.url,
+    )
+    db.session.delete(endpoint)
+    db.session.commit()
