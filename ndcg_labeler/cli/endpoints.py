@@ -1,4 +1,4 @@
-"""`flask endpoints add|try|fetch|schedule`: live retriever endpoints from the command line.
+"""`flask endpoints add|edit|delete|list|try|fetch|schedule`: live retriever endpoints.
 
 `endpoints fetch` works in this process (a progress bar on stderr when it is a terminal) and
 prints its JSON when done.
@@ -21,7 +21,7 @@ from ndcg_labeler.services import endpoints, testsets
 
 @click.group("endpoints", cls=AppGroup)
 def endpoints_group() -> None:
-    """Live retriever endpoints of a test set: define, try, fetch a run."""
+    """Live retriever endpoints of a test set: define, change, delete, list, try, fetch a run."""
 
 
 @endpoints_group.command("add")
@@ -84,6 +84,112 @@ def add(
         timeout=timeout,
     )
     click.echo(f"Endpoint {endpoint.name} added ({endpoint.method} {endpoint.url}).")
+
+
+@endpoints_group.command("edit")
+@click.argument("testset")
+@click.argument("name")
+@click.option("--name", "new_name", default=None, help="A new name (one the test set has free).")
+@click.option("--url", default=None, help="With {query}, {qid} and {k} placeholders.")
+@click.option("--method", type=click.Choice(["GET", "POST"]), default=None)
+@click.option("--body", "body_file", type=click.Path(dir_okay=False), help="JSON body template.")
+@click.option(
+    "--header",
+    "headers",
+    multiple=True,
+    help="'Name: value'; given once or more, these replace all the endpoint's headers.",
+)
+@click.option("--no-headers", is_flag=True, help="Remove all the endpoint's headers.")
+@click.option("--hits", default=None, help="JMESPath to the list of hits.")
+@click.option("--id", "id_expr", default=None, help="JMESPath to a hit's docid.")
+@click.option("--score", default=None, help="JMESPath to a hit's score ('' for rank order).")
+@click.option("--text", default=None, help="JMESPath to a hit's chunk text ('' for none).")
+@click.option("--preset", "preset_name", type=click.Choice(PRESETS), default=None)
+@click.option("--text-field", default=None, help="With --preset: the field holding the text.")
+@click.option("--concurrency", type=int, default=None)
+@click.option("--rpm", type=int, default=None, help="Requests per minute (0: no limit).")
+@click.option("--timeout", type=float, default=None)
+@cli_errors
+def edit(
+    testset: str,
+    name: str,
+    new_name: str | None,
+    body_file: str | None,
+    headers: tuple[str, ...],
+    no_headers: bool,
+    preset_name: str | None,
+    rpm: int | None,
+    **given: str | int | float | None,
+) -> None:
+    """Change endpoint NAME of TESTSET: only the options given change, checked as `add` checks
+    them (on any error nothing changes). Runs already fetched keep their own snapshot."""
+    from ndcg_labeler.services import ServiceError
+
+    if headers and no_headers:
+        raise ServiceError("give --header or --no-headers, not both")
+    changes = {key: value for key, value in given.items() if value is not None}
+    optional = {"name": new_name, "preset_name": preset_name, "requests_per_minute": rpm}
+    changes |= {key: value for key, value in optional.items() if value is not None}
+    if body_file:
+        changes["body"] = _read_body(Path(body_file))
+    if headers or no_headers:
+        changes["headers"] = list(headers)
+    if not changes:
+        raise ServiceError("give at least one option to change (see --help)")
+    test_set = testsets.require_by_name(testset)
+    endpoint = endpoints.edit_endpoint(
+        test_set, endpoints.require_endpoint(test_set, name), **changes
+    )
+    click.echo(f"Endpoint {endpoint.name} saved ({endpoint.method} {endpoint.url}).")
+
+
+@endpoints_group.command("delete")
+@click.argument("testset")
+@click.argument("name")
+@click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
+@cli_errors
+def delete(testset: str, name: str, yes: bool) -> None:
+    """Delete endpoint NAME of TESTSET (refused while it has a schedule or a job will ask it).
+    Runs fetched from it stay, with their snapshot of it."""
+    test_set = testsets.require_by_name(testset)
+    endpoint = endpoints.require_endpoint(test_set, name)
+
+    def ask() -> None:
+        click.confirm(
+            f"Delete endpoint '{endpoint.name}' of '{test_set.name}'?", abort=True, err=True
+        )
+
+    # Asked only once the delete would be accepted: a refused one is an error, not a question.
+    endpoints.delete_endpoint(test_set, endpoint, confirm=None if yes else ask)
+    click.echo(f"Endpoint {name} deleted; runs fetched from it keep their snapshot.")
+
+
+@endpoints_group.command("list")
+@click.argument("testset")
+@click.option("--json", "as_json", is_flag=True)
+@cli_errors
+def list_(testset: str, as_json: bool) -> None:
+    """List the endpoints of TESTSET (header names only: their values may be secret)."""
+    found = endpoints.list_endpoints(testsets.require_by_name(testset))
+    rows = [
+        {
+            **endpoints.snapshot(e),
+            "concurrency": e.concurrency,
+            "requests_per_minute": e.requests_per_minute,
+            "timeout": e.timeout,
+            "schedule": e.schedule,
+            "series": e.schedule_series,
+        }
+        for e in found
+    ]
+    if as_json:
+        click.echo(json.dumps(rows))
+        return
+    if not rows:
+        click.echo(f"Test set '{testset}' has no endpoint.")
+    for row in rows:
+        scheduled = f"\t{row['schedule']} -> {row['series']}" if row["schedule"] else ""
+        click.echo(f"{row['endpoint']}\t{row['method']} {row['url']}{scheduled}")
 
 
 def _read_body(path: Path) -> str:

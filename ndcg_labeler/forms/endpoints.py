@@ -85,6 +85,49 @@ class EndpointForm(FlaskForm):
                 valid = False
         return valid
 
+    def settings(self) -> dict[str, Any]:
+        """The endpoint as the form gives it, in add_endpoint's (and edit_endpoint's) keywords."""
+        return {
+            "name": self.name.data or "",
+            "url": self.url.data or "",
+            "method": self.method.data or "GET",
+            "body": self.body.data or "",
+            "headers": [h for h in (self.headers.data or "").splitlines() if h.strip()],
+            "hits": self.hits.data or "",
+            "id_expr": self.id_expr.data or "",
+            "score": self.score.data or "",
+            "text": self.text.data or "",
+            "preset_name": self.preset.data or "",
+            "text_field": self.text_field.data or "",
+            **self.limits(),
+        }
+
+
+class EndpointEditForm(EndpointForm):
+    """The add form, prefilled with an endpoint; its header values are never shown (they may
+    be secret), so empty headers keep the current ones and a checkbox removes them."""
+
+    clear_headers = BooleanField("Remove all headers")
+    submit = SubmitField("Save changes")
+
+    @classmethod
+    def of(cls, settings: dict[str, Any]) -> EndpointEditForm:
+        """The form for an endpoint's settings (endpoints.settings_of); posted data wins."""
+        data = {key: settings[key] for key in ("name", "url", "method", "body", "hits")}
+        data |= {"id_expr": settings["id_expr"], "score": settings["score"]}
+        data |= {"text": settings["text"], "concurrency": settings["concurrency"]}
+        data |= {"requests_per_minute": settings["requests_per_minute"]}
+        return cls(data={**data, "timeout": settings["timeout"], "preset": "", "headers": ""})
+
+    def settings(self) -> dict[str, Any]:
+        """The changes for edit_endpoint: headers only when typed in or removed."""
+        given = super().settings()
+        if self.clear_headers.data:
+            given["headers"] = []
+        elif not given["headers"]:
+            del given["headers"]
+        return given
+
 
 class TryForm(FlaskForm):
     """Ask one endpoint for one query and show the mapped results."""

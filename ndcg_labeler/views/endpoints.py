@@ -6,7 +6,13 @@ from flask import Blueprint, abort, current_app, flash, redirect, render_templat
 from flask_login import current_user
 from werkzeug.wrappers import Response
 
-from ndcg_labeler.forms.endpoints import EndpointForm, FetchForm, ScheduleForm, TryForm
+from ndcg_labeler.forms.endpoints import (
+    EndpointEditForm,
+    EndpointForm,
+    FetchForm,
+    ScheduleForm,
+    TryForm,
+)
 from ndcg_labeler.services import ServiceError, endpoints, jobs, series
 from ndcg_labeler.views.access import admin_required, get_test_set_or_404
 
@@ -21,21 +27,7 @@ def index(test_set_id: int) -> str | Response:
     form = EndpointForm()
     if form.validate_on_submit():
         try:
-            endpoint = endpoints.add_endpoint(
-                test_set,
-                form.name.data or "",
-                form.url.data or "",
-                method=form.method.data or "GET",
-                body=form.body.data or "",
-                headers=[h for h in (form.headers.data or "").splitlines() if h.strip()],
-                hits=form.hits.data or "",
-                id_expr=form.id_expr.data or "",
-                score=form.score.data or "",
-                text=form.text.data or "",
-                preset_name=form.preset.data or "",
-                text_field=form.text_field.data or "",
-                **form.limits(),
-            )
+            endpoint = endpoints.add_endpoint(test_set, **form.settings())
         except ServiceError as exc:
             form.name.errors.append(str(exc))
         else:
@@ -112,3 +104,44 @@ def show(test_set_id: int, name: str) -> str | Response:
         # Said with the result when the page used a shorter timeout than fetches do.
         try_limit=try_limit if try_limit is not None and try_limit < endpoint.timeout else None,
     )
+
+
+@bp.route("/<name>/edit", methods=["GET", "POST"])
+@admin_required
+def edit(test_set_id: int, name: str) -> str | Response:
+    """The add form, prefilled: change (or rename) an endpoint; fetched runs keep theirs."""
+    test_set = get_test_set_or_404(test_set_id)
+    found = {e.name: e for e in endpoints.list_endpoints(test_set)}
+    endpoint = found.get(name) or abort(404)
+    form = EndpointEditForm.of(endpoints.settings_of(endpoint))
+    if form.validate_on_submit():
+        try:
+            endpoints.edit_endpoint(test_set, endpoint, current_user, **form.settings())
+        except ServiceError as exc:
+            form.name.errors.append(str(exc))
+        else:
+            flash(f"Endpoint {endpoint.name} saved. Try a query before fetching.", "success")
+            return redirect(url_for("endpoints.show", test_set_id=test_set.id, name=endpoint.name))
+    return render_template(
+        "endpoints/edit.html",
+        test_set=test_set,
+        endpoint=endpoint,
+        header_names=sorted(endpoint.headers or {}),
+        form=form,
+    )
+
+
+@bp.post("/<name>/delete")
+@admin_required
+def delete(test_set_id: int, name: str) -> Response:
+    """Delete an endpoint (admins), unless it is scheduled or a job will ask it."""
+    test_set = get_test_set_or_404(test_set_id)
+    found = {e.name: e for e in endpoints.list_endpoints(test_set)}
+    endpoint = found.get(name) or abort(404)
+    try:
+        endpoints.delete_endpoint(test_set, endpoint, current_user)
+    except ServiceError as exc:
+        flash(f"Not deleted: {exc}.", "error")
+        return redirect(url_for("endpoints.show", test_set_id=test_set.id, name=name))
+    flash(f"Endpoint {name} deleted. Runs fetched from it keep their snapshot of it.", "success")
+    return redirect(url_for("endpoints.index", test_set_id=test_set.id))

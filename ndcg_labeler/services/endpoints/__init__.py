@@ -11,6 +11,7 @@ from .catalog import (
     require_endpoint,
     snapshot,
 )
+from .editing import SETTINGS, busy_jobs, delete_endpoint, edit_endpoint, settings_of
 from .fetch import DEFAULT_K, FetchFailed, fetch_run, try_limit, try_query
 
 __all__ = [
@@ -19,12 +20,17 @@ __all__ = [
     "DEFAULT_RPM",
     "DEFAULT_TIMEOUT",
     "MAX_NAME",
+    "SETTINGS",
     "FetchFailed",
     "add_endpoint",
+    "busy_jobs",
+    "delete_endpoint",
+    "edit_endpoint",
     "fetch_run",
     "limit_errors",
     "list_endpoints",
     "require_endpoint",
+    "settings_of",
     "snapshot",
     "try_limit",
     "try_query",

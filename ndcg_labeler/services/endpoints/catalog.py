@@ -80,6 +80,51 @@ def add_endpoint(
     timeout: float = DEFAULT_TIMEOUT,
 ) -> RetrieverEndpoint:
     """Create an endpoint after checking the URL, body template, headers and mapping."""
+    columns = checked_columns(
+        test_set,
+        None,
+        name=name,
+        url=url,
+        method=method,
+        body=body,
+        headers=headers,
+        hits=hits,
+        id_expr=id_expr,
+        score=score,
+        text=text,
+        preset_name=preset_name,
+        text_field=text_field,
+        concurrency=concurrency,
+        requests_per_minute=requests_per_minute,
+        timeout=timeout,
+    )
+    endpoint = RetrieverEndpoint(test_set_id=test_set.id, **columns)
+    db.session.add(endpoint)
+    db.session.commit()
+    return endpoint
+
+
+def checked_columns(
+    test_set: TestSet,
+    own: RetrieverEndpoint | None,
+    *,
+    name: str,
+    url: str,
+    method: str,
+    body: str,
+    headers: list[str] | None,
+    hits: str,
+    id_expr: str,
+    score: str,
+    text: str,
+    preset_name: str,
+    text_field: str,
+    concurrency: int,
+    requests_per_minute: int,
+    timeout: float,
+) -> dict[str, Any]:
+    """An endpoint's column values once every setting is checked (add's and edit's one check),
+    or a ServiceError; `own`: the endpoint being edited, whose name is not taken by itself."""
     name = url_name("an endpoint", name, MAX_NAME)
     method = _check_request(url, method, body)
     mapping = _mapping(preset_name, text_field, hits, id_expr, score, text)
@@ -87,31 +132,27 @@ def add_endpoint(
     wrong = limit_errors(concurrency, requests_per_minute, timeout)
     if wrong:
         raise ServiceError("; ".join(wrong.values()))
-    taken = db.session.scalar(
-        sa.select(RetrieverEndpoint.id).where(
-            RetrieverEndpoint.test_set_id == test_set.id, RetrieverEndpoint.name == name
-        )
+    stmt = sa.select(RetrieverEndpoint.id).where(
+        RetrieverEndpoint.test_set_id == test_set.id, RetrieverEndpoint.name == name
     )
-    if taken is not None:
+    if own is not None:
+        stmt = stmt.where(RetrieverEndpoint.id != own.id)
+    if db.session.scalar(stmt) is not None:
         raise ServiceError(f"test set '{test_set.name}' already has an endpoint named '{name}'")
-    endpoint = RetrieverEndpoint(
-        test_set_id=test_set.id,
-        name=name,
-        url=url,
-        method=method,
-        body_template=body,
-        headers=parsed,
-        hits_expr=mapping.hits,
-        id_expr=mapping.id,
-        score_expr=mapping.score,
-        text_expr=mapping.text,
-        concurrency=concurrency,
-        requests_per_minute=requests_per_minute,
-        timeout=timeout,
-    )
-    db.session.add(endpoint)
-    db.session.commit()
-    return endpoint
+    return {
+        "name": name,
+        "url": url,
+        "method": method,
+        "body_template": body,
+        "headers": parsed,
+        "hits_expr": mapping.hits,
+        "id_expr": mapping.id,
+        "score_expr": mapping.score,
+        "text_expr": mapping.text,
+        "concurrency": concurrency,
+        "requests_per_minute": requests_per_minute,
+        "timeout": timeout,
+    }
 
 
 def limit_errors(concurrency: int, requests_per_minute: int, timeout: float) -> dict[str, str]:

@@ -125,17 +125,22 @@ def _ask_all(
     own: Sequence[str],
 ) -> dict[str, list[Hit] | str]:
     mapping, limiter = mapping_of(endpoint), RateLimiter(endpoint.requests_per_minute)
-    # Filled once, here: the worker threads have no app context to read the settings from.
+    # Read once, here: the worker threads have no app context to read the settings from, and
+    # an edit of the endpoint while the fetch runs must not change how its queries are asked.
     headers = fill_headers(endpoint.headers or {})
+    url, method, body, timeout = (
+        endpoint.url,
+        endpoint.method,
+        endpoint.body_template,
+        endpoint.timeout,
+    )
 
     def one(item: tuple[str, str]) -> list[Hit] | str:
         qid, text = item
         try:
-            request = build_request(
-                endpoint.url, endpoint.method, endpoint.body_template, headers, text, qid, k
-            )
+            request = build_request(url, method, body, headers, text, qid, k)
             limiter.wait()
-            return ask(client, request, endpoint.method, mapping, endpoint.timeout)
+            return ask(client, request, method, mapping, timeout)
         except ServiceError as exc:
             return str(exc)
 
@@ -223,6 +228,9 @@ def fetch_run(
         sa.select(Query.qid, Query.text).where(Query.test_set_id == test_set.id).order_by(Query.qid)
     ).all()
     queries = [(qid, text) for qid, text in rows]
+    # Taken before asking: the run keeps the configuration it was fetched with, even if the
+    # endpoint is edited while the fetch runs (storing the run commits, which reloads it).
+    config, endpoint_name = snapshot(endpoint), endpoint.name
     answers = _ask_all(endpoint, queries, k, progress or (lambda *_: None), own)
     report = FetchReport(name, len(queries))
     report.failed = [{"qid": q, "error": a} for q, a in answers.items() if isinstance(a, str)]
@@ -235,7 +243,7 @@ def fetch_run(
     new = _new_chunks(test_set, answers)
     text = _trec(answers, k)
     run = runs.upload_run(
-        test_set, io.BytesIO(text.encode()), f"{endpoint.name}.trec", name, user, series=series
+        test_set, io.BytesIO(text.encode()), f"{endpoint_name}.trec", name, user, series=series
     )
     if new:
         try:
@@ -252,7 +260,7 @@ def fetch_run(
             runs.delete_run(run, user)
             raise
     report.new_chunks = len(new)
-    fetched = {**snapshot(endpoint), "k": k, "at": utcnow().isoformat()}
+    fetched = {**config, "k": k, "at": utcnow().isoformat()}
     fetched["left_out"] = [f["qid"] for f in report.failed]
     run.report = {**(run.report or {}), "fetched": fetched}
     db.session.commit()
