@@ -17,7 +17,7 @@ from werkzeug.serving import make_server
 from werkzeug.wrappers import Request, Response
 
 from ndcg_labeler.extensions import db
-from ndcg_labeler.models import Chunk, Query, Run
+from ndcg_labeler.models import Chunk, Query, RetrieverEndpoint, Run
 from ndcg_labeler.services import runs as run_service
 from ndcg_labeler.services import testsets
 from tests.factory import build_test_set
@@ -391,3 +391,19 @@ def test_a_partial_fetch_from_the_browser_lists_what_it_left_out(
         shown = as_admin.get(f"/jobs/{job_id}").get_data(as_text=True)
         assert "q2" in shown and "HTTP 404 NOT FOUND" in shown, shown
         assert runs_stored(app) == stored
+
+
+def test_a_url_or_expression_past_its_column_is_refused(app: Flask, runner: FlaskCliRunner) -> None:
+    with app.app_context():
+        build_test_set("long", {"q1": "x"})
+    url = "http://127.0.0.1:9/s?q={query}&pad=" + "a" * 2000
+    result = runner.invoke(args=["endpoints", "add", "long", "e", "--url", url, "--preset", "list"])
+    assert result.exit_code == 1, repr(result.exception)
+    assert "the URL must be at most 2000 characters, not 2035" in result.output
+    hits_expr = "hits" + "[0]" * 166  # 502 characters, a valid JMESPath expression
+    args = ["--url", "http://127.0.0.1:9/s?q={query}", "--hits", hits_expr, "--id", "id"]
+    result = runner.invoke(args=["endpoints", "add", "long", "e", *args])
+    assert result.exit_code == 1, repr(result.exception)
+    assert "the hits expression must be at most 500 characters, not 502" in result.output
+    with app.app_context():
+        assert db.session.scalar(sa.select(sa.func.count()).select_from(RetrieverEndpoint)) == 0

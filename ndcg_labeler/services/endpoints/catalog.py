@@ -126,8 +126,16 @@ def checked_columns(
     """An endpoint's column values once every setting is checked (add's and edit's one check),
     or a ServiceError; `own`: the endpoint being edited, whose name is not taken by itself."""
     name = url_name("an endpoint", name, MAX_NAME)
+    _fits("the URL", url, "url")
     method = _check_request(url, method, body)
     mapping = _mapping(preset_name, text_field, hits, id_expr, score, text)
+    for what, value, column in (
+        ("the hits expression", mapping.hits, "hits_expr"),
+        ("the id expression", mapping.id, "id_expr"),
+        ("the score expression", mapping.score, "score_expr"),
+        ("the text expression", mapping.text, "text_expr"),
+    ):
+        _fits(what, value, column)
     parsed: dict[str, Any] = dict(parse_header(h) for h in headers or [])
     wrong = limit_errors(concurrency, requests_per_minute, timeout)
     if wrong:
@@ -153,6 +161,14 @@ def checked_columns(
         "requests_per_minute": requests_per_minute,
         "timeout": timeout,
     }
+
+
+def _fits(what: str, value: str, column: str) -> None:
+    """Refuse a value longer than its column holds (PostgreSQL would refuse it at the commit;
+    SQLite would keep it whole)."""
+    limit = RetrieverEndpoint.__table__.c[column].type.length
+    if len(value or "") > limit:
+        raise ServiceError(f"{what} must be at most {limit} characters, not {len(value)}")
 
 
 def limit_errors(concurrency: int, requests_per_minute: int, timeout: float) -> dict[str, str]:
