@@ -4,7 +4,6 @@ runs fetched from it kept with their snapshot."""
 from __future__ import annotations
 
 import html
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -16,14 +15,6 @@ from ndcg_labeler.extensions import db
 from ndcg_labeler.models import AuditEvent, RetrieverEndpoint
 from tests.endpoints.test_endpoint_edges import Programmable, hits
 from tests.factory import build_test_set
-
-
-@pytest.fixture
-def fake(monkeypatch: pytest.MonkeyPatch) -> Iterator[Programmable]:
-    monkeypatch.setattr("ndcg_labeler.services.endpoints.client.BACKOFF", 0.01)
-    server = Programmable()
-    yield server
-    server.stop()
 
 
 @pytest.fixture

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -50,14 +50,6 @@ class Programmable:
 def hits(*items: dict[str, Any]) -> Answer:
     """An answer in the 'list' preset's shape."""
     return lambda _request: Response(json.dumps(list(items)), content_type="application/json")
-
-
-@pytest.fixture
-def fake(monkeypatch: pytest.MonkeyPatch) -> Iterator[Programmable]:
-    monkeypatch.setattr("ndcg_labeler.services.endpoints.client.BACKOFF", 0.01)
-    server = Programmable()
-    yield server
-    server.stop()
 
 
 def odd_set(name: str, qid: str = "q1") -> None:

@@ -20,14 +20,6 @@ from tests.endpoints.test_endpoint_edges import Programmable, hits
 from tests.factory import build_test_set
 
 
-@pytest.fixture
-def fake(monkeypatch: pytest.MonkeyPatch) -> Iterator[Programmable]:
-    monkeypatch.setattr("ndcg_labeler.services.endpoints.client.BACKOFF", 0.01)
-    server = Programmable()
-    yield server
-    server.stop()
-
-
 def _settings(app: Flask, test_set: str, name: str) -> dict[str, Any]:
     from ndcg_labeler.services import endpoints, testsets
 

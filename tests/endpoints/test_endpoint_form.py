@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import html
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -139,14 +138,6 @@ def test_the_add_form_needs_its_csrf_token(app: Flask, as_admin: Any) -> None:
     added = as_admin.post(base, data={**_add_form(concurrency="8"), "csrf_token": token})
     assert added.status_code == 302
     assert _endpoint(app, "csrf", "e") == (8, 0, 30.0)
-
-
-@pytest.fixture
-def fake(monkeypatch: pytest.MonkeyPatch) -> Iterator[Programmable]:
-    monkeypatch.setattr("ndcg_labeler.services.endpoints.client.BACKOFF", 0.01)
-    server = Programmable()
-    yield server
-    server.stop()
 
 
 def test_a_browser_try_stops_well_before_the_web_worker_would(
