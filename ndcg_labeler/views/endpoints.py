@@ -27,7 +27,7 @@ def index(test_set_id: int) -> str | Response:
     form = EndpointForm()
     if form.validate_on_submit():
         try:
-            endpoint = endpoints.add_endpoint(test_set, **form.settings())
+            endpoint = endpoints.add_endpoint(test_set, **form.settings(), actor=current_user)
         except ServiceError as exc:
             form.name.errors.append(str(exc))
         else:

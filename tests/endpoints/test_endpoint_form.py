@@ -246,3 +246,28 @@ def test_after_cancel_no_query_reaches_the_endpoint_beyond_those_in_flight(
     time.sleep(0.7)  # two answers' time: a query still queued would have arrived by now
     # Four (three on a busy machine, if a thread had not taken its next query yet), of twenty.
     assert at_cancel and len(fake.seen) == after and 3 <= after <= 4, (at_cancel, after)
+
+
+def test_adding_an_endpoint_leaves_an_audit_entry_without_header_values(
+    app: Flask, runner: FlaskCliRunner, as_admin: Any
+) -> None:
+    import sqlalchemy as sa
+
+    from ndcg_labeler.extensions import db
+    from ndcg_labeler.models import AuditEvent
+
+    with app.app_context():
+        ts_id = build_test_set("audited", {"q1": "x"}).id
+    form = _add_form(headers="X-Tenant: acme-private")
+    assert as_admin.post(f"/test-sets/{ts_id}/endpoints/", data=form).status_code == 302
+    cli = runner.invoke(
+        args=["endpoints", "add", "audited", "cli", "--url", URL, "--preset", "list"]
+    )
+    assert cli.exit_code == 0, cli.output
+    with app.app_context():
+        stmt = sa.select(AuditEvent).where(AuditEvent.action == "endpoint.add")
+        events = db.session.scalars(stmt.order_by(AuditEvent.id)).all()
+        seen = [(e.actor_name, e.details["name"], e.details["headers"]) for e in events]
+        assert seen == [("admin", "e", ["X-Tenant"]), ("cli", "cli", [])]
+        assert all(e.details["url"] == URL for e in events)
+        assert "acme-private" not in str([e.details for e in events])

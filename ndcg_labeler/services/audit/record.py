@@ -22,6 +22,7 @@ ACTIONS = {
     "run.delete": "run deleted",
     "series.baseline": "series baseline pinned or unpinned",
     "series.schedule": "endpoint schedule set or removed",
+    "endpoint.add": "retriever endpoint added",
     "endpoint.edit": "retriever endpoint changed or renamed",
     "endpoint.delete": "retriever endpoint deleted (runs fetched from it stay)",
     "run.archive": "run archived: entries past its top N per query dropped",

@@ -10,8 +10,8 @@ import sqlalchemy as sa
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.formats import HitsError, Mapping, check_mapping, preset
-from ndcg_labeler.models import RetrieverEndpoint, TestSet
-from ndcg_labeler.services import MAX_WHOLE, ServiceError, outbound, url_name
+from ndcg_labeler.models import RetrieverEndpoint, TestSet, User
+from ndcg_labeler.services import MAX_WHOLE, ServiceError, audit, outbound, url_name
 
 METHODS = ("GET", "POST")
 # The name column's length (RetrieverEndpoint.name).
@@ -78,8 +78,10 @@ def add_endpoint(
     concurrency: int = DEFAULT_CONCURRENCY,
     requests_per_minute: int = DEFAULT_RPM,
     timeout: float = DEFAULT_TIMEOUT,
+    actor: User | None = None,
 ) -> RetrieverEndpoint:
-    """Create an endpoint after checking the URL, body template, headers and mapping."""
+    """Create an endpoint after checking the URL, body template, headers and mapping; the
+    audit trail records who added it (header names only: their values may be secret)."""
     columns = checked_columns(
         test_set,
         None,
@@ -100,6 +102,17 @@ def add_endpoint(
     )
     endpoint = RetrieverEndpoint(test_set_id=test_set.id, **columns)
     db.session.add(endpoint)
+    db.session.flush()
+    audit.record(
+        actor,
+        "endpoint.add",
+        "endpoint",
+        endpoint.id,
+        test_set_id=test_set.id,
+        name=endpoint.name,
+        url=endpoint.url,
+        headers=sorted(columns["headers"]),
+    )
     db.session.commit()
     return endpoint
 
