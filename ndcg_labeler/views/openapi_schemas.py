@@ -78,7 +78,12 @@ SCHEMAS: dict[str, Any] = {
             "id": {"type": "integer"},
             "name": {"type": "string"},
             "filename": {"type": "string"},
-            "format": {"type": "string"},
+            "format": {
+                "type": "string",
+                "description": "The file's format: trec, csv, tsv, jsonl, msmarco, or "
+                "quepid-snapshot (runs uploaded as Quepid snapshots before this was recorded "
+                "say trec).",
+            },
             "sha256": {"type": "string"},
             "depth": {"type": "integer"},
             "num_queries": {"type": "integer"},
