@@ -204,6 +204,16 @@ PATHS: dict[str, Any] = {
                         "properties": {
                             "report": {"type": "array", "items": {"type": "string"}},
                             "files": {"type": "array", "items": {"type": "string"}},
+                            "nothing_new": {
+                                "type": "boolean",
+                                "description": "True when the import created and changed "
+                                "nothing (report is empty), as a peer's file already imported.",
+                            },
+                            "message": {
+                                "type": ["string", "null"],
+                                "description": "With nothing_new: what `flask testset import` "
+                                "prints then; else null.",
+                            },
                         },
                     },
                     "What the import created, changed and found unchanged.",

@@ -262,3 +262,38 @@ def test_upload_page_stores_a_quepid_snapshot_as_one(
         },
     )
     assert bad.status_code == 422 and "nothing was stored" in bad.get_data(as_text=True)
+
+
+NOTHING_NEW = "nothing new: every query is in the test set already, and no ratings"
+
+
+def test_an_srw_query_set_with_nothing_new_says_so_as_the_cli_does(
+    app: Flask, client: FlaskClient, as_admin: FlaskClient, admin_id: int
+) -> None:
+    headers = _token(app, admin_id)
+    set_id = make_test_set(app, "Again")
+    query_set = b'{"querySetQueries": [{"queryText": "led tv"}, {"queryText": "tv"}]}'
+    first = client.post(
+        f"/api/testsets/{set_id}/import",
+        data={"srw_queries": (io.BytesIO(query_set), "qs.json")},
+        headers=headers,
+    )
+    assert first.status_code == 201
+    assert first.json["report"] == ["queries: 2 created, 0 updated, 0 unchanged"]
+    assert first.json["nothing_new"] is False and first.json["message"] is None
+    again = client.post(
+        f"/api/testsets/{set_id}/import",
+        data={"srw_queries": (io.BytesIO(query_set), "qs.json")},
+        headers=headers,
+    )
+    assert again.status_code == 201
+    assert again.json["report"] == [] and again.json["files"] == ["qs.json"]
+    assert again.json["nothing_new"] is True and again.json["message"] == NOTHING_NEW
+    page = as_admin.post(
+        f"/test-sets/{set_id}/import/peer",
+        data={"peer-fmt": "srw-queries", "peer-file": (io.BytesIO(query_set), "qs.json")},
+    )
+    assert page.status_code == 200
+    html = page.get_data(as_text=True)
+    assert "<h2>Nothing new</h2>" in html and f"<p>N{NOTHING_NEW[1:]}.</p>" in html
+    assert "<h2>Imported</h2>" not in html

@@ -42,6 +42,9 @@ from ndcg_labeler.services._progress import Progress, no_progress
 PEER_FORMATS = ("quepid", "srw-judgments", "srw-queries")
 """Peer files a test set imports: Quepid judgments CSV, SRW judgment list, SRW query set."""
 
+NOTHING_NEW = "nothing new: every query is in the test set already, and no ratings"
+"""What a peer import that changes nothing says (CLI, API's `message`, import page)."""
+
 SNAPSHOT_FORMAT = "quepid-snapshot"
 """A run uploaded as a Quepid case snapshot: its format's name (CLI, API, browser, Run.format)."""
 
