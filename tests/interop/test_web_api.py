@@ -16,7 +16,7 @@ from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Job, Judgment, Query, TestSet, User
 from ndcg_labeler.services import interop, jobs, runs
 from ndcg_labeler.services.accounts import create_token
-from tests.factory import make_test_set
+from tests.factory import grant, make_test_set, make_user
 from tests.interop.test_cli import QUEPID, SNAPSHOT, SRW
 
 
@@ -297,3 +297,22 @@ def test_an_srw_query_set_with_nothing_new_says_so_as_the_cli_does(
     html = page.get_data(as_text=True)
     assert "<h2>Nothing new</h2>" in html and f"<p>N{NOTHING_NEW[1:]}.</p>" in html
     assert "<h2>Imported</h2>" not in html
+
+
+def test_qrels_and_export_of_a_blind_set_say_why_to_an_annotator(
+    app: Flask, client: FlaskClient, admin_id: int
+) -> None:
+    set_id = make_test_set(app, "Blind")
+    annotator = make_user(app, "ann")
+    grant(app, set_id, annotator)
+    headers = _token(app, annotator)
+    assert client.get(f"/api/testsets/{set_id}/qrels", headers=headers).status_code == 200
+    with app.app_context():
+        db.session.get_one(TestSet, set_id).judgments_per_pair = 2  # blind judging
+        db.session.commit()
+    blind = "this test set is judged blind: its grades are for admins"
+    for path in ("qrels", "export?format=quepid"):
+        answer = client.get(f"/api/testsets/{set_id}/{path}", headers=headers)
+        assert answer.status_code == 403 and answer.json["detail"] == blind, path
+    admin = _token(app, admin_id)
+    assert client.get(f"/api/testsets/{set_id}/qrels", headers=admin).status_code == 200
