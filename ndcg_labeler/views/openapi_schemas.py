@@ -162,7 +162,12 @@ SCHEMAS: dict[str, Any] = {
                 "type": ["string", "null"],
                 "description": "For a person who cannot act: what is missing, who can fix it.",
             },
-            "admins": {"type": "array", "items": {"type": "string"}},
+            "admins": {
+                "type": "array",
+                "items": {"type": "string"},
+                "description": "The active admins' usernames: who can fix what blocked names "
+                "(listed in every view).",
+            },
         },
     },
     "RunList": {
