@@ -106,7 +106,7 @@ def import_command(
             )
         report = _import_peer(test_set, *chosen[0], rating_map, source)
         if not report.lines():
-            click.echo("nothing new: every query is in the test set already, and no ratings")
+            click.echo(interop.NOTHING_NEW)
     else:
         if rating_map is not None:
             raise ServiceError("--rating-map applies to --quepid and --srw-judgments only")

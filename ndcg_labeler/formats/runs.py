@@ -96,7 +96,8 @@ class ParsedRun:
 
 QUEPID_SNAPSHOT_NOT_RUN = (
     "this is a Quepid case snapshot, not a run file: upload it as a snapshot "
-    "(flask run upload --format quepid-snapshot, or the API's format=quepid-snapshot)"
+    "(flask run upload --format quepid-snapshot, the API's format=quepid-snapshot, or the "
+    "upload page's File format)"
 )
 
 

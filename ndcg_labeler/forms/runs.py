@@ -1,10 +1,18 @@
-"""Run forms: upload a run file with a name, depth and notes."""
+"""Run forms: upload a run file (or a Quepid snapshot) with a name, depth and notes."""
 
 from __future__ import annotations
 
 from flask_wtf import FlaskForm
 from flask_wtf.file import FileField, FileRequired
-from wtforms import Field, IntegerField, StringField, SubmitField, TextAreaField
+from wtforms import (
+    Field,
+    IntegerField,
+    SelectField,
+    StringField,
+    SubmitField,
+    TextAreaField,
+)
+from wtforms.fields.choices import SelectChoice
 from wtforms.validators import Length, NumberRange, Optional, ValidationError
 
 from ndcg_labeler.services import ServiceError, runs
@@ -16,6 +24,17 @@ class RunUploadForm(FlaskForm):
     file = FileField(
         "Run file (TREC, CSV/TSV, JSONL or MS MARCO; gzip accepted)",
         validators=[FileRequired("Choose a run file.")],
+    )
+    # The CLI's --format and the API's `format`: empty, one of our run formats (detected).
+    format = SelectField(
+        "File format",
+        choices=[
+            SelectChoice("", "A run: TREC, CSV/TSV, JSONL or MS MARCO (detected)"),
+            SelectChoice(
+                "quepid-snapshot", "A Quepid case snapshot CSV (queries named by their text)"
+            ),
+        ],
+        default="",
     )
     name = StringField(
         "Run name",

@@ -178,7 +178,7 @@ def import_files(test_set: str) -> tuple[Response, int] | Response:
         return api_params.error(400, str(exc), file=exc.filename, line=exc.line, reason=exc.reason)
     except ServiceError as exc:
         return api_params.error(400, str(exc))
-    return jsonify(report=report.lines(), files=report.files), 201
+    return jsonify(interop_requests.report_json(report)), 201
 
 
 @bp.get("/jobs/<job_id>")

@@ -83,6 +83,18 @@ def dataset_later(
     return jobs.enqueue_ir_dataset(test_set, dataset, source, user)
 
 
+def report_json(report: imports.ImportReport) -> dict[str, Any]:
+    """An import's answer: its report lines and files, and whether it brought nothing new
+    (with the CLI's words then as `message`)."""
+    nothing_new = not report.lines()
+    return {
+        "report": report.lines(),
+        "files": report.files,
+        "nothing_new": nothing_new,
+        "message": interop.NOTHING_NEW if nothing_new else None,
+    }
+
+
 def download(body: str, filename: str, mimetype: str) -> Response:
     """A text attachment (UTF-8)."""
     response = Response(body, mimetype=mimetype)

@@ -119,7 +119,7 @@ def interop_paths(
                 ],
                 "responses": {
                     "200": {"description": "The file.", "content": _DOWNLOAD},
-                    **errors(400, 401, 403, 404),
+                    **errors(400, 401, 403, 404, blind="its grades"),
                 },
             },
         },

@@ -78,7 +78,12 @@ SCHEMAS: dict[str, Any] = {
             "id": {"type": "integer"},
             "name": {"type": "string"},
             "filename": {"type": "string"},
-            "format": {"type": "string"},
+            "format": {
+                "type": "string",
+                "description": "The file's format: trec, csv, tsv, jsonl, msmarco, or "
+                "quepid-snapshot (runs uploaded as Quepid snapshots before this was recorded "
+                "say trec).",
+            },
             "sha256": {"type": "string"},
             "depth": {"type": "integer"},
             "num_queries": {"type": "integer"},
@@ -157,7 +162,12 @@ SCHEMAS: dict[str, Any] = {
                 "type": ["string", "null"],
                 "description": "For a person who cannot act: what is missing, who can fix it.",
             },
-            "admins": {"type": "array", "items": {"type": "string"}},
+            "admins": {
+                "type": "array",
+                "items": {"type": "string"},
+                "description": "The active admins' usernames: who can fix what blocked names "
+                "(listed in every view).",
+            },
         },
     },
     "RunList": {

@@ -20,11 +20,19 @@ def _json(schema: dict[str, Any], description: str) -> dict[str, Any]:
     return {"description": description, "content": {"application/json": {"schema": schema}}}
 
 
-def _errors(*codes: int) -> dict[str, Any]:
+def _errors(*codes: int, blind: str | None = None) -> dict[str, Any]:
+    """The error responses; `blind`: the 403 is a blind test set's (what it withholds), not
+    an action for admins only."""
+    forbidden = (
+        f"The test set is judged blind (several judgments per pair) and you are not an admin: "
+        f"{blind} are for admins."
+        if blind
+        else "Only admins may do this."
+    )
     text = {
         400: "Bad input (a malformed parameter or file; file uploads add file, line, reason).",
         401: "No valid bearer token.",
-        403: "Only admins may do this.",
+        403: forbidden,
         404: "No such test set (or not visible to you), or no such run in it.",
         409: "The test set already has a run of this name.",
         413: "The upload is larger than the server accepts.",
@@ -162,7 +170,7 @@ PATHS: dict[str, Any] = {
                         "text/plain": {"schema": {"type": "string"}},
                     },
                 },
-                **_errors(400, 401, 403, 404),
+                **_errors(400, 401, 403, 404, blind="its grades"),
             },
         },
     },
@@ -204,6 +212,16 @@ PATHS: dict[str, Any] = {
                         "properties": {
                             "report": {"type": "array", "items": {"type": "string"}},
                             "files": {"type": "array", "items": {"type": "string"}},
+                            "nothing_new": {
+                                "type": "boolean",
+                                "description": "True when the import created and changed "
+                                "nothing (report is empty), as a peer's file already imported.",
+                            },
+                            "message": {
+                                "type": ["string", "null"],
+                                "description": "With nothing_new: what `flask testset import` "
+                                "prints then; else null.",
+                            },
                         },
                     },
                     "What the import created, changed and found unchanged.",
@@ -273,7 +291,7 @@ PATHS: dict[str, Any] = {
             "parameters": [*SCORE_PARAMETERS, MEASURE],
             "responses": {
                 "200": _json(ref("Scores"), "The scores."),
-                **_errors(400, 401, 403, 404),
+                **_errors(400, 401, 403, 404, blind="per-query scores"),
             },
         },
     },
@@ -319,7 +337,7 @@ PATHS: dict[str, Any] = {
             ],
             "responses": {
                 "200": _json(ref("NextLabels"), "The ordered pairs and the flip test."),
-                **_errors(400, 401, 403, 404),
+                **_errors(400, 401, 403, 404, blind="per-pair figures"),
             },
         },
     },
@@ -369,7 +387,7 @@ PATHS: dict[str, Any] = {
             **COMPARE_PATH["get"],
             "responses": {
                 "200": _json(ref("Comparison"), "The comparison."),
-                **_errors(400, 401, 403, 404),
+                **_errors(400, 401, 403, 404, blind="per-query scores"),
             },
         },
     },

@@ -20,7 +20,8 @@ from werkzeug.wrappers import Response
 
 from ndcg_labeler.formats import FormatError
 from ndcg_labeler.forms.runs import RunUploadForm
-from ndcg_labeler.services import ServiceError, jobs, live, runs, whole_number
+from ndcg_labeler.services import ServiceError, interop, jobs, live, runs, whole_number
+from ndcg_labeler.views import interop_requests
 from ndcg_labeler.views._run_lists import list_filter
 from ndcg_labeler.views.access import admin_required, get_test_set_or_404
 
@@ -159,7 +160,17 @@ def upload(test_set_id: int) -> str | Response | tuple[object, int]:
             form.name.errors.append(str(exc))
         else:
             try:
-                if jobs.stream_size(storage.stream) > jobs.threshold_bytes():
+                if form.format.data:  # a Quepid snapshot: read in this request, as the API does
+                    run = interop.upload_quepid_snapshot(
+                        test_set,
+                        interop_requests.peer_file(storage),
+                        name,
+                        current_user,
+                        depth=form.depth.data,
+                        notes=form.notes.data or "",
+                        series=form.series.data or "",
+                    )
+                elif jobs.stream_size(storage.stream) > jobs.threshold_bytes():
                     # Large: the worker stores it; this request only saves the file.
                     job = jobs.enqueue_upload(
                         test_set,
@@ -173,16 +184,17 @@ def upload(test_set_id: int) -> str | Response | tuple[object, int]:
                     )
                     target = url_for("jobs.show", job_id=job.id)
                     return jsonify(ok=True, redirect=target) if _xhr() else redirect(target)
-                run = runs.upload_run(
-                    test_set,
-                    storage.stream,
-                    filename,
-                    name,
-                    current_user,
-                    depth=form.depth.data,
-                    notes=form.notes.data or "",
-                    series=form.series.data or "",
-                )
+                else:
+                    run = runs.upload_run(
+                        test_set,
+                        storage.stream,
+                        filename,
+                        name,
+                        current_user,
+                        depth=form.depth.data,
+                        notes=form.notes.data or "",
+                        series=form.series.data or "",
+                    )
             except (FormatError, ServiceError) as exc:
                 form.file.errors.append(f"{exc} — nothing was stored.")
             else:

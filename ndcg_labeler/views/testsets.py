@@ -268,6 +268,7 @@ def _import_answer(
         form=form,
         peer_form=peer_form,
         report=report,
+        nothing_new=interop.NOTHING_NEW,
         summary=testsets.summary(test_set),
     )
     return (page, 422) if request.method == "POST" and report is None else page
@@ -280,7 +281,7 @@ def _peer_later(test_set: TestSet, form: PeerImportForm, storage: FileStorage) -
         test_set, fmt, interop_requests.peer_file(storage), form.rating_map.data or None
     )
     if not native:
-        raise ServiceError("nothing new: every query is in the test set already, and no ratings")
+        raise ServiceError(interop.NOTHING_NEW)
     files = {name: (f.filename, f.source) for name, f in native.items()}
     job = jobs.enqueue_import(test_set, files, form.source.data or None, current_user)  # type: ignore[arg-type]
     return redirect(url_for("jobs.show", job_id=job.id))

@@ -214,3 +214,29 @@ def test_the_scores_endpoint_documents_every_option_it_reads(client: FlaskClient
         assert key in scores["required"] and key in scores["properties"]
     page = client.get("/api/docs").get_data(as_text=True)
     assert "<td><code>labels</code></td>" in page and "fill:JUDGE" in page
+
+
+# The operations whose 403 is a blind test set's (grades_visible), not an admin-only action.
+BLIND_403 = {
+    ("/api/testsets/{test_set}/qrels", "get"),
+    ("/api/testsets/{test_set}/export", "get"),
+    ("/api/testsets/{test_set}/runs/{run}/scores", "get"),
+    ("/api/testsets/{test_set}/compare", "get"),
+    ("/api/testsets/{test_set}/next-labels", "get"),
+}
+
+
+def test_each_403_is_described_as_what_it_is(client: FlaskClient) -> None:
+    spec = client.get("/api/openapi.json").get_json()
+    for path, item in spec["paths"].items():
+        for method, operation in item.items():
+            forbidden = (
+                operation.get("responses", {}).get("403") if method != "parameters" else None
+            )
+            if forbidden is None:
+                continue
+            text = forbidden["description"]
+            if (path, method) in BLIND_403:
+                assert "judged blind" in text and "only admins" not in text.lower(), (path, text)
+            else:
+                assert "judged blind" not in text, (path, text)

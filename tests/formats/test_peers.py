@@ -226,5 +226,6 @@ def test_a_quepid_snapshot_read_as_a_run_says_what_it_is(bom: str) -> None:
     # Not "score 'Text,Doc' is not a number": its header split on blanks as a TREC line.
     assert str(caught.value) == (
         "snap.csv:1: this is a Quepid case snapshot, not a run file: upload it as a snapshot "
-        "(flask run upload --format quepid-snapshot, or the API's format=quepid-snapshot)"
+        "(flask run upload --format quepid-snapshot, the API's format=quepid-snapshot, or the "
+        "upload page's File format)"
     )

@@ -178,7 +178,7 @@ def test_quepid_snapshot_is_a_run_and_round_trips(
     _ok(runner.invoke(args=["testset", "import", "A", "--quepid", str(judgments)]))
     args = ["run", "upload", "A", str(snapshot), "--format", "quepid-snapshot", "--name", "s"]
     out = _ok(runner.invoke(args=args))
-    assert "2 queries, 4 ranked entries" in out
+    assert "2 queries, 4 ranked entries (format quepid-snapshot, depth" in out
     with app.app_context():
         test_set = db.session.scalar(sa.select(TestSet).where(TestSet.name == "A"))
         lists = runs.ranked_lists(runs.require_run(test_set, "s"))

@@ -13,10 +13,10 @@ from flask import Flask
 from flask.testing import FlaskClient
 
 from ndcg_labeler.extensions import db
-from ndcg_labeler.models import Job, Judgment, Query, User
-from ndcg_labeler.services import jobs
+from ndcg_labeler.models import Job, Judgment, Query, TestSet, User
+from ndcg_labeler.services import interop, jobs, runs
 from ndcg_labeler.services.accounts import create_token
-from tests.factory import make_test_set
+from tests.factory import grant, make_test_set, make_user
 from tests.interop.test_cli import QUEPID, SNAPSHOT, SRW
 
 
@@ -121,6 +121,7 @@ def test_api_imports_exports_and_uploads_a_snapshot(
         headers=headers,
     )
     assert run.status_code == 201, run.json
+    assert run.json["format"] == "quepid-snapshot"
     # "blue shoes" is not in this set: left out and reported, as any run's unknown query.
     assert run.json["report"]["unknown_queries"]["count"] == 1
     snapshot = client.get(f"/api/testsets/{set_id}/runs/snap/export", headers=headers)
@@ -221,3 +222,97 @@ def test_import_page_refuses_a_rating_map_it_would_not_apply(
     assert page.status_code == 422
     assert RATING_MAP_ONLY in page.get_data(as_text=True)
     assert _count(app, Query) == 0
+
+
+def test_upload_page_stores_a_quepid_snapshot_as_one(
+    app: Flask, as_admin: FlaskClient, admin_id: int
+) -> None:
+    set_id = make_test_set(app, "Snap")
+    as_admin.post(
+        f"/test-sets/{set_id}/import/peer",
+        data={"peer-fmt": "quepid", "peer-file": (io.BytesIO(QUEPID.encode()), "case.csv")},
+    )
+    page = as_admin.get(f"/test-sets/{set_id}/runs/upload").get_data(as_text=True)
+    assert 'name="format"' in page and 'value="quepid-snapshot"' in page
+    answer = as_admin.post(
+        f"/test-sets/{set_id}/runs/upload",
+        data={
+            "file": (io.BytesIO(SNAPSHOT.encode()), "snap.csv"),
+            "format": "quepid-snapshot",
+            "name": "from-quepid",
+        },
+    )
+    assert answer.status_code == 302, answer.get_data(as_text=True)
+    shown = as_admin.get(answer.headers["Location"]).get_data(as_text=True)
+    assert "snap.csv (quepid-snapshot)" in shown
+    listed = as_admin.get(f"/api/testsets/{set_id}/runs", headers=_token(app, admin_id))
+    assert [r["format"] for r in listed.json["runs"]] == ["quepid-snapshot"]
+    # Positions 1, 2, 3 of "red dress" are d1, d2, d9 (the file lists them out of order).
+    with app.app_context():
+        test_set = db.session.get(TestSet, set_id)
+        lists = runs.ranked_lists(runs.require_run(test_set, "from-quepid"))
+    assert [d for d, _ in lists[interop.text_qid("red dress")]] == ["d1", "d2", "d9"]
+    # Not a snapshot: its error names the file's line, and nothing is stored.
+    bad = as_admin.post(
+        f"/test-sets/{set_id}/runs/upload",
+        data={
+            "file": (io.BytesIO(b"q1 Q0 d1 1 1.0 x\n"), "r.trec"),
+            "format": "quepid-snapshot",
+            "name": "wrong",
+        },
+    )
+    assert bad.status_code == 422 and "nothing was stored" in bad.get_data(as_text=True)
+
+
+NOTHING_NEW = "nothing new: every query is in the test set already, and no ratings"
+
+
+def test_an_srw_query_set_with_nothing_new_says_so_as_the_cli_does(
+    app: Flask, client: FlaskClient, as_admin: FlaskClient, admin_id: int
+) -> None:
+    headers = _token(app, admin_id)
+    set_id = make_test_set(app, "Again")
+    query_set = b'{"querySetQueries": [{"queryText": "led tv"}, {"queryText": "tv"}]}'
+    first = client.post(
+        f"/api/testsets/{set_id}/import",
+        data={"srw_queries": (io.BytesIO(query_set), "qs.json")},
+        headers=headers,
+    )
+    assert first.status_code == 201
+    assert first.json["report"] == ["queries: 2 created, 0 updated, 0 unchanged"]
+    assert first.json["nothing_new"] is False and first.json["message"] is None
+    again = client.post(
+        f"/api/testsets/{set_id}/import",
+        data={"srw_queries": (io.BytesIO(query_set), "qs.json")},
+        headers=headers,
+    )
+    assert again.status_code == 201
+    assert again.json["report"] == [] and again.json["files"] == ["qs.json"]
+    assert again.json["nothing_new"] is True and again.json["message"] == NOTHING_NEW
+    page = as_admin.post(
+        f"/test-sets/{set_id}/import/peer",
+        data={"peer-fmt": "srw-queries", "peer-file": (io.BytesIO(query_set), "qs.json")},
+    )
+    assert page.status_code == 200
+    html = page.get_data(as_text=True)
+    assert "<h2>Nothing new</h2>" in html and f"<p>N{NOTHING_NEW[1:]}.</p>" in html
+    assert "<h2>Imported</h2>" not in html
+
+
+def test_qrels_and_export_of_a_blind_set_say_why_to_an_annotator(
+    app: Flask, client: FlaskClient, admin_id: int
+) -> None:
+    set_id = make_test_set(app, "Blind")
+    annotator = make_user(app, "ann")
+    grant(app, set_id, annotator)
+    headers = _token(app, annotator)
+    assert client.get(f"/api/testsets/{set_id}/qrels", headers=headers).status_code == 200
+    with app.app_context():
+        db.session.get_one(TestSet, set_id).judgments_per_pair = 2  # blind judging
+        db.session.commit()
+    blind = "this test set is judged blind: its grades are for admins"
+    for path in ("qrels", "export?format=quepid"):
+        answer = client.get(f"/api/testsets/{set_id}/{path}", headers=headers)
+        assert answer.status_code == 403 and answer.json["detail"] == blind, path
+    admin = _token(app, admin_id)
+    assert client.get(f"/api/testsets/{set_id}/qrels", headers=admin).status_code == 200

@@ -103,6 +103,24 @@ def test_the_command_line_prints_the_checklist(
     assert "[x] Queries: 2 queries" in text and "[ ] Pool: 0 pairs to judge" in text
 
 
+def test_admins_lists_the_active_admins_in_every_view(
+    app: Flask, runner: FlaskCliRunner, two_runs: int
+) -> None:
+    from ndcg_labeler.extensions import db
+    from ndcg_labeler.models import User
+
+    make_user(app, "boss", "admin")
+    gone = make_user(app, "gone", "admin")
+    make_user(app, "ann")
+    with app.app_context():
+        db.session.get_one(User, gone).active = False  # cannot fix anything: not listed
+        db.session.commit()
+    for extra in ([], ["--as", "boss"], ["--as", "ann"]):
+        result = runner.invoke(args=["testset", "status", "first", "--json", *extra])
+        assert result.exit_code == 0, result.output
+        assert json.loads(result.output)["admins"] == ["boss"], extra
+
+
 def test_each_missing_step_is_the_next_action(app: Flask, as_admin: FlaskClient) -> None:
     with app.app_context():
         empty = testsets.create_test_set("empty", 3).id
@@ -131,7 +149,7 @@ def test_the_api_gives_each_person_their_checklist(
         }
     url = f"/api/testsets/{two_runs}/status"
     admin = client.get(url, headers={"Authorization": f"Bearer {tokens['admin']}"})
-    assert admin.status_code == 200
+    assert admin.status_code == 200 and admin.json["admins"] == ["admin"]
     assert admin.json["next_action"] == {
         "key": "pool",
         "text": f"Pool the top 10 of your 2 runs: {TO_POOL} pairs",

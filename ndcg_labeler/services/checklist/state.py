@@ -44,8 +44,8 @@ class Action:
 
 @dataclass(frozen=True)
 class Checklist:
-    """The steps, the next action for this person, and, when that person cannot act, what is
-    missing and who can fix it."""
+    """The steps, the next action for this person, when that person cannot act what is
+    missing, and who can fix things: the active admins (in every view, the admins' own too)."""
 
     steps: list[Step]
     action: Action | None
@@ -179,14 +179,16 @@ def checklist(test_set: TestSet, user: User | None, plan_limit: int = 20_000) ->
     summary = testsets.summary(test_set)
     run_list = runs.list_runs(test_set)
     steps = _steps(summary, run_list, test_set)
+    # Listed in every view: an empty list would read as "this instance has no admin".
+    admins = _admin_names()
     if user is None or user.is_admin:
-        return Checklist(steps, _admin_action(test_set, summary, run_list, plan_limit))
+        action = _admin_action(test_set, summary, run_list, plan_limit)
+        return Checklist(steps, action, admins=admins)
     mine = labeling.progress(test_set, user)
     left = mine.mine_total - mine.mine_done
     if summary.pairs and left > 0:
         text = f"Start labeling: {_plural(left, 'pair')} for you"
-        return Checklist(steps, Action("label", text, False))
-    admins = _admin_names()
+        return Checklist(steps, Action("label", text, False), admins=admins)
     who = f"An admin can fix it: {', '.join(admins)}." if admins else "An admin can fix it."
     if summary.pairs == 0:
         blocked = f"Nothing to label yet: {_missing(summary, run_list)}. {who}"

@@ -2,10 +2,18 @@
 
 from .exports import EXPORT_FORMATS, export_run_snapshot, export_test_set, judgment_rows
 from .irds import import_ir_dataset, ir_dataset_size
-from .peers import PEER_FORMATS, import_peer, native_files, text_qid, upload_quepid_snapshot
+from .peers import (
+    NOTHING_NEW,
+    PEER_FORMATS,
+    import_peer,
+    native_files,
+    text_qid,
+    upload_quepid_snapshot,
+)
 
 __all__ = [
     "EXPORT_FORMATS",
+    "NOTHING_NEW",
     "PEER_FORMATS",
     "export_run_snapshot",
     "export_test_set",

@@ -42,6 +42,12 @@ from ndcg_labeler.services._progress import Progress, no_progress
 PEER_FORMATS = ("quepid", "srw-judgments", "srw-queries")
 """Peer files a test set imports: Quepid judgments CSV, SRW judgment list, SRW query set."""
 
+NOTHING_NEW = "nothing new: every query is in the test set already, and no ratings"
+"""What a peer import that changes nothing says (CLI, API's `message`, import page)."""
+
+SNAPSHOT_FORMAT = "quepid-snapshot"
+"""A run uploaded as a Quepid case snapshot: its format's name (CLI, API, browser, Run.format)."""
+
 MAX_DOCID = 300
 
 
@@ -198,7 +204,7 @@ def upload_quepid_snapshot(
 
     A text the test set lacks is left out and reported, as any run's unknown qid is (its qid
     is text_qid). The run is written as TREC with score = (last position + 1 − position), so
-    trec_eval's order is the snapshot's.
+    trec_eval's order is the snapshot's; it is recorded as format quepid-snapshot, the file's.
     """
     texts = _Texts(test_set)
     by_qid: dict[str, list[tuple[int, str]]] = {}
@@ -215,5 +221,13 @@ def upload_quepid_snapshot(
             out.append(f"{qid} Q0 {docid} {position} {top + 1 - position} quepid\n")
     base = os.path.basename(file.filename) or "snapshot.csv"
     return runs.upload_run(
-        test_set, _memory(out), base, name, user, depth=depth, notes=notes, series=series
+        test_set,
+        _memory(out),
+        base,
+        name,
+        user,
+        depth=depth,
+        notes=notes,
+        series=series,
+        recorded_format=SNAPSHOT_FORMAT,
     )

@@ -140,11 +140,14 @@ def upload_run(
     notes: str = "",
     progress: Progress = no_progress,
     series: str | None = None,
+    recorded_format: str | None = None,
 ) -> Run:
     """Parse, validate, rank and store a run whole (one transaction); returns the new Run.
 
     `progress` hears of bytes parsed, then of ranked lists stored; when it raises
-    (Cancelled), nothing is stored.
+    (Cancelled), nothing is stored. `recorded_format`: the format the run is recorded (and
+    reported) as, when the file parsed is a translation of the one uploaded (a Quepid
+    snapshot is read as TREC); by default the format detected.
 
     Raises FormatError (file:line) for a bad file and ServiceError for a refused upload
     (duplicate name, no known query, bad depth); in both cases nothing is written.
@@ -173,6 +176,7 @@ def upload_run(
         progress,
         ahead=ahead,
         series=series,
+        recorded_format=recorded_format,
     )
 
 
@@ -203,6 +207,7 @@ def store_parsed_run(
     in_trec_order: bool = False,
     ahead: live.GradesAhead | None = None,
     series: str | None = None,
+    recorded_format: str | None = None,
 ) -> Run:
     """upload_run after parsing: a run already in formats.read_run's form (validated: no
     docid twice in a query, no whitespace in ids), with the sha256 of its file's bytes, is
@@ -210,7 +215,8 @@ def store_parsed_run(
     query's entries are already in trec_eval's order (scoring.rank_grouped's), so ranking them
     again is skipped (a fused run is made in that order). `parsed` is spent: ranking may put
     its arrays in rank order in place. `ahead`: the test set's grades, read since before the
-    parse (else read from here on, while the run is ranked and written)."""
+    parse (else read from here on, while the run is ranked and written). `recorded_format`:
+    as upload_run's."""
     name, depth, notes = check_upload(test_set, name, depth, notes)
     series = clean_series(series) or series_from_name(test_set, name)
     known = _query_ids(test_set)
@@ -220,13 +226,14 @@ def store_parsed_run(
     ranked = _rank(parsed, known, depth, in_trec_order)
     progress("rank", 1, 1, int(parsed.offsets[-1]))
     lacking, wanted = lacking_docids(test_set.id, ranked.blobs)
+    fmt = recorded_format or parsed.format
     run = Run(
         test_set_id=test_set.id,
         name=name,
         uploaded_by_id=uploaded_by.id if uploaded_by is not None else None,
         filename=filename[:300],
         sha256=sha256,
-        format=parsed.format,
+        format=fmt,
         depth=depth,
         notes=notes,
         series=series,
@@ -253,7 +260,7 @@ def store_parsed_run(
                 name=name,
                 filename=run.filename,
                 sha256=sha256,
-                format=parsed.format,
+                format=fmt,
                 queries=run.num_queries,
                 entries=run.num_entries,
                 **({"series": series} if series else {}),
