@@ -248,7 +248,7 @@ def test_a_cancelled_fetch_stops_asking(
         "--concurrency", "1")  # fmt: skip
 
     def slow(_request: Request) -> Response:
-        time.sleep(0.25)
+        time.sleep(0.5)
         return Response('[{"id": "d1", "score": 1}]', content_type="application/json")
 
     def cancel_at_once(*_report: Any) -> None:
@@ -262,8 +262,8 @@ def test_a_cancelled_fetch_stops_asking(
         with pytest.raises(Cancelled):
             endpoints.fetch_run(test_set, endpoint, "r", progress=cancel_at_once)
         took = time.monotonic() - started
-    # Twelve queries one at a time would take 3 s; a cancel stops at the query being asked.
-    assert len(fake.seen) <= 2 and took < 1.5, (len(fake.seen), took)
+    # Twelve queries one at a time would take 6 s; a cancel stops at the query being asked.
+    assert len(fake.seen) <= 2 and took < 3.0, (len(fake.seen), took)
     assert runs_stored(app) == 0
 
 
@@ -316,17 +316,17 @@ def test_trying_a_slow_endpoint_asks_once(
     with app.app_context():
         build_test_set("tryslow", {"q1": "x"})
     add(runner, "tryslow", "e", "--url", fake.url + "/s?q={query}", "--preset", "list",
-        "--timeout", "0.3")  # fmt: skip
+        "--timeout", "1")  # fmt: skip
 
     def slow(_request: Request) -> Response:
-        time.sleep(0.6)
+        time.sleep(2.5)
         return Response("[]", content_type="application/json")
 
     fake.answer = slow
     started = time.monotonic()
     tried = runner.invoke(args=["endpoints", "try", "tryslow", "e", "x"])
     assert tried.exit_code == 1 and "no answer from" in tried.output, tried.output
-    assert len(fake.seen) == 1 and time.monotonic() - started < 1.0
+    assert len(fake.seen) == 1 and time.monotonic() - started < 2.4
 
 
 def test_a_header_secret_with_a_line_break_is_refused(
