@@ -170,6 +170,8 @@ ROUTES = {
     "judge_probes.prices": ADMIN,
     "endpoints.index": ADMIN,
     "endpoints.show": ADMIN,
+    "endpoints.edit": ADMIN,
+    "endpoints.delete": ADMIN,
     "series.index": MEMBER,
     "series.show": MEMBER,
     "series.show_json": MEMBER,
@@ -203,7 +205,11 @@ def _routes(app: Flask) -> list[tuple[object, str]]:
         for rule in app.url_map.iter_rules()
         for method in sorted(rule.methods - {"HEAD", "OPTIONS"})
     ]
-    return sorted(found, key=lambda item: (item[1] != "GET", item[0].rule, item[1]))
+    # Deletes after every other POST: an endpoint deleted first would make its own edit a 404.
+    deletes = {rule.endpoint for rule, _ in found if rule.endpoint.endswith(".delete")}
+    return sorted(
+        found, key=lambda item: (item[1] != "GET", item[0].endpoint in deletes, item[0].rule)
+    )
 
 
 def _extra(world: World) -> dict[str, object]:
