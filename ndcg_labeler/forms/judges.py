@@ -82,9 +82,9 @@ class RunJudgeForm(FlaskForm):
 class AuditSampleForm(FlaskForm):
     """Draw a judge's audit sample of N queries, or extend it to N (admins)."""
 
-    queries = IntegerField(
-        "Queries in the sample (N)", validators=[DataRequired(), NumberRange(min=1)]
-    )
+    # InputRequired, not DataRequired: a typed 0 is a number (the service says what N may be,
+    # naming the test set's count), not a missing field.
+    queries = IntegerField("Queries in the sample (N)", validators=[InputRequired()])
     seed = IntegerField(
         "Seed (first draw only; empty: a random seed)",
         validators=[Optional(), NumberRange(0, audit_samples.MAX_SEED)],

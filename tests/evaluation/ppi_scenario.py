@@ -78,11 +78,18 @@ def expected(r: int) -> dict[str, float]:
     }
 
 
-def build_ppi_set(app: Flask, name: str, r: int = 1, audited_limit: int | None = None) -> None:
+def build_ppi_set(
+    app: Flask,
+    name: str,
+    r: int = 1,
+    audited_limit: int | None = None,
+    pattern: list[tuple[bool, int | None, int]] | None = None,
+) -> None:
     """The test set `name` with runs A and B, judge gpt's answers and its drawn sample.
 
-    audited_limit: give people's grades to only the first that many audited queries."""
-    rows = [(f"p{j}{i:02d}", *row) for j in range(r) for i, row in enumerate(PATTERN, 1)]
+    audited_limit: give people's grades to only the first that many audited queries;
+    pattern: (audited, Y, Ŷ) of run A per query of a replicate, PATTERN unless given."""
+    rows = [(f"p{j}{i:02d}", *row) for j in range(r) for i, row in enumerate(pattern or PATTERN, 1)]
     human = [row for row in rows if row[1]][:audited_limit]
     qrels = [(q, d, int((d == "a") == bool(y))) for q, _, y, _ in human for d in ("a", "b")]
     with app.app_context():

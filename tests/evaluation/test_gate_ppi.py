@@ -113,3 +113,19 @@ def test_the_api_gates_on_ppi_labels(app: Flask, client: FlaskClient, admin_id: 
     assert out["measures"][0]["delta"] == pytest.approx(expected(5)["d_theta"], abs=1e-12)
     markdown = client.post("/api/testsets/ppi/gate?format=markdown", json=body, headers=headers)
     assert "PPI++" in markdown.get_data(as_text=True)
+
+
+def test_an_audit_without_spread_does_not_decide(app: Flask, runner: FlaskCliRunner) -> None:
+    """Ten audited queries on which B − A is −1 under people and the judge alike (se 0), and
+    ten others the judge splits −1 and +1: the set's human mean of d could be anywhere from
+    −1 to 0 (by hand), so no zero-width test may fail the candidate: inconclusive, with the
+    reason and what to do."""
+    flat = [(True, 1, 1)] * 10 + [(False, None, 1)] * 5 + [(False, None, 0)] * 5
+    build_ppi_set(app, "ppi", pattern=flat)
+    result = gate(runner, "A", "B", "--json")
+    assert result.exit_code == 3, result.output
+    m = json.loads(result.output)["measures"][0]
+    assert m["outcome"] == "inconclusive"
+    assert m["delta"] == -1.0
+    assert (m["p_value"], m["ppi"]["ci_low"]) == (None, None)
+    assert "no spread" in m["note"] and "audit more queries" in m["note"]

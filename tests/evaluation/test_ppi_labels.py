@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 from flask import Flask
 from flask.testing import FlaskClient, FlaskCliRunner
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import User
+from ndcg_labeler.services import ppi
 from ndcg_labeler.services.accounts import create_token
 from tests.evaluation.ppi_scenario import build_ppi_set, expected
 
@@ -115,3 +117,36 @@ def test_the_api_scores_and_compares_under_ppi(
     # Without a and b: the two oldest runs, A then B, as the compare page's first visit.
     oldest = client.get("/api/testsets/ppi/compare?k=1&labels=ppi:gpt", headers=headers)
     assert oldest.get_json()["ppi"] == compare.get_json()["ppi"]
+
+
+# Ten audited queries where people and the judge both give A NDCG@1 = 1, and ten others the
+# judge splits 1 (five) and 0 (five).
+FLAT_AUDIT = [(True, 1, 1)] * 10 + [(False, None, 1)] * 5 + [(False, None, 0)] * 5
+
+
+def test_an_audit_without_spread_withholds_the_interval(app: Flask, runner: FlaskCliRunner) -> None:
+    """By hand: cov(Y, Ŷ) over the audited queries is 0, so λ̂ = 0 and θ̂ = mean Y = 1, with
+    s_Y = 0. A t interval of no width would say the set's human mean is exactly 1, yet the
+    judge scores five of the ten unaudited queries 0: the human mean could be anywhere from
+    1/2 (those five at 0) to 1. The interval is withheld, with what to do next."""
+    build_ppi_set(app, "ppi", pattern=FLAT_AUDIT)
+    out = _score(runner, "A", "--labels", "ppi:gpt")
+    ppi = out["ppi"]
+    assert (ppi["estimate"], ppi["lambda"], ppi["n_audited"]) == (1.0, 0.0, 10)
+    assert (ppi["ci_low"], ppi["ci_high"]) == (None, None)
+    assert ppi["reason"].startswith("audit more queries: ")
+    assert "no spread" in ppi["reason"]
+    assert out["ppi_basis"]["machine_mean"] == pytest.approx(15 / 20, abs=1e-12)
+    text = runner.invoke(args=["run", "score", "ppi", "A", "--k", "1", "--labels", "ppi:gpt"])
+    assert "[1.0000, 1.0000]" not in text.output
+    assert "no spread" in text.output
+
+
+def test_no_spread_anywhere_keeps_its_zero_width_interval() -> None:
+    """Two identical runs: d = 0 on every query under both sources, the judge's included, so
+    nothing the audit left out can move the mean and the interval of B − A is [0, 0]."""
+    zeros = np.zeros(20)
+    mask = np.arange(20) < 10
+    found = ppi.estimate_from(zeros, zeros, mask, ppi.AuditStatus("gpt", 10, 20, 20), True)
+    assert found.has_interval and found.found is not None
+    assert (found.found.estimate, found.found.ci_low, found.found.ci_high) == (0.0, 0.0, 0.0)

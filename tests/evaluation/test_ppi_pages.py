@@ -32,6 +32,8 @@ def test_the_overview_shows_the_estimate_beside_both_means(
     low, high = want["theta"] - want["half"], want["theta"] + want["half"]
     assert f"{want['theta']:.4f}" in page and f"[{low:.4f}, {high:.4f}]" in page
     assert "0.6000" in page and "0.6667" in page  # machine-only mean, human-only (audited)
+    # The interval is the t interval about the set's mean (scoring.md), not a z interval.
+    assert "95% t interval</th>" in page and "interval (z)" not in page
     assert "12 of 20 queries audited" in page
     # B: 1 − A per query, so its estimate is 1 − θ̂_A (same λ̂).
     assert f"{1 - want['theta']:.4f}" in page

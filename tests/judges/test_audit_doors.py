@@ -159,6 +159,25 @@ def test_the_page_shows_a_refusal_beside_the_form(
         assert db.session.scalar(sa.select(sa.func.count()).select_from(AuditSample)) == 0
 
 
+def test_the_page_says_what_n_may_be_when_it_is_not_a_size(
+    as_admin: FlaskClient, audit_set: tuple[int, int], app: Flask
+) -> None:
+    """0 is a number the admin typed, not a missing field; like −1 it gets the range."""
+    url = f"/test-sets/{audit_set[0]}/judges/{audit_set[1]}/audit"
+    for typed in ("0", "-1"):
+        page = as_admin.post(url, data={"audit-queries": typed}).get_data(as_text=True)
+        assert "N must be from 1 to 6" in page, typed
+        assert "This field is required." not in page, typed
+    for typed in ("1.5", "abc"):
+        page = as_admin.post(url, data={"audit-queries": typed}).get_data(as_text=True)
+        assert "Not a valid integer value." in page, typed
+        assert "This field is required." not in page, typed
+    page = as_admin.post(url, data={"audit-queries": ""}).get_data(as_text=True)
+    assert "This field is required." in page
+    with app.app_context():
+        assert db.session.scalar(sa.select(sa.func.count()).select_from(AuditSample)) == 0
+
+
 def test_annotators_can_neither_see_nor_draw(
     as_annotator: FlaskClient, audit_set: tuple[int, int], annotator_id: int, app: Flask
 ) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import threading
 
 import numpy as np
 import pytest
@@ -231,3 +232,37 @@ def test_audited_means_every_pool_pair_has_a_human_grade(app: Flask) -> None:
     assert state.no_pairs == ["empty"]
     assert state.to_json()["audited"] == state.audited
     assert set(state.to_json()) >= {"queries", "seed", "audited"}
+
+
+def test_two_admins_drawing_the_first_sample_at_once_both_get_it(app: Flask) -> None:
+    """Two first draws of the same sample at the same moment (same N, same seed) are the same
+    request twice: both succeed and one sample of N queries is stored, the seed's first N."""
+    errors: list[BaseException] = []
+
+    def draw(test_set_id: int, judge_id: int, barrier: threading.Barrier) -> None:
+        try:
+            with app.app_context():
+                test_set = db.session.get_one(TestSet, test_set_id)
+                found = db.session.get_one(Judge, judge_id)
+                barrier.wait()
+                audit_samples.draw_audit(test_set, found, 4, seed=11)
+                db.session.remove()
+        except BaseException as exc:
+            errors.append(exc)
+
+    for attempt in range(4):
+        test_set_id = _set(app, f"race{attempt}")
+        with app.app_context():
+            judge_id = _judge().id
+        barrier = threading.Barrier(2)
+        threads = [
+            threading.Thread(target=draw, args=(test_set_id, judge_id, barrier)) for _ in range(2)
+        ]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert errors == [], attempt
+        with app.app_context():
+            state = _state(test_set_id)
+            assert (state.seed, state.queries) == (11, audit_samples.draw_order(QIDS, 11)[:4])

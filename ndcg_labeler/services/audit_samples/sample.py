@@ -32,7 +32,7 @@ from ndcg_labeler.models import (
     utcnow,
 )
 from ndcg_labeler.services import ServiceError, audit
-from ndcg_labeler.services._db import transaction
+from ndcg_labeler.services._db import insert_if_absent, transaction
 
 # Seeds fit a signed 64-bit column on both databases; a random seed is drawn below 2**32 so
 # that it stays short enough to read out and type again.
@@ -139,22 +139,32 @@ def draw_audit(
     """
     _check_seed(seed)
     with transaction():
+        # Claim the sample's row before reading it: the insert is a write, so on SQLite it
+        # takes the one writer's lock first (a concurrent first draw then waits, and reads
+        # the sample that one stored, instead of inserting a second and failing); on
+        # PostgreSQL it waits for a concurrent insert of the same row to commit.
+        new = bool(
+            insert_if_absent(
+                AuditSample.__table__,
+                [{"test_set_id": test_set.id, "judge_id": judge.id, "seed": 0}],
+                ["test_set_id", "judge_id"],
+            )
+        )
         # One draw at a time per test set (PostgreSQL row lock; SQLite has one writer anyway).
         db.session.execute(sa.select(TestSet.id).where(TestSet.id == test_set.id).with_for_update())
         sample = _sample(test_set, judge)
-        previous_seed = sample.seed if sample is not None else None
-        if sample is not None and seed is not None and seed != sample.seed and not reseed:
+        assert sample is not None
+        db.session.refresh(sample)  # what the other draw stored, not an older read of it
+        previous_seed = None if new else sample.seed
+        if not new and seed is not None and seed != sample.seed and not reseed:
             raise ServiceError(
                 f"this sample was drawn with seed {sample.seed}; to replace it by a new draw "
                 f"with seed {seed}, ask again with --reseed (the form's 'draw a new sample')"
             )
-        replacing = sample is None or reseed
-        stored = _sampled_ids(sample) if sample is not None and not reseed else []
+        replacing = new or reseed
+        stored = _sampled_ids(sample) if not replacing else []
         ids = _query_ids(test_set)
         _checked_n(n, len(ids), len(stored), replacing)
-        if sample is None:
-            sample = AuditSample(test_set_id=test_set.id, judge_id=judge.id, seed=0)
-            db.session.add(sample)
         if replacing:
             sample.seed = seed if seed is not None else secrets.randbelow(RANDOM_SEEDS)
         db.session.flush()

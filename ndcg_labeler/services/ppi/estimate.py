@@ -4,7 +4,8 @@ Estimand: the mean over all of the test set's queries of NDCG@k under human labe
 without any relevant judged chunk (NDCG undefined) counting 0. Per query, Y is NDCG@k under
 human labels and Ŷ under machine:JUDGE labels, both with that convention; the labeled set is
 the judge's audit sample's audited queries (audit_samples.audit_state), the unlabeled set every
-other query. scoring.ppi_mean does the arithmetic; below MIN_AUDITED audited queries the interval is
+other query. scoring.ppi_mean does the arithmetic; below MIN_AUDITED audited queries, or when
+the audited queries leave the interval no width while the judge's values vary, the interval is
 withheld ("audit more queries"). A difference of two runs is the same on per-query differences.
 """
 
@@ -136,7 +137,8 @@ def estimate_from(
     """scoring.ppi_mean with the audited queries (`mask`) labeled and the others not.
 
     y and yhat hold one value per query of the set (undefined ones already 0); the interval
-    is withheld below MIN_AUDITED audited queries and the estimate below one.
+    is withheld below MIN_AUDITED audited queries, and when the audited queries leave it no
+    width while the judge's values vary (_flat_audit); the estimate is withheld below one.
     """
     found = None
     if status.audited:
@@ -147,6 +149,12 @@ def estimate_from(
             f"audit more queries: {status.text}; an interval needs at least "
             f"{scoring.MIN_AUDITED} (flask judges audit)"
         )
+    elif found is not None and _flat_audit(found, yhat):
+        reason = (
+            f"audit more queries: {status.text}, with no spread to size an interval on, "
+            "while the judge's values vary over the set; an interval of no width would "
+            "claim the others score as the audited do (flask judges audit)"
+        )
     return PPIFigures(
         audit=status,
         found=found,
@@ -154,6 +162,17 @@ def estimate_from(
         machine_mean=float(yhat.mean()) if yhat.size else None,
         human_audited_mean=float(y[mask].mean()) if status.audited else None,
         difference=difference,
+    )
+
+
+def _flat_audit(found: scoring.PPIEstimate, yhat: np.ndarray) -> bool:
+    """True when the interval has no width although queries are left unaudited and the
+    judge's values vary: the audited queries (all alike) then say nothing of how far the
+    others stray. With no spread anywhere (two identical runs) the zero width stands."""
+    return (
+        found.n_unaudited > 0
+        and found.se_set <= scoring.TIE_TOLERANCE
+        and float(np.ptp(yhat)) > scoring.TIE_TOLERANCE
     )
 
 
