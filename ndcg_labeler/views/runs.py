@@ -159,6 +159,11 @@ def upload(test_set_id: int) -> str | Response | tuple[object, int]:
         except ServiceError as exc:
             form.name.errors.append(str(exc))
         else:
+            given = {
+                "depth": form.depth.data,
+                "notes": form.notes.data or "",
+                "series": form.series.data or "",
+            }
             try:
                 if form.format.data:  # a Quepid snapshot: read in this request, as the API does
                     run = interop.upload_quepid_snapshot(
@@ -166,9 +171,7 @@ def upload(test_set_id: int) -> str | Response | tuple[object, int]:
                         interop_requests.peer_file(storage),
                         name,
                         current_user,
-                        depth=form.depth.data,
-                        notes=form.notes.data or "",
-                        series=form.series.data or "",
+                        **given,
                     )
                 elif jobs.stream_size(storage.stream) > jobs.threshold_bytes():
                     # Large: the worker stores it; this request only saves the file.
@@ -178,9 +181,7 @@ def upload(test_set_id: int) -> str | Response | tuple[object, int]:
                         filename,
                         name,
                         current_user,
-                        depth=form.depth.data,
-                        notes=form.notes.data or "",
-                        series=form.series.data or "",
+                        **given,
                     )
                     target = url_for("jobs.show", job_id=job.id)
                     return jsonify(ok=True, redirect=target) if _xhr() else redirect(target)
@@ -191,9 +192,7 @@ def upload(test_set_id: int) -> str | Response | tuple[object, int]:
                         filename,
                         name,
                         current_user,
-                        depth=form.depth.data,
-                        notes=form.notes.data or "",
-                        series=form.series.data or "",
+                        **given,
                     )
             except (FormatError, ServiceError) as exc:
                 form.file.errors.append(f"{exc} — nothing was stored.")
