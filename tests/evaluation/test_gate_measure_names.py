@@ -165,6 +165,7 @@ def test_a_bad_alpha_is_named_as_the_cli_spells_it(
     )
     assert result.exit_code == 2
     assert result.output.startswith("Error: --alpha must be a number from 0 to 1")
+    assert result.output.rstrip().endswith(f"not {value}"), result.output  # as typed: 7, not 7.0
 
 
 @pytest.mark.parametrize("value", [7, -0.1])

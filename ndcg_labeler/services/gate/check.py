@@ -200,7 +200,7 @@ def check_labels(labels: str) -> str:
 def check_threshold(name: str, value: float, low: float, high: float) -> float:
     """A finite number within [low, high] (max-drop, alpha)."""
     if isinstance(value, bool) or not math.isfinite(value) or not low <= value <= high:
-        raise ServiceError(f"{name} must be a number from {low:g} to {high:g}, not {value}")
+        raise ServiceError(f"{name} must be a number from {low:g} to {high:g}, not {value:g}")
     return float(value)
 
 
