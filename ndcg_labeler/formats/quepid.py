@@ -84,8 +84,11 @@ def read_quepid_judgments(
                 continue
             docid = check_id(docid_text, "docid", name, line)
             rating = parse_score(rating_text, name, line, "rating") if rating_text else None
-            earlier = seen.setdefault((text, docid), (rating, line))
-            if earlier[1] != line and earlier[0] != rating:
+            # An unrated row lists the pair without a rating: only two ratings can disagree.
+            earlier = seen.get((text, docid))
+            if earlier is None or earlier[0] is None:
+                seen[(text, docid)] = (rating, line)
+            elif rating is not None and earlier[0] != rating:
                 reason = (
                     f"docid '{docid}' is rated twice for query '{text[:60]}' with different "
                     f"ratings (line {earlier[1]} and here)"

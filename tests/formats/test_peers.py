@@ -89,6 +89,22 @@ def test_quepid_judgments_errors(text: str, where: str) -> None:
         list(read_quepid_judgments(_src(text), "j.csv"))
 
 
+def test_an_unrated_row_does_not_conflict_with_a_rating_of_the_same_pair() -> None:
+    # Quepid lists a document unrated and, further down, rated: one rating, no conflict.
+    text = "query,docid,rating\nq,a,\nq,a,2\nq,a,\nq,a,2\n"
+    got = [(line, tuple(j)) for line, j in read_quepid_judgments(_src(text), "j.csv")]
+    assert got == [
+        (2, ("q", "a", None)),
+        (3, ("q", "a", 2.0)),
+        (4, ("q", "a", None)),
+        (5, ("q", "a", 2.0)),
+    ]
+    with pytest.raises(
+        FormatError, match=r"j\.csv:4: docid 'a' is rated twice .* \(line 3 and here\)"
+    ):
+        list(read_quepid_judgments(_src("query,docid,rating\nq,a,\nq,a,2\nq,a,1\n"), "j.csv"))
+
+
 def test_quepid_snapshot_rows_and_errors() -> None:
     head = "Snapshot Name,Snapshot Time,Case ID,Query Text,Doc ID,Doc Position,title\n"
     rows = list(read_quepid_snapshot(_src(head + "s,t,1,q,d2,2,x\ns,t,1,q,d1,1,y\n"), "s.csv"))
