@@ -13,10 +13,19 @@ from ndcg_labeler.forms.endpoints import (
     ScheduleForm,
     TryForm,
 )
+from ndcg_labeler.models import RetrieverEndpoint, TestSet
 from ndcg_labeler.services import ServiceError, endpoints, jobs, series
 from ndcg_labeler.views.access import admin_required, get_test_set_or_404
 
 bp = Blueprint("endpoints", __name__, url_prefix="/test-sets/<int:test_set_id>/endpoints")
+
+
+def _endpoint_or_404(test_set: TestSet, name: str) -> RetrieverEndpoint:
+    """The test set's endpoint of this name, or 404."""
+    try:
+        return endpoints.require_endpoint(test_set, name)
+    except ServiceError:
+        abort(404)
 
 
 @bp.route("/", methods=["GET", "POST"])
@@ -46,8 +55,7 @@ def index(test_set_id: int) -> str | Response:
 def show(test_set_id: int, name: str) -> str | Response:
     """One endpoint: try a query (the mapped results or the exact error), fetch a run."""
     test_set = get_test_set_or_404(test_set_id)
-    found = {e.name: e for e in endpoints.list_endpoints(test_set)}
-    endpoint = found.get(name) or abort(404)
+    endpoint = _endpoint_or_404(test_set, name)
     try_form, fetch_form = TryForm(prefix="try"), FetchForm(prefix="fetch")
     schedule_form = ScheduleForm(prefix="schedule")
     if not schedule_form.is_submitted():
@@ -111,8 +119,7 @@ def show(test_set_id: int, name: str) -> str | Response:
 def edit(test_set_id: int, name: str) -> str | Response:
     """The add form, prefilled: change (or rename) an endpoint; fetched runs keep theirs."""
     test_set = get_test_set_or_404(test_set_id)
-    found = {e.name: e for e in endpoints.list_endpoints(test_set)}
-    endpoint = found.get(name) or abort(404)
+    endpoint = _endpoint_or_404(test_set, name)
     form = EndpointEditForm.of(endpoints.settings_of(endpoint))
     if form.validate_on_submit():
         try:
@@ -136,8 +143,7 @@ def edit(test_set_id: int, name: str) -> str | Response:
 def delete(test_set_id: int, name: str) -> Response:
     """Delete an endpoint (admins), unless it is scheduled or a job will ask it."""
     test_set = get_test_set_or_404(test_set_id)
-    found = {e.name: e for e in endpoints.list_endpoints(test_set)}
-    endpoint = found.get(name) or abort(404)
+    endpoint = _endpoint_or_404(test_set, name)
     try:
         endpoints.delete_endpoint(test_set, endpoint, current_user)
     except ServiceError as exc:
