@@ -117,7 +117,7 @@ def page(test_set_id: int) -> tuple[str, int]:
         test_set=test_set,
         all_runs=all_runs,
         form=form,
-        chosen=_chosen(test_set, form, all_runs),
+        chosen=_chosen(form, all_runs),
         result=result,
         error=error,
         cli=gate.cli_command(result) if result else None,
@@ -132,14 +132,15 @@ def page(test_set_id: int) -> tuple[str, int]:
     ), 400 if error else 200
 
 
-def _chosen(test_set: TestSet, form: GateForm, all_runs: list[Run]) -> tuple[Run | None, ...]:
+def _chosen(form: GateForm, all_runs: list[Run]) -> tuple[Run | None, ...]:
     """The runs the selects show chosen: those named, else the two oldest (as compare)."""
     if not form.asked:
         return tuple(all_runs[:2]) if len(all_runs) >= 2 else (None, None)
+    by_id = {run.id: run for run in all_runs}
     found = []
     for text in (form.baseline, form.candidate):
         try:
-            found.append(runs.get_run(test_set, whole_number(text, "run")))
+            found.append(by_id.get(whole_number(text, "run")))
         except ServiceError:
             found.append(None)
     return tuple(found)
