@@ -49,13 +49,16 @@ def list_endpoints(test_set: TestSet) -> list[RetrieverEndpoint]:
     return list(db.session.scalars(stmt))
 
 
-def require_endpoint(test_set: TestSet, name: str) -> RetrieverEndpoint:
-    """The endpoint of the test set with this name, or a ServiceError naming it."""
-    found = db.session.scalar(
-        sa.select(RetrieverEndpoint).where(
-            RetrieverEndpoint.test_set_id == test_set.id, RetrieverEndpoint.name == name
-        )
+def require_endpoint(test_set: TestSet, name: str, *, lock: bool = False) -> RetrieverEndpoint:
+    """The endpoint of the test set with this name, or a ServiceError naming it. `lock`: hold
+    its row until the transaction ends (PostgreSQL), so that a rename or delete, which takes
+    the same lock before it looks for jobs asking the endpoint, waits for a job being queued."""
+    stmt = sa.select(RetrieverEndpoint).where(
+        RetrieverEndpoint.test_set_id == test_set.id, RetrieverEndpoint.name == name
     )
+    if lock:
+        stmt = stmt.with_for_update().execution_options(populate_existing=True)
+    found = db.session.scalar(stmt)
     if found is None:
         raise ServiceError(f"test set '{test_set.name}' has no endpoint named '{name}'")
     return found

@@ -2,7 +2,8 @@
 
 Jobs find their endpoint by name when they start (a fetch, a scheduled evaluation), so an
 endpoint is not renamed or deleted while one of them is queued or running; a schedule is the
-endpoint's own, so it moves with a rename, and a scheduled endpoint is not deleted.
+endpoint's own, so it moves with a rename, and a scheduled endpoint is not deleted. Queuing such
+a job and changing the endpoint both lock its row first, so neither misses the other.
 """
 
 from __future__ import annotations
@@ -76,6 +77,19 @@ def busy_jobs(test_set: TestSet, endpoint: RetrieverEndpoint) -> list[Job]:
     ]
 
 
+def _lock(test_set: TestSet, endpoint: RetrieverEndpoint) -> None:
+    """Hold the endpoint's row (PostgreSQL) and read it afresh: a fetch being queued or a slot
+    being claimed holds it until its job is committed, so busy_jobs then sees that job."""
+    found = db.session.scalar(
+        sa.select(RetrieverEndpoint)
+        .where(RetrieverEndpoint.id == endpoint.id)
+        .with_for_update()
+        .execution_options(populate_existing=True)
+    )
+    if found is None:
+        raise ServiceError(f"test set '{test_set.name}' has no endpoint named '{endpoint.name}'")
+
+
 def _busy_message(endpoint: RetrieverEndpoint, jobs: list[Job], doing: str) -> str:
     listed = ", ".join(f"job {job.id} ({job.kind}, {job.state})" for job in jobs)
     them = "it" if len(jobs) == 1 else "them"
@@ -96,6 +110,7 @@ def edit_endpoint(
     unknown = sorted(set(changes) - set(SETTINGS))
     if unknown:
         raise TypeError(f"unknown endpoint settings: {', '.join(unknown)}")
+    _lock(test_set, endpoint)
     columns = checked_columns(test_set, endpoint, **{**settings_of(endpoint), **changes})
     if columns["name"] != endpoint.name:
         busy = busy_jobs(test_set, endpoint)
@@ -134,6 +149,7 @@ def delete_endpoint(
     """Delete the endpoint, unless it has a schedule or a job will ask it (a ServiceError that
     names them). Runs fetched from it stay, with their snapshot of it. `confirm` is called
     once the delete would be accepted (it raises to stop it)."""
+    _lock(test_set, endpoint)
     if endpoint.schedule:
         raise ServiceError(
             f"endpoint '{endpoint.name}' runs on a schedule ({endpoint.schedule} into series "

@@ -140,7 +140,7 @@ def enqueue_fetch(
     user: User | None,
 ) -> Job:
     """A background fetch of a run from one of the test set's retriever endpoints."""
-    endpoints_service.require_endpoint(test_set, endpoint_name)
+    endpoints_service.require_endpoint(test_set, endpoint_name, lock=True)
     run_name = run_service.clean_name(run_name)
     if run_service.name_taken(test_set, run_name):
         raise ServiceError(f"this test set already has a run named '{run_name}'")
