@@ -270,3 +270,24 @@ def test_a_long_series_name_keeps_the_slot_in_its_run_names(scheduled: Flask) ->
     names = [run for _, run, _ in _checks(app)]
     assert [n[-16:] for n in names] == ["-2026-11-23-0400", "-2026-11-24-0400"]
     assert all(len(n) <= 196 for n in names)
+
+
+def test_a_slot_whose_job_could_not_be_recorded_stays_due(
+    scheduled: Flask, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The claim and its job are one transaction: a failure between them loses no slot."""
+    from ndcg_labeler.services.jobs import records
+
+    real = records.create_job
+
+    def broken(*args: object, **kwargs: object) -> Job:
+        raise RuntimeError("database went away")
+
+    monkeypatch.setattr(records, "create_job", broken)
+    with scheduled.app_context(), pytest.raises(RuntimeError):
+        jobs.tick(DAY1 + timedelta(hours=1, seconds=30))
+    monkeypatch.setattr(records, "create_job", real)
+    with scheduled.app_context():
+        (job,) = jobs.tick(DAY1 + timedelta(hours=1, minutes=1))
+        assert job.params["slot"] == "2026-11-23T03:00:00+00:00"
+        assert job.state == "done", job.error

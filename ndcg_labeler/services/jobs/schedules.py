@@ -8,25 +8,28 @@ from __future__ import annotations
 from datetime import datetime
 
 from ndcg_labeler.extensions import db
-from ndcg_labeler.models import Job, TestSet
+from ndcg_labeler.models import Job
 from ndcg_labeler.services import series
 from ndcg_labeler.services.jobs import kinds, queue, records
 
 
 def tick(now: datetime | None = None) -> list[Job]:
     """Queue an evaluation for every slot due at `now` (each slot once); the jobs queued."""
-    queued = []
-    for due in series.claim_due(now):
-        test_set = db.session.get(TestSet, due.test_set_id)
-        if test_set is None:
-            continue
+    recorded: list[Job] = []
+
+    def record(due: series.Due) -> None:
+        # Committed with the claim (create_job commits): see series.claim_due.
         params = {
             "endpoint": due.endpoint,
             "series": due.series,
             "k": due.k,
             "slot": due.slot.isoformat(),
         }
-        job = records.create_job(kinds.SCHEDULED.name, test_set.id, None, params)
+        recorded.append(records.create_job(kinds.SCHEDULED.name, due.test_set_id, None, params))
+
+    series.claim_due(now, record)
+    queued = []
+    for job in recorded:
         try:
             queue.send(job.id)
         except Exception as exc:

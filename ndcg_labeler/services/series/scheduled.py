@@ -90,8 +90,15 @@ def next_run(endpoint: RetrieverEndpoint, now: datetime | None = None) -> dateti
     return next_slot(parsed, now or utcnow())
 
 
-def claim_due(now: datetime | None = None) -> list[Due]:
-    """Claim every endpoint's latest slot at or before `now` that is not yet claimed."""
+def claim_due(
+    now: datetime | None = None, on_claim: Callable[[Due], None] | None = None
+) -> list[Due]:
+    """Claim every endpoint's latest slot at or before `now` that is not yet claimed.
+
+    `on_claim` (which must commit) runs in the claim's transaction, while the claim's UPDATE
+    still holds the endpoint's row: the job it queues is committed with the claim, so a rename
+    or delete of the endpoint (which takes that row's lock first) finds the job; a failure in
+    it leaves the slot unclaimed for the next tick."""
     now = now or utcnow()
     stmt = sa.select(RetrieverEndpoint).where(RetrieverEndpoint.schedule != "")
     claimed: list[Due] = []
@@ -112,17 +119,24 @@ def claim_due(now: datetime | None = None) -> list[Due]:
             .where(table.c.id == endpoint.id, condition)
             .values(schedule_last_at=slot)
         ).rowcount
-        db.session.commit()
-        if won:
-            claimed.append(
-                Due(
-                    endpoint.test_set_id,
-                    endpoint.name,
-                    endpoint.schedule_series,
-                    endpoint.schedule_k,
-                    slot,
-                )
-            )
+        if not won:
+            db.session.commit()
+            continue
+        due = Due(
+            endpoint.test_set_id,
+            endpoint.name,
+            endpoint.schedule_series,
+            endpoint.schedule_k,
+            slot,
+        )
+        try:
+            if on_claim is not None:
+                on_claim(due)
+            db.session.commit()
+        except Exception:
+            db.session.rollback()
+            raise
+        claimed.append(due)
     return claimed
 
 
