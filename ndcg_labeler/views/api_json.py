@@ -1,5 +1,5 @@
 """The JSON API's shape of a run: its fields, the link to its scores and its mean NDCG@10
-with n, the 95% t interval and the sensitivity to unjudged chunks (views/api.py)."""
+with n, the 95% t interval and the sensitivity to unjudged chunks (views/api_runs.py)."""
 
 from __future__ import annotations
 

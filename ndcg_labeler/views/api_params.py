@@ -1,5 +1,5 @@
 """Reading the JSON API's parameters and answering its errors: one JSON object or form fields
-in, `{"error": ...}` with a status out (views/api.py and the API's helpers share them)."""
+in, `{"error": ...}` with a status out (the api_* route modules and their helpers share them)."""
 
 from __future__ import annotations
 
