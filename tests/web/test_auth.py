@@ -8,7 +8,7 @@ from flask.testing import FlaskClient
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import User
-from tests.factory import PASSWORD
+from tests.factory import PASSWORD, make_user
 
 
 def test_anonymous_is_sent_to_login(client: FlaskClient) -> None:
@@ -46,6 +46,28 @@ def test_login_logout(client: FlaskClient, admin_id: int, auth) -> None:
     assert client.get("/").status_code == 200
     auth.logout()
     assert client.get("/").status_code == 302
+
+
+def test_login_takes_the_name_in_any_case_and_without_surrounding_spaces(
+    app: Flask, client: FlaskClient, auth
+) -> None:
+    """A phone capitalises the first letter; a password manager may add a space."""
+    make_user(app, "Alice.Smith")
+    for typed in ("alice.smith", " ALICE.SMITH ", "Alice.Smith"):
+        assert auth.login(typed).status_code == 302, typed
+        assert client.get("/").status_code == 200
+        auth.logout()
+
+
+def test_login_by_case_is_refused_when_two_accounts_differ_only_by_case(
+    app: Flask, client: FlaskClient, auth
+) -> None:
+    """Accounts made before names were unique regardless of case: only the exact name signs in."""
+    make_user(app, "bob")
+    make_user(app, "Bob")
+    assert auth.login("BOB").status_code == 200
+    assert client.get("/").status_code == 302
+    assert auth.login("Bob").status_code == 302
 
 
 def test_login_ignores_offsite_next(client: FlaskClient, admin_id: int) -> None:

@@ -87,10 +87,19 @@ def set_preferences(user: User, *, shortcuts_enabled: bool) -> None:
 def authenticate(username: str, password: str) -> User | None:
     """The active person with this name and password, or None.
 
-    Every failure gives the same answer after the same work (one hash check), so neither the
-    answer nor its time tells whether the name exists or is active.
+    The name is taken without surrounding spaces and in any letters' case (a phone capitalises
+    it), unless two accounts made before names were unique regardless of case differ only by
+    it: then only the exact name signs in. Every failure gives the same answer after the same
+    work (one hash check), so neither the answer nor its time tells whether the name exists or
+    is active.
     """
-    user = db.session.scalar(sa.select(User).where(User.username == username))
+    name = username.strip()
+    user = db.session.scalar(sa.select(User).where(User.username == name))
+    if user is None and name:
+        alike = db.session.scalars(
+            sa.select(User).where(sa.func.lower(User.username) == name.lower()).limit(2)
+        ).all()
+        user = alike[0] if len(alike) == 1 else None
     if not verify_password(user, password) or user is None or not user.is_active:
         return None
     # NDCG_LOCAL_LOGIN=0: people sign in through the identity provider only.
