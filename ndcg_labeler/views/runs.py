@@ -23,7 +23,7 @@ from ndcg_labeler.forms.runs import RunUploadForm
 from ndcg_labeler.services import ServiceError, interop, jobs, live, runs, whole_number
 from ndcg_labeler.views import interop_requests
 from ndcg_labeler.views._run_lists import list_filter
-from ndcg_labeler.views.access import admin_required, get_test_set_or_404
+from ndcg_labeler.views.access import admin_required, get_test_set_or_404, may_see_grades
 
 bp = Blueprint("runs", __name__, url_prefix="/test-sets/<int:test_set_id>/runs")
 
@@ -219,12 +219,16 @@ def show(test_set_id: int, run_id: int) -> str:
         result = live.score_run(run, _options())
     except ServiceError as exc:  # a cutoff deeper than an archived run kept
         abort(400, description=str(exc))
+    # Per-query DCG, IDCG and relevant counts are others' grades summed up: on a blind set
+    # annotators keep the run's mean only, as on the dashboard's run table.
+    per_query = may_see_grades(test_set)
     return render_template(
         "runs/show.html",
         test_set=test_set,
         run=run,
         result=result,
-        top=[result.row(i) for i in result.by_gap()[:TOP_QUERIES]],
+        per_query=per_query,
+        top=[result.row(i) for i in result.by_gap()[:TOP_QUERIES]] if per_query else [],
         uploader=runs.uploaders([run]).get(run.id),
         k_choices=live.K_CHOICES,
     )

@@ -28,6 +28,7 @@ from ndcg_labeler.views._scoring import k_arg, page_arg
 from ndcg_labeler.views.access import (
     admin_required,
     get_test_set_or_404,
+    may_see_grades,
     require_grades_visible,
 )
 
@@ -107,9 +108,13 @@ def agreement_json(test_set_id: int) -> BaseResponse:
 def _people(test_set: TestSet, *, background: bool = False) -> team.Cached[list[team.Person]]:
     """The People rows this user may see: admins everyone, an annotator their own row."""
     only = None if current_user.is_admin else current_user.id
-    return team.cached_people(
+    rows = team.cached_people(
         test_set, include_imports=_imports_arg(), only_user_id=only, background=background
     )
+    if may_see_grades(test_set):
+        return rows
+    # Blind set: agreement with the others is their grades summed up, kept from annotators.
+    return team.Cached(team.without_agreement(rows.value), rows.updating)
 
 
 @bp.get("/people")
@@ -127,6 +132,7 @@ def people_page(test_set_id: int) -> str:
         people=rows.value,
         include_imports=include,
         own_only=not current_user.is_admin,
+        agreement_withheld=not may_see_grades(test_set),
         updating=rows.updating,
     )
 

@@ -150,3 +150,32 @@ def test_a_drilldown_correction_is_no_rating_here_either(app: Flask):
     assert alice.trend == [] and boss_row.trend == []
     # The correction is still boss's judgment: volume and grades count it.
     assert (boss_row.judgments, boss_row.graded, boss_row.grade_counts) == (1, 1, [0, 0, 1, 0])
+
+
+def test_a_blind_annotator_cannot_read_anothers_grade_off_their_own_row(
+    app: Flask, client, auth
+) -> None:
+    """On a blind set (two judgments per pair) "agrees with the others" and "mean distance" are
+    the others' grades summed up: with one shared pair, a mean distance of 3 after grading 0
+    says the other gave 3. An annotator keeps their volume, speed and grades; admins see all."""
+    ann, other = make_user(app, "ann"), make_user(app, "other")
+    make_user(app, "boss", "admin")
+    built = build(app, pool={"q1": ["d1"]}, target=2, members=(ann, other))
+    judge(app, built.test_set_id, "q1", "d1", "ann", grade=0)
+    judge(app, built.test_set_id, "q1", "d1", "other", grade=3)
+    base = f"/test-sets/{built.test_set_id}/people"
+    auth.login("ann")
+    (row,) = client.get(base + ".json").get_json()["people"]
+    assert (row["annotator"], row["graded"], row["grade_counts"]["0"]) == ("ann", 1, 1)
+    assert row["mean_distance"] is None and row["agreement_with_others"] is None
+    header, line = client.get(base + ".csv").get_data(as_text=True).splitlines()
+    cells = dict(zip(header.split(","), line.split(","), strict=True))
+    assert cells["mean_distance"] == cells["agreement_with_others"] == ""
+    page = client.get(base).get_data(as_text=True)
+    assert "3.00" not in page and "0.0%" not in page
+    assert "judged blind" in page
+    auth.logout()
+    auth.login("boss")
+    rows = {r["annotator"]: r for r in client.get(base + ".json").get_json()["people"]}
+    assert rows["ann"]["mean_distance"] == pytest.approx(3.0)
+    assert rows["ann"]["agreement_with_others"] == pytest.approx(0.0)

@@ -136,13 +136,15 @@ def test_people_page_admin_sees_all_annotator_only_self(
     auth.login("alice")
     own = client.get(f"/test-sets/{team.id}/people").get_data(as_text=True)
     assert ">alice<" in own and ">bob<" not in own and ">carol<" not in own
-    assert "50.0%" in own  # alice agrees with the others on 2 of 4 shared pairs
+    # alice agrees with the others on 2 of 4 shared pairs: on this blind set, for admins only.
+    assert "50.0%" not in own and 'id="agreement-withheld"' in own
     assert "2.5" in own  # median active seconds
     auth.logout()
     auth.login("admin")
     everyone = client.get(f"/test-sets/{team.id}/people").get_data(as_text=True)
     for name in ("alice", "bob", "carol", "ann"):
         assert f">{name}<" in everyone
+    assert "50.0%" in everyone and 'id="agreement-withheld"' not in everyone
     assert "75.0%" in everyone  # bob: 3 of 4
     assert "<svg" in everyone and "style=" not in everyone
 

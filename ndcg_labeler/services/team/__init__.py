@@ -7,7 +7,7 @@ from .agreement import QUERY_SORTS, agreement_of, sort_queries
 from .disputes import find_pair, pair_detail, review_queue, set_threshold
 from .exports import EXPORT_FORMATS, export_filename, judgment_chunks
 from .pages import cached_agreement_report, cached_people, cached_policies, cached_review_queue
-from .people import Person, people_csv, people_records
+from .people import Person, people_csv, people_records, without_agreement
 
 __all__ = [
     "EXPORT_FORMATS",
@@ -32,4 +32,5 @@ __all__ = [
     "review_queue",
     "set_threshold",
     "sort_queries",
+    "without_agreement",
 ]

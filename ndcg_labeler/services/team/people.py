@@ -16,7 +16,7 @@ import io
 import math
 import statistics
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 import sqlalchemy as sa
@@ -206,6 +206,20 @@ PEOPLE_FIELDS = (
     "agreement_with_others",
     "mean_distance",
 )
+
+
+def without_agreement(persons: list[Person]) -> list[Person]:
+    """The rows with their agreement with the others withheld (None, no trend): on a blind set
+    they are the others' grades summed up, and re-grading one pair while watching them would
+    tell an annotator another's grade of it. Volume, speed and grade counts stay."""
+    return [
+        replace(
+            p,
+            consensus=ConsensusAgreement(p.consensus.rater, p.consensus.items, None, None),
+            trend=[],
+        )
+        for p in persons
+    ]
 
 
 def people_records(persons: list[Person]) -> list[dict[str, object]]:
