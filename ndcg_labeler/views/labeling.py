@@ -72,7 +72,7 @@ def save_answer(form: LabelForm, pair: Pair) -> labeling.SaveResult | None:
     labeling.Conflict when my judgment changed elsewhere since the page was rendered). None
     when a skip left an earlier answer as it was."""
     if form.action.data == "skip":
-        return labeling.skip_pair(pair, current_user)
+        return labeling.skip_pair(pair, current_user, note=form.note.data or "")
     if form.action.data == "cant_tell":
         verdict: dict[str, Any] = {"status": "cant_tell"}
     elif form.grade.data is not None:

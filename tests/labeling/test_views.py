@@ -158,6 +158,20 @@ def test_skip_and_cant_tell_with_note(app, as_annotator, member):
     assert ">acronym unclear</textarea>" in page
 
 
+def test_a_note_typed_before_skipping_is_kept(app, as_annotator, member):
+    """Skip keeps an earlier answer as it was, but never drops the note typed with it."""
+    as_annotator.post(_pair_url(member, 0), data={"action": "skip", "note": " ask Ana "})
+    as_annotator.post(_pair_url(member, 1), data={"grade": "2", "note": "first"})
+    as_annotator.post(_pair_url(member, 1), data={"action": "skip", "note": "second look"})
+    as_annotator.post(_pair_url(member, 1), data={"action": "skip", "note": ""})
+    assert _judgments(app) == [
+        (member.chunks["d1"], "skipped", None, "ask Ana"),
+        (member.chunks["d2"], "graded", 2, "second look"),
+    ]
+    page = as_annotator.get(_pair_url(member, 0)).get_data(as_text=True)
+    assert ">ask Ana</textarea>" in page
+
+
 def test_out_of_scale_and_empty_answers_are_refused(app, as_annotator, member):
     response = as_annotator.post(_pair_url(member, 0), data={"grade": "4"})
     assert response.status_code == 400

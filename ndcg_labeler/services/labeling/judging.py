@@ -265,14 +265,20 @@ def save_for_pair(
     )
 
 
-def skip_pair(pair: Pair, annotator: User) -> SaveResult | None:
-    """Skip a pair: recorded as `skipped` unless the annotator already answered it (kept)."""
+def skip_pair(pair: Pair, annotator: User, note: str = "") -> SaveResult | None:
+    """Skip a pair: recorded as `skipped` with `note` unless the annotator already answered it;
+    an earlier answer is kept (None), with `note` if one was typed that differs from its own."""
     existing = my_judgment(pair, annotator)
     if existing is not None and existing.status != "skipped":
+        typed = note.strip()
+        if typed and typed != (existing.note or ""):
+            return save_for_pair(
+                pair, annotator, status=existing.status, grade=existing.grade, note=typed
+            )
         _release_lease(pair.query_id, pair.chunk_id, annotator.id)
         db.session.commit()
         return None
-    return save_for_pair(pair, annotator, status="skipped")
+    return save_for_pair(pair, annotator, status="skipped", note=note)
 
 
 def my_judgment(pair: Pair, annotator: User) -> Judgment | None:
