@@ -7,6 +7,7 @@ from .peers import (
     PEER_FORMATS,
     import_peer,
     native_files,
+    nothing_new_message,
     text_qid,
     upload_quepid_snapshot,
 )
@@ -22,6 +23,7 @@ __all__ = [
     "ir_dataset_size",
     "judgment_rows",
     "native_files",
+    "nothing_new_message",
     "text_qid",
     "upload_quepid_snapshot",
 ]
