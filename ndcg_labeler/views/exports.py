@@ -71,31 +71,31 @@ def qrels(test_set_id: int) -> Response:
     return _download(body, f"test-set-{test_set.id}.qrels", "text/plain")
 
 
-def _peer(test_set: TestSet, fmt: str) -> Response:
-    """The test set in a peer's shape, its grades as scoring uses them."""
+def _peer(test_set_id: int, fmt: str) -> Response:
+    """The test set in a peer's shape, its grades as scoring uses them; on a blind set, an
+    export holding grades is for those who may see them (a query set is for every member)."""
+    test_set = get_test_set_or_404(test_set_id)
+    if fmt in interop.GRADED_EXPORTS:
+        require_grades_visible(test_set)
     return _download(*interop.export_test_set(test_set, fmt, score_options().policy))
 
 
 @bp.get("/quepid-judgments.csv")
 def quepid_judgments(test_set_id: int) -> Response:
     """The grades scoring uses as Quepid's judgments CSV (query text, docid, rating)."""
-    test_set = get_test_set_or_404(test_set_id)
-    require_grades_visible(test_set)
-    return _peer(test_set, "quepid")
+    return _peer(test_set_id, "quepid")
 
 
 @bp.get("/srw-judgments.json")
 def srw_judgments(test_set_id: int) -> Response:
     """The grades scoring uses as an OpenSearch SRW judgment list."""
-    test_set = get_test_set_or_404(test_set_id)
-    require_grades_visible(test_set)
-    return _peer(test_set, "srw-judgments")
+    return _peer(test_set_id, "srw-judgments")
 
 
 @bp.get("/srw-query-set.json")
 def srw_query_set(test_set_id: int) -> Response:
-    """The test set's queries as an OpenSearch SRW query set."""
-    return _peer(get_test_set_or_404(test_set_id), "srw-queries")
+    """The test set's queries as an OpenSearch SRW query set (texts only, no grades)."""
+    return _peer(test_set_id, "srw-queries")
 
 
 @bp.get("/runs/<int:run_id>/quepid-snapshot.csv")

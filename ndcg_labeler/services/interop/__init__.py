@@ -1,6 +1,12 @@
 """Interop with Quepid, OpenSearch's Search Relevance Workbench and ir_datasets."""
 
-from .exports import EXPORT_FORMATS, export_run_snapshot, export_test_set, judgment_rows
+from .exports import (
+    EXPORT_FORMATS,
+    GRADED_EXPORTS,
+    export_run_snapshot,
+    export_test_set,
+    judgment_rows,
+)
 from .irds import import_ir_dataset, ir_dataset_size
 from .peers import (
     NOTHING_NEW,
@@ -14,6 +20,7 @@ from .peers import (
 
 __all__ = [
     "EXPORT_FORMATS",
+    "GRADED_EXPORTS",
     "NOTHING_NEW",
     "PEER_FORMATS",
     "export_run_snapshot",

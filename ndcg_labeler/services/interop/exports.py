@@ -24,6 +24,10 @@ from ndcg_labeler.services import ServiceError, live, runs
 EXPORT_FORMATS = ("quepid", "srw-judgments", "srw-queries")
 """Exports of a test set; a run exports as a Quepid snapshot (quepid-snapshot)."""
 
+GRADED_EXPORTS = ("quepid", "srw-judgments")
+"""The exports that hold grades: on a blind set, for those who may see grades only. A query set
+(srw-queries) holds texts alone: whoever may see the set's queries may have it."""
+
 _SRW_NAME = 50  # SRW's limits on a name and a description
 _SRW_DESCRIPTION = 250
 
