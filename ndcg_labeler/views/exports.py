@@ -77,7 +77,10 @@ def _peer(test_set_id: int, fmt: str) -> Response:
     test_set = get_test_set_or_404(test_set_id)
     if fmt in interop.GRADED_EXPORTS:
         require_grades_visible(test_set)
-    return _download(*interop.export_test_set(test_set, fmt, score_options().policy))
+    try:
+        return _download(*interop.export_test_set(test_set, fmt, score_options().policy))
+    except ServiceError as exc:  # queries sharing a text that grade one docid two ways
+        abort(400, description=str(exc))
 
 
 @bp.get("/quepid-judgments.csv")

@@ -1,8 +1,9 @@
 """A test set's judgments and queries, and a run, in Quepid's and SRW's shapes.
 
 Grades are the ones scoring uses (the aggregation policy, adjudications): the same as the
-TREC qrels export, each query named by its text. Queries with no grade are listed too (Quepid
-and SRW keep a query without ratings), in the set's natural qid order.
+TREC qrels export, each query named by its text, so queries sharing a text are written as one
+(see judgment_rows). Queries with no grade are listed too (Quepid and SRW keep a query without
+ratings), in the set's natural qid order.
 """
 
 from __future__ import annotations
@@ -45,17 +46,40 @@ def _queries(test_set: TestSet) -> list[tuple[str, str]]:
 def judgment_rows(
     test_set: TestSet, policy: str | None = None
 ) -> list[tuple[str, str | None, int | None]]:
-    """(query text, docid, grade) per graded pair; (text, None, None) for a query without any."""
+    """(query text, docid, grade) per graded pair; (text, None, None) for a text without any.
+
+    Peers name a query by its text (Quepid finds or creates a case's query by it), so queries
+    that share a text are one query there: each (text, docid) is written once, and a text alone
+    only when none of its queries has a grade. Two of them grading one docid differently would
+    be one query rated twice: refused (ServiceError), naming the first such pair.
+    """
     grades: dict[str, list[tuple[str, int]]] = {}
     for line in live.qrels_text(test_set, policy).splitlines():
         qid, _, docid, grade = line.split()
         grades.setdefault(qid, []).append((docid, int(grade)))
-    rows: list[tuple[str, str | None, int | None]] = []
+    by_text: dict[str, dict[str, tuple[int, str]]] = {}  # text -> docid -> (grade, qid)
+    clashes: list[str] = []
     for qid, text in _queries(test_set):
-        graded = grades.get(qid)
-        if not graded:
+        docs = by_text.setdefault(text, {})
+        for docid, grade in grades.get(qid, []):
+            first, first_qid = docs.setdefault(docid, (grade, qid))
+            if first != grade:
+                clashes.append(
+                    f"queries {first_qid} and {qid} share the text '{text[:60]}' and grade "
+                    f"docid '{docid}' differently ({first} and {grade})"
+                )
+    if clashes:
+        more = f" (and {len(clashes) - 1} more such docids)" if len(clashes) > 1 else ""
+        raise ServiceError(
+            f"{clashes[0]}{more}: Quepid and SRW name a query by its text, so these would be "
+            "one query rated twice; give one of them another text first (import the queries "
+            "again, its qid with a new text)"
+        )
+    rows: list[tuple[str, str | None, int | None]] = []
+    for text, docs in by_text.items():
+        if not docs:
             rows.append((text, None, None))
-        rows.extend((text, docid, grade) for docid, grade in graded or [])
+        rows.extend((text, docid, grade) for docid, (grade, _) in docs.items())
     return rows
 
 
