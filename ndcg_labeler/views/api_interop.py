@@ -99,4 +99,7 @@ def export_run(test_set: str, run: str) -> Response:
     fmt = request.args.get("format", "quepid-snapshot")
     if fmt != "quepid-snapshot":
         return api_params.error(400, f"format must be quepid-snapshot, not '{fmt}'")
-    return interop_requests.download(*interop.export_run_snapshot(found))
+    try:
+        return interop_requests.download(*interop.export_run_snapshot(found))
+    except ServiceError as exc:  # queries sharing a text that the run ranks differently
+        return api_params.error(400, str(exc))

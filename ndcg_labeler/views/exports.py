@@ -105,7 +105,10 @@ def srw_query_set(test_set_id: int) -> Response:
 def run_snapshot(test_set_id: int, run_id: int) -> Response:
     """A run as a Quepid case snapshot CSV (its ranking; no grades)."""
     run = run_or_404(get_test_set_or_404(test_set_id), run_id)
-    return _download(*interop.export_run_snapshot(run))
+    try:
+        return _download(*interop.export_run_snapshot(run))
+    except ServiceError as exc:  # queries sharing a text that the run ranks differently
+        abort(400, description=str(exc))
 
 
 def _per_query_figures(test_set_id: int) -> TestSet:

@@ -17,7 +17,7 @@ from flask.testing import FlaskClient, FlaskCliRunner
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Query, TestSet, User
-from ndcg_labeler.services import interop
+from ndcg_labeler.services import interop, runs
 from ndcg_labeler.services.accounts import create_token
 
 QUERIES = "q1\tred dress\nq2\tred  dress\nq3\tgreen hat\nq4\tgreen hat\nq5\tblue shoes\n"
@@ -119,3 +119,53 @@ def test_a_shared_text_grading_one_docid_two_ways_is_refused_everywhere(
     queries = as_admin.get(f"/test-sets/{set_id}/dashboard/export/srw-query-set.json")
     texts = [q["queryText"] for q in json.loads(queries.data)["querySetQueries"]]
     assert texts == ["red dress", "green hat", "blue shoes"]
+
+
+def test_a_shared_text_ranked_once_is_one_query_of_the_snapshot(
+    app: Flask,
+    runner: FlaskCliRunner,
+    client: FlaskClient,
+    as_admin: FlaskClient,
+    admin_id: int,
+    tmp_path: Path,
+) -> None:
+    _set_up(runner, tmp_path, "A", QRELS)
+    # q1 and q2 ("red dress") rank alike; q3 ("green hat") is ranked, q4 is not.
+    same = "q1 Q0 d2 1 9 r\nq1 Q0 d1 2 8 r\nq2 Q0 d2 1 9 r\nq2 Q0 d1 2 8 r\nq3 Q0 d5 1 1 r\n"
+    (tmp_path / "same.trec").write_text(same)
+    _ok(runner.invoke(args=["run", "upload", "A", str(tmp_path / "same.trec"), "--name", "s"]))
+    out = tmp_path / "snap.csv"
+    _ok(runner.invoke(args=["run", "export", "A", "s", "-o", str(out)]))
+    rows = [line.split(",")[3:6] for line in out.read_text().splitlines()[1:]]
+    # By hand: "red dress" once (Quepid groups a snapshot's rows by text), then "green hat".
+    assert rows == [["red dress", "d2", "1"], ["red dress", "d1", "2"], ["green hat", "d5", "1"]]
+    # Into a set with one query per text, as Quepid would hold them: the same ranking.
+    judgments = tmp_path / "j.csv"
+    _ok(runner.invoke(args=["testset", "export", "A", "--format", "quepid", "-o", str(judgments)]))
+    _ok(runner.invoke(args=["testset", "create", "B"]))
+    _ok(runner.invoke(args=["testset", "import", "B", "--quepid", str(judgments)]))
+    args = ["run", "upload", "B", str(out), "--format", "quepid-snapshot", "--name", "s"]
+    _ok(runner.invoke(args=args))
+    with app.app_context():
+        test_set = db.session.scalar(sa.select(TestSet).where(TestSet.name == "B"))
+        lists = runs.ranked_lists(runs.require_run(test_set, "s"))
+    assert {q: [d for d, _ in v] for q, v in lists.items()} == {
+        interop.text_qid("red dress"): ["d2", "d1"],
+        interop.text_qid("green hat"): ["d5"],
+    }
+    # Ranked differently, the two cannot be one query of a snapshot: refused, saying why.
+    (tmp_path / "other.trec").write_text(same.replace("q2 Q0 d2 1 9", "q2 Q0 d2 3 7"))
+    _ok(runner.invoke(args=["run", "upload", "A", str(tmp_path / "other.trec"), "--name", "o"]))
+    said = "queries q1 and q2 share the text 'red dress' and run o ranks them differently"
+    refused = runner.invoke(args=["run", "export", "A", "o"])
+    assert refused.exit_code == 1 and said in refused.stderr, refused.stderr
+    with app.app_context():
+        test_set = db.session.scalar(sa.select(TestSet).where(TestSet.name == "A"))
+        set_id, run_id = test_set.id, runs.require_run(test_set, "o").id
+        token = create_token(db.session.get_one(User, admin_id))
+    api = client.get(
+        f"/api/testsets/{set_id}/runs/o/export", headers={"Authorization": f"Bearer {token}"}
+    )
+    assert api.status_code == 400 and said in api.json["detail"]
+    page = as_admin.get(f"/test-sets/{set_id}/dashboard/export/runs/{run_id}/quepid-snapshot.csv")
+    assert page.status_code == 400 and said.replace("'", "&#39;") in page.get_data(as_text=True)

@@ -102,12 +102,28 @@ def export_test_set(test_set: TestSet, fmt: str, policy: str | None = None) -> t
 
 
 def export_run_snapshot(run: Run) -> tuple[str, str, str]:
-    """(body, file name, mimetype) of a run as a Quepid snapshot CSV, positions from 1."""
+    """(body, file name, mimetype) of a run as a Quepid snapshot CSV, positions from 1.
+
+    Quepid groups a snapshot's rows by query text: queries sharing a text are written once
+    when the run ranks them alike, and refused (ServiceError) when it ranks them differently.
+    """
     lists = runs.ranked_lists(run)
+    ranked_by: dict[str, tuple[str, list[str]]] = {}  # text -> (first qid, its docids)
     rows = []
     for qid, text in _queries(run.test_set):  # the set's query order; positions from 1
-        ranked = lists.get(qid, [])
-        rows.extend((text, docid, position) for position, (docid, _) in enumerate(ranked, 1))
+        docids = [docid for docid, _ in lists.get(qid, [])]
+        if not docids:
+            continue
+        first = ranked_by.setdefault(text, (qid, docids))
+        if first[0] != qid:
+            if first[1] != docids:
+                raise ServiceError(
+                    f"queries {first[0]} and {qid} share the text '{text[:60]}' and run "
+                    f"{run.name} ranks them differently: a Quepid snapshot names a query by "
+                    "its text, so it cannot hold both; give one of them another text first"
+                )
+            continue
+        rows.extend((text, docid, position) for position, docid in enumerate(docids, 1))
     stamp = (run.uploaded_at or datetime.now(UTC)).strftime("%Y-%m-%dT%H:%M:%SZ")
     body = write_quepid_snapshot(run.name, stamp, str(run.test_set_id), rows)
     return body, f"run-{run.id}-quepid-snapshot.csv", "text/csv"
