@@ -71,38 +71,44 @@ def qrels(test_set_id: int) -> Response:
     return _download(body, f"test-set-{test_set.id}.qrels", "text/plain")
 
 
-def _peer(test_set: TestSet, fmt: str) -> Response:
-    """The test set in a peer's shape, its grades as scoring uses them."""
-    return _download(*interop.export_test_set(test_set, fmt, score_options().policy))
+def _peer(test_set_id: int, fmt: str) -> Response:
+    """The test set in a peer's shape, its grades as scoring uses them; on a blind set, an
+    export holding grades is for those who may see them (a query set is for every member)."""
+    test_set = get_test_set_or_404(test_set_id)
+    if fmt in interop.GRADED_EXPORTS:
+        require_grades_visible(test_set)
+    try:
+        return _download(*interop.export_test_set(test_set, fmt, score_options().policy))
+    except ServiceError as exc:  # queries sharing a text that grade one docid two ways
+        abort(400, description=str(exc))
 
 
 @bp.get("/quepid-judgments.csv")
 def quepid_judgments(test_set_id: int) -> Response:
     """The grades scoring uses as Quepid's judgments CSV (query text, docid, rating)."""
-    test_set = get_test_set_or_404(test_set_id)
-    require_grades_visible(test_set)
-    return _peer(test_set, "quepid")
+    return _peer(test_set_id, "quepid")
 
 
 @bp.get("/srw-judgments.json")
 def srw_judgments(test_set_id: int) -> Response:
     """The grades scoring uses as an OpenSearch SRW judgment list."""
-    test_set = get_test_set_or_404(test_set_id)
-    require_grades_visible(test_set)
-    return _peer(test_set, "srw-judgments")
+    return _peer(test_set_id, "srw-judgments")
 
 
 @bp.get("/srw-query-set.json")
 def srw_query_set(test_set_id: int) -> Response:
-    """The test set's queries as an OpenSearch SRW query set."""
-    return _peer(get_test_set_or_404(test_set_id), "srw-queries")
+    """The test set's queries as an OpenSearch SRW query set (texts only, no grades)."""
+    return _peer(test_set_id, "srw-queries")
 
 
 @bp.get("/runs/<int:run_id>/quepid-snapshot.csv")
 def run_snapshot(test_set_id: int, run_id: int) -> Response:
     """A run as a Quepid case snapshot CSV (its ranking; no grades)."""
     run = run_or_404(get_test_set_or_404(test_set_id), run_id)
-    return _download(*interop.export_run_snapshot(run))
+    try:
+        return _download(*interop.export_run_snapshot(run))
+    except ServiceError as exc:  # queries sharing a text that the run ranks differently
+        abort(400, description=str(exc))
 
 
 def _per_query_figures(test_set_id: int) -> TestSet:

@@ -86,12 +86,12 @@ def dataset_later(
 def report_json(report: imports.ImportReport) -> dict[str, Any]:
     """An import's answer: its report lines and files, and whether it brought nothing new
     (with the CLI's words then as `message`)."""
-    nothing_new = not report.lines()
+    message = interop.nothing_new_message(report)
     return {
         "report": report.lines(),
         "files": report.files,
-        "nothing_new": nothing_new,
-        "message": interop.NOTHING_NEW if nothing_new else None,
+        "nothing_new": message is not None,
+        "message": message,
     }
 
 

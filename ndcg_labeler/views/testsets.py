@@ -275,15 +275,19 @@ def _import_answer(
 
 
 def _peer_later(test_set: TestSet, form: PeerImportForm, storage: FileStorage) -> Response:
-    """A large peer file, checked and rewritten as our own files now, imported by a job."""
+    """A large peer file, checked and rewritten as our own files now, imported by a job (one
+    that brings nothing new, too: the job's page then says so, as the inline import does)."""
     fmt = form.fmt.data or ""
-    native = interop.native_files(
-        test_set, fmt, interop_requests.peer_file(storage), form.rating_map.data or None
-    )
-    if not native:
-        raise ServiceError(interop.NOTHING_NEW)
+    file = interop_requests.peer_file(storage)
+    native = interop.native_files(test_set, fmt, file, form.rating_map.data or None)
     files = {name: (f.filename, f.source) for name, f in native.items()}
-    job = jobs.enqueue_import(test_set, files, form.source.data or None, current_user)  # type: ignore[arg-type]
+    job = jobs.enqueue_import(
+        test_set,
+        files,  # type: ignore[arg-type]
+        form.source.data or None,
+        current_user,
+        peer=file.filename,
+    )
     return redirect(url_for("jobs.show", job_id=job.id))
 
 

@@ -231,3 +231,75 @@ def test_the_api_answers_202_with_the_job_and_follows_it(
     )
     assert _count(app, Query) == 2
     assert client.get("/api/jobs/999", headers=headers).status_code == 404
+
+
+# Datasets with one bad record each: (queries.tsv, docs.tsv, qrels), and what the error says.
+FAULTY = {
+    "ndcg-test/twice": (
+        "1\tred dress\n",
+        "d1\ta\nd2\tb\nd1\tc\n",
+        "1 0 d1 1\n",
+        "ir_datasets:ndcg-test/twice: doc 'd1' (record 3 of its docs): docid 'd1' appears "
+        "twice (first at record 1)",
+    ),
+    "ndcg-test/stray": (
+        "1\tred dress\n2\tblue shoes\n",
+        "d1\ta\nd2\tb\n",
+        "1 0 d1 1\n2 0 d2 0\n9 0 d2 1\n",
+        "ir_datasets:ndcg-test/stray: qrel of query '9' and doc 'd2' (record 3 of its qrels): "
+        "unknown query '9'",
+    ),
+    "ndcg-test/blank": (
+        "1\tred dress\n2\t \n",
+        "d1\ta\n",
+        "1 0 d1 1\n",
+        "ir_datasets:ndcg-test/blank: query '2' (record 2 of its queries): query 2 has empty text",
+    ),
+}
+
+
+@pytest.fixture(scope="module")
+def faulty(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
+    """Names of the FAULTY datasets, registered with their files in the cache."""
+    for name, (queries, docs, qrels, _) in FAULTY.items():
+        home = tmp_path_factory.mktemp(name.replace("/", "-"))
+        (home / "queries.tsv").write_text(queries)
+        (home / "docs.tsv").write_text(docs)
+        (home / "qrels").write_text(qrels)
+
+        def file(part: str, home: Path = home) -> Download:
+            return Download([RequestsDownload(URL + part)], cache_path=str(home / part))
+
+        if name not in ir_datasets.registry:
+            ir_datasets.registry.register(
+                name,
+                Dataset(
+                    TsvQueries(file("queries.tsv")),
+                    TsvDocs(file("docs.tsv")),
+                    TrecQrels(file("qrels"), {0: "not", 1: "some"}),
+                ),
+            )
+    return list(FAULTY)
+
+
+def test_a_bad_record_is_named_by_the_dataset_and_its_ids(
+    app: Flask, runner: FlaskCliRunner, client: FlaskClient, admin_id: int, faulty: list[str]
+) -> None:
+    runner.invoke(args=["testset", "create", "A"])
+    with app.app_context():
+        token = create_token(db.session.get_one(User, admin_id))
+        set_id = db.session.scalar(sa.select(TestSet.id).where(TestSet.name == "A"))
+    for name in faulty:
+        said = FAULTY[name][3]
+        result = runner.invoke(args=["testset", "import", "A", "--ir-datasets", name])
+        assert result.exit_code == 1 and said in result.stderr, result.stderr
+        # No place in the files written for the import: they are nowhere the user can look.
+        assert " line " not in result.stderr and "tmp" not in result.stderr
+        answer = client.post(
+            f"/api/testsets/{set_id}/import",
+            data={"ir_datasets": name},
+            headers={"Authorization": f"Bearer {token}"},
+        )
+        assert answer.status_code == 400 and said in answer.json["detail"], answer.json
+        assert answer.json["file"] == f"ir_datasets:{name}" and answer.json["line"] is None
+    assert _count(app, Query) == 0

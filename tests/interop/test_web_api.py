@@ -16,7 +16,7 @@ from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Job, Judgment, Query, TestSet, User
 from ndcg_labeler.services import interop, jobs, runs
 from ndcg_labeler.services.accounts import create_token
-from tests.factory import grant, make_test_set, make_user
+from tests.factory import AuthActions, grant, make_test_set, make_user
 from tests.interop.test_cli import QUEPID, SNAPSHOT, SRW
 
 
@@ -316,3 +316,41 @@ def test_qrels_and_export_of_a_blind_set_say_why_to_an_annotator(
         assert answer.status_code == 403 and answer.json["detail"] == blind, path
     admin = _token(app, admin_id)
     assert client.get(f"/api/testsets/{set_id}/qrels", headers=admin).status_code == 200
+
+
+def test_a_blind_sets_query_set_export_is_offered_to_its_annotators(
+    app: Flask, client: FlaskClient, as_admin: FlaskClient, auth: AuthActions
+) -> None:
+    set_id = make_test_set(app, "BlindQueries")
+    as_admin.post(
+        f"/test-sets/{set_id}/import/peer",
+        data={"peer-fmt": "quepid", "peer-file": (io.BytesIO(QUEPID.encode()), "case.csv")},
+    )
+    annotator = make_user(app, "blindie")
+    grant(app, set_id, annotator)
+    with app.app_context():
+        db.session.get_one(TestSet, set_id).judgments_per_pair = 2  # blind judging
+        db.session.commit()
+    headers = _token(app, annotator)
+    auth.logout()
+    auth.login("blindie")
+    # Where the annotator sees the queries, the query set (texts only) is offered.
+    page = client.get(f"/test-sets/{set_id}/queries").get_data(as_text=True)
+    link = f"/test-sets/{set_id}/dashboard/export/srw-query-set.json"
+    assert f'href="{link}"' in page
+    texts = {q["queryText"] for q in json.loads(client.get(link).data)["querySetQueries"]}
+    assert texts == {"red dress", "blue shoes", "green hat"}
+    api = client.get(f"/api/testsets/{set_id}/export?format=srw-queries", headers=headers)
+    assert api.status_code == 200 and json.loads(api.data)["querySetQueries"]
+    # What reveals grades stays refused, in the browser and over the API.
+    for path in ("quepid-judgments.csv", "srw-judgments.json"):
+        assert client.get(f"/test-sets/{set_id}/dashboard/export/{path}").status_code == 403
+    assert "quepid-judgments" not in page and "srw-judgments" not in page
+    blind = "this test set is judged blind: its grades are for admins"
+    for fmt in ("quepid", "srw-judgments"):
+        answer = client.get(f"/api/testsets/{set_id}/export?format={fmt}", headers=headers)
+        assert answer.status_code == 403 and answer.json["detail"] == blind, fmt
+    # A format that does not exist is that, not a blind set's refusal.
+    wrong = client.get(f"/api/testsets/{set_id}/export?format=srw-query", headers=headers)
+    assert wrong.status_code == 400, wrong.json
+    assert "quepid, srw-judgments, srw-queries" in wrong.json["detail"]

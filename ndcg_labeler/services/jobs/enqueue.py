@@ -37,15 +37,22 @@ def enqueue_import(
     source: str | None,
     user: User | None,
     only_referenced: bool = False,
+    peer: str | None = None,
 ) -> Job:
-    """A background import of the given (filename, stream) per field of kinds.IMPORT_FIELDS."""
-    if not files:
+    """A background import of the given (filename, stream) per field of kinds.IMPORT_FIELDS.
+
+    `peer` names the peer's file (Quepid, SRW) the files were translated from: the report names
+    it, as an import of it in the request does, and no files then means it brings nothing new.
+    """
+    if not files and peer is None:
         raise ServiceError("choose at least one file to import")
-    params = {
+    params: dict[str, Any] = {
         "source": source,
         "files": {field: name for field, (name, _) in files.items()},
         "only_referenced": only_referenced,
     }
+    if peer is not None:
+        params["peer"] = peer
     return _enqueue(kinds.IMPORT, test_set, user, params, files)
 
 

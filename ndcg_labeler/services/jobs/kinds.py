@@ -63,6 +63,19 @@ def _runs_of(job: Job, test_set: TestSet) -> list[Run]:
     return found
 
 
+def _import_result(report: imports.ImportReport) -> dict[str, Any]:
+    """An import's report as the job's result; `nothing_new` and `message` as the API's answer
+    to an import made in the request (the message is then also the job's own)."""
+    message = interop.nothing_new_message(report)
+    return {
+        "lines": report.lines(),
+        "files": report.files,
+        "source": report.source,
+        "nothing_new": message is not None,
+        "message": message,
+    }
+
+
 def _run_import(job: Job, progress: Progress) -> dict[str, Any]:
     """Import the spooled files, or ir_datasets' dataset; the result is the import report."""
     test_set = _test_set(job)
@@ -75,7 +88,8 @@ def _run_import(job: Job, progress: Progress) -> dict[str, Any]:
             actor_id=job.user_id,
             progress=progress,
         )
-        return {"lines": report.lines(), "files": report.files, "source": report.source}
+        return _import_result(report)
+    peer = params.get("peer")
     with ExitStack() as stack:
         files = {}
         for field in IMPORT_FIELDS:
@@ -84,15 +98,20 @@ def _run_import(job: Job, progress: Progress) -> dict[str, Any]:
                 path, filename = found
                 stream = stack.enter_context(open(path, "rb"))
                 files[field] = imports.ImportFile(stream, filename)
-        report = imports.import_files(
-            test_set,
-            **files,
-            source=params.get("source"),
-            actor_id=job.user_id,
-            progress=progress,
-            only_referenced=bool(params.get("only_referenced")),
-        )
-    return {"lines": report.lines(), "files": report.files, "source": report.source}
+        if files or peer is None:
+            report = imports.import_files(
+                test_set,
+                **files,
+                source=params.get("source"),
+                actor_id=job.user_id,
+                progress=progress,
+                only_referenced=bool(params.get("only_referenced")),
+            )
+        else:  # a peer's file whose every query the set has, with no ratings: nothing to write
+            report = imports.ImportReport()
+    if peer is not None:
+        report.files = [peer]  # the file that was sent, as interop.import_peer reports it
+    return _import_result(report)
 
 
 def _run_upload(job: Job, progress: Progress) -> dict[str, Any]:

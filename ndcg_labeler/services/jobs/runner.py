@@ -89,8 +89,10 @@ def run_job(job_id: int) -> None:
         _finish(job_id, "failed", error=error, message=error)
     else:
         table = Job.__table__
+        # A result's own message (an import that brought nothing new) says more than "done".
+        message = result.get("message") or "done"
         _finish(
-            job_id, "done", result=result, message="done", done=table.c.total, rows=progress.rows
+            job_id, "done", result=result, message=message, done=table.c.total, rows=progress.rows
         )
     finally:
         progress.close()
