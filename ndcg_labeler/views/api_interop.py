@@ -6,9 +6,11 @@ from __future__ import annotations
 import os
 
 from flask import g, jsonify, request
+from werkzeug.datastructures import FileStorage
 from werkzeug.wrappers import Response
 
 from ndcg_labeler.formats import FormatError
+from ndcg_labeler.models import Job, TestSet
 from ndcg_labeler.services import ServiceError, accounts, imports, interop, jobs, whole_number
 from ndcg_labeler.views import api_params, interop_requests
 from ndcg_labeler.views.api_access import bp, run_in, visible_test_set
@@ -21,7 +23,7 @@ def import_files(test_set: str) -> tuple[Response, int] | Response:
     `only_referenced` (true/1) keeps only the corpus chunks the pools, qrels and runs name. Or
     one peer's file (`quepid`, `srw_judgments`, `srw_queries`, with `rating_map`) or
     `ir_datasets` NAME; a large dataset is imported by the job worker: 202 with the job,
-    followed at /api/jobs/ID."""
+    followed at /api/jobs/ID. With `Prefer: respond-async` every import is a job."""
     chosen = visible_test_set(test_set)
     if not g.api_user.is_admin:
         return api_params.error(403, "only admins import files")
@@ -33,8 +35,12 @@ def import_files(test_set: str) -> tuple[Response, int] | Response:
     peers = {f: s for f in interop_requests.PEER_FIELDS if (s := request.files.get(f))}
     dataset = request.form.get("ir_datasets", "").strip()
     source = request.form.get("source") or None
+    only = api_params.flag(request.form.to_dict(), "only_referenced")
     try:
         interop_requests.check_rating_map(request.form.get("rating_map"), peers)
+        if api_params.respond_async():
+            queued = _later(chosen, files, peers, dataset, source, only)
+            return api_params.accepted(interop_requests.job_json(queued))
         queued = interop_requests.dataset_later(
             chosen, peers, dataset, bool(files), source=source, user=g.api_user
         )
@@ -51,7 +57,6 @@ def import_files(test_set: str) -> tuple[Response, int] | Response:
                 actor_id=g.api_user.id,
             )
         else:
-            only = api_params.flag(request.form.to_dict(), "only_referenced")
             report = imports.import_files(
                 chosen, **files, source=source, actor_id=g.api_user.id, only_referenced=only
             )
@@ -60,6 +65,38 @@ def import_files(test_set: str) -> tuple[Response, int] | Response:
     except ServiceError as exc:
         return api_params.error(400, str(exc))
     return jsonify(interop_requests.report_json(report)), 201
+
+
+def _later(
+    test_set: TestSet,
+    files: dict[str, imports.ImportFile],
+    peers: dict[str, FileStorage],
+    dataset: str,
+    source: str | None,
+    only_referenced: bool,
+) -> Job:
+    """The import of this request as a job (`Prefer: respond-async`), whatever its size."""
+    if peers or dataset:
+        if len(peers) + bool(dataset) != 1 or files:
+            raise ServiceError(interop_requests.ALONE)
+        if dataset:
+            return jobs.enqueue_ir_dataset(test_set, dataset, source, g.api_user)
+        field, storage = next(iter(peers.items()))
+        return interop_requests.peer_later(
+            test_set,
+            interop_requests.PEER_FIELDS[field],
+            storage,
+            rating_map=request.form.get("rating_map"),
+            source=source,
+            user=g.api_user,
+        )
+    return jobs.enqueue_import(
+        test_set,
+        {name: (f.filename, f.source) for name, f in files.items()},  # type: ignore[misc]
+        source,
+        g.api_user,
+        only_referenced=only_referenced,
+    )
 
 
 @bp.get("/jobs/<job_id>")

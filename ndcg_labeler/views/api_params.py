@@ -26,6 +26,24 @@ def error(status: int, detail: str, **extra: Any) -> Response:
     return response
 
 
+def respond_async() -> bool:
+    """Whether the request asks for the work to be done in the background (RFC 7240's
+    `Prefer: respond-async`): a long import or upload then answers 202 with its job at once,
+    instead of holding the request past the web server's timeout."""
+    for header in request.headers.getlist("Prefer"):
+        for preference in header.split(","):
+            if preference.split(";", 1)[0].split("=", 1)[0].strip().lower() == "respond-async":
+                return True
+    return False
+
+
+def accepted(job_json: dict[str, Any]) -> tuple[Response, int]:
+    """202 with the queued job (followed at its `url`), saying the preference was applied."""
+    response = jsonify(job=job_json)
+    response.headers["Preference-Applied"] = "respond-async"
+    return response, 202
+
+
 def params() -> dict[str, Any]:
     """The parameters from a JSON object or form fields (400 on a malformed body)."""
     if request.is_json:

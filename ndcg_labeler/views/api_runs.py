@@ -9,7 +9,7 @@ from werkzeug.wrappers import Response
 
 from ndcg_labeler.formats import FormatError
 from ndcg_labeler.models import TestSet
-from ndcg_labeler.services import ServiceError, interop, live, runs, whole_number
+from ndcg_labeler.services import ServiceError, interop, jobs, live, runs, whole_number
 from ndcg_labeler.views import api_json, api_params, interop_requests
 from ndcg_labeler.views._run_lists import list_filter
 from ndcg_labeler.views.api_access import bp, run_in, visible_test_set
@@ -85,7 +85,8 @@ def mark_run(test_set: str, run: str) -> Response:
 @bp.post("/testsets/<path:test_set>/runs")
 def upload(test_set: str) -> tuple[Response, int] | Response:
     """Upload a run: multipart `file`, optional `name` (default: the file's name), `depth`,
-    `notes` and `series` (admins)."""
+    `notes` and `series` (admins). With `Prefer: respond-async` the job worker stores it: 202
+    with the job, followed at /api/jobs/ID (its result names the run)."""
     return _upload(visible_test_set(test_set))
 
 
@@ -109,6 +110,12 @@ def _upload(test_set: TestSet) -> tuple[Response, int] | Response:
             return api_params.error(409, f"this test set already has a run named '{name}'")
         notes = request.form.get("notes", "")
         series = request.form.get("series", "")
+        if api_params.respond_async() and not fmt:
+            filename = os.path.basename(storage.filename or "") or "upload"
+            job = jobs.enqueue_upload(
+                test_set, storage.stream, filename, name, g.api_user, depth, notes, series
+            )
+            return api_params.accepted(interop_requests.job_json(job))
         if fmt:  # a Quepid case snapshot: queries named by their text
             file = interop_requests.peer_file(storage)
             run = interop.upload_quepid_snapshot(

@@ -83,6 +83,23 @@ def dataset_later(
     return jobs.enqueue_ir_dataset(test_set, dataset, source, user)
 
 
+def peer_later(
+    test_set: TestSet,
+    fmt: str,
+    storage: FileStorage,
+    *,
+    rating_map: str | None,
+    source: str | None,
+    user: User,
+) -> Job:
+    """A peer file checked and rewritten as our own files now, imported by a job (one that
+    brings nothing new, too: the job's result then says so, as the inline import does)."""
+    file = peer_file(storage)
+    native = interop.native_files(test_set, fmt, file, rating_map)
+    files = {name: (f.filename, f.source) for name, f in native.items()}
+    return jobs.enqueue_import(test_set, files, source, user, peer=file.filename)  # type: ignore[arg-type]
+
+
 def report_json(report: imports.ImportReport) -> dict[str, Any]:
     """An import's answer: its report lines and files, and whether it brought nothing new
     (with the CLI's words then as `message`)."""

@@ -59,13 +59,29 @@ JOB: dict[str, Any] = {
         "page_url": {"type": "string"},
     },
 }
+_QUEUED_BODY = {
+    "application/json": {
+        "schema": {"type": "object", "required": ["job"], "properties": {"job": JOB}}
+    }
+}
 IMPORT_QUEUED: dict[str, Any] = {
-    "description": "A large ir_datasets dataset: queued for the job worker; follow job.url.",
-    "content": {
-        "application/json": {
-            "schema": {"type": "object", "required": ["job"], "properties": {"job": JOB}}
-        }
-    },
+    "description": "Queued for the job worker (a large ir_datasets dataset, or any import "
+    "sent with `Prefer: respond-async`); follow job.url.",
+    "content": _QUEUED_BODY,
+}
+UPLOAD_QUEUED: dict[str, Any] = {
+    "description": "Sent with `Prefer: respond-async`: queued for the job worker; follow "
+    "job.url (its result names the run: run_id, run_name, report).",
+    "content": _QUEUED_BODY,
+}
+PREFER: dict[str, Any] = {
+    "name": "Prefer",
+    "in": "header",
+    "required": False,
+    "description": "`respond-async` (RFC 7240): the job worker does the work and the answer is "
+    "202 with the job at once (for files too large to handle within the web server's "
+    "timeout); the answer then carries `Preference-Applied: respond-async`.",
+    "schema": {"type": "string"},
 }
 _DOWNLOAD = {
     "text/csv": {"schema": {"type": "string"}},

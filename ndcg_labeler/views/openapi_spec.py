@@ -9,7 +9,9 @@ from ndcg_labeler.views.openapi_estimates import SCHEMAS as ESTIMATE_SCHEMAS
 from ndcg_labeler.views.openapi_interop import (
     IMPORT_PEER_FIELDS,
     IMPORT_QUEUED,
+    PREFER,
     RUN_FORMAT,
+    UPLOAD_QUEUED,
     interop_paths,
 )
 from ndcg_labeler.views.openapi_runs import ARCHIVE, LIST_PARAMETERS, TAGS
@@ -178,6 +180,7 @@ PATHS: dict[str, Any] = {
         "parameters": [TEST_SET],
         "post": {
             "operationId": "importFiles",
+            "parameters": [PREFER],
             "summary": "Import queries, corpus, pool and/or qrels, or one peer's file or "
             "ir_datasets name (admins), all or nothing.",
             "requestBody": {
@@ -241,6 +244,7 @@ PATHS: dict[str, Any] = {
         },
         "post": {
             "operationId": "uploadRun",
+            "parameters": [PREFER],
             "summary": "Upload a run (admins): TREC, CSV/TSV, JSONL or MS MARCO, gzip or not.",
             "requestBody": {
                 "required": True,
@@ -269,6 +273,7 @@ PATHS: dict[str, Any] = {
             },
             "responses": {
                 "201": _json(ref("Run"), "The stored run with its validation report."),
+                "202": UPLOAD_QUEUED,
                 **_errors(400, 401, 403, 404, 409, 413),
             },
         },

@@ -274,23 +274,6 @@ def _import_answer(
     return (page, 422) if request.method == "POST" and report is None else page
 
 
-def _peer_later(test_set: TestSet, form: PeerImportForm, storage: FileStorage) -> Response:
-    """A large peer file, checked and rewritten as our own files now, imported by a job (one
-    that brings nothing new, too: the job's page then says so, as the inline import does)."""
-    fmt = form.fmt.data or ""
-    file = interop_requests.peer_file(storage)
-    native = interop.native_files(test_set, fmt, file, form.rating_map.data or None)
-    files = {name: (f.filename, f.source) for name, f in native.items()}
-    job = jobs.enqueue_import(
-        test_set,
-        files,  # type: ignore[arg-type]
-        form.source.data or None,
-        current_user,
-        peer=file.filename,
-    )
-    return redirect(url_for("jobs.show", job_id=job.id))
-
-
 @bp.route("/<int:test_set_id>/import/peer", methods=["POST"])
 @admin_required
 def import_peer(test_set_id: int) -> str | tuple[str, int] | Response:
@@ -314,7 +297,15 @@ def import_peer(test_set_id: int) -> str | tuple[str, int] | Response:
                 raise ServiceError("choose the file (or name the ir_datasets dataset) to import")
             interop_requests.check_rating_map(form.rating_map.data, peers)
             if chose_file and jobs.stream_size(storage.stream) > jobs.threshold_bytes():  # type: ignore[union-attr]
-                return _peer_later(test_set, form, storage)  # type: ignore[arg-type]
+                job = interop_requests.peer_later(
+                    test_set,
+                    form.fmt.data or "",
+                    storage,  # type: ignore[arg-type]
+                    rating_map=form.rating_map.data or None,
+                    source=form.source.data or None,
+                    user=current_user,
+                )
+                return redirect(url_for("jobs.show", job_id=job.id))
             source = form.source.data or None
             job = interop_requests.dataset_later(
                 test_set, peers, dataset, False, source=source, user=current_user
