@@ -90,6 +90,9 @@ def test_machine_means_come_with_their_audit_status(app: Flask, runner: FlaskCli
             "queries": 20,
             "sampled": 20,
             "status": "12 of 20 queries audited",
+            "judge_failed": 0,
+            "judge_answers": 40,
+            "judge_failed_note": None,
         }
         assert "ppi" not in out
     assert "audit" not in _score(runner, "A")

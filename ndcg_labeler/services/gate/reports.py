@@ -62,7 +62,15 @@ def power_line(check: MeasureCheck) -> str:
 
 
 def labels_line(result: GateResult) -> str:
-    """What the grades were: people's, or a machine judge's (said plainly)."""
+    """What the grades were: people's, or a machine judge's (said plainly), and how many of
+    the judge's answers failed when some did."""
+    failed = result.audit.failed_note if result.audit is not None else None
+    line = _labels_words(result)
+    return line if failed is None else f"{line}; {failed}"
+
+
+def _labels_words(result: GateResult) -> str:
+    """The label source in words."""
     kind, _, judge = result.labels.partition(":")
     if kind == "machine":
         return f"labels machine:{judge}: machine labels only, from judge {judge}"
