@@ -141,6 +141,8 @@ class GateResult:
     queries_withheld: bool = False
     # Under machine:, fill: and ppi: labels: the judge's audit status and failed answers.
     audit: AuditStatus | None = None
+    # The ids of the test set, the baseline and the candidate (for the printed command).
+    ids: tuple[int, int, int] | None = None
 
     def withholding_queries(self) -> GateResult:
         """The same verdict without any query's values (the reports' worst queries)."""

@@ -101,6 +101,7 @@ def run_gate(
         labels,
         tuple(final),
         audit=audit,
+        ids=(test_set.id, baseline.id, candidate.id),
     )
 
 
