@@ -62,6 +62,8 @@ def _table(result: comparison.Comparison, name_a: str, name_b: str) -> list[str]
     audit = result.labels_extra.get("audit")
     if audit:  # machine grades: never without how much people audited
         lines += ["", f"labels {o.shown_labels}: {audit['status']} for judge {audit['judge']}"]
+        if audit["judge_failed_note"]:
+            lines.append(audit["judge_failed_note"])
     if result.estimate is not None:
         lines.append(ppi.describe(result.estimate))
     return lines

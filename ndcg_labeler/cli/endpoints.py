@@ -18,6 +18,9 @@ from ndcg_labeler.cli._progress import terminal_progress
 from ndcg_labeler.formats import PRESETS
 from ndcg_labeler.services import endpoints, testsets
 
+CONCURRENCY_HELP = f"Queries asked at a time, 1 to {endpoints.MAX_CONCURRENCY}."
+TIMEOUT_HELP = f"Seconds per request, more than 0 and at most {endpoints.MAX_TIMEOUT:g}."
+
 
 @click.group("endpoints", cls=AppGroup)
 def endpoints_group() -> None:
@@ -42,11 +45,25 @@ def endpoints_group() -> None:
 @click.option("--text", default="", help="JMESPath to a hit's chunk text.")
 @click.option("--preset", "preset_name", type=click.Choice(PRESETS), default=None)
 @click.option("--text-field", default="", help="With --preset: the field holding the text.")
-@click.option("--concurrency", type=int, default=endpoints.DEFAULT_CONCURRENCY, show_default=True)
+# Limits are read as text by the service (read_limits), so a value that is no number is refused
+# in the same words as one out of range, here and in the browser form.
 @click.option(
-    "--rpm", type=int, default=endpoints.DEFAULT_RPM, help="Requests per minute (0: no limit)."
+    "--concurrency",
+    default=str(endpoints.DEFAULT_CONCURRENCY),
+    show_default=True,
+    help=CONCURRENCY_HELP,
 )
-@click.option("--timeout", type=float, default=endpoints.DEFAULT_TIMEOUT, show_default=True)
+@click.option(
+    "--rpm",
+    default=str(endpoints.DEFAULT_RPM),
+    help="Requests per minute (0: no limit).",
+)
+@click.option(
+    "--timeout",
+    default=f"{endpoints.DEFAULT_TIMEOUT:g}",
+    show_default=True,
+    help=TIMEOUT_HELP,
+)
 @cli_errors
 def add(
     testset: str,
@@ -61,9 +78,9 @@ def add(
     text: str,
     preset_name: str | None,
     text_field: str,
-    concurrency: int,
-    rpm: int,
-    timeout: float,
+    concurrency: str,
+    rpm: str,
+    timeout: str,
 ) -> None:
     """Define endpoint NAME of TESTSET (header secrets stay in the environment)."""
     endpoint = endpoints.add_endpoint(
@@ -106,9 +123,9 @@ def add(
 @click.option("--text", default=None, help="JMESPath to a hit's chunk text ('' for none).")
 @click.option("--preset", "preset_name", type=click.Choice(PRESETS), default=None)
 @click.option("--text-field", default=None, help="With --preset: the field holding the text.")
-@click.option("--concurrency", type=int, default=None)
-@click.option("--rpm", type=int, default=None, help="Requests per minute (0: no limit).")
-@click.option("--timeout", type=float, default=None)
+@click.option("--concurrency", default=None, help=CONCURRENCY_HELP)
+@click.option("--rpm", default=None, help="Requests per minute (0: no limit).")
+@click.option("--timeout", default=None, help=TIMEOUT_HELP)
 @cli_errors
 def edit(
     testset: str,
@@ -118,8 +135,8 @@ def edit(
     headers: tuple[str, ...],
     no_headers: bool,
     preset_name: str | None,
-    rpm: int | None,
-    **given: str | int | float | None,
+    rpm: str | None,
+    **given: str | None,
 ) -> None:
     """Change endpoint NAME of TESTSET: only the options given change, checked as `add` checks
     them (on any error nothing changes). Runs already fetched keep their own snapshot."""

@@ -43,8 +43,16 @@ def _write(path: str, text: str) -> None:
 
 @click.command("gate")
 @click.argument("testset")
-@click.option("--baseline", required=True, help="The run to hold the line (name or id).")
-@click.option("--candidate", required=True, help="The run that must not regress (name or id).")
+@click.option(
+    "--baseline",
+    required=True,
+    help="The run to hold the line (name or id; all digits is read as an id first).",
+)
+@click.option(
+    "--candidate",
+    required=True,
+    help="The run that must not regress (name or id; all digits is read as an id first).",
+)
 @click.option(
     "--measure",
     "measures",

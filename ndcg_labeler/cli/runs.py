@@ -360,6 +360,8 @@ def _labels_lines(found: Run, options: live.ScoreOptions) -> list[str]:
     if status is None:
         return []
     lines = [f"labels {options.labels}: {status.text} for judge {status.judge}"]
+    if status.failed_note:
+        lines.append(status.failed_note)
     figures = ppi.run_estimate(found, options)
     if figures is not None:
         lines.append(ppi.describe(figures))

@@ -8,7 +8,6 @@ from flask_wtf import FlaskForm
 from wtforms import (
     BooleanField,
     Field,
-    FloatField,
     IntegerField,
     SelectField,
     StringField,
@@ -48,41 +47,43 @@ class EndpointForm(FlaskForm):
     id_expr = StringField("Docid of a hit (JMESPath)", validators=[Optional()])
     score = StringField("Score of a hit (JMESPath, optional)", validators=[Optional()])
     text = StringField("Chunk text of a hit (JMESPath, optional)", validators=[Optional()])
-    # Ranges are checked by the service (limit_errors), in the CLI's words; empty: the default.
-    concurrency = IntegerField(
+    # Text inputs with a numeric keyboard, not number inputs: a browser sends a number input's
+    # unreadable text as "" (the default, silently), while a text input sends what was typed
+    # for the service (read_limits) to refuse in the CLI's words, naming the limit's range.
+    # Empty: the default.
+    concurrency = StringField(
         "Concurrency (queries asked at a time)",
-        default=endpoints.DEFAULT_CONCURRENCY,
-        validators=[Optional()],
+        default=str(endpoints.DEFAULT_CONCURRENCY),
+        render_kw={"inputmode": "numeric"},
     )
-    requests_per_minute = IntegerField(
+    requests_per_minute = StringField(
         "Requests per minute (0: no limit)",
-        default=endpoints.DEFAULT_RPM,
-        validators=[Optional()],
+        default=str(endpoints.DEFAULT_RPM),
+        render_kw={"inputmode": "numeric"},
     )
-    timeout = FloatField(
+    timeout = StringField(
         "Timeout per request (seconds)",
-        default=endpoints.DEFAULT_TIMEOUT,
-        validators=[Optional()],
+        default=str(endpoints.DEFAULT_TIMEOUT),
+        render_kw={"inputmode": "decimal"},
     )
     submit = SubmitField("Add endpoint")
 
     def limits(self) -> dict[str, Any]:
-        """concurrency, requests_per_minute and timeout as given, the defaults where empty."""
+        """concurrency, requests_per_minute and timeout as typed, the defaults where empty."""
         given = (self.concurrency.data, self.requests_per_minute.data, self.timeout.data)
         defaults = (endpoints.DEFAULT_CONCURRENCY, endpoints.DEFAULT_RPM, endpoints.DEFAULT_TIMEOUT)
         names = ("concurrency", "requests_per_minute", "timeout")
         return {
-            name: default if value is None else value
+            name: default if value is None or str(value).strip() == "" else value
             for name, value, default in zip(names, given, defaults, strict=True)
         }
 
     def validate(self, extra_validators: dict | None = None) -> bool:
         """The fields' own checks, then the service's check of the limits, said on each field."""
         valid = super().validate(extra_validators)
-        if not (self.concurrency.errors or self.requests_per_minute.errors or self.timeout.errors):
-            for name, message in endpoints.limit_errors(**self.limits()).items():
-                self[name].errors.append(message)
-                valid = False
+        for name, message in endpoints.limit_errors(**self.limits()).items():
+            self[name].errors.append(message)
+            valid = False
         return valid
 
     def settings(self) -> dict[str, Any]:

@@ -6,10 +6,11 @@ from datetime import datetime
 from typing import Any
 
 import sqlalchemy as sa
-from sqlalchemy.orm import Mapped, mapped_column
+from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models._common import utcnow
+from ndcg_labeler.models.endpoints import RetrieverEndpoint
 
 
 class SeriesSetting(db.Model):
@@ -37,7 +38,12 @@ class SeriesCheck(db.Model):
         sa.ForeignKey("test_set.id", ondelete="CASCADE"), index=True
     )
     series: Mapped[str] = mapped_column(sa.String(200))
+    # The endpoint's name when the check ran (what its alert said); endpoint_id follows the
+    # endpoint through renames, and is NULL once it is deleted.
     endpoint: Mapped[str] = mapped_column(sa.String(100), default="")
+    endpoint_id: Mapped[int | None] = mapped_column(
+        sa.ForeignKey("retriever_endpoint.id", ondelete="SET NULL")
+    )
     slot: Mapped[datetime | None] = mapped_column(sa.DateTime(timezone=True))
     run_id: Mapped[int | None] = mapped_column(sa.ForeignKey("run.id", ondelete="SET NULL"))
     baseline_run_id: Mapped[int | None] = mapped_column(
@@ -51,3 +57,5 @@ class SeriesCheck(db.Model):
     alert: Mapped[str] = mapped_column(sa.String(20), default="")
     alert_error: Mapped[str] = mapped_column(sa.Text, default="")
     created_at: Mapped[datetime] = mapped_column(sa.DateTime(timezone=True), default=utcnow)
+
+    current_endpoint: Mapped[RetrieverEndpoint | None] = relationship()

@@ -15,6 +15,7 @@ from ndcg_labeler.services import (
     interop,
     live,
     pooling,
+    ppi,
     whole_number,
 )
 from ndcg_labeler.views._responses import still_computing
@@ -143,7 +144,7 @@ def run_json(test_set_id: int, run_id: int) -> Response:
         extra = live.named_measures(run, request.args.getlist("measure"), options)
     except ServiceError as exc:
         abort(400, description=str(exc))
-    return _json(live.MeasureValues.into_json(live.score_run(run, options).to_json(), extra))
+    return _json(live.MeasureValues.into_json(ppi.score_json(run, options), extra))
 
 
 @bp.get("/runs/<int:run_id>/trec_eval.txt")

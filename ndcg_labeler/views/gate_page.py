@@ -91,9 +91,9 @@ def _verdict(test_set: TestSet, form: GateForm) -> gate.GateResult:
     return result if may_see_grades(test_set) else result.withholding_queries()
 
 
-def _api_call(test_set: TestSet, result: gate.GateResult) -> str:
+def _api_call(result: gate.GateResult) -> str:
     """The curl command that asks the API for the same verdict."""
-    url = url_for("api.gate_check", test_set=test_set.name, _external=True)
+    url = url_for("api.gate_check", test_set=gate.refs(result)[0], _external=True)
     return (
         'curl -fsS -H "Authorization: Bearer $NDCG_TOKEN" -H "Content-Type: application/json" '
         f"-d {shlex.quote(gate.api_body(result))} {shlex.quote(url)}"
@@ -121,7 +121,7 @@ def page(test_set_id: int) -> tuple[str, int]:
         result=result,
         error=error,
         cli=gate.cli_command(result) if result else None,
-        api_call=_api_call(test_set, result) if result else None,
+        api_call=_api_call(result) if result else None,
         measure_help=gate.MEASURE_HELP,
         default_max_drop=gate.DEFAULT_MAX_DROP,
         withheld=gate.WITHHELD,

@@ -62,7 +62,16 @@ SCHEMAS: dict[str, Any] = {
     "AuditStatus": {
         "type": "object",
         "description": "How much of the test set people audited for the judge (machine means).",
-        "required": ["judge", "audited", "queries", "sampled", "status"],
+        "required": [
+            "judge",
+            "audited",
+            "queries",
+            "sampled",
+            "status",
+            "judge_failed",
+            "judge_answers",
+            "judge_failed_note",
+        ],
         "properties": {
             "judge": {"type": "string"},
             "audited": {
@@ -72,6 +81,20 @@ SCHEMAS: dict[str, Any] = {
             "queries": {"type": "integer", "description": "The test set's queries."},
             "sampled": {"type": "integer", "description": "Queries in the audit sample."},
             "status": {"type": "string", "description": "“k of N queries audited”."},
+            "judge_failed": {
+                "type": "integer",
+                "description": "The judge's pairs on the set whose every answer failed or was "
+                "unparsed: scored as unjudged (under fill:, only pairs nobody graded).",
+            },
+            "judge_answers": {
+                "type": "integer",
+                "description": "The judge's pairs on the set that it answered at all.",
+            },
+            "judge_failed_note": {
+                "type": ["string", "null"],
+                "description": "“F of A judge answers failed or were unparsed: counted as "
+                "unjudged (not relevant)”; null when none did.",
+            },
         },
     },
     "PPI": {

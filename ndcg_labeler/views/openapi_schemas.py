@@ -473,6 +473,10 @@ SCHEMAS: dict[str, Any] = {
             "outcome": OUTCOME,
             "passed": {"type": "boolean", "description": "outcome is pass."},
             "measures": {"type": "array", "items": ref("GateMeasure")},
+            "audit": {
+                **ref("AuditStatus"),
+                "description": "Under machine:, fill: and ppi: labels only.",
+            },
         },
     },
 }

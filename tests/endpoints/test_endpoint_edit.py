@@ -130,6 +130,13 @@ BAD = [
     ("headers", "no colon here", "--header", "a header must read 'Name: value'"),
     ("concurrency", "0", "--concurrency", "concurrency must be a whole number from 1 to 64"),
     ("timeout", "nan", "--timeout", "the timeout must be more than 0 and at most 600 s"),
+    (
+        "concurrency",
+        "x",
+        "--concurrency",
+        "concurrency must be a whole number from 1 to 64, not 'x'",
+    ),
+    ("timeout", "½", "--timeout", "the timeout must be more than 0 and at most 600 s, not '½'"),
     ("name", "taken", "--name", "test set 'edits' already has an endpoint named 'taken'"),
     ("name", "ü", "--name", "an endpoint name must be 1–100 characters"),
 ]

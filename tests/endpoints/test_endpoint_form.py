@@ -125,6 +125,43 @@ def test_limits_out_of_range_are_refused_alike_in_the_browser_and_the_cli(
         assert as_admin.post(base, data=_add_form(name=name, **{name: value})).status_code == 302
 
 
+# Not numbers at all: the range sentence of each limit, with what was typed, in the browser
+# and on the command line alike (not WTForms' "Not a valid integer value." nor click's).
+NOT_NUMBERS = [
+    ("concurrency", "--concurrency", "four", f"{CONCURRENCY}, not 'four'"),
+    ("concurrency", "--concurrency", "1.5", f"{CONCURRENCY}, not '1.5'"),
+    (
+        "requests_per_minute", "--rpm", "60/min",
+        "requests per minute must be a whole number from 0 (no limit) to 2147483647, "
+        "not '60/min'",
+    ),
+    ("timeout", "--timeout", "30s", f"{TIMEOUT}, not '30s'"),
+]  # fmt: skip
+
+
+def test_limits_that_are_not_numbers_are_refused_in_the_range_words(
+    app: Flask, runner: FlaskCliRunner, as_admin: Any
+) -> None:
+    with app.app_context():
+        ts_id = build_test_set("typed limits", {"q1": "x"}).id
+    base = f"/test-sets/{ts_id}/endpoints/"
+    add = ["endpoints", "add", "typed limits", "e", "--url", URL, "--preset", "list"]
+    for field, flag, value, message in NOT_NUMBERS:
+        cli = runner.invoke(args=[*add, flag, value])
+        assert cli.exit_code == 1 and f"Error: {message}" in cli.output, (flag, value, cli.output)
+        page = as_admin.post(base, data=_add_form(**{field: value}))
+        text = html.unescape(page.get_data(as_text=True))
+        assert page.status_code == 200 and f'id="{field}-error">{message}<' in text, (field, value)
+        assert "Not a valid" not in text
+    assert "No endpoint yet." in as_admin.get(base).get_data(as_text=True)
+    # A browser sends a number input's unreadable text as "" (the default, silently): the
+    # fields are text inputs with a numeric keyboard, so what was typed reaches the check.
+    form = as_admin.get(base).get_data(as_text=True)
+    for field, mode in (("concurrency", "numeric"), ("requests_per_minute", "numeric")):
+        assert f'inputmode="{mode}" name="{field}" type="text"' in form, field
+    assert 'inputmode="decimal" name="timeout" type="text"' in form
+
+
 def test_the_add_form_needs_its_csrf_token(app: Flask, as_admin: Any) -> None:
     with app.app_context():
         ts_id = build_test_set("csrf", {"q1": "x"}).id

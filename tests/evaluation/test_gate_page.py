@@ -11,6 +11,7 @@ import html
 import io
 import json
 import re
+import shlex
 from xml.etree import ElementTree as ET
 
 import numpy as np
@@ -24,7 +25,7 @@ from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Run, TestSet, User
 from ndcg_labeler.services import runs as run_service
 from ndcg_labeler.services.accounts import create_token
-from tests.evaluation.scenario import BASE_VALUES, CAND, build_gate_set
+from tests.evaluation.scenario import BASE_VALUES, CAND, CANDIDATE, build_gate_set
 from tests.factory import AuthActions, build_test_set, grant, trec
 
 
@@ -274,3 +275,44 @@ def test_people_outside_the_test_set_get_404(
 ) -> None:
     for what in ("", "md", "xml"):
         assert as_annotator.get(gate_url(app, gate_set, what)).status_code == 404
+
+
+def test_the_printed_command_and_call_name_runs_and_set_as_flask_gate_reads_them(
+    app: Flask, as_admin: FlaskClient, runner: FlaskCliRunner, admin_id: int
+) -> None:
+    """`flask gate` and the API read an all-digit reference as an id first. Test set "1" (id 2,
+    after "decoy", id 1) has runs base (id 1) and cand (id 2), and a run named "1" (id 3)
+    ranking as cand does: by name, "1" would be read as test set decoy and as run base. The
+    printed command and call must name them so that they are read as the runs gated."""
+    with app.app_context():
+        build_test_set("decoy", {"x": "question x"}, [("x", "r", 1)])
+        db.session.remove()
+    ts = build_gate_set(app, "1")
+    with app.app_context():
+        test_set = db.session.get_one(TestSet, ts)
+        run_service.upload_run(test_set, io.BytesIO(trec(CANDIDATE)), "c.trec", "1", None)
+        db.session.remove()
+    ids = run_ids(app, ts)
+    assert (ts, ids["base"], ids["cand"], ids["1"]) == (2, 1, 2, 3)
+    page = as_admin.get(
+        f"/test-sets/{ts}/dashboard/gate/?baseline={ids['base']}&candidate={ids['1']}"
+    ).get_data(as_text=True)
+    cli = html.unescape(re.search(r'<pre id="gate-cli"[^>]*><code>(.*?)</code>', page).group(1))
+    assert cli == (
+        "flask --app app gate 2 --baseline base --candidate 3 --measure ndcg_cut_10 "
+        "--max-drop 0.01 --alpha 0.05"
+    )
+    out = json.loads(runner.invoke(args=[*shlex.split(cli)[3:], "--json"]).output)
+    assert (out["testset"], out["baseline"], out["candidate"]) == ("1", "base", "1")
+    call = html.unescape(re.search(r'<pre id="gate-api"[^>]*><code>(.*?)</code>', page).group(1))
+    body = json.loads(re.search(r"-d '(.*?)' ", call).group(1))
+    assert (body["baseline"], body["candidate"]) == ("base", "3")
+    assert call.endswith("/api/testsets/2/gate")
+    with app.app_context():
+        token = create_token(db.session.get_one(User, admin_id))
+        db.session.remove()
+    api = as_admin.post(
+        "/api/testsets/2/gate", json=body, headers={"Authorization": f"Bearer {token}"}
+    ).get_json()
+    assert (api["testset"], api["baseline"], api["candidate"]) == ("1", "base", "1")
+    assert api["outcome"] == out["outcome"]

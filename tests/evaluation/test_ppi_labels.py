@@ -7,11 +7,12 @@ import json
 
 import numpy as np
 import pytest
+import sqlalchemy as sa
 from flask import Flask
 from flask.testing import FlaskClient, FlaskCliRunner
 
 from ndcg_labeler.extensions import db
-from ndcg_labeler.models import User
+from ndcg_labeler.models import Run, User
 from ndcg_labeler.services import ppi
 from ndcg_labeler.services.accounts import create_token
 from tests.evaluation.ppi_scenario import build_ppi_set, expected
@@ -90,6 +91,9 @@ def test_machine_means_come_with_their_audit_status(app: Flask, runner: FlaskCli
             "queries": 20,
             "sampled": 20,
             "status": "12 of 20 queries audited",
+            "judge_failed": 0,
+            "judge_answers": 40,
+            "judge_failed_note": None,
         }
         assert "ppi" not in out
     assert "audit" not in _score(runner, "A")
@@ -150,3 +154,22 @@ def test_no_spread_anywhere_keeps_its_zero_width_interval() -> None:
     found = ppi.estimate_from(zeros, zeros, mask, ppi.AuditStatus("gpt", 10, 20, 20), True)
     assert found.has_interval and found.found is not None
     assert (found.found.estimate, found.found.ci_low, found.found.ci_high) == (0.0, 0.0, 0.0)
+
+
+def test_the_run_pages_json_export_is_run_score_json(
+    app: Flask, runner: FlaskCliRunner, as_admin: FlaskClient
+) -> None:
+    """Its docstring and the manual promise exactly `flask run score --json`: under judge
+    labels that includes the audit status (and under ppi: the estimate)."""
+    build_ppi_set(app, "ppi")
+    with app.app_context():
+        run = db.session.scalar(sa.select(Run).where(Run.name == "A"))
+        assert run is not None
+        ts, a = run.test_set_id, run.id
+        db.session.remove()
+    for labels in ("ppi:gpt", "machine:gpt", "human"):
+        cli = _score(runner, "A", "--labels", labels)
+        page = as_admin.get(
+            f"/test-sets/{ts}/dashboard/export/runs/{a}/queries.json?k=1&labels={labels}"
+        )
+        assert page.get_json() == cli, labels

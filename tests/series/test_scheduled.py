@@ -291,3 +291,44 @@ def test_a_slot_whose_job_could_not_be_recorded_stays_due(
         (job,) = jobs.tick(DAY1 + timedelta(hours=1, minutes=1))
         assert job.params["slot"] == "2026-11-23T03:00:00+00:00"
         assert job.state == "done", job.error
+
+
+def test_a_renamed_endpoints_past_checks_name_it_as_it_is_now(
+    scheduled: Flask, as_admin: FlaskClient
+) -> None:
+    """A check keeps the name its endpoint had then; the page shows the endpoint as it is now,
+    linked, with the old name beside it. Another endpoint that takes the old name is not it,
+    and once the endpoint is deleted the check names it as it was, with no link."""
+    app = scheduled
+    with app.app_context():
+        jobs.tick(DAY1 + timedelta(hours=1))
+        test_set = testsets.require_by_name("sched")
+        live = endpoints.require_endpoint(test_set, "live")
+        endpoints.edit_endpoint(test_set, live, name="live-v2")
+        endpoints.add_endpoint(
+            test_set, "live", "http://127.0.0.1:9/?q={query}", preset_name="list"
+        )
+        test_set_id, live_id = test_set.id, live.id
+    url = f"/test-sets/{test_set_id}/series/nightly"
+    page = as_admin.get(url).get_data(as_text=True)
+    link = f'<a href="/test-sets/{test_set_id}/endpoints/live-v2">live-v2</a> (then: live)'
+    assert link in page
+    assert f'href="/test-sets/{test_set_id}/endpoints/live"' not in page
+    (check,) = as_admin.get(url + "/json").get_json()["checks"]
+    assert (check["endpoint"], check["endpoint_id"], check["endpoint_current"]) == (
+        "live",
+        live_id,
+        "live-v2",
+    )
+    with app.app_context():
+        test_set = testsets.require_by_name("sched")
+        series.set_schedule(test_set, "live-v2", "", "", k=10)
+        endpoints.delete_endpoint(test_set, endpoints.require_endpoint(test_set, "live-v2"))
+    page = as_admin.get(url).get_data(as_text=True)
+    assert "live-v2" not in page and "<td>live (deleted)</td>" in page
+    (check,) = as_admin.get(url + "/json").get_json()["checks"]
+    assert (check["endpoint"], check["endpoint_id"], check["endpoint_current"]) == (
+        "live",
+        None,
+        None,
+    )

@@ -1,25 +1,26 @@
 """Live retriever endpoints: ask a search service for every query and store what it returns."""
 
-from .catalog import (
+from .catalog import MAX_NAME, add_endpoint, list_endpoints, require_endpoint, snapshot
+from .editing import SETTINGS, busy_jobs, delete_endpoint, edit_endpoint, settings_of
+from .fetch import DEFAULT_K, FetchFailed, fetch_run, try_limit, try_query
+from .limits import (
     DEFAULT_CONCURRENCY,
     DEFAULT_RPM,
     DEFAULT_TIMEOUT,
-    MAX_NAME,
-    add_endpoint,
+    MAX_CONCURRENCY,
+    MAX_TIMEOUT,
     limit_errors,
-    list_endpoints,
-    require_endpoint,
-    snapshot,
+    read_limits,
 )
-from .editing import SETTINGS, busy_jobs, delete_endpoint, edit_endpoint, settings_of
-from .fetch import DEFAULT_K, FetchFailed, fetch_run, try_limit, try_query
 
 __all__ = [
     "DEFAULT_CONCURRENCY",
     "DEFAULT_K",
     "DEFAULT_RPM",
     "DEFAULT_TIMEOUT",
+    "MAX_CONCURRENCY",
     "MAX_NAME",
+    "MAX_TIMEOUT",
     "SETTINGS",
     "FetchFailed",
     "add_endpoint",
@@ -29,6 +30,7 @@ __all__ = [
     "fetch_run",
     "limit_errors",
     "list_endpoints",
+    "read_limits",
     "require_endpoint",
     "settings_of",
     "snapshot",

@@ -11,17 +11,17 @@ import sqlalchemy as sa
 from ndcg_labeler.extensions import db
 from ndcg_labeler.formats import HitsError, Mapping, check_mapping, preset
 from ndcg_labeler.models import RetrieverEndpoint, TestSet, User
-from ndcg_labeler.services import MAX_WHOLE, ServiceError, audit, outbound, url_name
+from ndcg_labeler.services import ServiceError, audit, outbound, url_name
+from ndcg_labeler.services.endpoints.limits import (
+    DEFAULT_CONCURRENCY,
+    DEFAULT_RPM,
+    DEFAULT_TIMEOUT,
+    read_limits,
+)
 
 METHODS = ("GET", "POST")
 # The name column's length (RetrieverEndpoint.name).
 MAX_NAME = 100
-# How an endpoint is asked, unless its admin says otherwise (the CLI's and the form's defaults).
-DEFAULT_CONCURRENCY = 4
-DEFAULT_RPM = 0  # no limit
-DEFAULT_TIMEOUT = 30.0
-MAX_CONCURRENCY = 64
-MAX_TIMEOUT = 600.0
 _HEADER = re.compile(r"^\s*([A-Za-z0-9-]+)\s*:\s*(.*)$")
 
 
@@ -78,9 +78,9 @@ def add_endpoint(
     text: str = "",
     preset_name: str = "",
     text_field: str = "",
-    concurrency: int = DEFAULT_CONCURRENCY,
-    requests_per_minute: int = DEFAULT_RPM,
-    timeout: float = DEFAULT_TIMEOUT,
+    concurrency: int | str = DEFAULT_CONCURRENCY,
+    requests_per_minute: int | str = DEFAULT_RPM,
+    timeout: float | str = DEFAULT_TIMEOUT,
     actor: User | None = None,
 ) -> RetrieverEndpoint:
     """Create an endpoint after checking the URL, body template, headers and mapping; the
@@ -135,12 +135,13 @@ def checked_columns(
     text: str,
     preset_name: str,
     text_field: str,
-    concurrency: int,
-    requests_per_minute: int,
-    timeout: float,
+    concurrency: int | str,
+    requests_per_minute: int | str,
+    timeout: float | str,
 ) -> dict[str, Any]:
     """An endpoint's column values once every setting is checked (add's and edit's one check),
-    or a ServiceError; `own`: the endpoint being edited, whose name is not taken by itself."""
+    or a ServiceError; `own`: the endpoint being edited, whose name is not taken by itself.
+    The limits may be text as typed (the form's, the CLI's): read_limits reads them."""
     name = url_name("an endpoint", name, MAX_NAME)
     _fits("the URL", url, "url")
     method = _check_request(url, method, body)
@@ -153,7 +154,7 @@ def checked_columns(
     ):
         _fits(what, value, column)
     parsed: dict[str, Any] = dict(parse_header(h) for h in headers or [])
-    wrong = limit_errors(concurrency, requests_per_minute, timeout)
+    limits, wrong = read_limits(concurrency, requests_per_minute, timeout)
     if wrong:
         raise ServiceError("; ".join(wrong.values()))
     stmt = sa.select(RetrieverEndpoint.id).where(
@@ -173,9 +174,9 @@ def checked_columns(
         "id_expr": mapping.id,
         "score_expr": mapping.score,
         "text_expr": mapping.text,
-        "concurrency": concurrency,
-        "requests_per_minute": requests_per_minute,
-        "timeout": timeout,
+        "concurrency": int(limits["concurrency"]),
+        "requests_per_minute": int(limits["requests_per_minute"]),
+        "timeout": float(limits["timeout"]),
     }
 
 
@@ -185,28 +186,6 @@ def _fits(what: str, value: str, column: str) -> None:
     limit = RetrieverEndpoint.__table__.c[column].type.length
     if len(value or "") > limit:
         raise ServiceError(f"{what} must be at most {limit} characters, not {len(value)}")
-
-
-def limit_errors(concurrency: int, requests_per_minute: int, timeout: float) -> dict[str, str]:
-    """What is wrong with how an endpoint is to be asked, by setting ("concurrency",
-    "requests_per_minute", "timeout"); empty when nothing is. The CLI and the form both say it."""
-    wrong = {}
-    if not 1 <= concurrency <= MAX_CONCURRENCY:
-        wrong["concurrency"] = (
-            f"concurrency must be a whole number from 1 to {MAX_CONCURRENCY}, not {concurrency}"
-        )
-    # At most the largest INTEGER of PostgreSQL, where it is stored.
-    if not 0 <= requests_per_minute <= MAX_WHOLE:
-        wrong["requests_per_minute"] = (
-            f"requests per minute must be a whole number from 0 (no limit) to {MAX_WHOLE}, "
-            f"not {requests_per_minute}"
-        )
-    # Written so that NaN is refused too (every comparison with it is false).
-    if not 0 < timeout <= MAX_TIMEOUT:
-        wrong["timeout"] = (
-            f"the timeout must be more than 0 and at most {MAX_TIMEOUT:g} s, not {timeout:g}"
-        )
-    return wrong
 
 
 def _check_request(url: str, method: str, body: str) -> str:

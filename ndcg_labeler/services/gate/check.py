@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -35,6 +35,9 @@ from ndcg_labeler.scoring import (
 )
 from ndcg_labeler.services import ServiceError
 from ndcg_labeler.services.live import ScoreOptions
+
+if TYPE_CHECKING:
+    from ndcg_labeler.services.ppi import AuditStatus
 
 DEFAULT_MEASURES = ("ndcg_cut_10",)
 DEFAULT_MAX_DROP = 0.01
@@ -136,6 +139,10 @@ class GateResult:
     measures: tuple[MeasureCheck, ...]
     # True when the reader may not see per-query figures (an annotator of a blind set).
     queries_withheld: bool = False
+    # Under machine:, fill: and ppi: labels: the judge's audit status and failed answers.
+    audit: AuditStatus | None = None
+    # The ids of the test set, the baseline and the candidate (for the printed command).
+    ids: tuple[int, int, int] | None = None
 
     def withholding_queries(self) -> GateResult:
         """The same verdict without any query's values (the reports' worst queries)."""
@@ -180,6 +187,7 @@ class GateResult:
             "passed": self.passed,
             "paired_queries": self.paired_queries,
             "measures": [m.to_json() for m in self.measures],
+            **({"audit": self.audit.to_json()} if self.audit is not None else {}),
         }
 
 

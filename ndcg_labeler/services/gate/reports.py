@@ -62,7 +62,15 @@ def power_line(check: MeasureCheck) -> str:
 
 
 def labels_line(result: GateResult) -> str:
-    """What the grades were: people's, or a machine judge's (said plainly)."""
+    """What the grades were: people's, or a machine judge's (said plainly), and how many of
+    the judge's answers failed when some did."""
+    failed = result.audit.failed_note if result.audit is not None else None
+    line = _labels_words(result)
+    return line if failed is None else f"{line}; {failed}"
+
+
+def _labels_words(result: GateResult) -> str:
+    """The label source in words."""
     kind, _, judge = result.labels.partition(":")
     if kind == "machine":
         return f"labels machine:{judge}: machine labels only, from judge {judge}"
@@ -206,10 +214,31 @@ def markdown(result: GateResult) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _ref(name: str, ident: int) -> str:
+    """The name, unless `flask gate` and the API could read it as an id: they take an
+    all-digit reference as an id first (runs.get_run, testsets.get_by_ref) and strip spaces,
+    so a run named "12" would be run 12 today, or tomorrow once a run gets that id. The id
+    is then given instead: it is always read as the object itself."""
+    if name != name.strip() or (name.isascii() and name.isdigit()):
+        return str(ident)
+    return name
+
+
+def refs(result: GateResult) -> tuple[str, str, str]:
+    """How the test set, the baseline and the candidate are named in the printed command and
+    API call: by name where that cannot be read as another, else by id."""
+    if result.ids is None:
+        return result.testset, result.baseline, result.candidate
+    names = (result.testset, result.baseline, result.candidate)
+    found = tuple(_ref(name, ident) for name, ident in zip(names, result.ids, strict=True))
+    return found[0], found[1], found[2]
+
+
 def cli_command(result: GateResult) -> str:
     """The `flask gate` command line that asks for the same verdict (for a CI script)."""
-    words = ["flask", "--app", "app", "gate", result.testset]
-    words += ["--baseline", result.baseline, "--candidate", result.candidate]
+    testset, baseline, candidate = refs(result)
+    words = ["flask", "--app", "app", "gate", testset]
+    words += ["--baseline", baseline, "--candidate", candidate]
     for check in result.measures:
         words += ["--measure", check.measure]
     words += ["--max-drop", f"{result.max_drop:g}", "--alpha", f"{result.alpha:g}"]
@@ -219,10 +248,12 @@ def cli_command(result: GateResult) -> str:
 
 
 def api_body(result: GateResult) -> str:
-    """The JSON body of `POST /api/testsets/<set>/gate` that asks for the same verdict."""
+    """The JSON body of `POST /api/testsets/<set>/gate` that asks for the same verdict (the
+    set in the path as refs(result) names it)."""
+    _, baseline, candidate = refs(result)
     body = {
-        "baseline": result.baseline,
-        "candidate": result.candidate,
+        "baseline": baseline,
+        "candidate": candidate,
         "measure": [check.measure for check in result.measures],
         "max_drop": result.max_drop,
         "alpha": result.alpha,

@@ -57,11 +57,14 @@ def run_gate(
 
     checks: list[MeasureCheck] = []
     p_values: list[float | None] = []
+    # Beside machine grades: the judge's audit and how many of its answers failed.
+    audit = ppi.audit_status(test_set, labels)
     if ppi.is_ppi(labels):
         judge = labels.partition(":")[2].strip()
         machine = f"machine:{judge}"
         first = scores(baseline, names[0], "human")
         mask, status = ppi.audited_queries(test_set, judge, first.qids)
+        audit = status
         for measure in names:
             human_runs = (scores(baseline, measure, "human"), scores(candidate, measure, "human"))
             machine_runs = (scores(baseline, measure, machine), scores(candidate, measure, machine))
@@ -90,7 +93,15 @@ def run_gate(
         for check, p_adj in zip(checks, _holm_by_measure(names, p_values), strict=True)
     ]
     return GateResult(
-        test_set.name, baseline.name, candidate.name, max_drop, alpha, labels, tuple(final)
+        test_set.name,
+        baseline.name,
+        candidate.name,
+        max_drop,
+        alpha,
+        labels,
+        tuple(final),
+        audit=audit,
+        ids=(test_set.id, baseline.id, candidate.id),
     )
 
 

@@ -19,6 +19,7 @@ import numpy as np
 from ndcg_labeler import scoring
 from ndcg_labeler.models import Run, TestSet
 from ndcg_labeler.services import audit_samples, judges, live
+from ndcg_labeler.services.ppi.answers import failed_answers
 
 ALPHA = 0.05
 # Label sources naming a judge (KIND:JUDGE).
@@ -27,26 +28,44 @@ _JUDGE_KINDS = ("machine", "fill", "ppi")
 
 @dataclass(frozen=True)
 class AuditStatus:
-    """How much of the test set people audited for a judge: k of N queries, S sampled."""
+    """How much of the test set people audited for a judge: k of N queries, S sampled; and
+    how many of the judge's answered pairs on the set have no readable answer."""
 
     judge: str
     audited: int
     queries: int
     sampled: int
+    failed: int = 0  # pairs whose every answer failed or was unparsed (scored as unjudged)
+    answers: int = 0  # pairs the judge answered
+    fill: bool = False  # under fill:JUDGE (failed then counts only pairs nobody graded)
 
     @property
     def text(self) -> str:
         """ "k of N queries audited", as every machine mean shows it."""
         return f"{self.audited} of {self.queries} queries audited"
 
+    @property
+    def failed_note(self) -> str | None:
+        """What the failed answers did to the figures; None when none failed."""
+        if not self.failed:
+            return None
+        where = " where people gave no grade" if self.fill else ""
+        return (
+            f"{self.failed} of {self.answers} judge answers failed or were unparsed{where}: "
+            "counted as unjudged (not relevant)"
+        )
+
     def to_json(self) -> dict[str, Any]:
-        """The status as JSON: the counts and the sentence."""
+        """The status as JSON: the counts and the sentences."""
         return {
             "judge": self.judge,
             "audited": self.audited,
             "queries": self.queries,
             "sampled": self.sampled,
             "status": self.text,
+            "judge_failed": self.failed,
+            "judge_answers": self.answers,
+            "judge_failed_note": self.failed_note,
         }
 
 
@@ -111,7 +130,10 @@ def audited_queries(
     state = audit_samples.audit_state(test_set, judge)
     audited = set(state.audited)
     mask = np.fromiter((qid in audited for qid in qids), dtype=bool, count=len(qids))
-    status = AuditStatus(judge.name, int(mask.sum()), len(qids), len(state.queries))
+    failed, answers = failed_answers(test_set.id, judge.id)
+    status = AuditStatus(
+        judge.name, int(mask.sum()), len(qids), len(state.queries), failed, answers
+    )
     return mask, status
 
 
@@ -122,7 +144,17 @@ def audit_status(test_set: TestSet, labels: str) -> AuditStatus | None:
         return None
     judge = judges.require_judge(name)
     state = audit_samples.audit_state(test_set, judge)
-    return AuditStatus(judge.name, len(state.audited), state.query_count, len(state.queries))
+    fill = labels.startswith("fill:")
+    failed, answers = failed_answers(test_set.id, judge.id, fill)
+    return AuditStatus(
+        judge.name,
+        len(state.audited),
+        state.query_count,
+        len(state.queries),
+        failed,
+        answers,
+        fill,
+    )
 
 
 def _per_query(run: Run, options: live.ScoreOptions, labels: str) -> tuple[np.ndarray, list[str]]:

@@ -1,6 +1,8 @@
 """What score views add under machine:, fill: and ppi: labels: the audit status and the estimate.
 
-A machine mean is never shown without how much of the test set people audited for that judge;
+A machine mean is never shown without how much of the test set people audited for that judge
+and how many of the judge's pairs have only failed or unparsed answers (the "audit" object's
+judge_failed, judge_answers and judge_failed_note);
 under ppi:JUDGE the "ppi" object (estimate, ci_low, ci_high, n_audited, n_unaudited, lambda,
 reason) and its "ppi_basis" (the machine-only mean, the human-only mean of the audited queries,
 se and the audit status) come beside the usual figures.

@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import sqlalchemy as sa
+from sqlalchemy.orm import selectinload
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Run, SeriesCheck, SeriesSetting, TestSet, User
@@ -148,9 +149,11 @@ def pin_baseline(
 
 
 def list_checks(test_set: TestSet, name: str, limit: int = 50) -> list[SeriesCheck]:
-    """The series' scheduled evaluations, newest first."""
+    """The series' scheduled evaluations, newest first, each with its endpoint as it is now
+    (current_endpoint; None once deleted)."""
     stmt = (
         sa.select(SeriesCheck)
+        .options(selectinload(SeriesCheck.current_endpoint))
         .where(SeriesCheck.test_set_id == test_set.id, SeriesCheck.series == name)
         .order_by(SeriesCheck.created_at.desc(), SeriesCheck.id.desc())
         .limit(limit)
@@ -161,9 +164,12 @@ def list_checks(test_set: TestSet, name: str, limit: int = 50) -> list[SeriesChe
 def check_json(check: SeriesCheck) -> dict[str, Any]:
     """One check as the series page's JSON twin lists it (times in UTC, with their offset)."""
     slot, created = aware(check.slot), aware(check.created_at)
+    now = check.current_endpoint
     return {
         "outcome": check.outcome,
-        "endpoint": check.endpoint,
+        "endpoint": check.endpoint,  # as it was named then
+        "endpoint_id": check.endpoint_id,
+        "endpoint_current": now.name if now is not None else None,
         "slot": slot.isoformat() if slot else None,
         "run_id": check.run_id,
         "baseline_run_id": check.baseline_run_id,

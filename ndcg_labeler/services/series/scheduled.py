@@ -190,6 +190,7 @@ def evaluate(
     base: Run | None = None
     try:
         endpoint = endpoints_service.require_endpoint(test_set, due.endpoint)
+        check.endpoint_id = endpoint.id
         run, _ = endpoints_service.fetch_run(
             test_set,
             endpoint,
