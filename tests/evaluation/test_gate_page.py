@@ -26,7 +26,7 @@ from ndcg_labeler.models import Run, TestSet, User
 from ndcg_labeler.services import runs as run_service
 from ndcg_labeler.services.accounts import create_token
 from tests.evaluation.scenario import BASE_VALUES, CAND, CANDIDATE, build_gate_set
-from tests.factory import AuthActions, build_test_set, grant, trec
+from tests.factory import AuthActions, build_test_set, grant, trec, without_tokens
 
 
 @pytest.fixture
@@ -249,7 +249,7 @@ def test_a_blind_annotator_sees_the_verdict_but_no_query(
     _blind(app, gate_set, annotator_id)
     auth.login("ann")
     # cand's recip_rank on q6 is 1/4 by hand: a per-query figure the worst queries would list.
-    page = client.get(gate_url(app, gate_set, measure="RR")).get_data(as_text=True)
+    page = without_tokens(client.get(gate_url(app, gate_set, measure="RR")).get_data(as_text=True))
     assert 'data-outcome="fail"' in page
     assert "worst-queries" not in page and "q6" not in page and "0.2500" not in page
     assert 'id="worst-withheld"' in page and "per-query figures are for admins" in page
