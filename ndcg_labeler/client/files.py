@@ -106,13 +106,7 @@ class Files(Jobs):
             data = {"source": source} if source else {}
             if only_referenced:
                 data["only_referenced"] = "true"
-            answer = self._send(
-                "post",
-                f"testsets/{ref(test_set)}/import",
-                data=data,
-                files=files,
-                headers=_BACKGROUND if background else None,
-            )
+            answer = self._post_import(test_set, data, files, background)
         finally:
             for handle in opened.values():
                 handle.close()
@@ -142,13 +136,7 @@ class Files(Jobs):
         filename, stream, mine = _opened(file, f"{fmt}.upload")
         try:
             files = {fmt.replace("-", "_"): (filename, stream)}
-            answer = self._send(
-                "post",
-                f"testsets/{ref(test_set)}/import",
-                data=data,
-                files=files,
-                headers=_BACKGROUND if background else None,
-            )
+            answer = self._post_import(test_set, data, files, background)
         finally:
             if mine:
                 stream.close()
@@ -172,6 +160,18 @@ class Files(Jobs):
         data = {"ir_datasets": name, **({"source": source} if source else {})}
         answer = self._send("post", f"testsets/{ref(test_set)}/import", data=data)
         return self._imported(answer, wait, poll, timeout)
+
+    def _post_import(
+        self, test_set: str | int, data: dict[str, str], files: dict[str, Any], background: bool
+    ) -> dict[str, Any]:
+        """The import request's answer; `background` asks the server for a job at once."""
+        return self._send(
+            "post",
+            f"testsets/{ref(test_set)}/import",
+            data=data,
+            files=files,
+            headers=_BACKGROUND if background else None,
+        )
 
     def _imported(
         self, answer: dict[str, Any], wait: bool, poll: float, timeout: float | None

@@ -12,11 +12,11 @@ from flask import Flask
 from flask.testing import FlaskClient, FlaskCliRunner
 
 from ndcg_labeler.extensions import db
-from ndcg_labeler.models import Job, User
-from ndcg_labeler.services import jobs
+from ndcg_labeler.models import User
 from ndcg_labeler.services.accounts import create_token
 from tests.factory import make_test_set
-from tests.jobs.test_import_jobs import job_id_of, wait_for
+from tests.interop.test_ir_datasets import _run_queue
+from tests.jobs.test_import_jobs import job_id_of
 
 NOTHING_NEW = "nothing new: every query is in the test set already, and no ratings"
 
@@ -30,17 +30,6 @@ LARGE = {
     # Queries alone: Quepid lists a query without ratings as its text only.
     "quepid": ("query,docid,rating\n" + "".join(f"{t},,\n" for t in TEXTS), "case.csv"),
 }
-
-
-def _run_queue(app: Flask, job_id: int) -> Job:
-    """Start a worker until the job ends; the job as it ended."""
-    worker = jobs.worker(app, threads=1)
-    worker._set_signal_handlers = lambda: None  # pytest keeps its own SIGINT handler
-    worker.start()
-    try:
-        return wait_for(app, job_id, ("done", "failed", "cancelled"))
-    finally:
-        worker.stop(graceful=True)
 
 
 @pytest.mark.parametrize("fmt", sorted(LARGE))
