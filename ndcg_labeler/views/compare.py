@@ -66,6 +66,17 @@ def _next_labels(
     return found, found is None
 
 
+def _gate_args(options: live.ScoreOptions) -> dict[str, str]:
+    """What "Gate B against A" carries of the page's options: its label source, and its
+    cutoff as the gate's measure when it is not the gate's default NDCG@10."""
+    out: dict[str, str] = {}
+    if options.k != live.ScoreOptions().k:
+        out["measure"] = f"ndcg_cut_{options.k}"
+    if options.labels != "human":
+        out["labels"] = options.labels
+    return out
+
+
 def _context(test_set_id: int, stats: bool, background: bool = False) -> dict[str, object]:
     test_set = get_test_set_or_404(test_set_id)
     options = score_options()
@@ -96,6 +107,7 @@ def _context(test_set_id: int, stats: bool, background: bool = False) -> dict[st
         "run_args": {"run": [run.id for run in chosen]},
         "raw_options": options,
         "option_args": live.option_args(options),
+        "gate_args": _gate_args(options),
         "result": result,
         "scatter": figures.scatter(result) if per_query else None,
         "per_query": per_query,

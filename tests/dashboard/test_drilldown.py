@@ -124,6 +124,26 @@ def test_page_shows_both_rankings_and_forms_for_unjudged(
     assert 'hx-post="' in html and 'hx-trigger="every 1s"' in html
 
 
+def test_notice_does_not_ask_to_grade_a_chunk_missing_from_the_corpus(
+    app: Flask, as_admin: FlaskClient, dash: Demo
+) -> None:
+    # B on q2, top 3: e2 1, e1 2, ghost. ghost is unjudged and named by no corpus: the page
+    # has no grade buttons for it, so it must not say "Grade it below".
+    query_id, _ = pair_ids(app, dash.test_set_id, "q2", "e1")
+    html = as_admin.get(_page(dash, query_id, dash.run_b) + "?k=3").get_data(as_text=True)
+    assert 'class="grade-form"' not in html
+    notice = html.split('<p class="notice">', 1)[1].split("</p>", 1)[0]
+    assert "1 of the run's top 3 is unjudged and counts as 0." in notice
+    assert "Grade it below" not in notice
+    assert "not in the corpus" in notice
+    # A on q1, top 5: y is unjudged and has text: graded below, as before.
+    query_id, _ = pair_ids(app, dash.test_set_id, "q1", "y")
+    html = as_admin.get(_page(dash, query_id) + "?k=5").get_data(as_text=True)
+    notice = html.split('<p class="notice">', 1)[1].split("</p>", 1)[0]
+    assert "Grade it below: the scores update at once." in notice
+    assert "not in the corpus" not in notice
+
+
 def test_grading_without_javascript_redirects_back(
     app: Flask, as_admin: FlaskClient, dash: Demo
 ) -> None:

@@ -126,6 +126,23 @@ def test_query_table_sorts_any_column(
     assert [r.score.qid for r in table.rows] == expected
 
 
+@pytest.mark.parametrize(
+    ("direction", "expected"),
+    [("asc", ["q3", "q2", "q1", "q4", "q5"]), ("desc", ["q1", "q2", "q3", "q4", "q5"])],
+)
+def test_least_judged_first_leaves_queries_missing_from_the_run_last(
+    ctx: Flask, dash: Demo, direction: str, expected: list[str]
+) -> None:
+    # "Label next: this run's least judged queries" sorts by judged@k ascending. B has no
+    # ranking for q4 and q5: nothing of theirs can be labeled, so they go last (as undefined
+    # values do), not first at 0%. Judged@3 by hand: q1 x a b 3/3, q2 e2 e1 ghost 2/3, q3 f1 1/3.
+    run_b = db.session.get_one(Run, dash.run_b)
+    table = dashboard_service.query_table(run_b, K3, TableQuery("judged", direction))
+    assert [r.score.qid for r in table.rows] == expected
+    judged = {r.score.qid: r.score.judged_at_k for r in table.rows}
+    assert [judged[q] for q in ("q1", "q2", "q3")] == pytest.approx([1.0, 2 / 3, 1 / 3])
+
+
 def test_query_table_filters_by_text_and_band(ctx: Flask, dash: Demo) -> None:
     run_b = db.session.get_one(Run, dash.run_b)
     by_text = dashboard_service.query_table(run_b, K3, TableQuery(text="EXPENSE"))

@@ -171,6 +171,23 @@ def test_compare_links_to_the_gate_for_its_two_runs_and_back(
     assert f'href="/test-sets/{gate_set}/dashboard/gate/"' in overview
 
 
+def test_the_gate_link_carries_the_compare_pages_cutoff(
+    app: Flask, as_admin: FlaskClient, gate_set: int
+) -> None:
+    # Runs compared at NDCG@3: "Gate B against A" must not answer for NDCG@10 instead.
+    ids = run_ids(app, gate_set)
+    compare = f"/test-sets/{gate_set}/dashboard/compare/?run={ids['base']}&run={ids['cand']}&k=3"
+    page = as_admin.get(compare).get_data(as_text=True)
+    link = html.unescape(re.search(r'<a href="([^"]+)" id="gate-link"', page).group(1))
+    assert link == (
+        f"/test-sets/{gate_set}/dashboard/gate/?baseline={ids['base']}&candidate={ids['cand']}"
+        "&measure=ndcg_cut_3"
+    )
+    gate_page = as_admin.get(link).get_data(as_text=True)
+    assert 'name="measure" value="ndcg_cut_3"' in gate_page
+    assert "ndcg_cut_10" not in gate_page.split('id="gate-result"', 1)[1]
+
+
 def test_a_first_visit_prefills_the_form_and_runs_nothing(
     app: Flask, as_admin: FlaskClient, gate_set: int
 ) -> None:

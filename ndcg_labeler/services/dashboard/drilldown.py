@@ -29,6 +29,12 @@ class DrillDown:
         """Chunks of the run's top k without a grade."""
         return sum(1 for row in self.detail.ranked if not row.judged)
 
+    @property
+    def ungradable_in_top_k(self) -> int:
+        """Unjudged chunks of the top k that cannot be graded here: named by the run but by no
+        corpus (no chunk row, so no grade buttons)."""
+        return sum(1 for row in self.detail.ranked if not row.judged and row.chunk_id is None)
+
 
 def get_query(test_set: TestSet, query_id: int) -> Query | None:
     """The query with this id if it belongs to the test set."""

@@ -319,8 +319,8 @@ def _natural_ranks(qids: tuple[str, ...]) -> np.ndarray:
 
 
 def _order(scores: RunScores, column: str, direction: str, index: np.ndarray) -> np.ndarray:
-    """Row indices (of `index`) sorted by a column; undefined values last; ties by qid in
-    natural order."""
+    """Row indices (of `index`) sorted by a column; undefined values (and, for judged@k, the
+    queries missing from the run) last; ties by qid in natural order."""
     natural = _natural_ranks(tuple(scores.qids))[index]
     if column == "qid":
         ranked = index[np.argsort(natural, kind="stable")]
@@ -347,6 +347,10 @@ def _order(scores: RunScores, column: str, direction: str, index: np.ndarray) ->
         "relevant": scores.num_rel.astype(np.float64),
     }[column][index]
     undefined = np.isnan(values)
+    if column == "judged":
+        # A query the run has no ranking for has nothing to judge: its 0% would put it first
+        # in "label next: the least judged queries", where no label can help.
+        undefined |= scores.missing[index]
     key = np.where(undefined, 0.0, values)
     if direction == "desc":
         key = -key
