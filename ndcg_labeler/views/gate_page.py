@@ -3,6 +3,7 @@ baseline, as `flask gate` and `POST /api/testsets/<set>/gate` answer it, with bo
 
 from __future__ import annotations
 
+import re
 import shlex
 from dataclasses import dataclass
 
@@ -16,6 +17,8 @@ from ndcg_labeler.views.access import get_test_set_or_404, may_see_grades
 
 bp = Blueprint("gate", __name__, url_prefix="/test-sets/<int:test_set_id>/dashboard/gate")
 
+# NDCG at a cutoff, as trec_eval or ir_measures names it (ndcg_cut_3, nDCG@3).
+_NDCG_AT = re.compile(r"(?:ndcg_cut_|ndcg@)(\d+)", re.IGNORECASE)
 DEFAULT_ALPHA = 0.05  # as `flask gate --alpha` and the API's "alpha"
 
 
@@ -91,6 +94,18 @@ def _verdict(test_set: TestSet, form: GateForm) -> gate.GateResult:
     return result if may_see_grades(test_set) else result.withholding_queries()
 
 
+def _compare_args(result: gate.GateResult) -> dict[str, object]:
+    """What "Compare these two runs" carries: the label source, and the cutoff of the first
+    NDCG measure gated as the compare page's k when it is not that page's default 10."""
+    out: dict[str, object] = {}
+    cutoffs = [int(m[1]) for c in result.measures if (m := _NDCG_AT.fullmatch(c.measure))]
+    if cutoffs and cutoffs[0] != 10:
+        out["k"] = cutoffs[0]
+    if result.labels != "human":
+        out["labels"] = result.labels
+    return out
+
+
 def _api_call(result: gate.GateResult) -> str:
     """The curl command that asks the API for the same verdict."""
     url = url_for("api.gate_check", test_set=gate.refs(result)[0], _external=True)
@@ -122,6 +137,7 @@ def page(test_set_id: int) -> tuple[str, int]:
         error=error,
         cli=gate.cli_command(result) if result else None,
         api_call=_api_call(result) if result else None,
+        compare_args=_compare_args(result) if result else {},
         measure_help=gate.MEASURE_HELP,
         default_max_drop=gate.DEFAULT_MAX_DROP,
         withheld=gate.WITHHELD,

@@ -186,6 +186,11 @@ def test_the_gate_link_carries_the_compare_pages_cutoff(
     gate_page = as_admin.get(link).get_data(as_text=True)
     assert 'name="measure" value="ndcg_cut_3"' in gate_page
     assert "ndcg_cut_10" not in gate_page.split('id="gate-result"', 1)[1]
+    # And back: the gate's NDCG cutoff is the compare page's k.
+    back = re.search(r'<a href="([^"]+)" id="compare-link"', gate_page)
+    assert html.unescape(back.group(1)) == (
+        f"/test-sets/{gate_set}/dashboard/compare/?run={ids['base']}&run={ids['cand']}&k=3"
+    )
 
 
 def test_a_first_visit_prefills_the_form_and_runs_nothing(
