@@ -296,6 +296,12 @@ def _order_table(plan: pooling.CompareOrder) -> list[str]:
         lines.append(f"{p.qid:<20}  {p.docid:<24}  {p.weight:>8.4f}  {rank_a:>6}  {rank_b:>6}")
     if len(plan.pairs) > TABLE_PAIRS:
         lines.append(f"… {len(plan.pairs) - TABLE_PAIRS} more (--json lists them all).")
+    missing = plan.not_in_corpus(TABLE_PAIRS)
+    if missing:
+        lines.append(
+            f"In no corpus, so no text to label by (import it first; --add leaves them out): "
+            f"{', '.join(sorted(missing))}."
+        )
     lines += ["", *_robust_lines(plan)]
     return lines
 

@@ -55,7 +55,12 @@ def test_the_page_lists_what_to_label_next_and_the_labels_remaining(
     rows = [html.index(f'data-qid="{q}" data-docid="{d}"') for q, d in
             (("q3", "f2"), ("q4", "a"), ("q2", "ghost"), ("q1", "y"))]  # fmt: skip
     assert rows == sorted(rows)
-    assert '<td>ghost</td><td class="num">1.5000</td>' in html
+    assert (
+        '<td>ghost <span class="badge unjudged" title="no corpus gave this chunk a text">' in html
+    )
+    assert '>not in the corpus</span></td><td class="num">1.5000</td>' in html
+    notice = " ".join(html.split('id="next-not-in-corpus">')[1].split("</p>")[0].split())
+    assert notice.startswith("1 of the chunks listed is in no corpus: it has no text")
     remaining = " ".join(html.split('<p id="labels-remaining">')[1].split("</p>")[0].split())
     assert remaining.startswith("<strong>Robust:</strong>")
     assert "<strong>0</strong> labels remaining" in remaining

@@ -32,12 +32,14 @@ L3 = math.log2(3)
 #   q4 a:  A rank 1 (a is judged for q1 only), B has no q4: 3
 #   q2 ghost: B rank 3 only: 3 × |0 − 1/log2(4)| = 3 × 0.5 = 1.5
 #   q1 y:  A rank 4 only: 3 × 1/log2(5) = 3 / 2.321928094887362 = 1.2920296742201791
+# "ghost" is in no corpus (tests/factory.py): listed, but marked as having no text to label by.
 EXPECTED = [
-    {"qid": "q3", "docid": "f2", "weight": 3.0, "rank_a": 1, "rank_b": None},
-    {"qid": "q4", "docid": "a", "weight": 3.0, "rank_a": 1, "rank_b": None},
-    {"qid": "q2", "docid": "ghost", "weight": 1.5, "rank_a": None, "rank_b": 3},
+    {"qid": "q3", "docid": "f2", "weight": 3.0, "rank_a": 1, "rank_b": None, "in_corpus": True},
+    {"qid": "q4", "docid": "a", "weight": 3.0, "rank_a": 1, "rank_b": None, "in_corpus": True},
+    {"qid": "q2", "docid": "ghost", "weight": 1.5, "rank_a": None, "rank_b": 3,
+     "in_corpus": False},
     {"qid": "q1", "docid": "y", "weight": pytest.approx(1.2920296742201791), "rank_a": 4,
-     "rank_b": None},
+     "rank_b": None, "in_corpus": True},
 ]  # fmt: skip
 
 
@@ -179,6 +181,9 @@ def test_cli_json_table_and_add(app: Flask, runner: FlaskCliRunner, dash: Demo) 
         ["q2", "ghost", "1.5000"],
         ["q1", "y", "1.2920"],
     ]
+    assert lines[7] == (
+        "In no corpus, so no text to label by (import it first; --add leaves them out): ghost."
+    )
     assert "Robust: the winner is the same either way (0 labels remaining)." in table.output
     with app.app_context():
         assert db.session.scalar(sa.select(sa.func.count()).where(Pair.priority < 0)) == 0
@@ -220,6 +225,7 @@ def test_api_lists_the_same_pairs_with_the_flip_test(
     assert body["pairs"] == EXPECTED
     assert (body["robust"], body["labels_remaining"], body["depth"], body["k"]) == (True, 0, 4, 3)
     assert (body["run_a"], body["run_b"], body["unjudged_pairs"]) == ("A", "B", 4)
+    assert body["not_in_corpus"] == 1  # q2 ghost
     assert body["mean_delta"] == pytest.approx(
         sum(B3[q] - A3[q] for q in ("q1", "q2", "q3", "q5")) / 4
     )

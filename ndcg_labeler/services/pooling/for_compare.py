@@ -62,9 +62,22 @@ class CompareOrder:
         """How many unjudged pairs the plan lists in all."""
         return len(self.pairs) if self.total is None else self.total
 
+    def not_in_corpus(self, limit: int | None = None) -> set[str]:
+        """The docids among the first `limit` pairs (all: None) that no corpus gave a text: they
+        cannot be labeled until it is imported. Asked afresh, as an import adds texts without
+        changing the grades a plan is kept for."""
+        docids = [p.docid for p in (self.pairs if limit is None else self.pairs[:limit])]
+        return set(docids) - set(_chunk_ids(self.test_set.id, docids))
+
+    def _pairs_not_in_corpus(self) -> int:
+        missing = self.not_in_corpus()
+        return sum(1 for p in self.pairs if p.docid in missing)
+
     def to_json(self, limit: int | None = None) -> list[dict[str, Any]]:
-        """[{"qid", "docid", "weight", "rank_a", "rank_b"}, …] best first (the first `limit`)."""
+        """[{"qid", "docid", "weight", "rank_a", "rank_b", "in_corpus"}, …] best first (the
+        first `limit`); `in_corpus` false: no text to label it by yet."""
         chosen = self.pairs if limit is None else self.pairs[:limit]
+        missing = self.not_in_corpus(limit)
         return [
             {
                 "qid": p.qid,
@@ -72,6 +85,7 @@ class CompareOrder:
                 "weight": p.weight,
                 "rank_a": p.rank_a,
                 "rank_b": p.rank_b,
+                "in_corpus": p.docid not in missing,
             }
             for p in chosen
         ]
@@ -85,6 +99,8 @@ class CompareOrder:
             "depth": self.depth,
             "k": self.k,
             "unjudged_pairs": self.count,
+            # Only for the whole plan: a stored page holds its first pairs alone.
+            "not_in_corpus": self._pairs_not_in_corpus() if self.total is None else None,
             "robust": None if found is None else found.robust,
             "labels_remaining": None if found is None else found.labels_remaining,
             "mean_delta": None if found is None else found.mean_delta,
