@@ -103,7 +103,7 @@ def _context(test_set_id: int, stats: bool, background: bool = False) -> dict[st
         "policy_text": comparison.UNDEFINED_POLICY,
         "deltas": deltas,
         "version": dashboard.version_token(test_set.id),
-        "k_choices": live.k_choices(options.k),
+        "k_choices": live.k_choices(options.k, chosen),
         "policies": live.policies(),
         "next_labels": next_labels,
         "next_pending": next_pending,

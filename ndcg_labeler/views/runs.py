@@ -230,7 +230,7 @@ def show(test_set_id: int, run_id: int) -> str:
         per_query=per_query,
         top=[result.row(i) for i in result.by_gap()[:TOP_QUERIES]] if per_query else [],
         uploader=runs.uploaders([run]).get(run.id),
-        k_choices=live.K_CHOICES,
+        k_choices=live.k_choices(result.k, [run]),
     )
 
 
