@@ -106,7 +106,8 @@ class _Frame:
         x_label: str,
         y_label: str,
     ) -> list[Mark]:
-        """Grid lines, tick labels and axis titles."""
+        """Grid lines, tick labels and axis titles; a tick label on the plot's right edge ends
+        there (centred, it would run past the chart's border and be clipped)."""
         marks = []
         for value, label in y_ticks:
             y = self.y(value)
@@ -118,9 +119,10 @@ class _Frame:
             )
         for value, label in x_ticks:
             x = self.x(value)
+            anchor = "end" if x >= self.right and x > self.left else "middle"
             marks.append(
                 _mark(
-                    "text", text=label, x=x, y=self.bottom + 18, text_anchor="middle", class_="tick"
+                    "text", text=label, x=x, y=self.bottom + 18, text_anchor=anchor, class_="tick"
                 )
             )
         marks.append(
@@ -350,6 +352,27 @@ class TrendPoint:
 
 # At most this many run names under the x axis (every run still has its point and tooltip).
 TREND_LABELS = 8
+# Characters a run name may end at, to drop what every name of a series shares.
+NAME_SEPARATORS = "-_.:/ "
+
+
+def _shared_prefix(labels: Sequence[str]) -> str:
+    """What two or more labels share up to and including their last common separator (the
+    runs of a series are usually named SERIES-DATE...: shown cut to 12 characters, they all
+    read the same); "" when they share none or it would leave a label empty."""
+    if len(labels) < 2:
+        return ""
+    common = labels[0]
+    for label in labels[1:]:
+        while not label.startswith(common):
+            common = common[:-1]
+    cut = max(common.rfind(sep) for sep in NAME_SEPARATORS) + 1
+    return common[:cut] if all(len(label) > cut for label in labels) else ""
+
+
+def _short(label: str) -> str:
+    """A tick label of at most 12 characters."""
+    return label if len(label) <= 12 else label[:11] + "…"
 
 
 def trend(name: str, k: int, points: Sequence[TrendPoint]) -> Chart:
@@ -372,12 +395,11 @@ def trend(name: str, k: int, points: Sequence[TrendPoint]) -> Chart:
         + (f". Significant changes: {', '.join(changed)}." if changed else ""),
     )
     every = max(1, -(-len(points) // TREND_LABELS))
-    x_ticks = [
-        (float(i), p.label if len(p.label) <= 12 else p.label[:11] + "…")
-        for i, p in enumerate(points)
-        if i % every == 0
-    ]
-    chart.marks.extend(frame.axes(x_ticks, UNIT_TICKS, "run (oldest first)", f"NDCG@{k}"))
+    shown = [(float(i), p.label) for i, p in enumerate(points) if i % every == 0]
+    prefix = _shared_prefix([label for _, label in shown])
+    x_ticks = [(i, _short(label[len(prefix) :])) for i, label in shown]
+    x_title = "run (oldest first)" + (f", names after “{prefix}”" if prefix else "")
+    chart.marks.extend(frame.axes(x_ticks, UNIT_TICKS, x_title, f"NDCG@{k}"))
     for css, values in (
         ("series-1", [p.judged for p in points]),
         ("series-0", [p.mean for p in points]),

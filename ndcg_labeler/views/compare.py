@@ -102,7 +102,9 @@ def _context(test_set_id: int, stats: bool, background: bool = False) -> dict[st
     )
     return {
         "test_set": test_set,
-        "all_runs": all_runs,
+        # The chosen runs first, in their order: a form sends its checked boxes in the order
+        # they stand, so the picker keeps A, B (swapped or not) and adds a new pick last.
+        "all_runs": chosen + [run for run in all_runs if run not in chosen],
         "runs": chosen,
         "run_args": {"run": [run.id for run in chosen]},
         "raw_options": options,
@@ -115,7 +117,7 @@ def _context(test_set_id: int, stats: bool, background: bool = False) -> dict[st
         "policy_text": comparison.UNDEFINED_POLICY,
         "deltas": deltas,
         "version": dashboard.version_token(test_set.id),
-        "k_choices": live.k_choices(options.k),
+        "k_choices": live.k_choices(options.k, chosen),
         "policies": live.policies(),
         "next_labels": next_labels,
         "next_pending": next_pending,

@@ -169,7 +169,7 @@ def _table_context(test_set_id: int, run_id: int) -> dict[str, object]:
         "k_chart": figures.run_over_k(run, options),
         "histogram": figures.histogram(table),
         "version": dashboard.version_token(test_set.id),
-        "k_choices": live.k_choices(options.k),
+        "k_choices": live.k_choices(options.k, [run]),
         "policies": live.policies(),
         "band_filters": dashboard.BAND_FILTERS,
     }

@@ -33,7 +33,7 @@ def _context(test_set_id: int, run_id: int, query_id: int) -> dict[str, object]:
         "view": dashboard.drill_down(test_set, run, query, options),
         "my_versions": labeling.my_versions(query, current_user),
         "version": dashboard.version_token(test_set.id),
-        "k_choices": live.k_choices(options.k),
+        "k_choices": live.k_choices(options.k, [run]),
         "policies": live.policies(),
     }
 

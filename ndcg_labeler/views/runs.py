@@ -230,7 +230,7 @@ def show(test_set_id: int, run_id: int) -> str:
         per_query=per_query,
         top=[result.row(i) for i in result.by_gap()[:TOP_QUERIES]] if per_query else [],
         uploader=runs.uploaders([run]).get(run.id),
-        k_choices=live.K_CHOICES,
+        k_choices=live.k_choices(result.k, [run]),
     )
 
 
@@ -284,6 +284,10 @@ def delete(test_set_id: int, run_id: int) -> Response:
     test_set = get_test_set_or_404(test_set_id)
     run = runs.get_run(test_set, run_id) or abort(404)
     name = run.name
-    runs.delete_run(run, current_user)
+    try:
+        runs.delete_run(run, current_user)
+    except ServiceError as exc:
+        flash(f"Could not delete the run: {exc}", "error")
+        return redirect(url_for("runs.show", test_set_id=test_set.id, run_id=run.id))
     flash(f"Run {name} deleted.", "success")
     return redirect(url_for("runs.index", test_set_id=test_set.id))

@@ -69,3 +69,41 @@ def test_rendered_svg_is_accessible_and_escaped(app: Flask) -> None:
     assert "&lt;script&gt;x&lt;/script&gt;" in html and "<script>" not in html
     assert "style=" not in html  # the CSP forbids style attributes
     assert re.search(r'<circle cx="\d+\.\d" cy="\d+\.\d" r="4" class="dot win">', html)
+
+
+def _trend_point(label: str) -> charts.TrendPoint:
+    return charts.TrendPoint(label, 0.5, 0.4, 0.6, 1.0, "", None, label)
+
+
+def _x_labels(chart: charts.Chart) -> list[tuple[str, str]]:
+    """(text, text-anchor) of the x axis' tick labels (the y ticks are anchored at the end,
+    left of the plot)."""
+    ticks = [m for m in chart.marks if m.tag == "text" and dict(m.attrs)["class"] == "tick"]
+    below = [m for m in ticks if float(dict(m.attrs)["x"]) >= charts.LEFT]
+    return [(m.text or "", dict(m.attrs)["text-anchor"]) for m in below]
+
+
+def test_trend_labels_tell_a_series_runs_apart_and_stay_inside_the_chart() -> None:
+    # A scheduled series names its runs SERIES-YYYY-MM-DD-HHMM: cut to their first 11
+    # characters every label read "nightly-202…", and the last one, centred on the plot's
+    # right edge, ran past the chart's border and was clipped.
+    names = [f"nightly-2026-11-{day:02d}-0300" for day in (24, 25, 26)]
+    chart = charts.trend("nightly", 10, [_trend_point(name) for name in names])
+    assert _x_labels(chart) == [
+        ("24-0300", "middle"),
+        ("25-0300", "middle"),
+        ("26-0300", "end"),
+    ]
+    titles = [m.text for m in chart.marks if m.tag == "text"]
+    assert "run (oldest first), names after “nightly-2026-11-”" in titles
+    short = charts.trend("nightly", 10, [_trend_point(f"nightly-{n}") for n in (1, 2)])
+    assert _x_labels(short) == [("1", "middle"), ("2", "end")]
+    # Nothing in common up to a separator: each name as it is, cut to 12 characters.
+    mixed = ("bm25", "bm25-tuned", "dense-embeddings-v2")
+    chart = charts.trend("s", 10, [_trend_point(n) for n in mixed])
+    assert [text for text, _ in _x_labels(chart)] == ["bm25", "bm25-tuned", "dense-embed…"]
+    assert "run (oldest first)" in [m.text for m in chart.marks if m.tag == "text"]
+    # One run: its name, centred.
+    assert _x_labels(charts.trend("s", 10, [_trend_point("nightly-1")])) == [
+        ("nightly-1", "middle")
+    ]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import math
+import re
 
 import pytest
 from flask import Flask
@@ -161,6 +162,57 @@ def test_a_series_leaves_out_runs_archived_shallower_than_k(
     assert "n2\t" in listed.stdout and "Left out at k=20" in listed.stderr
     whole = as_admin.get(f"/test-sets/{deep}/series/nightly/json?k=10").get_json()
     assert ([p["run"] for p in whole["points"]], whole["left_out"]) == (["n1", "n2"], [])
+
+
+def test_pages_of_an_archived_run_offer_only_the_cutoffs_it_kept(
+    app: Flask, deep: int, as_admin: FlaskClient
+) -> None:
+    """The k menus of an archived run's pages offered 20 and 100 too, each a dead end: a
+    bare 400 page in place of the one the menu was on."""
+    with app.app_context():
+        run_service.archive_run(_run(), 10)
+        run, whole = _run(), _run("whole")
+        query = db.session.scalar(db.select(Query).where(Query.qid == "q1"))
+        ids = (run.id, whole.id, query.id)
+    run_id, whole_id, query_id = ids
+    base = f"/test-sets/{deep}"
+    pages = {
+        f"{base}/runs/{run_id}": 'name="k"',
+        f"{base}/dashboard/runs/{run_id}": 'id="opt-k"',
+        f"{base}/dashboard/runs/{run_id}/queries/{query_id}/": 'id="opt-k"',
+        f"{base}/dashboard/compare/?run={whole_id}&run={run_id}": 'id="opt-k"',
+    }
+    for url, select in pages.items():
+        html = as_admin.get(url).get_data(as_text=True)
+        menu = html[html.index(select) : html.index("</select>", html.index(select))]
+        assert re.findall(r'<option value="(\d+)"', menu) == ["1", "3", "5", "10"], url
+    # A whole run's pages keep every cutoff.
+    html = as_admin.get(f"{base}/dashboard/runs/{whole_id}").get_data(as_text=True)
+    menu = html[html.index('id="opt-k"') : html.index("</select>", html.index('id="opt-k"'))]
+    assert re.findall(r'<option value="(\d+)"', menu) == ["1", "3", "5", "10", "20", "100"]
+
+
+def test_the_overview_names_the_runs_it_left_out_at_a_deeper_k(
+    app: Flask, deep: int, as_admin: FlaskClient
+) -> None:
+    """At k=20 the overview dropped the run archived to 10 without a word, and with two runs
+    said "1 of 2 runs shown: pinned, the latest of each series, the 5 newest and the 5 best",
+    a reason that was not the one."""
+    with app.app_context():
+        run_service.archive_run(_run(), 10)
+        deep_id = _run().id
+    base = f"/test-sets/{deep}/dashboard"
+    page = as_admin.get(f"{base}/?k=20").get_data(as_text=True)
+    assert 'id="more-runs"' not in page and "Every run scored" in page
+    assert 'id="left-out"' in page
+    assert "Left out at k = 20, archived to fewer entries per query:" in page
+    assert f'href="/test-sets/{deep}/runs/{deep_id}">deep</a> (top 10)' in page
+    data = as_admin.get(f"{base}/export/overview.json?k=20").get_json()
+    assert [r["run"] for r in data["runs"]] == ["whole"]
+    assert data["left_out"] == [{"run": "deep", "run_id": deep_id, "kept_depth": 10}]
+    at_ten = as_admin.get(f"{base}/export/overview.json?k=10").get_json()
+    assert ([r["run"] for r in at_ten["runs"]], at_ten["left_out"]) == (["deep", "whole"], [])
+    assert 'id="left-out"' not in as_admin.get(f"{base}/?k=10").get_data(as_text=True)
 
 
 def test_an_archived_run_compares_at_kept_cutoffs_only(app: Flask, deep: int) -> None:

@@ -182,3 +182,29 @@ def test_the_upload_form_shows_a_bad_series_name_on_its_own_field(
     assert page.status_code == 422
     assert 'id="series-error"' in html and "cannot contain &#39;/&#39;" in html
     assert 'id="file-error"' not in html
+
+
+def test_the_pinned_baseline_cannot_be_deleted_until_it_is_unpinned(
+    as_admin: FlaskClient, runner: FlaskCliRunner, app: Flask, nightly: int
+) -> None:
+    # Deleting it used to unpin it silently: the next scheduled run was gated against another
+    # run, and nobody had chosen that.
+    pinned = runner.invoke(args=["run", "series", "trend", "nightly", "--pin", "n1"])
+    assert pinned.exit_code == 0, pinned.output
+    refused = runner.invoke(args=["run", "delete", "trend", "n1"])
+    assert refused.exit_code == 1
+    assert "run 'n1' is the pinned baseline of series 'nightly'" in refused.output
+    assert "--unpin" in refused.output
+    with app.app_context():
+        run_id = db.session.scalar(db.select(Run.id).where(Run.name == "n1"))
+    posted = as_admin.post(f"/test-sets/{nightly}/runs/{run_id}/delete", follow_redirects=True)
+    html = posted.get_data(as_text=True)
+    assert "Could not delete the run: run &#39;n1&#39; is the pinned baseline" in html
+    twin = as_admin.get(f"/test-sets/{nightly}/series/nightly/json").get_json()
+    assert twin["baseline"] == {"run": "n1", "why": "pinned"}
+    # Unpinned (or another run pinned), it goes.
+    assert runner.invoke(args=["run", "series", "trend", "nightly", "--unpin"]).exit_code == 0
+    deleted = runner.invoke(args=["run", "delete", "trend", "n1"])
+    assert deleted.exit_code == 0, deleted.output
+    with app.app_context():
+        assert db.session.get(Run, run_id) is None

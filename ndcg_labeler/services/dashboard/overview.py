@@ -7,7 +7,7 @@ module only selects, orders, pages and labels them.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
@@ -97,6 +97,8 @@ class Overview:
     """The judge's audit status under machine:, fill: and ppi: labels."""
     runs_total: int = 0
     """How many runs the test set has (`runs` may show only those that matter)."""
+    left_out: list[Run] = field(default_factory=list)
+    """Runs that matter but were archived shallower than k, so cannot score at k."""
 
     def to_json(self) -> dict[str, Any]:
         """The overview table as JSON (means as `flask run score --json` prints them)."""
@@ -127,6 +129,10 @@ class Overview:
                 for s in self.runs
             ],
             "runs_total": self.runs_total,
+            "left_out": [
+                {"run": run.name, "run_id": run.id, "kept_depth": run.kept_depth}
+                for run in self.left_out
+            ],
             **({"audit": self.audit.to_json()} if self.audit else {}),
         }
 
@@ -170,9 +176,9 @@ def _latest_of_each_series(test_set: TestSet, limit: int) -> list[Run]:
     return list(db.session.scalars(sa.select(Run).where(Run.id.in_(ids))))
 
 
-def runs_that_matter(test_set: TestSet, k: int) -> tuple[list[Run], int]:
-    """The runs the overview shows, oldest first, and how many runs the test set has; runs
-    archived shallower than k are left out (they cannot score at k)."""
+def runs_that_matter(test_set: TestSet, k: int) -> tuple[list[Run], list[Run], int]:
+    """The runs the overview shows, oldest first, those of them left out because they were
+    archived shallower than k (they cannot score at k), and how many runs the test set has."""
     every = run_service.find_runs(test_set, run_service.RunFilter(limit=SHOWN_ALL + 1))
     if every.total <= SHOWN_ALL:
         chosen = every.runs
@@ -188,12 +194,13 @@ def runs_that_matter(test_set: TestSet, k: int) -> tuple[list[Run], int]:
         found.update((run.id, run) for run in _latest_of_each_series(test_set, SHOWN_SERIES))
         chosen = sorted(found.values(), key=lambda run: (run.uploaded_at, run.id))
     shown = [run for run in chosen if run.kept_depth is None or k <= run.kept_depth]
-    return shown, every.total
+    left_out = [run for run in chosen if run.kept_depth is not None and k > run.kept_depth]
+    return shown, left_out, every.total
 
 
 def overview(test_set: TestSet, user: User, options: ScoreOptions) -> Overview:
     """The runs that matter scored under `options`, with the labeling progress."""
-    runs, total = runs_that_matter(test_set, options.k)
+    runs, left_out, total = runs_that_matter(test_set, options.k)
     names = run_service.uploaders(runs)
     version = version_token(test_set.id)
     # Under the default options each run's stored list line has every figure shown here.
@@ -217,6 +224,7 @@ def overview(test_set: TestSet, user: User, options: ScoreOptions) -> Overview:
         means_by_k=[(r.name, means_over_k(r, options)) for r in runs],
         audit=ppi.audit_status(test_set, options.labels),
         runs_total=total,
+        left_out=left_out,
     )
 
 

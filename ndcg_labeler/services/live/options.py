@@ -6,7 +6,7 @@ arguments) into checked ScoreOptions, with one set of error messages everywhere.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -215,9 +215,12 @@ def option_args(options: ScoreOptions) -> dict[str, Any]:
     return out
 
 
-def k_choices(k: int) -> list[int]:
-    """The offered cutoffs, plus k when it was typed into the URL."""
-    return sorted({*K_CHOICES, k})
+def k_choices(k: int, runs: Sequence[Run] = ()) -> list[int]:
+    """The offered cutoffs, plus k when it was typed into the URL; none deeper than an
+    archived run of `runs` kept (its pages would refuse them)."""
+    kept = [run.kept_depth for run in runs if run.kept_depth is not None]
+    deepest = min(kept, default=None)
+    return sorted({k, *(c for c in K_CHOICES if deepest is None or c <= deepest)})
 
 
 def policies() -> tuple[str, ...]:

@@ -8,14 +8,28 @@ import sqlalchemy as sa
 from sqlalchemy.orm import selectinload
 
 from ndcg_labeler.extensions import db
-from ndcg_labeler.models import Run, RunQuery, TestSet, User
+from ndcg_labeler.models import Run, RunQuery, SeriesSetting, TestSet, User
 from ndcg_labeler.services import ServiceError, audit, live
 from ndcg_labeler.services._db import bump_versions, transaction
 
 
 def delete_run(run: Run, actor: User | None = None) -> None:
-    """Delete a run and its ranked lists (one transaction, audited as done by `actor`)."""
+    """Delete a run and its ranked lists (one transaction, audited as done by `actor`); a run
+    pinned as a series' baseline is refused until it is unpinned."""
     test_set_id, run_id = run.test_set_id, run.id
+    pinned_by = db.session.scalars(
+        sa.select(SeriesSetting.name).where(SeriesSetting.baseline_run_id == run_id)
+    ).first()
+    if pinned_by is not None:
+        # The foreign key would unpin it quietly, and the next scheduled run would be gated
+        # against a baseline nobody chose.
+        test_set = db.session.get(TestSet, test_set_id)
+        set_name = test_set.name if test_set is not None else test_set_id
+        raise ServiceError(
+            f"run '{run.name}' is the pinned baseline of series '{pinned_by}': pin another run "
+            f"or unpin it first (the series page, or flask run series '{set_name}' "
+            f"'{pinned_by}' --unpin), then delete it"
+        )
     with transaction():
         audit.record(
             actor,
