@@ -4,7 +4,9 @@
 //  - a table too wide for its box scrolls inside it (.table-scroll); such a box is made a
 //    focusable, named region so that keyboard users can scroll it too (WCAG 2.1.1), and only
 //    then, so narrow tables add no Tab stop;
-//  - a same-page skip link ("Skip to grades") moves the focus to its target, not only the view.
+//  - a same-page skip link ("Skip to grades") moves the focus to its target, not only the view;
+//  - a long list of checkboxes (the compare page's run picker) gets a filter box: typing hides
+//    the runs whose name does not contain the text; checked runs always stay in view.
 (() => {
   const menus = () => document.querySelectorAll("details.menu");
   document.addEventListener(
@@ -45,6 +47,30 @@
   document.addEventListener("DOMContentLoaded", markScrollers);
   document.addEventListener("htmx:afterSettle", markScrollers);
   window.addEventListener("resize", markScrollers);
+
+  for (const filter of document.querySelectorAll("input[data-filter-labels]")) {
+    const box = filter.closest("fieldset");
+    const status = box.querySelector("[data-filter-status]");
+    const labels = [...box.querySelectorAll("label")].filter((label) => !label.contains(filter));
+    const apply = () => {
+      const wanted = filter.value.trim().toLowerCase();
+      let shown = 0;
+      for (const label of labels) {
+        const checked = label.querySelector("input:checked") !== null;
+        const visible = checked || !wanted || label.textContent.toLowerCase().includes(wanted);
+        label.hidden = !visible;
+        if (visible) shown += 1;
+      }
+      if (status) status.textContent = wanted ? `${shown} of ${labels.length} runs shown` : "";
+    };
+    filter.hidden = false;
+    filter.closest("label").hidden = false;
+    filter.addEventListener("input", apply);
+    // Enter filters; it must not send the form half-chosen.
+    filter.addEventListener("keydown", (event) => {
+      if (event.key === "Enter") event.preventDefault();
+    });
+  }
 
   document.addEventListener("click", (event) => {
     const link = event.target instanceof Element && event.target.closest("a[data-skip-to]");
