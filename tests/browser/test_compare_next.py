@@ -32,15 +32,17 @@ def test_compare_page_shows_what_to_label_next(live_server: LiveServer, browser_
     # The ordered pairs: weights 3 × |1/log2(rank A + 1) − 1/log2(rank B + 1)| in the top 3:
     # f2 (A rank 1) and a (A rank 1): 3 × 1; ghost (B rank 3): 3 × 1/log2(4) = 1.5.
     texts = page.locator("#next-table tbody tr").all_inner_texts()
-    assert [t.split()[:3] for t in texts] == [
+    # ghost is in no corpus: its row says so beside the docid.
+    assert [t.replace(" not in the corpus", "").split()[:3] for t in texts] == [
         ["q3", "f2", "3.0000"],
         ["q4", "a", "3.0000"],
         ["q2", "ghost", "1.5000"],
     ]
+    assert "ghost not in the corpus" in texts[2]
     # y is at A's rank 4: 3 / log2(5) once the depth (= k) reaches it.
     page.goto(base + demo.url(f"/compare/?run={demo.run_a}&run={demo.run_b}&k=4"))
     texts = page.locator("#next-table tbody tr").all_inner_texts()
-    assert [t.split()[:3] for t in texts] == [
+    assert [t.replace(" not in the corpus", "").split()[:3] for t in texts] == [
         ["q3", "f2", "3.0000"],
         ["q4", "a", "3.0000"],
         ["q2", "ghost", "1.5000"],
