@@ -19,7 +19,7 @@ from flask.cli import AppGroup
 from ndcg_labeler.cli import ensembles as ensemble_commands
 from ndcg_labeler.cli._common import cli_errors, max_cost_option
 from ndcg_labeler.cli.probes import prices, probe
-from ndcg_labeler.services import audit_samples, judge_costs, judges, testsets
+from ndcg_labeler.services import audit_samples, judge_costs, judges, ppi, testsets
 
 
 @click.group("judges", cls=AppGroup)
@@ -188,10 +188,18 @@ def agreement(testset: str, judge_name: str, k: int, as_json: bool) -> None:
     Figures on too little evidence are withheld (null in --json, kept with the reason under
     "withheld"): κ and the mean difference below 10 compared pairs, a run's mean NDCG@k below
     5 defined queries or 50% mean judged@k, Kendall's τ below 5 runs whose two means are shown.
+    The audit status comes last ("audit" in --json): k of N queries audited, and how many of
+    the judge's pairs have only failed or unparsed answers (counted as unjudged).
     """
-    found = judges.judge_agreement(
-        testsets.require_by_name(testset), judges.require_judge(judge_name), k
-    )
+    test_set = testsets.require_by_name(testset)
+    judge = judges.require_judge(judge_name)
+    found = judges.judge_agreement(test_set, judge, k)
+    # As the calibration page's caption: the machine means beside how much people audited and
+    # how many pairs have no readable answer (scored as unjudged, so a flaky endpoint would
+    # otherwise look like a harsh judge).
+    status = ppi.audit_status(test_set, f"machine:{judge.name}")
+    if status is not None:
+        found["audit"] = status.to_json()
     if as_json:
         click.echo(json.dumps(found))
         return
@@ -200,6 +208,10 @@ def agreement(testset: str, judge_name: str, k: int, as_json: bool) -> None:
         f"κ binary {found['kappa_binary']}, mean difference {found['mean_difference']}, "
         f"Kendall's τ of the runs {found['kendall_tau']}"
     )
+    if status is not None:
+        click.echo(f"Machine means: {status.text} for judge {status.judge}")
+        if status.failed_note:
+            click.echo(status.failed_note)
     for key, why in found["withheld"].items():
         click.echo(f"{key} withheld: {why['reason']}")
     for row in found["runs"]:

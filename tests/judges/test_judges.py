@@ -210,6 +210,7 @@ def test_calibration_against_sklearn_and_scipy(
         "k",
         "minimums",
         "withheld",
+        "audit",
     }
 
     def raw(holder: dict, key: str) -> float | None:
