@@ -5,7 +5,6 @@ from __future__ import annotations
 from flask_wtf import FlaskForm
 from wtforms import (
     BooleanField,
-    DecimalField,
     IntegerField,
     SelectField,
     SelectMultipleField,
@@ -16,8 +15,16 @@ from wtforms import (
 from wtforms.fields.choices import SelectChoice
 from wtforms.validators import DataRequired, InputRequired, Length, NumberRange, Optional
 
-from ndcg_labeler.forms.probes import budget_field, price_fields
-from ndcg_labeler.services import audit_samples, corrections, ensembles, judges
+from ndcg_labeler.forms.probes import PRICE_LABELS, budget_field
+from ndcg_labeler.services import audit_samples, corrections, ensembles, judge_costs, judges
+
+
+def _number(label: str, default: object = "", mode: str = "numeric") -> StringField:
+    """A number typed as text with a numeric keyboard: a browser sends a number input's
+    unreadable text as "" (the default, silently), while a text input sends what was typed
+    for the service (judges.read_settings, judge_costs.price_error) to refuse in the CLI's
+    words, naming the setting's range. Empty: the default."""
+    return StringField(label, default=str(default), render_kw={"inputmode": mode})
 
 
 class JudgeForm(FlaskForm):
@@ -34,31 +41,42 @@ class JudgeForm(FlaskForm):
         "matching NDCG_SECRET_ENV, never the key)",
         validators=[Optional(), Length(max=100)],
     )
-    temperature = DecimalField("Temperature", default=0, places=2, validators=[NumberRange(0, 2)])
-    max_tokens = IntegerField(
-        "Max tokens",
-        default=judges.DEFAULT_MAX_TOKENS,
-        validators=[NumberRange(1, judges.MAX_TOKENS)],
-    )
-    timeout = IntegerField(
-        "Timeout (seconds)", default=60, validators=[NumberRange(1, judges.MAX_TIMEOUT)]
-    )
-    concurrency = IntegerField(
-        "Concurrency", default=8, validators=[NumberRange(1, judges.MAX_CONCURRENCY)]
-    )
-    requests_per_minute = IntegerField(
-        "Requests per minute (0: no limit)", default=0, validators=[NumberRange(0, 100_000)]
+    temperature = _number("Temperature (0 to 2)", f"{judges.DEFAULTS['temperature']:g}", "decimal")
+    max_tokens = _number("Max tokens", judges.DEFAULTS["max_tokens"])
+    timeout = _number("Timeout (seconds)", f"{judges.DEFAULTS['timeout']:g}", "decimal")
+    concurrency = _number("Concurrency", judges.DEFAULTS["concurrency"])
+    requests_per_minute = _number(
+        "Requests per minute (0: no limit)", judges.DEFAULTS["requests_per_minute"]
     )
     prompt_template = TextAreaField(
         "Prompt template (Jinja; empty: the default)", validators=[Optional()]
     )
-    few_shot = IntegerField(
+    few_shot = _number(
         "Few-shot examples (K: human-graded pairs of the test set in each prompt; 0: none)",
-        default=0,
-        validators=[Optional(), NumberRange(0, ensembles.MAX_FEW_SHOT)],
+        judges.DEFAULTS["few_shot"],
     )
-    input_price, output_price = price_fields()
+    input_price = _number(PRICE_LABELS[0], mode="decimal")
+    output_price = _number(PRICE_LABELS[1], mode="decimal")
     submit = SubmitField("Add judge")
+
+    NUMBERS = ("temperature", "max_tokens", "timeout", "concurrency", "requests_per_minute")
+
+    def numbers(self) -> dict[str, str]:
+        """The numeric settings as typed, for add_judge (empty: the default)."""
+        return {name: self[name].data or "" for name in (*self.NUMBERS, "few_shot")}
+
+    def validate(self, extra_validators: dict | None = None) -> bool:
+        """The fields' own checks, then the service's check of the numbers, said on each field."""
+        valid = super().validate(extra_validators)
+        for name, message in judges.read_settings(**self.numbers())[1].items():
+            self[name].errors.append(message)
+            valid = False
+        for name, which in (("input_price", "input"), ("output_price", "output")):
+            wrong = judge_costs.price_error(self[name].data, which)
+            if wrong is not None:
+                self[name].errors.append(wrong)
+                valid = False
+        return valid
 
 
 class RunJudgeForm(FlaskForm):

@@ -48,12 +48,7 @@ def index() -> str | Response:
                 form.model.data or "",
                 api_key_env=(form.api_key_env.data or "").strip(),
                 prompt_template=form.prompt_template.data or "",
-                temperature=float(form.temperature.data or 0),
-                max_tokens=form.max_tokens.data or judges.DEFAULT_MAX_TOKENS,
-                timeout=float(form.timeout.data or 60),
-                concurrency=form.concurrency.data or 8,
-                requests_per_minute=form.requests_per_minute.data or 0,
-                few_shot=form.few_shot.data or 0,
+                **form.numbers(),
                 actor=current_user._get_current_object(),
             )
         except judges.TemplateRefused as exc:
@@ -61,13 +56,12 @@ def index() -> str | Response:
         except ServiceError as exc:
             form.name.errors.append(str(exc))
         else:
-            if form.input_price.data is not None or form.output_price.data is not None:
-                judge_costs.set_prices(
-                    judge,
-                    _price(form.input_price.data),
-                    _price(form.output_price.data),
-                    current_user._get_current_object(),
-                )
+            prices = [
+                judge_costs.check_price(form.input_price.data, "input"),
+                judge_costs.check_price(form.output_price.data, "output"),
+            ]
+            if prices != [None, None]:
+                judge_costs.set_prices(judge, *prices, current_user._get_current_object())
             flash(f"Judge {judge.name} added.", "success")
             return redirect(url_for("judges.index"))
     return render_template(

@@ -100,7 +100,7 @@ def test_prices_and_refusals(app: Flask, runner: FlaskCliRunner, llm: FakeLLM) -
     out = _cli(runner, "judges", "run", "bud", "--judge", "free", "--max-cost", "1", code=1)
     assert "judge free has no prices per million tokens" in out
     assert "input not set, output not set" in _cli(runner, "judges", "prices", "free")
-    assert "must be 0–10000 dollars" in _cli(
+    assert "must be a number from 0 to 10000 dollars per million tokens, not -1" in _cli(
         runner, "judges", "prices", "free", "--input-price", "-1", code=1
     )
     out = _cli(runner, "judges", "prices", "free", "--input-price", "0.15", "--output-price", "0.6")

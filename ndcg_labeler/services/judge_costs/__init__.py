@@ -2,7 +2,15 @@
 estimate shown before a run starts."""
 
 from .estimate import Estimate, estimate_run, estimate_runs, first_render_error
-from .prices import MAX_PRICE, check_price, money, set_prices, spending, unpriced
+from .prices import (
+    MAX_PRICE,
+    check_price,
+    money,
+    price_error,
+    set_prices,
+    spending,
+    unpriced,
+)
 
 __all__ = [
     "MAX_PRICE",
@@ -12,6 +20,7 @@ __all__ = [
     "estimate_runs",
     "first_render_error",
     "money",
+    "price_error",
     "set_prices",
     "spending",
     "unpriced",

@@ -9,20 +9,35 @@ import sqlalchemy as sa
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Judge, MachineJudgment, Probe, User
-from ndcg_labeler.services import ServiceError, audit
+from ndcg_labeler.services import ServiceError, audit, judges
 from ndcg_labeler.services._db import transaction
 
 MAX_PRICE = 10_000.0  # dollars per million tokens: far above any listed model's price
 
 
-def check_price(value: float | None, which: str) -> float | None:
-    """The price, or a ServiceError when it is negative, too large or not a number."""
-    if value is None:
+def price_error(value: float | str | None, which: str) -> str | None:
+    """What is wrong with a price (a number, or text as typed; None or empty: unknown), in one
+    sentence naming its range and the value given; None when nothing is."""
+    if value is None or (isinstance(value, str) and not value.strip()):
         return None
-    price = float(value)
-    if not 0 <= price <= MAX_PRICE:  # also refuses NaN
-        raise ServiceError(f"the {which} price must be 0–{MAX_PRICE:g} dollars per million tokens")
-    return price
+    price = judges.read_number(value)
+    if isinstance(price, (str, bool)) or not 0 <= price <= MAX_PRICE:
+        # `not 0 <= price` also refuses NaN
+        return (
+            f"the {which} price must be a number from 0 to {MAX_PRICE:g} dollars per million "
+            f"tokens, not {judges.shown(price)}"
+        )
+    return None
+
+
+def check_price(value: float | str | None, which: str) -> float | None:
+    """The price (None: unknown, as is empty text), or a ServiceError saying price_error's."""
+    wrong = price_error(value, which)
+    if wrong is not None:
+        raise ServiceError(wrong)
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    return float(judges.read_number(value))
 
 
 def set_prices(
