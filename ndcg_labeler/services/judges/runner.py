@@ -69,6 +69,9 @@ class RunReport:
             "labeled": self.labeled,
             "unparsed": self.unparsed,
             "failed": self.failed,
+            # Answered before under this prompt version: without it the counts of a resumed
+            # run do not add up to `requested`.
+            "skipped": self.skipped,
             "seconds": round(self.seconds, 3),
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
