@@ -15,15 +15,15 @@ from wtforms import (
 from wtforms.fields.choices import SelectChoice
 from wtforms.validators import DataRequired, InputRequired, Length, NumberRange, Optional
 
-from ndcg_labeler.forms.probes import PRICE_LABELS, budget_field
-from ndcg_labeler.services import audit_samples, corrections, ensembles, judge_costs, judges
+from ndcg_labeler.forms.probes import budget_field, price_fields
+from ndcg_labeler.services import audit_samples, corrections, ensembles, judges
 
 
 def _number(label: str, default: object = "", mode: str = "numeric") -> StringField:
     """A number typed as text with a numeric keyboard: a browser sends a number input's
     unreadable text as "" (the default, silently), while a text input sends what was typed
-    for the service (judges.read_settings, judge_costs.price_error) to refuse in the CLI's
-    words, naming the setting's range. Empty: the default."""
+    for the service (judges.read_settings) to refuse in the CLI's words, naming the
+    setting's range. Empty: the default."""
     return StringField(label, default=str(default), render_kw={"inputmode": mode})
 
 
@@ -55,8 +55,7 @@ class JudgeForm(FlaskForm):
         "Few-shot examples (K: human-graded pairs of the test set in each prompt; 0: none)",
         judges.DEFAULTS["few_shot"],
     )
-    input_price = _number(PRICE_LABELS[0], mode="decimal")
-    output_price = _number(PRICE_LABELS[1], mode="decimal")
+    input_price, output_price = price_fields()
     submit = SubmitField("Add judge")
 
     NUMBERS = ("temperature", "max_tokens", "timeout", "concurrency", "requests_per_minute")
@@ -71,11 +70,6 @@ class JudgeForm(FlaskForm):
         for name, message in judges.read_settings(**self.numbers())[1].items():
             self[name].errors.append(message)
             valid = False
-        for name, which in (("input_price", "input"), ("output_price", "output")):
-            wrong = judge_costs.price_error(self[name].data, which)
-            if wrong is not None:
-                self[name].errors.append(wrong)
-                valid = False
         return valid
 
 

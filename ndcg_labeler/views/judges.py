@@ -15,6 +15,7 @@ from ndcg_labeler.forms.judges import (
     JudgeStateForm,
     RunJudgeForm,
 )
+from ndcg_labeler.forms.probes import field_errors
 from ndcg_labeler.models import Judge, TestSet
 from ndcg_labeler.services import (
     ServiceError,
@@ -103,7 +104,7 @@ def calibration(test_set_id: int, judge_id: int) -> str | Response:
         if which == "sample":
             which = f"sample:{form.sample.data or 100}"
         try:
-            max_cost = _price(form.max_cost.data)
+            max_cost = judge_costs.read_budget(form.max_cost.data)
             job = jobs.enqueue_judge(test_set, judge.id, which, current_user, max_cost=max_cost)
         except ServiceError as exc:
             form.pairs.errors.append(str(exc))
@@ -183,7 +184,8 @@ def ask_again(test_set_id: int, judge_id: int) -> Response:
     form = AskAgainForm(prefix="again")
     back = url_for("judges.calibration", test_set_id=test_set.id, judge_id=judge.id)
     if not form.validate_on_submit():
-        flash("Ask again: choose which answers, and a budget of at least $0.01 or none.", "error")
+        wrong = field_errors(form) or "choose which answers, and a budget or none"
+        flash(f"Ask again: {wrong}", "error")
         return redirect(back + "#again-heading")
     try:
         job = jobs.enqueue_judge(
@@ -191,7 +193,7 @@ def ask_again(test_set_id: int, judge_id: int) -> Response:
             judge.id,
             f"again:{form.which.data}",
             current_user,
-            max_cost=_price(form.max_cost.data),
+            max_cost=judge_costs.read_budget(form.max_cost.data),
         )
     except ServiceError as exc:
         flash(str(exc), "error")

@@ -149,7 +149,8 @@ def test_prices_from_the_forms(app: Flask, as_admin, llm: FakeLLM) -> None:
         judge_id = judge.id
     url = f"/test-sets/{test_set_id}/judges/{judge_id}/prices"
     bad = as_admin.post(url, data={"prices-input_price": "-2"}, follow_redirects=True)
-    assert "Prices: give dollars per million tokens from 0 to 10000." in bad.get_data(True)
+    wrong = "Prices: the input price must be a number from 0 to 10000 dollars per million tokens"
+    assert f"{wrong}, not -2" in bad.get_data(True)
     saved = as_admin.post(
         url, data={"prices-input_price": "2.5", "prices-output_price": "10"}, follow_redirects=True
     )

@@ -4,9 +4,11 @@ estimate shown before a run starts."""
 from .estimate import Estimate, estimate_run, estimate_runs, first_render_error
 from .prices import (
     MAX_PRICE,
+    budget_error,
     check_price,
     money,
     price_error,
+    read_budget,
     set_prices,
     spending,
     unpriced,
@@ -15,12 +17,14 @@ from .prices import (
 __all__ = [
     "MAX_PRICE",
     "Estimate",
+    "budget_error",
     "check_price",
     "estimate_run",
     "estimate_runs",
     "first_render_error",
     "money",
     "price_error",
+    "read_budget",
     "set_prices",
     "spending",
     "unpriced",

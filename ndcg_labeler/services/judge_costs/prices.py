@@ -13,12 +13,13 @@ from ndcg_labeler.services import ServiceError, audit, judges
 from ndcg_labeler.services._db import transaction
 
 MAX_PRICE = 10_000.0  # dollars per million tokens: far above any listed model's price
+MAX_BUDGET = MAX_PRICE * 100  # dollars a run, an ask-again or a probe may be given
 
 
 def price_error(value: float | str | None, which: str) -> str | None:
     """What is wrong with a price (a number, or text as typed; None or empty: unknown), in one
     sentence naming its range and the value given; None when nothing is."""
-    if value is None or (isinstance(value, str) and not value.strip()):
+    if _empty(value):
         return None
     price = judges.read_number(value)
     if isinstance(price, (str, bool)) or not 0 <= price <= MAX_PRICE:
@@ -35,9 +36,34 @@ def check_price(value: float | str | None, which: str) -> float | None:
     wrong = price_error(value, which)
     if wrong is not None:
         raise ServiceError(wrong)
-    if value is None or (isinstance(value, str) and not value.strip()):
+    return None if _empty(value) else float(judges.read_number(value))
+
+
+def _empty(value: object) -> bool:
+    return value is None or (isinstance(value, str) and not value.strip())
+
+
+def budget_error(value: float | str | None) -> str | None:
+    """What is wrong with a budget in dollars (a number, or text as typed; None or empty: no
+    budget), in one sentence naming its range and the value given; None when nothing is."""
+    if _empty(value):
         return None
-    return float(judges.read_number(value))
+    budget = judges.read_number(value)
+    if isinstance(budget, (str, bool)) or not 0 < budget <= MAX_BUDGET:  # also refuses NaN
+        return (
+            f"the budget must be a number of dollars more than 0 and at most {MAX_BUDGET:.0f}, "
+            f"not {judges.shown(budget)}"
+        )
+    return None
+
+
+def read_budget(value: float | str | None) -> float | None:
+    """The budget in dollars (None: none, as is empty text), or a ServiceError saying
+    budget_error's sentence."""
+    wrong = budget_error(value)
+    if wrong is not None:
+        raise ServiceError(wrong)
+    return None if _empty(value) else float(judges.read_number(value))
 
 
 def set_prices(
