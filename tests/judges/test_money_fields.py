@@ -102,3 +102,23 @@ def test_a_price_that_is_no_number_is_refused_in_its_words(
         judge = judges.require_judge("gpt")
         assert (judge.input_price, judge.output_price) == (None, 0.6)
         assert testsets.require_by_name("money").id == ids[0]
+
+
+@pytest.mark.parametrize(
+    ("dollars", "shown"),
+    [
+        (None, "unknown (no prices set)"),
+        (0, "$0.00"),
+        (3.1, "$3.10"),
+        (1234.5, "$1,234.50"),
+        (0.0042, "$0.0042"),
+        # Below a hundredth of a cent: two significant digits, never "2.1e-05".
+        (0.000021, "$0.000021"),
+        (0.0000012345, "$0.0000012"),
+        (0.00009999, "$0.0001"),
+    ],
+)
+def test_money_is_never_in_scientific_notation(dollars: float | None, shown: str) -> None:
+    from ndcg_labeler.services import judge_costs
+
+    assert judge_costs.money(dollars) == shown

@@ -3,6 +3,7 @@ and what its answers on a test set have cost so far."""
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Any
 
 import sqlalchemy as sa
@@ -91,7 +92,9 @@ def money(dollars: float | None) -> str:
         return "unknown (no prices set)"
     if dollars == 0 or dollars >= 0.1:
         return f"${dollars:,.2f}"
-    return f"${dollars:.2g}" if dollars < 0.0001 else f"${dollars:.4f}"
+    if dollars < 0.0001:  # two significant digits, written out: "%g" would say "2.1e-05"
+        return f"${Decimal(f'{dollars:.2g}'):f}"
+    return f"${dollars:.4f}"
 
 
 def unpriced(judge: Judge) -> list[str]:
