@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from flask_wtf import FlaskForm
 from wtforms import (
     BooleanField,
+    Field,
     IntegerField,
     SelectField,
     SelectMultipleField,
@@ -13,7 +16,14 @@ from wtforms import (
     TextAreaField,
 )
 from wtforms.fields.choices import SelectChoice
-from wtforms.validators import DataRequired, InputRequired, Length, NumberRange, Optional
+from wtforms.validators import (
+    DataRequired,
+    InputRequired,
+    Length,
+    NumberRange,
+    Optional,
+    ValidationError,
+)
 
 from ndcg_labeler.forms.probes import budget_field, price_fields
 from ndcg_labeler.services import audit_samples, corrections, ensembles, judges
@@ -73,6 +83,24 @@ class JudgeForm(FlaskForm):
         return valid
 
 
+def _whole(what: str, low: int, high: int | None = None) -> Callable[[FlaskForm, Field], None]:
+    """A validator of a whole number typed as text (empty passes: the field's default or its
+    own check), refusing in one sentence that names the range and what was typed."""
+    wanted = f"of at least {low}" if high is None else f"from {low} to {high}"
+
+    def check(form: FlaskForm, field: Field) -> None:
+        text = (field.data or "").strip()
+        if not text:
+            return
+        value = judges.read_number(text, whole=True)
+        if isinstance(value, str) or value < low or (high is not None and value > high):
+            raise ValidationError(
+                f"{what} must be a whole number {wanted}, not {judges.shown(value)}"
+            )
+
+    return check
+
+
 class RunJudgeForm(FlaskForm):
     """Run a judge on a choice of the test set's pairs."""
 
@@ -86,7 +114,14 @@ class RunJudgeForm(FlaskForm):
         ],
         default="unjudged",
     )
-    sample = IntegerField("Sample size", default=100, validators=[Optional(), NumberRange(1)])
+    # Text, not a number input: a browser sends unreadable text ("1,000") as "", which would
+    # be the default sample of 100, silently.
+    sample = StringField(
+        "Sample size (empty: 100)",
+        default="100",
+        validators=[_whole("the sample size", 1)],
+        render_kw={"inputmode": "numeric"},
+    )
     max_cost = budget_field()
     submit = SubmitField("Run judge")
 
@@ -97,10 +132,19 @@ class AuditSampleForm(FlaskForm):
     # InputRequired, not DataRequired: a typed 0 is a number (the service says what N may be,
     # naming the test set's count), not a missing field.
     queries = IntegerField("Queries in the sample (N)", validators=[InputRequired()])
-    seed = IntegerField(
+    # Text, as the sample size: an unreadable seed sent as "" would draw (and store) a random
+    # one.
+    seed = StringField(
         "Seed (first draw only; empty: a random seed)",
-        validators=[Optional(), NumberRange(0, audit_samples.MAX_SEED)],
+        validators=[_whole("the seed", 0, audit_samples.MAX_SEED)],
+        render_kw={"inputmode": "numeric"},
     )
+
+    def seed_number(self) -> int | None:
+        """The seed typed (checked by the field), None when empty."""
+        text = (self.seed.data or "").strip()
+        return int(text) if text else None
+
     reseed = BooleanField("Draw a new sample, replacing the stored one")
     submit = SubmitField("Draw sample")
 

@@ -102,7 +102,7 @@ def calibration(test_set_id: int, judge_id: int) -> str | Response:
     if form.validate_on_submit():
         which = form.pairs.data or "unjudged"
         if which == "sample":
-            which = f"sample:{form.sample.data or 100}"
+            which = f"sample:{(form.sample.data or '').strip() or 100}"
         try:
             max_cost = judge_costs.read_budget(form.max_cost.data)
             job = jobs.enqueue_judge(test_set, judge.id, which, current_user, max_cost=max_cost)
@@ -127,7 +127,7 @@ def audit_sample(test_set_id: int, judge_id: int) -> str | Response:
                 test_set,
                 judge,
                 audit_form.queries.data or 0,
-                seed=audit_form.seed.data,
+                seed=audit_form.seed_number(),
                 reseed=bool(audit_form.reseed.data),
                 actor=current_user,
             )

@@ -122,3 +122,35 @@ def test_money_is_never_in_scientific_notation(dollars: float | None, shown: str
     from ndcg_labeler.services import judge_costs
 
     assert judge_costs.money(dollars) == shown
+
+
+def test_a_sample_size_or_seed_the_browser_cannot_read_is_refused_not_replaced(
+    app: Flask, as_admin: Any, ids: tuple[int, int]
+) -> None:
+    from ndcg_labeler.models import AuditSample
+
+    base = "/test-sets/{}/judges/{}".format(*ids)
+    page = as_admin.get(base).get_data(as_text=True)
+    for name in ("sample", "audit-seed"):
+        tag = re.search(rf'<input[^>]*name="{name}"[^>]*>', page)
+        assert tag is not None and 'type="text"' in tag.group(0), name
+        assert 'inputmode="numeric"' in tag.group(0), name
+    # A number input would send "1,000" as "": a sample of 100, silently.
+    sent = as_admin.post(base, data={"pairs": "sample", "sample": "1,000"})
+    wrong = "the sample size must be a whole number of at least 1, not '1,000'"
+    assert sent.status_code == 200 and f'id="sample-error">{wrong}<' in _text(sent)
+    # Empty: the default sample of 100, as the form says.
+    assert as_admin.post(base, data={"pairs": "sample", "sample": ""}).status_code == 302
+    with app.app_context():
+        job = db.session.scalars(sa.select(Job)).one()
+        assert job.params["pairs"] == "sample:100"
+    # A seed that is no number would have drawn (and stored) a random seed.
+    drawn = as_admin.post(f"{base}/audit", data={"audit-queries": "1", "audit-seed": "seven"})
+    wrong = "the seed must be a whole number from 0 to 9223372036854775807, not 'seven'"
+    assert drawn.status_code == 200 and f'id="audit-seed-error">{wrong}<' in _text(drawn)
+    with app.app_context():
+        assert db.session.scalar(sa.select(sa.func.count()).select_from(AuditSample)) == 0
+    big = as_admin.post(
+        f"{base}/audit", data={"audit-queries": "1", "audit-seed": "9223372036854775807"}
+    )
+    assert big.status_code == 302
