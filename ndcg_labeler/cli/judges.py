@@ -206,10 +206,14 @@ def agreement(testset: str, judge_name: str, k: int, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(found))
         return
+    shown = {  # withheld or undefined: a dash, as on the page
+        key: "—" if found[key] is None else found[key]
+        for key in ("kappa_quadratic", "kappa_binary", "mean_difference", "kendall_tau")
+    }
     click.echo(
-        f"{found['judge']} on {found['pairs']} pairs: κ quadratic {found['kappa_quadratic']}, "
-        f"κ binary {found['kappa_binary']}, mean difference {found['mean_difference']}, "
-        f"Kendall's τ of the runs {found['kendall_tau']}"
+        f"{found['judge']} on {found['pairs']} pairs: κ quadratic {shown['kappa_quadratic']}, "
+        f"κ binary {shown['kappa_binary']}, mean difference {shown['mean_difference']}, "
+        f"Kendall's τ of the runs {shown['kendall_tau']}"
     )
     if status is not None:
         click.echo(f"Machine means: {status.text} for judge {status.judge}")

@@ -174,6 +174,9 @@ def test_agreement_says_how_many_judge_answers_failed_as_the_page_does(
     text = runner.invoke(args=["judges", "agreement", "cal", "--judge", "gpt"]).output
     assert note in text
     assert "0 of 5 queries audited" in text
+    # A figure withheld or undefined reads as a dash, as on the page, not as Python's None.
+    assert "None" not in text
+    assert "mean difference —," in text and "Kendall's τ of the runs —" in text
 
 
 def test_agreement_without_failed_answers_says_none_failed(
