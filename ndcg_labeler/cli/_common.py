@@ -56,9 +56,21 @@ def write_out(body: str, output: str | None) -> None:
 
 
 # A judge run's, an ask-again's and a probe's budget: one option, one help text.
+def _budget(ctx: click.Context, param: click.Parameter, value: str | None) -> float | None:
+    """The budget as judge_costs reads it: a wrong one is refused in the form's words."""
+    from ndcg_labeler.services import judge_costs  # kept off the start-up of every command
+
+    try:
+        return judge_costs.read_budget(value)
+    except ServiceError as exc:
+        raise click.ClickException(str(exc)) from None
+
+
+# Read as text by the service (judge_costs.read_budget), so "two" is refused in the same
+# sentence as 0, here and in the browser forms.
 max_cost_option = click.option(
     "--max-cost",
-    type=float,
     default=None,
+    callback=_budget,
     help="Budget in dollars (needs the judge's prices): stop cleanly before passing it.",
 )

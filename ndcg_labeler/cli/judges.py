@@ -19,7 +19,7 @@ from flask.cli import AppGroup
 from ndcg_labeler.cli import ensembles as ensemble_commands
 from ndcg_labeler.cli._common import cli_errors, max_cost_option
 from ndcg_labeler.cli.probes import prices, probe
-from ndcg_labeler.services import audit_samples, judge_costs, judges, testsets
+from ndcg_labeler.services import audit_samples, judge_costs, judges, ppi, testsets
 
 
 @click.group("judges", cls=AppGroup)
@@ -41,21 +41,22 @@ for _command in ensemble_commands.COMMANDS:  # ensembles, few-shot, the conflict
     help="NAME of the environment variable with the key (allowed by NDCG_SECRET_ENV).",
 )
 @click.option("--prompt", "prompt_file", type=click.Path(dir_okay=False), default=None)
-@click.option("--temperature", type=float, default=0.0, show_default=True)
-@click.option("--max-tokens", type=int, default=judges.DEFAULT_MAX_TOKENS, show_default=True)
-@click.option("--concurrency", type=int, default=8, show_default=True)
-@click.option("--timeout", type=float, default=60.0, show_default=True)
-@click.option("--rpm", type=int, default=0, help="Requests per minute (0: no limit).")
+# Numbers are read as text by the service (judges.read_settings, judge_costs.check_price), so a
+# value that is no number is refused in the same words as one out of range, here and in the form.
+@click.option("--temperature", default="0", show_default=True, help="From 0 to 2.")
+@click.option("--max-tokens", default=str(judges.DEFAULTS["max_tokens"]), show_default=True)
+@click.option("--concurrency", default=str(judges.DEFAULTS["concurrency"]), show_default=True)
+@click.option("--timeout", default="60", show_default=True, help="Seconds per request.")
+@click.option("--rpm", default="0", help="Requests per minute (0: no limit).")
 @click.option(
     "--few-shot",
     "few_shot",
-    type=int,
-    default=0,
+    default="0",
     show_default=True,
     help="K: up to K human-graded examples of the test set in each prompt (see judges few-shot).",
 )
-@click.option("--input-price", type=float, default=None, help="Dollars per million input tokens.")
-@click.option("--output-price", type=float, default=None, help="Dollars per million output tokens.")
+@click.option("--input-price", default=None, help="Dollars per million input tokens.")
+@click.option("--output-price", default=None, help="Dollars per million output tokens.")
 @cli_errors
 def add(
     name: str,
@@ -63,19 +64,21 @@ def add(
     model: str,
     api_key_env: str,
     prompt_file: str | None,
-    temperature: float,
-    max_tokens: int,
-    concurrency: int,
-    timeout: float,
-    rpm: int,
-    few_shot: int,
-    input_price: float | None,
-    output_price: float | None,
+    temperature: str,
+    max_tokens: str,
+    concurrency: str,
+    timeout: str,
+    rpm: str,
+    few_shot: str,
+    input_price: str | None,
+    output_price: str | None,
 ) -> None:
     """Define a judge NAME (the key stays in the environment; only its variable name is kept)."""
     template = Path(prompt_file).read_text(encoding="utf-8") if prompt_file else ""
-    judge_costs.check_price(input_price, "input")  # before the judge exists
-    judge_costs.check_price(output_price, "output")
+    prices = (  # checked before the judge exists
+        judge_costs.check_price(input_price, "input"),
+        judge_costs.check_price(output_price, "output"),
+    )
     try:
         judge = judges.add_judge(
             name,
@@ -93,8 +96,8 @@ def add(
     except judges.TemplateRefused as exc:
         # The file's content is a bad parameter: click's usage error, exit status 2.
         raise click.BadParameter(str(exc), param_hint="--prompt") from None
-    if input_price is not None or output_price is not None:
-        judge_costs.set_prices(judge, input_price, output_price)
+    if prices != (None, None):
+        judge_costs.set_prices(judge, *prices)
     click.echo(f"Judge {judge.name} added ({judge.model} at {judge.base_url}).")
 
 
@@ -188,18 +191,34 @@ def agreement(testset: str, judge_name: str, k: int, as_json: bool) -> None:
     Figures on too little evidence are withheld (null in --json, kept with the reason under
     "withheld"): κ and the mean difference below 10 compared pairs, a run's mean NDCG@k below
     5 defined queries or 50% mean judged@k, Kendall's τ below 5 runs whose two means are shown.
+    The audit status comes last ("audit" in --json): k of N queries audited, and how many of
+    the judge's pairs have only failed or unparsed answers (counted as unjudged).
     """
-    found = judges.judge_agreement(
-        testsets.require_by_name(testset), judges.require_judge(judge_name), k
-    )
+    test_set = testsets.require_by_name(testset)
+    judge = judges.require_judge(judge_name)
+    found = judges.judge_agreement(test_set, judge, k)
+    # As the calibration page's caption: the machine means beside how much people audited and
+    # how many pairs have no readable answer (scored as unjudged, so a flaky endpoint would
+    # otherwise look like a harsh judge).
+    status = ppi.audit_status(test_set, f"machine:{judge.name}")
+    if status is not None:
+        found["audit"] = status.to_json()
     if as_json:
         click.echo(json.dumps(found))
         return
+    shown = {  # withheld or undefined: a dash, as on the page
+        key: "—" if found[key] is None else found[key]
+        for key in ("kappa_quadratic", "kappa_binary", "mean_difference", "kendall_tau")
+    }
     click.echo(
-        f"{found['judge']} on {found['pairs']} pairs: κ quadratic {found['kappa_quadratic']}, "
-        f"κ binary {found['kappa_binary']}, mean difference {found['mean_difference']}, "
-        f"Kendall's τ of the runs {found['kendall_tau']}"
+        f"{found['judge']} on {found['pairs']} pairs: κ quadratic {shown['kappa_quadratic']}, "
+        f"κ binary {shown['kappa_binary']}, mean difference {shown['mean_difference']}, "
+        f"Kendall's τ of the runs {shown['kendall_tau']}"
     )
+    if status is not None:
+        click.echo(f"Machine means: {status.text} for judge {status.judge}")
+        if status.failed_note:
+            click.echo(status.failed_note)
     for key, why in found["withheld"].items():
         click.echo(f"{key} withheld: {why['reason']}")
     for row in found["runs"]:

@@ -15,7 +15,7 @@ if TYPE_CHECKING:  # every name loads its module on first use (ndcg_labeler.lazy
     from .errors import FormatError
     from .fields import natural_key
     from .hits import PRESETS, Hit, HitsError, Mapping, check_mapping, map_hits, preset
-    from .llm_answer import parse_answer_grade
+    from .llm_answer import parse_answer_grade, unparsed_reason
     from .opensearch import (
         read_srw_judgments,
         read_srw_query_set,
@@ -104,6 +104,7 @@ __all__ = [
     "safe_value",
     "size_of",
     "string_hashes",
+    "unparsed_reason",
     "write_quepid_judgments",
     "write_quepid_snapshot",
     "write_srw_judgments",

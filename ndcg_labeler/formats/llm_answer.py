@@ -40,6 +40,21 @@ def parse_answer_grade(answer: str, scale_max: int) -> int | None:
     return _grade(bare.group("g"), scale_max) if bare else None
 
 
+def unparsed_reason(answer: str, scale_max: int) -> str:
+    """Why parse_answer_grade reads no grade in the answer, for people reading it: the grade it
+    stated is off the scale or not whole, or it stated none in a form we read."""
+    text = answer or ""
+    for pattern in _PATTERNS:
+        found = list(pattern.finditer(text))
+        if found:
+            value = found[-1].group("g")
+            whole, _, fraction = value.partition(".")
+            if fraction.strip("0"):
+                return f"grade {value} is not a whole grade of the scale 0 to {scale_max}"
+            return f"grade {whole[:12]} is off the test set's scale of 0 to {scale_max}"
+    return f"no grade found: the answer should end with '##final score: N', N from 0 to {scale_max}"
+
+
 def _grade(value: str, scale_max: int) -> int | None:
     if "." in value:
         whole, _, fraction = value.partition(".")

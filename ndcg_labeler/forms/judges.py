@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from flask_wtf import FlaskForm
 from wtforms import (
     BooleanField,
-    DecimalField,
+    Field,
     IntegerField,
     SelectField,
     SelectMultipleField,
@@ -14,10 +16,25 @@ from wtforms import (
     TextAreaField,
 )
 from wtforms.fields.choices import SelectChoice
-from wtforms.validators import DataRequired, InputRequired, Length, NumberRange, Optional
+from wtforms.validators import (
+    DataRequired,
+    InputRequired,
+    Length,
+    NumberRange,
+    Optional,
+    ValidationError,
+)
 
 from ndcg_labeler.forms.probes import budget_field, price_fields
 from ndcg_labeler.services import audit_samples, corrections, ensembles, judges
+
+
+def _number(label: str, default: object = "", mode: str = "numeric") -> StringField:
+    """A number typed as text with a numeric keyboard: a browser sends a number input's
+    unreadable text as "" (the default, silently), while a text input sends what was typed
+    for the service (judges.read_settings) to refuse in the CLI's words, naming the
+    setting's range. Empty: the default."""
+    return StringField(label, default=str(default), render_kw={"inputmode": mode})
 
 
 class JudgeForm(FlaskForm):
@@ -34,31 +51,54 @@ class JudgeForm(FlaskForm):
         "matching NDCG_SECRET_ENV, never the key)",
         validators=[Optional(), Length(max=100)],
     )
-    temperature = DecimalField("Temperature", default=0, places=2, validators=[NumberRange(0, 2)])
-    max_tokens = IntegerField(
-        "Max tokens",
-        default=judges.DEFAULT_MAX_TOKENS,
-        validators=[NumberRange(1, judges.MAX_TOKENS)],
-    )
-    timeout = IntegerField(
-        "Timeout (seconds)", default=60, validators=[NumberRange(1, judges.MAX_TIMEOUT)]
-    )
-    concurrency = IntegerField(
-        "Concurrency", default=8, validators=[NumberRange(1, judges.MAX_CONCURRENCY)]
-    )
-    requests_per_minute = IntegerField(
-        "Requests per minute (0: no limit)", default=0, validators=[NumberRange(0, 100_000)]
+    temperature = _number("Temperature (0 to 2)", f"{judges.DEFAULTS['temperature']:g}", "decimal")
+    max_tokens = _number("Max tokens", judges.DEFAULTS["max_tokens"])
+    timeout = _number("Timeout (seconds)", f"{judges.DEFAULTS['timeout']:g}", "decimal")
+    concurrency = _number("Concurrency", judges.DEFAULTS["concurrency"])
+    requests_per_minute = _number(
+        "Requests per minute (0: no limit)", judges.DEFAULTS["requests_per_minute"]
     )
     prompt_template = TextAreaField(
         "Prompt template (Jinja; empty: the default)", validators=[Optional()]
     )
-    few_shot = IntegerField(
+    few_shot = _number(
         "Few-shot examples (K: human-graded pairs of the test set in each prompt; 0: none)",
-        default=0,
-        validators=[Optional(), NumberRange(0, ensembles.MAX_FEW_SHOT)],
+        judges.DEFAULTS["few_shot"],
     )
     input_price, output_price = price_fields()
     submit = SubmitField("Add judge")
+
+    NUMBERS = ("temperature", "max_tokens", "timeout", "concurrency", "requests_per_minute")
+
+    def numbers(self) -> dict[str, str]:
+        """The numeric settings as typed, for add_judge (empty: the default)."""
+        return {name: self[name].data or "" for name in (*self.NUMBERS, "few_shot")}
+
+    def validate(self, extra_validators: dict | None = None) -> bool:
+        """The fields' own checks, then the service's check of the numbers, said on each field."""
+        valid = super().validate(extra_validators)
+        for name, message in judges.read_settings(**self.numbers())[1].items():
+            self[name].errors.append(message)
+            valid = False
+        return valid
+
+
+def _whole(what: str, low: int, high: int | None = None) -> Callable[[FlaskForm, Field], None]:
+    """A validator of a whole number typed as text (empty passes: the field's default or its
+    own check), refusing in one sentence that names the range and what was typed."""
+    wanted = f"of at least {low}" if high is None else f"from {low} to {high}"
+
+    def check(form: FlaskForm, field: Field) -> None:
+        text = (field.data or "").strip()
+        if not text:
+            return
+        value = judges.read_number(text, whole=True)
+        if isinstance(value, str) or value < low or (high is not None and value > high):
+            raise ValidationError(
+                f"{what} must be a whole number {wanted}, not {judges.shown(value)}"
+            )
+
+    return check
 
 
 class RunJudgeForm(FlaskForm):
@@ -74,7 +114,14 @@ class RunJudgeForm(FlaskForm):
         ],
         default="unjudged",
     )
-    sample = IntegerField("Sample size", default=100, validators=[Optional(), NumberRange(1)])
+    # Text, not a number input: a browser sends unreadable text ("1,000") as "", which would
+    # be the default sample of 100, silently.
+    sample = StringField(
+        "Sample size (empty: 100)",
+        default="100",
+        validators=[_whole("the sample size", 1)],
+        render_kw={"inputmode": "numeric"},
+    )
     max_cost = budget_field()
     submit = SubmitField("Run judge")
 
@@ -85,10 +132,19 @@ class AuditSampleForm(FlaskForm):
     # InputRequired, not DataRequired: a typed 0 is a number (the service says what N may be,
     # naming the test set's count), not a missing field.
     queries = IntegerField("Queries in the sample (N)", validators=[InputRequired()])
-    seed = IntegerField(
+    # Text, as the sample size: an unreadable seed sent as "" would draw (and store) a random
+    # one.
+    seed = StringField(
         "Seed (first draw only; empty: a random seed)",
-        validators=[Optional(), NumberRange(0, audit_samples.MAX_SEED)],
+        validators=[_whole("the seed", 0, audit_samples.MAX_SEED)],
+        render_kw={"inputmode": "numeric"},
     )
+
+    def seed_number(self) -> int | None:
+        """The seed typed (checked by the field), None when empty."""
+        text = (self.seed.data or "").strip()
+        return int(text) if text else None
+
     reseed = BooleanField("Draw a new sample, replacing the stored one")
     submit = SubmitField("Draw sample")
 

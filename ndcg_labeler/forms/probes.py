@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from flask_wtf import FlaskForm
-from wtforms import DecimalField, IntegerField, SubmitField
-from wtforms.validators import DataRequired, NumberRange, Optional
+from wtforms import Field, IntegerField, StringField, SubmitField
+from wtforms.validators import DataRequired, NumberRange, ValidationError
 
 from ndcg_labeler.services import judge_costs, probes
 
@@ -14,23 +16,47 @@ PRICE_LABELS = (
 )
 
 
-def budget_field() -> DecimalField:
+# Text inputs with a numeric keyboard, not number inputs: a browser sends a number input's
+# unreadable text ("$2.50", "2,50") as "", which here means no budget at all (a run without
+# a cap) or an unknown price. A text input sends what was typed, for the service's reader to
+# refuse in the CLI's words.
+
+
+def _budget_check(form: FlaskForm, field: Field) -> None:
+    wrong = judge_costs.budget_error(field.data)
+    if wrong is not None:
+        raise ValidationError(wrong)
+
+
+def _price_check(which: str) -> Callable[[FlaskForm, Field], None]:
+    def check(form: FlaskForm, field: Field) -> None:
+        wrong = judge_costs.price_error(field.data, which)
+        if wrong is not None:
+            raise ValidationError(wrong)
+
+    return check
+
+
+def budget_field() -> StringField:
     """An optional budget in dollars, as the run, ask-again and probe forms show it."""
-    return DecimalField(
+    return StringField(
         "Budget in dollars (empty: none; needs the judge's prices)",
-        places=2,
-        validators=[Optional(), NumberRange(min=0.01, max=judge_costs.MAX_PRICE * 100)],
+        validators=[_budget_check],
+        render_kw={"inputmode": "decimal"},
     )
 
 
-def price_fields() -> tuple[DecimalField, DecimalField]:
+def price_fields() -> tuple[StringField, StringField]:
     """The two optional price fields, as the judge form and the prices form show them."""
     return tuple(  # type: ignore[return-value]
-        DecimalField(
-            label, places=4, validators=[Optional(), NumberRange(0, judge_costs.MAX_PRICE)]
-        )
-        for label in PRICE_LABELS
+        StringField(label, validators=[_price_check(which)], render_kw={"inputmode": "decimal"})
+        for label, which in zip(PRICE_LABELS, ("input", "output"), strict=True)
     )
+
+
+def field_errors(form: FlaskForm) -> str:
+    """Every field error of the form in one line, for a flash message."""
+    return "; ".join(error for field in form for error in field.errors)
 
 
 class ProbeForm(FlaskForm):

@@ -27,7 +27,7 @@ class Judge(db.Model):
     model: Mapped[str] = mapped_column(sa.String(200))
     api_key_env: Mapped[str] = mapped_column(sa.String(100), default="")
     temperature: Mapped[float] = mapped_column(default=0.0)
-    # No default here: add_judge, the only writer, sets it (judges.DEFAULT_MAX_TOKENS).
+    # No default here: add_judge, the only writer, sets it (judges.DEFAULTS).
     max_tokens: Mapped[int] = mapped_column()
     timeout: Mapped[float] = mapped_column(default=60.0)
     concurrency: Mapped[int] = mapped_column(default=8)

@@ -9,7 +9,7 @@ from flask import Blueprint, abort, flash, redirect, url_for
 from flask_login import current_user
 from werkzeug.wrappers import Response
 
-from ndcg_labeler.forms.probes import PricesForm, ProbeForm
+from ndcg_labeler.forms.probes import PricesForm, ProbeForm, field_errors
 from ndcg_labeler.models import Judge, TestSet
 from ndcg_labeler.services import ServiceError, jobs, judge_costs, judges, probes
 from ndcg_labeler.views.access import admin_required, get_test_set_or_404
@@ -33,20 +33,18 @@ def probe(test_set_id: int, judge_id: int) -> Response:
     back = url_for("judges.calibration", test_set_id=test_set.id, judge_id=judge.id)
     form = ProbeForm(prefix="probe")
     if not form.validate_on_submit():
-        flash(
-            f"Probe: give a number of pairs from 1 to {probes.MAX_PAIRS}, and a budget of at "
-            "least $0.01 or none.",
-            "error",
+        wrong = "; ".join(form.max_cost.errors) or (
+            f"give a number of pairs from 1 to {probes.MAX_PAIRS}, and a budget or none"
         )
+        flash(f"Probe: {wrong}", "error")
         return redirect(back + "#probe-heading")
-    budget = form.max_cost.data
     try:
         job = jobs.enqueue_probe(
             test_set,
             judge.id,
             form.pairs.data or 0,
             current_user,
-            max_cost=None if budget is None else float(budget),
+            max_cost=judge_costs.read_budget(form.max_cost.data),
         )
     except ServiceError as exc:
         flash(str(exc), "error")
@@ -64,14 +62,15 @@ def prices(test_set_id: int, judge_id: int) -> Response:
     back = url_for("judges.calibration", test_set_id=test_set.id, judge_id=judge.id)
     form = PricesForm(prefix="prices")
     if not form.validate_on_submit():
-        flash(
-            f"Prices: give dollars per million tokens from 0 to {judge_costs.MAX_PRICE:g}.", "error"
+        wrong = field_errors(form) or (
+            f"give dollars per million tokens from 0 to {judge_costs.MAX_PRICE:g}"
         )
+        flash(f"Prices: {wrong}", "error")
         return redirect(back + "#cost-heading")
     judge_costs.set_prices(
         judge,
-        None if form.input_price.data is None else float(form.input_price.data),
-        None if form.output_price.data is None else float(form.output_price.data),
+        judge_costs.check_price(form.input_price.data, "input"),
+        judge_costs.check_price(form.output_price.data, "output"),
         current_user._get_current_object(),
     )
     flash(f"Prices of {judge.name} saved.", "success")

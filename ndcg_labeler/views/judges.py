@@ -15,6 +15,7 @@ from ndcg_labeler.forms.judges import (
     JudgeStateForm,
     RunJudgeForm,
 )
+from ndcg_labeler.forms.probes import field_errors
 from ndcg_labeler.models import Judge, TestSet
 from ndcg_labeler.services import (
     ServiceError,
@@ -48,12 +49,7 @@ def index() -> str | Response:
                 form.model.data or "",
                 api_key_env=(form.api_key_env.data or "").strip(),
                 prompt_template=form.prompt_template.data or "",
-                temperature=float(form.temperature.data or 0),
-                max_tokens=form.max_tokens.data or judges.DEFAULT_MAX_TOKENS,
-                timeout=float(form.timeout.data or 60),
-                concurrency=form.concurrency.data or 8,
-                requests_per_minute=form.requests_per_minute.data or 0,
-                few_shot=form.few_shot.data or 0,
+                **form.numbers(),
                 actor=current_user._get_current_object(),
             )
         except judges.TemplateRefused as exc:
@@ -61,13 +57,12 @@ def index() -> str | Response:
         except ServiceError as exc:
             form.name.errors.append(str(exc))
         else:
-            if form.input_price.data is not None or form.output_price.data is not None:
-                judge_costs.set_prices(
-                    judge,
-                    _price(form.input_price.data),
-                    _price(form.output_price.data),
-                    current_user._get_current_object(),
-                )
+            prices = [
+                judge_costs.check_price(form.input_price.data, "input"),
+                judge_costs.check_price(form.output_price.data, "output"),
+            ]
+            if prices != [None, None]:
+                judge_costs.set_prices(judge, *prices, current_user._get_current_object())
             flash(f"Judge {judge.name} added.", "success")
             return redirect(url_for("judges.index"))
     return render_template(
@@ -107,9 +102,9 @@ def calibration(test_set_id: int, judge_id: int) -> str | Response:
     if form.validate_on_submit():
         which = form.pairs.data or "unjudged"
         if which == "sample":
-            which = f"sample:{form.sample.data or 100}"
+            which = f"sample:{(form.sample.data or '').strip() or 100}"
         try:
-            max_cost = _price(form.max_cost.data)
+            max_cost = judge_costs.read_budget(form.max_cost.data)
             job = jobs.enqueue_judge(test_set, judge.id, which, current_user, max_cost=max_cost)
         except ServiceError as exc:
             form.pairs.errors.append(str(exc))
@@ -132,7 +127,7 @@ def audit_sample(test_set_id: int, judge_id: int) -> str | Response:
                 test_set,
                 judge,
                 audit_form.queries.data or 0,
-                seed=audit_form.seed.data,
+                seed=audit_form.seed_number(),
                 reseed=bool(audit_form.reseed.data),
                 actor=current_user,
             )
@@ -189,7 +184,8 @@ def ask_again(test_set_id: int, judge_id: int) -> Response:
     form = AskAgainForm(prefix="again")
     back = url_for("judges.calibration", test_set_id=test_set.id, judge_id=judge.id)
     if not form.validate_on_submit():
-        flash("Ask again: choose which answers, and a budget of at least $0.01 or none.", "error")
+        wrong = field_errors(form) or "choose which answers, and a budget or none"
+        flash(f"Ask again: {wrong}", "error")
         return redirect(back + "#again-heading")
     try:
         job = jobs.enqueue_judge(
@@ -197,7 +193,7 @@ def ask_again(test_set_id: int, judge_id: int) -> Response:
             judge.id,
             f"again:{form.which.data}",
             current_user,
-            max_cost=_price(form.max_cost.data),
+            max_cost=judge_costs.read_budget(form.max_cost.data),
         )
     except ServiceError as exc:
         flash(str(exc), "error")

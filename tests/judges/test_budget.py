@@ -100,7 +100,7 @@ def test_prices_and_refusals(app: Flask, runner: FlaskCliRunner, llm: FakeLLM) -
     out = _cli(runner, "judges", "run", "bud", "--judge", "free", "--max-cost", "1", code=1)
     assert "judge free has no prices per million tokens" in out
     assert "input not set, output not set" in _cli(runner, "judges", "prices", "free")
-    assert "must be 0–10000 dollars" in _cli(
+    assert "must be a number from 0 to 10000 dollars per million tokens, not -1" in _cli(
         runner, "judges", "prices", "free", "--input-price", "-1", code=1
     )
     out = _cli(runner, "judges", "prices", "free", "--input-price", "0.15", "--output-price", "0.6")
@@ -149,7 +149,8 @@ def test_prices_from_the_forms(app: Flask, as_admin, llm: FakeLLM) -> None:
         judge_id = judge.id
     url = f"/test-sets/{test_set_id}/judges/{judge_id}/prices"
     bad = as_admin.post(url, data={"prices-input_price": "-2"}, follow_redirects=True)
-    assert "Prices: give dollars per million tokens from 0 to 10000." in bad.get_data(True)
+    wrong = "Prices: the input price must be a number from 0 to 10000 dollars per million tokens"
+    assert f"{wrong}, not -2" in bad.get_data(True)
     saved = as_admin.post(
         url, data={"prices-input_price": "2.5", "prices-output_price": "10"}, follow_redirects=True
     )

@@ -156,3 +156,37 @@ def test_one_pair_and_three_runs_withhold_the_figures_and_say_why(
     assert "Kendall's τ needs at least 5 runs whose two means are shown" in page
     assert page.count("withheld: not enough labels: 1 defined queries") == 3
     assert "withheld: from 1 compared pair(s); at least 10 are needed" in page
+
+
+def test_agreement_says_how_many_judge_answers_failed_as_the_page_does(
+    app: Flask, runner: FlaskCliRunner, llm: FakeLLM
+) -> None:
+    # 15 pairs asked; the judge gives a readable grade to q1a alone: 14 unparsed.
+    _build(app, llm, dict(list(_runs().items())[:1]), only="q1a")
+    result = runner.invoke(args=["judges", "run", "cal", "--judge", "gpt", "--pairs", "all"])
+    assert result.exit_code == 0, result.output
+    note = "14 of 15 judge answers failed or were unparsed: counted as unjudged (not relevant)"
+    found = _agreement(runner)
+    assert found["audit"]["judge_failed"] == 14
+    assert found["audit"]["judge_answers"] == 15
+    assert found["audit"]["judge_failed_note"] == note
+    assert found["audit"]["status"] == "0 of 5 queries audited"
+    text = runner.invoke(args=["judges", "agreement", "cal", "--judge", "gpt"]).output
+    assert note in text
+    assert "0 of 5 queries audited" in text
+    # A figure withheld or undefined reads as a dash, as on the page, not as Python's None.
+    assert "None" not in text
+    assert "mean difference —," in text and "Kendall's τ of the runs —" in text
+
+
+def test_agreement_without_failed_answers_says_none_failed(
+    app: Flask, runner: FlaskCliRunner, llm: FakeLLM
+) -> None:
+    _build(app, llm, dict(list(_runs().items())[:1]))
+    result = runner.invoke(args=["judges", "run", "cal", "--judge", "gpt", "--pairs", "all"])
+    assert result.exit_code == 0, result.output
+    found = _agreement(runner)
+    assert found["audit"]["judge_failed"] == 0 and found["audit"]["judge_answers"] == 15
+    assert found["audit"]["judge_failed_note"] is None
+    text = runner.invoke(args=["judges", "agreement", "cal", "--judge", "gpt"]).output
+    assert "failed or were unparsed" not in text

@@ -81,6 +81,7 @@ def test_a_run_labels_parses_and_records_failures(
         "labeled",
         "unparsed",
         "failed",
+        "skipped",
         "seconds",
         "prompt_tokens",
         "completion_tokens",
@@ -135,6 +136,9 @@ def test_runs_resume_and_retry_what_failed(
     llm.slow_seconds = 0.0  # the endpoint got faster; d7 still fails
     again = _run(runner, "--pairs", "unjudged")
     assert (again["labeled"], again["unparsed"], again["failed"]) == (1, 0, 1)
+    # The JSON says where the other two of the four went: answered before (d3 unparsed, d4
+    # labeled), so requested = labeled + unparsed + failed + skipped.
+    assert (again["requested"], again["skipped"]) == (4, 2)
     # Only the two failures were asked again (d7 with its retries), not d3 or d4.
     assert {
         r["body"]["messages"][0]["content"].split("Passage:")[1].split()[0]
@@ -210,6 +214,7 @@ def test_calibration_against_sklearn_and_scipy(
         "k",
         "minimums",
         "withheld",
+        "audit",
     }
 
     def raw(holder: dict, key: str) -> float | None:

@@ -3,26 +3,68 @@ and what its answers on a test set have cost so far."""
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Any
 
 import sqlalchemy as sa
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Judge, MachineJudgment, Probe, User
-from ndcg_labeler.services import ServiceError, audit
+from ndcg_labeler.services import ServiceError, audit, judges
 from ndcg_labeler.services._db import transaction
 
 MAX_PRICE = 10_000.0  # dollars per million tokens: far above any listed model's price
+MAX_BUDGET = MAX_PRICE * 100  # dollars a run, an ask-again or a probe may be given
 
 
-def check_price(value: float | None, which: str) -> float | None:
-    """The price, or a ServiceError when it is negative, too large or not a number."""
-    if value is None:
+def price_error(value: float | str | None, which: str) -> str | None:
+    """What is wrong with a price (a number, or text as typed; None or empty: unknown), in one
+    sentence naming its range and the value given; None when nothing is."""
+    if _empty(value):
         return None
-    price = float(value)
-    if not 0 <= price <= MAX_PRICE:  # also refuses NaN
-        raise ServiceError(f"the {which} price must be 0–{MAX_PRICE:g} dollars per million tokens")
-    return price
+    price = judges.read_number(value)
+    if isinstance(price, (str, bool)) or not 0 <= price <= MAX_PRICE:
+        # `not 0 <= price` also refuses NaN
+        return (
+            f"the {which} price must be a number from 0 to {MAX_PRICE:g} dollars per million "
+            f"tokens, not {judges.shown(price)}"
+        )
+    return None
+
+
+def check_price(value: float | str | None, which: str) -> float | None:
+    """The price (None: unknown, as is empty text), or a ServiceError saying price_error's."""
+    wrong = price_error(value, which)
+    if wrong is not None:
+        raise ServiceError(wrong)
+    return None if _empty(value) else float(judges.read_number(value))
+
+
+def _empty(value: object) -> bool:
+    return value is None or (isinstance(value, str) and not value.strip())
+
+
+def budget_error(value: float | str | None) -> str | None:
+    """What is wrong with a budget in dollars (a number, or text as typed; None or empty: no
+    budget), in one sentence naming its range and the value given; None when nothing is."""
+    if _empty(value):
+        return None
+    budget = judges.read_number(value)
+    if isinstance(budget, (str, bool)) or not 0 < budget <= MAX_BUDGET:  # also refuses NaN
+        return (
+            f"the budget must be a number of dollars more than 0 and at most {MAX_BUDGET:.0f}, "
+            f"not {judges.shown(budget)}"
+        )
+    return None
+
+
+def read_budget(value: float | str | None) -> float | None:
+    """The budget in dollars (None: none, as is empty text), or a ServiceError saying
+    budget_error's sentence."""
+    wrong = budget_error(value)
+    if wrong is not None:
+        raise ServiceError(wrong)
+    return None if _empty(value) else float(judges.read_number(value))
 
 
 def set_prices(
@@ -50,7 +92,9 @@ def money(dollars: float | None) -> str:
         return "unknown (no prices set)"
     if dollars == 0 or dollars >= 0.1:
         return f"${dollars:,.2f}"
-    return f"${dollars:.2g}" if dollars < 0.0001 else f"${dollars:.4f}"
+    if dollars < 0.0001:  # two significant digits, written out: "%g" would say "2.1e-05"
+        return f"${Decimal(f'{dollars:.2g}'):f}"
+    return f"${dollars:.4f}"
 
 
 def unpriced(judge: Judge) -> list[str]:

@@ -2,17 +2,7 @@
 
 from .asking import Asker
 from .calibration import REFERENCES, judge_agreement, labels_of, suggestions
-from .catalog import (
-    DEFAULT_MAX_TOKENS,
-    MAX_CONCURRENCY,
-    MAX_NAME,
-    MAX_TIMEOUT,
-    MAX_TOKENS,
-    add_judge,
-    get_judge,
-    list_judges,
-    require_judge,
-)
+from .catalog import MAX_NAME, add_judge, get_judge, list_judges, require_judge
 from .client import RateLimiter
 from .lifecycle import (
     AGAIN_CHOICES,
@@ -24,15 +14,13 @@ from .lifecycle import (
 )
 from .prompts import DEFAULT_TEMPLATE, TemplateRefused
 from .runner import run_judge, select_pairs
+from .settings import DEFAULTS, read_number, read_settings, shown
 
 __all__ = [
     "AGAIN_CHOICES",
-    "DEFAULT_MAX_TOKENS",
+    "DEFAULTS",
     "DEFAULT_TEMPLATE",
-    "MAX_CONCURRENCY",
     "MAX_NAME",
-    "MAX_TIMEOUT",
-    "MAX_TOKENS",
     "REFERENCES",
     "Asker",
     "RateLimiter",
@@ -46,9 +34,12 @@ __all__ = [
     "labels_of",
     "list_archived",
     "list_judges",
+    "read_number",
+    "read_settings",
     "require_judge",
     "restore_judge",
     "run_judge",
     "select_pairs",
+    "shown",
     "suggestions",
 ]

@@ -22,7 +22,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from ndcg_labeler.extensions import db
-from ndcg_labeler.formats import parse_answer_grade
+from ndcg_labeler.formats import parse_answer_grade, unparsed_reason
 from ndcg_labeler.models import Chunk, Judge, Judgment, MachineJudgment, Pair, Query, TestSet
 from ndcg_labeler.services import ServiceError, corrections, outbound
 from ndcg_labeler.services._db import insert_if_absent
@@ -69,6 +69,9 @@ class RunReport:
             "labeled": self.labeled,
             "unparsed": self.unparsed,
             "failed": self.failed,
+            # Answered before under this prompt version: without it the counts of a resumed
+            # run do not add up to `requested`.
+            "skipped": self.skipped,
             "seconds": round(self.seconds, 3),
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
@@ -142,6 +145,9 @@ def _store(
             "failed" if answer.text is None else ("labeled" if grade is not None else "unparsed")
         )
         counts[("labeled", "unparsed", "failed").index(status)] += 1
+        error = answer.error
+        if status == "unparsed":  # say why (no grade, or one off the scale) where people read it
+            error = unparsed_reason(answer.text or "", test_set.scale_max)
         row = {
             "test_set_id": test_set.id,
             "query_id": query_id,
@@ -152,7 +158,7 @@ def _store(
             "status": status,
             "grade": grade,
             "raw_answer": answer.text or "",
-            "error": answer.error,
+            "error": error,
             "latency_ms": answer.latency_ms,
             "prompt_tokens": answer.prompt_tokens,
             "completion_tokens": answer.completion_tokens,
