@@ -11,7 +11,7 @@ import click
 from flask.cli import with_appcontext
 
 from ndcg_labeler.cli._common import cli_errors, max_cost_option
-from ndcg_labeler.services import judge_costs, judges, probes, testsets
+from ndcg_labeler.services import ensembles, judge_costs, judges, probes, testsets
 
 
 @click.command("probe")
@@ -50,6 +50,8 @@ def probe(testset: str, judge_name: str, n: int, as_json: bool, max_cost: float 
     judge = judges.require_judge(judge_name)
     probes.check_probe(judge, n, max_cost)
     click.echo(f"Estimate: {probes.estimate_probe(test_set, judge, n).text()}", err=True)
+    for warning in ensembles.key_warnings(judge):
+        click.echo(f"Warning: {warning}", err=True)
     bar = click.progressbar(length=1, label="probing", file=sys.stderr) if _tty() else None
 
     def progress(done: int, total: int, tokens: dict[str, int]) -> None:

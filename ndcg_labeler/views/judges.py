@@ -172,6 +172,7 @@ def _calibration_page(
         again_form=AskAgainForm(prefix="again"),
         references=judges.REFERENCES,
         extras=ensembles.calibration_extras(test_set, judge),  # few-shot, ensembles, worst
+        key_warnings=ensembles.key_warnings(judge),  # of this (web) process: a hint only
     )
 
 

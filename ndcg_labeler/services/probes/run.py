@@ -24,7 +24,7 @@ import sqlalchemy as sa
 from ndcg_labeler.extensions import db
 from ndcg_labeler.formats import parse_answer_grade
 from ndcg_labeler.models import Chunk, Judge, Probe, ProbeAnswer, Query, TestSet, utcnow
-from ndcg_labeler.services import ServiceError, judges, live
+from ndcg_labeler.services import ServiceError, judges, live, outbound
 from ndcg_labeler.services.probes.report import probe_report
 from ndcg_labeler.services.probes.variants import variants
 
@@ -105,6 +105,7 @@ def run_probe(
             "qrels) before probing"
         )
     started = time.monotonic()
+    warnings = outbound.unset_secrets([judge.api_key_env or ""])  # said before the first question
     stopped = False
     with judges.Asker(judge, own, max_cost) as asker:
         probe = Probe(
@@ -162,6 +163,7 @@ def run_probe(
     report["max_cost"] = max_cost
     report["stopped_at_budget"] = stopped
     report["not_asked"] = len(pairs) - asked
+    report["warnings"] = warnings
     return report
 
 
