@@ -239,8 +239,7 @@ def agreement(testset: str, judge_name: str, k: int, as_json: bool) -> None:
 @click.option(
     "--queries",
     "n",
-    type=int,
-    required=True,
+    required=True,  # text, read by the service in the form's words
     help="N: the sample's size; a larger N than before extends the same sample.",
 )
 @click.option(
@@ -257,7 +256,7 @@ def agreement(testset: str, judge_name: str, k: int, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print {queries, seed, audited, ...}.")
 @cli_errors
 def audit(
-    testset: str, judge_name: str, n: int, seed: int | None, reseed: bool, as_json: bool
+    testset: str, judge_name: str, n: str, seed: int | None, reseed: bool, as_json: bool
 ) -> None:
     """Draw (or extend) JUDGE's audit sample: N of TESTSET's queries, uniformly at random.
 
