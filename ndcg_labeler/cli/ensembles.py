@@ -36,10 +36,10 @@ def ensemble(name: str, members: tuple[str, ...], combine: str) -> None:
 
 @click.command("few-shot")
 @click.argument("name")
-@click.argument("k", type=int)
+@click.argument("k")  # text, read by the service in the form's words
 @with_appcontext
 @cli_errors
-def few_shot(name: str, k: int) -> None:
+def few_shot(name: str, k: str) -> None:
     """Put up to K human-graded examples of the test set in judge NAME's prompts (0: none).
 
     Examples: pairs with a final human grade (adjudicated, or every person's grade the same),
@@ -47,7 +47,8 @@ def few_shot(name: str, k: int) -> None:
     each with a person's note when there is one. A new K is a new prompt version."""
     judge = judges.require_judge(name)
     changed = ensembles.set_few_shot(judge, k)
-    click.echo(f"Judge {judge.name}: {k} few-shot example(s){'' if changed else ' (already)'}.")
+    shots = judge.few_shot
+    click.echo(f"Judge {judge.name}: {shots} few-shot example(s){'' if changed else ' (already)'}.")
 
 
 @click.command("conflicts")

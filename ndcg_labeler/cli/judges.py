@@ -19,7 +19,7 @@ from flask.cli import AppGroup
 from ndcg_labeler.cli import ensembles as ensemble_commands
 from ndcg_labeler.cli._common import cli_errors, max_cost_option
 from ndcg_labeler.cli.probes import prices, probe
-from ndcg_labeler.services import audit_samples, judge_costs, judges, ppi, testsets
+from ndcg_labeler.services import audit_samples, ensembles, judge_costs, judges, ppi, testsets
 
 
 @click.group("judges", cls=AppGroup)
@@ -136,9 +136,16 @@ def run(
             return
         if not as_json:  # JSON output stays one object (the JSON has the cost)
             click.echo(f"Estimate: {guess.text()}", err=True)
+    warn_keys(judge)
     bar, progress = _progress_bar()
     found = judges.run_judge(test_set, judge, pairs, progress, max_cost=max_cost)
     _report(found, bar, as_json)
+
+
+def warn_keys(judge: Any) -> None:
+    """Say on standard error, before asking, each key variable of the judge not set here."""
+    for warning in ensembles.key_warnings(judge):
+        click.echo(f"Warning: {warning}", err=True)
 
 
 def _progress_bar() -> tuple[Any, Callable[[int, int, dict[str, int]], None]]:
@@ -232,8 +239,7 @@ def agreement(testset: str, judge_name: str, k: int, as_json: bool) -> None:
 @click.option(
     "--queries",
     "n",
-    type=int,
-    required=True,
+    required=True,  # text, read by the service in the form's words
     help="N: the sample's size; a larger N than before extends the same sample.",
 )
 @click.option(
@@ -250,7 +256,7 @@ def agreement(testset: str, judge_name: str, k: int, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print {queries, seed, audited, ...}.")
 @cli_errors
 def audit(
-    testset: str, judge_name: str, n: int, seed: int | None, reseed: bool, as_json: bool
+    testset: str, judge_name: str, n: str, seed: int | None, reseed: bool, as_json: bool
 ) -> None:
     """Draw (or extend) JUDGE's audit sample: N of TESTSET's queries, uniformly at random.
 
@@ -304,6 +310,7 @@ def ask_again(
     if not as_json:  # as `judges run`: the JSON stays one object (it has the cost)
         guess = judge_costs.estimate_run(test_set, judge, f"again:{pairs}")
         click.echo(f"Estimate: {guess.text()}", err=True)
+    warn_keys(judge)
     bar, progress = _progress_bar()
     found = judges.run_judge(test_set, judge, f"again:{pairs}", progress, max_cost=max_cost)
     _report(found, bar, as_json)

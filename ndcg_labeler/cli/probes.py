@@ -11,7 +11,7 @@ import click
 from flask.cli import with_appcontext
 
 from ndcg_labeler.cli._common import cli_errors, max_cost_option
-from ndcg_labeler.services import judge_costs, judges, probes, testsets
+from ndcg_labeler.services import ensembles, judge_costs, judges, probes, testsets
 
 
 @click.command("probe")
@@ -20,8 +20,7 @@ from ndcg_labeler.services import judge_costs, judges, probes, testsets
 @click.option(
     "--pairs",
     "n",
-    type=click.IntRange(1, probes.MAX_PAIRS),
-    default=probes.DEFAULT_PAIRS,
+    default=str(probes.DEFAULT_PAIRS),  # text, read by the service in the form's words
     show_default=True,
     help="N: pairs people graded 0 to probe (fewer: the lowest-graded fill up).",
 )
@@ -29,7 +28,7 @@ from ndcg_labeler.services import judge_costs, judges, probes, testsets
 @max_cost_option
 @with_appcontext
 @cli_errors
-def probe(testset: str, judge_name: str, n: int, as_json: bool, max_cost: float | None) -> None:
+def probe(testset: str, judge_name: str, n: str, as_json: bool, max_cost: float | None) -> None:
     """Probe JUDGE for gullibility on N pairs of TESTSET that people graded 0.
 
     Each pair is asked as is (original), with the query's words stuffed in at the start, the
@@ -48,8 +47,11 @@ def probe(testset: str, judge_name: str, n: int, as_json: bool, max_cost: float 
     """
     test_set = testsets.require_by_name(testset)
     judge = judges.require_judge(judge_name)
-    probes.check_probe(judge, n, max_cost)
-    click.echo(f"Estimate: {probes.estimate_probe(test_set, judge, n).text()}", err=True)
+    pairs = probes.read_pairs(n)
+    probes.check_probe(judge, pairs, max_cost)
+    click.echo(f"Estimate: {probes.estimate_probe(test_set, judge, pairs).text()}", err=True)
+    for warning in ensembles.key_warnings(judge):
+        click.echo(f"Warning: {warning}", err=True)
     bar = click.progressbar(length=1, label="probing", file=sys.stderr) if _tty() else None
 
     def progress(done: int, total: int, tokens: dict[str, int]) -> None:
@@ -57,7 +59,7 @@ def probe(testset: str, judge_name: str, n: int, as_json: bool, max_cost: float 
             bar.length = max(total, 1)
             bar.update(done - bar.pos)
 
-    found = probes.run_probe(test_set, judge, n, progress, max_cost=max_cost)
+    found = probes.run_probe(test_set, judge, pairs, progress, max_cost=max_cost)
     if bar is not None:
         bar.render_finish()
     spent = (

@@ -8,7 +8,6 @@ from flask_wtf import FlaskForm
 from wtforms import (
     BooleanField,
     Field,
-    IntegerField,
     SelectField,
     SelectMultipleField,
     StringField,
@@ -20,13 +19,12 @@ from wtforms.validators import (
     DataRequired,
     InputRequired,
     Length,
-    NumberRange,
     Optional,
     ValidationError,
 )
 
 from ndcg_labeler.forms.probes import budget_field, price_fields
-from ndcg_labeler.services import audit_samples, corrections, ensembles, judges
+from ndcg_labeler.services import audit_samples, corrections, judges
 
 
 def _number(label: str, default: object = "", mode: str = "numeric") -> StringField:
@@ -129,9 +127,13 @@ class RunJudgeForm(FlaskForm):
 class AuditSampleForm(FlaskForm):
     """Draw a judge's audit sample of N queries, or extend it to N (admins)."""
 
-    # InputRequired, not DataRequired: a typed 0 is a number (the service says what N may be,
-    # naming the test set's count), not a missing field.
-    queries = IntegerField("Queries in the sample (N)", validators=[InputRequired()])
+    # Text, read by the service (audit_samples.draw_audit) as the CLI's --queries is: "four"
+    # or "1.5" gets the sentence naming the test set's count, as 0 or 9 does.
+    queries = StringField(
+        "Queries in the sample (N)",
+        validators=[InputRequired()],
+        render_kw={"inputmode": "numeric"},
+    )
     # Text, as the sample size: an unreadable seed sent as "" would draw (and store) a random
     # one.
     seed = StringField(
@@ -184,9 +186,11 @@ class AskAgainForm(FlaskForm):
 class FewShotForm(FlaskForm):
     """Change how many human-graded examples a judge's prompts carry (a new prompt version)."""
 
-    k = IntegerField(
+    # Text, read by the service (ensembles.set_few_shot) as `judges few-shot K` is.
+    k = StringField(
         "Few-shot examples (K; 0: zero-shot)",
-        validators=[InputRequired(), NumberRange(0, ensembles.MAX_FEW_SHOT)],
+        validators=[InputRequired()],
+        render_kw={"inputmode": "numeric"},
     )
     submit = SubmitField("Set few-shot examples")
 

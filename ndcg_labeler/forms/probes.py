@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from flask_wtf import FlaskForm
-from wtforms import Field, IntegerField, StringField, SubmitField
-from wtforms.validators import DataRequired, NumberRange, ValidationError
+from wtforms import Field, StringField, SubmitField
+from wtforms.validators import ValidationError
 
-from ndcg_labeler.services import judge_costs, probes
+from ndcg_labeler.services import ServiceError, judge_costs, probes
 
 PRICE_LABELS = (
     "Price per million input tokens (dollars; empty: unknown)",
@@ -26,6 +26,13 @@ def _budget_check(form: FlaskForm, field: Field) -> None:
     wrong = judge_costs.budget_error(field.data)
     if wrong is not None:
         raise ValidationError(wrong)
+
+
+def _pairs_check(form: FlaskForm, field: Field) -> None:
+    try:
+        probes.read_pairs(field.data)
+    except ServiceError as exc:
+        raise ValidationError(str(exc)) from None
 
 
 def _price_check(which: str) -> Callable[[FlaskForm, Field], None]:
@@ -62,10 +69,12 @@ def field_errors(form: FlaskForm) -> str:
 class ProbeForm(FlaskForm):
     """Start a gullibility probe of the judge on N pairs people graded 0 (a background job)."""
 
-    pairs = IntegerField(
-        "Pairs to probe (N; fewer graded 0: the lowest-graded fill up)",
-        default=probes.DEFAULT_PAIRS,
-        validators=[DataRequired(), NumberRange(1, probes.MAX_PAIRS)],
+    pairs = StringField(
+        "Pairs to probe (N; fewer graded 0: the lowest-graded fill up; empty: "
+        f"{probes.DEFAULT_PAIRS})",
+        default=str(probes.DEFAULT_PAIRS),
+        validators=[_pairs_check],
+        render_kw={"inputmode": "numeric"},
     )
     max_cost = budget_field()
     submit = SubmitField("Probe for gullibility")

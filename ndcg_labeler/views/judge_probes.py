@@ -33,7 +33,7 @@ def probe(test_set_id: int, judge_id: int) -> Response:
     back = url_for("judges.calibration", test_set_id=test_set.id, judge_id=judge.id)
     form = ProbeForm(prefix="probe")
     if not form.validate_on_submit():
-        wrong = "; ".join(form.max_cost.errors) or (
+        wrong = field_errors(form) or (
             f"give a number of pairs from 1 to {probes.MAX_PAIRS}, and a budget or none"
         )
         flash(f"Probe: {wrong}", "error")
@@ -42,7 +42,7 @@ def probe(test_set_id: int, judge_id: int) -> Response:
         job = jobs.enqueue_probe(
             test_set,
             judge.id,
-            form.pairs.data or 0,
+            probes.read_pairs(form.pairs.data),
             current_user,
             max_cost=judge_costs.read_budget(form.max_cost.data),
         )

@@ -126,7 +126,7 @@ def audit_sample(test_set_id: int, judge_id: int) -> str | Response:
             state = audit_samples.draw_audit(
                 test_set,
                 judge,
-                audit_form.queries.data or 0,
+                audit_form.queries.data or "",
                 seed=audit_form.seed_number(),
                 reseed=bool(audit_form.reseed.data),
                 actor=current_user,
@@ -148,7 +148,7 @@ def _audit_form(test_set: TestSet, judge: Judge) -> AuditSampleForm:
     """The sample form, N preset to the sample's size (or 100, at most the set's queries)."""
     state = audit_samples.audit_state(test_set, judge)
     size = len(state.queries) or min(DEFAULT_AUDIT, state.query_count)
-    return AuditSampleForm(prefix="audit", formdata=None, queries=size or None)
+    return AuditSampleForm(prefix="audit", formdata=None, queries=str(size) if size else "")
 
 
 def _calibration_page(
@@ -172,6 +172,7 @@ def _calibration_page(
         again_form=AskAgainForm(prefix="again"),
         references=judges.REFERENCES,
         extras=ensembles.calibration_extras(test_set, judge),  # few-shot, ensembles, worst
+        key_warnings=ensembles.key_warnings(judge),  # of this (web) process: a hint only
     )
 
 

@@ -7,6 +7,7 @@ from flask_login import current_user
 from werkzeug.wrappers import Response
 
 from ndcg_labeler.forms.judges import EnsembleForm, FewShotForm, ResolveConflictForm
+from ndcg_labeler.forms.probes import field_errors
 from ndcg_labeler.services import ServiceError, corrections, ensembles, judges
 from ndcg_labeler.views.access import admin_required, get_test_set_or_404
 
@@ -48,11 +49,14 @@ def few_shot(test_set_id: int, judge_id: int) -> Response:
     form = FewShotForm()
     back = url_for("judges.calibration", test_set_id=test_set.id, judge_id=judge.id)
     if not form.validate_on_submit():
-        flash(f"Not changed: few-shot examples must be 0–{ensembles.MAX_FEW_SHOT}.", "error")
+        wrong = (
+            field_errors(form) or f"give a number of examples from 0 to {ensembles.MAX_FEW_SHOT}"
+        )
+        flash(f"Not changed: {wrong}.", "error")
         return redirect(back + "#versions-heading")
     try:
         changed = ensembles.set_few_shot(
-            judge, form.k.data or 0, current_user._get_current_object()
+            judge, form.k.data or "", current_user._get_current_object()
         )
     except ServiceError as exc:
         flash(f"Not changed: {exc}", "error")

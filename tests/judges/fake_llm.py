@@ -5,7 +5,7 @@ ANSWER<n> -> "...reasoning...\\n##final score: n"; JSONANS<n> -> '{"score": n}';
 GARBAGE -> prose without a grade; RATE429 -> 429 on the first request for that passage, then a
 grade of 2; SLOW -> sleeps `slow_seconds` (set it longer than the judge's timeout); DELAYED ->
 sleeps `delay_seconds` (shorter than the timeout), then a grade of 1; BROKEN -> HTTP 500 every
-time.
+time. With `require_key` set, a request without "Authorization: Bearer <require_key>" gets 401.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ class FakeLLM:
         self.server: Any = None
         self.thread: threading.Thread | None = None
         self.port = 0
+        self.require_key: str | None = None
 
     @property
     def url(self) -> str:
@@ -58,6 +59,10 @@ class FakeLLM:
         passage = prompt.split("Passage:", 1)[1] if "Passage:" in prompt else prompt
         with self.lock:
             self.requests.append({"body": body, "auth": request.headers.get("Authorization")})
+        if self.require_key is not None and (
+            request.headers.get("Authorization") != f"Bearer {self.require_key}"
+        ):
+            return Response("no key", status=401)(environ, start_response)
         response = self.answer(passage, body)
         return response(environ, start_response)
 

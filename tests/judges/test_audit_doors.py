@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import json
 
 import numpy as np
@@ -91,7 +92,7 @@ def test_cli_human_output_marks_the_audited(
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (("--queries", "7"), "N must be from 1 to 6"),
+        (("--queries", "7"), "N must be a whole number from 1 to 6"),
         (("--queries", "3", "--seed", "8"), "drawn with seed 2"),
         (("--queries", "1"), "only grows"),
     ],
@@ -154,7 +155,7 @@ def test_the_page_shows_a_refusal_beside_the_form(
     url = f"/test-sets/{audit_set[0]}/judges/{audit_set[1]}/audit"
     response = as_admin.post(url, data={"audit-queries": "9"})
     assert response.status_code == 200
-    assert "N must be from 1 to 6" in response.get_data(as_text=True)
+    assert "N must be a whole number from 1 to 6" in response.get_data(as_text=True)
     with app.app_context():
         assert db.session.scalar(sa.select(sa.func.count()).select_from(AuditSample)) == 0
 
@@ -166,11 +167,12 @@ def test_the_page_says_what_n_may_be_when_it_is_not_a_size(
     url = f"/test-sets/{audit_set[0]}/judges/{audit_set[1]}/audit"
     for typed in ("0", "-1"):
         page = as_admin.post(url, data={"audit-queries": typed}).get_data(as_text=True)
-        assert "N must be from 1 to 6" in page, typed
+        assert "N must be a whole number from 1 to 6" in page, typed
         assert "This field is required." not in page, typed
     for typed in ("1.5", "abc"):
         page = as_admin.post(url, data={"audit-queries": typed}).get_data(as_text=True)
-        assert "Not a valid integer value." in page, typed
+        said = "N must be a whole number from 1 to 6, the test set's number of queries"
+        assert f"{said}, not '{typed}'" in html.unescape(page), typed
         assert "This field is required." not in page, typed
     page = as_admin.post(url, data={"audit-queries": ""}).get_data(as_text=True)
     assert "This field is required." in page

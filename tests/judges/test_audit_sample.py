@@ -122,7 +122,11 @@ def test_another_seed_is_refused_unless_reseeded(app: Flask) -> None:
 
 @pytest.mark.parametrize(
     ("n", "message"),
-    [(11, "N must be from 1 to 10"), (0, "N must be from 1 to 10"), (2, "only grows")],
+    [
+        (11, "N must be a whole number from 1 to 10"),
+        (0, "N must be a whole number from 1 to 10"),
+        (2, "only grows"),
+    ],
 )
 def test_n_out_of_range_is_refused(app: Flask, n: int, message: str) -> None:
     test_set_id = _set(app)

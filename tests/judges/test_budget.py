@@ -86,7 +86,7 @@ def test_a_budget_stops_cleanly_and_a_later_run_resumes(
         "cost": pytest.approx(0.88),
         "basis": "seen",
         "answers": 4,
-        "text": "about 8 pairs, ~$0.88 (from the average tokens of 4 answer(s) so far)",
+        "text": "about 8 pairs, ~$0.88 (from the average tokens of 4 answers so far)",
     }
     rest = json.loads(_cli(runner, "judges", "run", "bud", "--judge", "gpt", "--json"))
     assert (rest["requested"], rest["labeled"], rest["not_asked"]) == (12, 8, 0)

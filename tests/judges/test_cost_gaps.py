@@ -105,7 +105,7 @@ def test_a_slow_endpoint_fails_late_pairs_cleanly_and_they_resume(
             testsets.require_by_name("slow"), judges.require_judge("j"), "again:failed"
         )
         assert (guess.pairs, guess.cost) == (3, pytest.approx(0.03))
-        assert guess.text().endswith("(from the average tokens of 3 answer(s) so far)")
+        assert guess.text().endswith("(from the average tokens of 3 answers so far)")
     slow.slow_seconds = 0.05  # the endpoint recovers
     # Ask again within $0.025: two of the three failed pairs fit ($0.01 each), one waits.
     out, _ = _cli(
@@ -194,7 +194,7 @@ def test_a_probe_within_a_budget_reports_the_variants_it_asked(
     # Fifty asked for, five pairs graded: 45 questions at the 18 answers' $0.01 each.
     assert (
         "A probe of 50 pairs: about 45 questions (5 pairs, 9 variants each), ~$0.45 (from the "
-        "average tokens of 18 answer(s) so far)." in page
+        "average tokens of 18 answers so far)." in page
     )
 
 

@@ -89,7 +89,9 @@ def test_a_run_labels_parses_and_records_failures(
         "max_cost",
         "stopped_at_budget",
         "not_asked",
+        "warnings",
     }
+    assert report["warnings"] == []  # the judge names no key variable
     # d1 3, d2 1, d4 2 (after one 429), d5 2 (JSON); d3 unreadable; d6 times out, d7 500s.
     assert (report["requested"], report["labeled"], report["unparsed"], report["failed"]) == (
         7,

@@ -149,7 +149,9 @@ def test_probe_refusals(app: Flask, runner: FlaskCliRunner, careful: FakeLLM) ->
     none = runner.invoke(args=["judges", "probe", "empty", "--judge", "j"])
     assert none.exit_code == 1 and "no pair of this test set has a human grade yet" in none.output
     big = runner.invoke(args=["judges", "probe", "empty", "--judge", "j", "--pairs", "0"])
-    assert big.exit_code == 2
+    assert big.exit_code == 1 and "pairs to probe must be a whole number from 1 to 1000, not 0" in (
+        big.output
+    )
 
 
 def test_variants_as_written() -> None:

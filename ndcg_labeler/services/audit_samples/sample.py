@@ -31,7 +31,7 @@ from ndcg_labeler.models import (
     User,
     utcnow,
 )
-from ndcg_labeler.services import ServiceError, audit
+from ndcg_labeler.services import ServiceError, audit, judges
 from ndcg_labeler.services._db import insert_if_absent, transaction
 
 # Seeds fit a signed 64-bit column on both databases; a random seed is drawn below 2**32 so
@@ -108,24 +108,29 @@ def _extended(stored: list[int], ids: dict[str, int], seed: int, n: int) -> list
     return stored + more[: n - len(stored)]
 
 
-def _checked_n(n: int, query_count: int, stored: int, replacing: bool) -> None:
+def _checked_n(typed: int | str, query_count: int, stored: int, replacing: bool) -> int:
+    """N as a number (typed as text in the form and on the command line alike), or a
+    ServiceError naming the range and what was typed."""
     if query_count == 0:
         raise ServiceError("the test set has no queries to sample")
-    if not 1 <= n <= query_count:
+    n = judges.read_number(typed, whole=True)
+    if isinstance(n, (str, bool, float)) or not 1 <= n <= query_count:
         raise ServiceError(
-            f"N must be from 1 to {query_count}, the test set's number of queries (not {n})"
+            f"N must be a whole number from 1 to {query_count}, the test set's number of "
+            f"queries, not {judges.shown(n)}"
         )
     if n < stored and not replacing:
         raise ServiceError(
             f"the sample has {stored} queries already and only grows; ask for at least "
             f"{stored}, or draw a new sample with --reseed"
         )
+    return n
 
 
 def draw_audit(
     test_set: TestSet,
     judge: Judge,
-    n: int,
+    n: int | str,
     *,
     seed: int | None = None,
     reseed: bool = False,
@@ -135,7 +140,8 @@ def draw_audit(
 
     The first draw uses `seed`, or a random seed stored with the sample. Later draws keep the
     stored seed: a different `seed` is refused unless `reseed`, which replaces the sample by a
-    new draw (with `seed`, or a new random one). N above the set's query count is refused.
+    new draw (with `seed`, or a new random one). N above the set's query count is refused;
+    N may be text as typed (read as the form and the CLI read it).
     """
     _check_seed(seed)
     with transaction():
@@ -164,7 +170,7 @@ def draw_audit(
         replacing = new or reseed
         stored = _sampled_ids(sample) if not replacing else []
         ids = _query_ids(test_set)
-        _checked_n(n, len(ids), len(stored), replacing)
+        n = _checked_n(n, len(ids), len(stored), replacing)
         if replacing:
             sample.seed = seed if seed is not None else secrets.randbelow(RANDOM_SEEDS)
         db.session.flush()

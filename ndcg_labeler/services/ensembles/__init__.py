@@ -9,6 +9,7 @@ from .combine import (
     combine_grades,
     is_ensemble,
     judge_version,
+    key_warnings,
     members_of,
 )
 from .fewshot import MAX_FEW_SHOT, check_few_shot, judge_shots, set_few_shot
@@ -25,6 +26,7 @@ __all__ = [
     "is_ensemble",
     "judge_shots",
     "judge_version",
+    "key_warnings",
     "machine_labels",
     "members_of",
     "set_few_shot",

@@ -22,7 +22,7 @@ import sqlalchemy as sa
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Judge, MachineJudgment, TestSet, User
-from ndcg_labeler.services import ServiceError, audit, judges, url_name
+from ndcg_labeler.services import ServiceError, audit, judges, outbound, url_name
 from ndcg_labeler.services.ensembles.fewshot import judge_shots, store_version
 
 COMBINE = ("median", "majority")
@@ -46,6 +46,13 @@ def members_of(judge: Judge) -> list[Judge]:
     ids = definition(judge)["members"]
     found = {j.id: j for j in db.session.scalars(sa.select(Judge).where(Judge.id.in_(ids)))}
     return [found[i] for i in ids if i in found]
+
+
+def key_warnings(judge: Judge) -> list[str]:
+    """A warning for each API-key variable the judge (an ensemble: its members) names that is
+    not set in this process: its requests would go without a key (outbound.unset_secrets)."""
+    team = members_of(judge) if is_ensemble(judge) else [judge]
+    return outbound.unset_secrets(member.api_key_env or "" for member in team)
 
 
 def add_ensemble(

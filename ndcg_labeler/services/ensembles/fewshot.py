@@ -237,16 +237,22 @@ def judge_shots(test_set: TestSet, judge: Judge) -> Shots:
     return shots
 
 
-def check_few_shot(k: int) -> None:
-    """Refuse a number of few-shot examples outside 0–MAX_FEW_SHOT."""
-    if isinstance(k, bool) or not isinstance(k, int) or not 0 <= k <= MAX_FEW_SHOT:
-        raise ServiceError(f"few-shot examples must be a whole number from 0 to {MAX_FEW_SHOT}")
+def check_few_shot(typed: int | str) -> int:
+    """K as a number (text as typed in the form or on the command line, or an int), or a
+    ServiceError naming the range and what was given, in judges.read_settings' words."""
+    k = judges.read_number(typed, whole=True)
+    if isinstance(k, (str, bool, float)) or not 0 <= k <= MAX_FEW_SHOT:
+        raise ServiceError(
+            f"few-shot examples must be a whole number from 0 to {MAX_FEW_SHOT}, "
+            f"not {judges.shown(k)}"
+        )
+    return k
 
 
-def set_few_shot(judge: Judge, k: int, actor: User | None = None) -> bool:
+def set_few_shot(judge: Judge, k: int | str, actor: User | None = None) -> bool:
     """Change how many examples the judge's prompts carry (a new prompt version); audited.
     False when nothing changed."""
-    check_few_shot(k)
+    k = check_few_shot(k)
     if judge.ensemble:
         raise ServiceError("an ensemble has no prompt of its own: set few-shot on its members")
     if judge.few_shot == k:

@@ -161,7 +161,20 @@ def _run_judge(job: Job, progress: Progress) -> dict[str, Any]:
         own=params.get("own") or (),
         max_cost=None if max_cost is None else float(max_cost),
     )
-    return {**found.to_json(), "skipped": found.skipped, **tokens_used}
+    return {
+        **found.to_json(),
+        "skipped": found.skipped,
+        **tokens_used,
+        **_warned(found.warnings),
+    }
+
+
+def _warned(warnings: list[str]) -> dict[str, Any]:
+    """A judge's or probe's job message saying its warnings (none: "done" stays), so a job
+    whose every answer failed for want of a key says why where it is followed."""
+    if not warnings:
+        return {}
+    return {"message": "done — warning: " + "; ".join(warnings)}
 
 
 def _run_probe(job: Job, progress: Progress) -> dict[str, Any]:
@@ -198,8 +211,9 @@ def _run_probe(job: Job, progress: Progress) -> dict[str, Any]:
             "max_cost",
             "stopped_at_budget",
             "not_asked",
+            "warnings",
         )
-    }
+    } | _warned(found["warnings"])
 
 
 def _run_fetch(job: Job, progress: Progress) -> dict[str, Any]:

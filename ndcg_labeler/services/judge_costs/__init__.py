@@ -1,7 +1,7 @@
 """What machine judges cost: prices per million tokens, tokens and dollars spent, and the
 estimate shown before a run starts."""
 
-from .estimate import Estimate, estimate_run, estimate_runs, first_render_error
+from .estimate import Estimate, counted, estimate_run, estimate_runs, first_render_error
 from .prices import (
     MAX_PRICE,
     budget_error,
@@ -19,6 +19,7 @@ __all__ = [
     "Estimate",
     "budget_error",
     "check_price",
+    "counted",
     "estimate_run",
     "estimate_runs",
     "first_render_error",

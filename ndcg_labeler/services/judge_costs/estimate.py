@@ -36,7 +36,8 @@ class Estimate:
     basis: str  # "seen" (answers so far) or "prompt" (prompt length)
     answers: int  # answers the "seen" basis averages over (sampled prompts for "prompt")
     max_tokens: int
-    unit: str = "pairs"  # what `pairs` counts ("questions" for a probe)
+    unit: str = "pair"  # what `pairs` counts, singular ("question" for a probe)
+    detail: str = ""  # said after the count ("(4 pairs, 9 variants each)" for a probe)
     members: tuple[tuple[str, Estimate], ...] = ()  # an ensemble's, by member name
     # The first sampled prompt's error when none of the sampled prompts rendered.
     render_error: str = ""
@@ -46,8 +47,11 @@ class Estimate:
         if self.render_error and not self.answers:
             # A count and a price of questions that cannot be put would mislead.
             return f"nothing can be asked: {self._why()}"
+        if not self.pairs:  # "about 0 pairs, ~$0.00" would read as a run that costs nothing
+            return "nothing to ask"
         cost = "cost unknown (no prices set)" if self.cost is None else f"~{money(self.cost)}"
-        return f"about {self.pairs:,} {self.unit}, {cost} ({self._why()})"
+        detail = f" {self.detail}" if self.detail else ""
+        return f"about {counted(self.pairs, self.unit)}{detail}, {cost} ({self._why()})"
 
     def _why(self) -> str:
         """What the figure rests on."""
@@ -57,12 +61,11 @@ class Estimate:
                 for name, e in self.members
             )
             return f"the sum over its {len(self.members)} members: {parts}"
-        noun = "pair" if self.unit == "pairs" else "question"
         if self.basis == "seen":
-            why = f"from the average tokens of {self.answers:,} answer(s) so far"
+            why = f"from the average tokens of {counted(self.answers, 'answer')} so far"
         elif self.answers:
             why = (
-                f"from the prompt length of {self.answers} {noun}(s), about "
+                f"from the prompt length of {counted(self.answers, self.unit)}, about "
                 f"{CHARS_PER_TOKEN:g} characters a token, and up to {self.max_tokens:,} output "
                 "tokens each: an upper bound"
             )
@@ -87,6 +90,11 @@ class Estimate:
                 {"members": {name: e.to_json() for name, e in self.members}} if self.members else {}
             ),
         }
+
+
+def counted(count: int, noun: str) -> str:
+    """A count with its noun, singular or plural: "1 pair", "2 pairs", "1,234 questions"."""
+    return f"{count:,} {noun}{'' if count == 1 else 's'}"
 
 
 def _todo(test_set: TestSet, judge: Judge, which: str, sha: str) -> list[tuple[int, int]]:

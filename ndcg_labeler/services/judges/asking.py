@@ -40,6 +40,7 @@ def judge_config(judge: Judge) -> JudgeConfig:
         judge.max_tokens,
         judge.timeout,
         judge.requests_per_minute,
+        judge.api_key_env or "",
     )
 
 

@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import sqlalchemy as sa
@@ -59,6 +59,8 @@ class RunReport:
     max_cost: float | None = None
     not_asked: int = 0  # pairs left when the budget ran out (a later run resumes with them)
     members: list[dict[str, Any]] | None = None  # an ensemble's: each member's tokens and cost
+    # Said when the run started: a key variable not set in this process (requests go without)
+    warnings: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         """The CLI's JSON object (keys as documented)."""
@@ -80,6 +82,7 @@ class RunReport:
             "stopped_at_budget": self.not_asked > 0,
             "not_asked": self.not_asked,
             **({} if self.members is None else {"members": self.members}),
+            "warnings": self.warnings,
         }
 
 
@@ -274,6 +277,7 @@ def run_judge(
     todo = [pair for pair in chosen if any(pair in m.todo for m in members)]
     report = RunReport(judge.name, members[0].shots.sha, len(chosen))
     report.skipped, report.max_cost = len(chosen) - len(todo), max_cost
+    report.warnings = outbound.unset_secrets(m.judge.api_key_env or "" for m in members)
     asked = _ask_members(test_set, members, todo, own, progress)
     report.not_asked = len(todo) - asked
     if ensembles.is_ensemble(judge):

@@ -6,7 +6,7 @@ and read every secret through `secret`/`fill_secrets`, so one policy covers them
 
 from .client import failure, outbound_client, status_line
 from .policy import OutboundRefused, own_names
-from .secrets import check_secret_name, check_secret_references, fill_secrets, secret
+from .secrets import check_secret_name, check_secret_references, fill_secrets, secret, unset_secrets
 
 __all__ = [
     "OutboundRefused",
@@ -18,4 +18,5 @@ __all__ = [
     "own_names",
     "secret",
     "status_line",
+    "unset_secrets",
 ]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
+from collections.abc import Iterable
 
 from flask import current_app
 
@@ -53,6 +54,19 @@ def secret(name: str, *, required: bool = True) -> str:
             "cannot carry"
         )
     return value
+
+
+def unset_secrets(names: Iterable[str]) -> list[str]:
+    """A warning for each named key variable not set in this process (each name once, empty
+    names skipped). Not an error: a local model needs no key, and an allowed variable may be
+    left unset on purpose; but a worker started without it sends every request without a key,
+    and each fails with 401 with nothing said why."""
+    found = dict.fromkeys(name for name in names if name)
+    return [
+        f"{name} is not set in this process: requests go without a key"
+        for name in found
+        if not os.environ.get(name)  # set but empty sends no key either
+    ]
 
 
 def fill_secrets(value: str) -> str:

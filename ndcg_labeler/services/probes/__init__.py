@@ -3,7 +3,7 @@ passage people graded 0, talk the judge into "relevant"? Answers are stored apar
 
 from .estimate import estimate_probe
 from .report import FLAG_POINTS, JSON_KEYS, last_probe, probe_json
-from .run import DEFAULT_PAIRS, MAX_PAIRS, check_probe, probe_pairs, run_probe
+from .run import DEFAULT_PAIRS, MAX_PAIRS, check_probe, probe_pairs, read_pairs, run_probe
 from .variants import VARIANTS, variants
 
 __all__ = [
@@ -17,6 +17,7 @@ __all__ = [
     "last_probe",
     "probe_json",
     "probe_pairs",
+    "read_pairs",
     "run_probe",
     "variants",
 ]

@@ -59,6 +59,7 @@ def estimate_probe(test_set: TestSet, judge: Judge, n: int) -> judge_costs.Estim
         basis,
         answers,
         judge.max_tokens,
-        unit=f"questions ({len(pairs)} pairs, {PER_PAIR} variants each)",
+        unit="question",
+        detail=f"({judge_costs.counted(len(pairs), 'pair')}, {PER_PAIR} variants each)",
         render_error=render_error,
     )

@@ -24,7 +24,7 @@ import sqlalchemy as sa
 from ndcg_labeler.extensions import db
 from ndcg_labeler.formats import parse_answer_grade
 from ndcg_labeler.models import Chunk, Judge, Probe, ProbeAnswer, Query, TestSet, utcnow
-from ndcg_labeler.services import ServiceError, judges, live
+from ndcg_labeler.services import ServiceError, judges, live, outbound
 from ndcg_labeler.services.probes.report import probe_report
 from ndcg_labeler.services.probes.variants import variants
 
@@ -74,10 +74,23 @@ def probe_pairs(test_set: TestSet, n: int) -> tuple[list[tuple[int, int]], int]:
     return pairs, zero
 
 
+def read_pairs(typed: int | str | None) -> int:
+    """The number of pairs to probe: a number, or text as typed in the form or on the command
+    line (None or empty: DEFAULT_PAIRS); else a ServiceError naming the range and the value."""
+    if typed is None or (isinstance(typed, str) and not typed.strip()):
+        return DEFAULT_PAIRS
+    n = judges.read_number(typed, whole=True)
+    if isinstance(n, (str, bool, float)) or not 1 <= n <= MAX_PAIRS:
+        raise ServiceError(
+            f"the pairs to probe must be a whole number from 1 to {MAX_PAIRS}, "
+            f"not {judges.shown(n)}"
+        )
+    return n
+
+
 def check_probe(judge: Judge, n: int, max_cost: float | None = None) -> None:
     """A ServiceError when the judge cannot be probed on N pairs within `max_cost`."""
-    if not 1 <= n <= MAX_PAIRS:
-        raise ServiceError(f"a probe takes 1–{MAX_PAIRS} pairs, not {n}")
+    read_pairs(n)
     if judge.ensemble:
         raise ServiceError(
             f"{judge.name} is an ensemble, with no endpoint of its own: probe its members"
@@ -105,6 +118,7 @@ def run_probe(
             "qrels) before probing"
         )
     started = time.monotonic()
+    warnings = outbound.unset_secrets([judge.api_key_env or ""])  # said before the first question
     stopped = False
     with judges.Asker(judge, own, max_cost) as asker:
         probe = Probe(
@@ -162,6 +176,7 @@ def run_probe(
     report["max_cost"] = max_cost
     report["stopped_at_budget"] = stopped
     report["not_asked"] = len(pairs) - asked
+    report["warnings"] = warnings
     return report
 
 
