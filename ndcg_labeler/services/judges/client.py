@@ -37,7 +37,6 @@ class JudgeConfig:
     timeout: float
     requests_per_minute: int
     key_env: str = ""  # the variable the key is read from (named in a 401's or 403's error)
-    key_env: str = ""  # the variable the key is read from (named in a 401's or 403's error)
 
 
 @dataclass(frozen=True)
@@ -121,21 +120,6 @@ def ask(client: Any, config: JudgeConfig, prompt: str, limiter: RateLimiter) -> 
         if attempt < RETRIES:
             time.sleep(_retry_after(response, attempt))
     return Answer(None, error, int(1000 * (time.monotonic() - started)), 0, 0)
-
-
-def _key_hint(config: JudgeConfig, status: int) -> str:
-    """What a refused request's error adds about the judge's key: a 401 or 403 from an
-    endpoint asked without one reads as a broken endpoint unless the variable is named."""
-    if status not in (401, 403) or not config.key_env:
-        return ""
-    if not config.api_key:
-        return f" ({missing_key(config.key_env)})"
-    return f" (check the key in {config.key_env})"
-
-
-def missing_key(name: str) -> str:
-    """The warning about an API-key variable not set in this process."""
-    return f"{name} is not set in this process: requests go without a key"
 
 
 def _key_hint(config: JudgeConfig, status: int) -> str:
