@@ -24,7 +24,7 @@ from wtforms.validators import (
 )
 
 from ndcg_labeler.forms.probes import budget_field, price_fields
-from ndcg_labeler.services import audit_samples, corrections, judges
+from ndcg_labeler.services import audit_samples, corrections, judges, read_number, shown
 
 
 def _number(label: str, default: object = "", mode: str = "numeric") -> StringField:
@@ -90,11 +90,9 @@ def _whole(what: str, low: int, high: int | None = None) -> Callable[[FlaskForm,
         text = (field.data or "").strip()
         if not text:
             return
-        value = judges.read_number(text, whole=True)
+        value = read_number(text, whole=True)
         if isinstance(value, str) or value < low or (high is not None and value > high):
-            raise ValidationError(
-                f"{what} must be a whole number {wanted}, not {judges.shown(value)}"
-            )
+            raise ValidationError(f"{what} must be a whole number {wanted}, not {shown(value)}")
 
     return check
 

@@ -1,6 +1,7 @@
 """Use cases: load from the database, call scoring/formats, write back."""
 
 import re
+from typing import Any
 
 
 class ServiceError(ValueError):
@@ -52,6 +53,45 @@ def whole_number(text: str, name: str, low: int = 0, high: int = MAX_WHOLE) -> i
     raise ServiceError(f"{name} must be a whole number {wanted}, not '{text[:40]}'")
 
 
+# Numbers as typed in a form or on a command line: ASCII digits with an optional sign and point
+# (int() and float() would also take '٣', '1_0', 'nan' and 'inf'); long enough for any
+# out-of-range value to be said as a number.
+_WHOLE_TYPED = re.compile(r"[+-]?[0-9]{1,20}")
+_DECIMAL_TYPED = re.compile(r"[+-]?(?:[0-9]{1,20}(?:\.[0-9]{0,20})?|\.[0-9]{1,20})")
+
+
+def read_number(typed: Any, whole: bool = False) -> int | float | str:
+    """A number as typed (or given): an int or float, or the text as typed when it is none.
+    With `whole`, a text must be a whole number (a float given as such is left to the range)."""
+    if not isinstance(typed, str):
+        return typed
+    text = typed.strip()
+    if _WHOLE_TYPED.fullmatch(text):
+        return int(text)
+    if not whole and _DECIMAL_TYPED.fullmatch(text):
+        return float(text)
+    return text
+
+
+def shown(value: Any) -> str:
+    """A refused value as a refusal says it: a number as a number, a text quoted."""
+    if isinstance(value, str):
+        return f"'{value[:40]}'"
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def read_whole(typed: int | str, what: str, low: int, high: int, why: str = "") -> int:
+    """A whole number from `low` to `high` as typed (or given), or a ServiceError in one
+    sentence for text and numbers alike: "{what} must be a whole number from low to high{why},
+    not 'four'" (a number said as a number)."""
+    n = read_number(typed, whole=True)
+    if isinstance(n, (str, bool, float)) or not low <= n <= high:
+        raise ServiceError(
+            f"{what} must be a whole number from {low} to {high}{why}, not {shown(n)}"
+        )
+    return n
+
+
 from ndcg_labeler.services._db import paginate  # noqa: E402  (after ServiceError: no cycle)
 from ndcg_labeler.services._progress import Cancelled, Progress, no_progress  # noqa: E402
 
@@ -62,6 +102,9 @@ __all__ = [
     "ServiceError",
     "no_progress",
     "paginate",
+    "read_number",
+    "read_whole",
+    "shown",
     "url_name",
     "whole_number",
 ]

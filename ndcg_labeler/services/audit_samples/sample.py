@@ -31,7 +31,7 @@ from ndcg_labeler.models import (
     User,
     utcnow,
 )
-from ndcg_labeler.services import ServiceError, audit, judges
+from ndcg_labeler.services import ServiceError, audit, read_whole
 from ndcg_labeler.services._db import insert_if_absent, transaction
 
 # Seeds fit a signed 64-bit column on both databases; a random seed is drawn below 2**32 so
@@ -113,12 +113,7 @@ def _checked_n(typed: int | str, query_count: int, stored: int, replacing: bool)
     ServiceError naming the range and what was typed."""
     if query_count == 0:
         raise ServiceError("the test set has no queries to sample")
-    n = judges.read_number(typed, whole=True)
-    if isinstance(n, (str, bool, float)) or not 1 <= n <= query_count:
-        raise ServiceError(
-            f"N must be a whole number from 1 to {query_count}, the test set's number of "
-            f"queries, not {judges.shown(n)}"
-        )
+    n = read_whole(typed, "N", 1, query_count, ", the test set's number of queries")
     if n < stored and not replacing:
         raise ServiceError(
             f"the sample has {stored} queries already and only grows; ask for at least "

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 import re
 
-from ndcg_labeler.services import MAX_WHOLE
+from ndcg_labeler.services import MAX_WHOLE, shown
 
 # How an endpoint is asked, unless its admin says otherwise (the CLI's and the form's defaults).
 DEFAULT_CONCURRENCY = 4
@@ -72,11 +72,8 @@ def read_limits(
     wrong: dict[str, str] = {}
     for name, typed in given.items():
         value = _read(name, typed)
-        if isinstance(value, str):
-            wrong[name] = f"{RANGES[name]}, not '{value[:40]}'"
-        elif not _in_range(name, value):
-            shown = f"{value:g}" if isinstance(value, float) else str(value)
-            wrong[name] = f"{RANGES[name]}, not {shown}"
+        if isinstance(value, str) or not _in_range(name, value):
+            wrong[name] = f"{RANGES[name]}, not {shown(value)}"
         else:
             values[name] = value
     return values, wrong

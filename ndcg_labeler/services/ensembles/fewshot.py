@@ -31,7 +31,7 @@ from ndcg_labeler.models import (
     TestSet,
     User,
 )
-from ndcg_labeler.services import ServiceError, audit, judges
+from ndcg_labeler.services import ServiceError, audit, judges, read_whole
 from ndcg_labeler.services._db import insert_if_absent
 
 MAX_FEW_SHOT = 20  # examples in one prompt
@@ -240,13 +240,7 @@ def judge_shots(test_set: TestSet, judge: Judge) -> Shots:
 def check_few_shot(typed: int | str) -> int:
     """K as a number (text as typed in the form or on the command line, or an int), or a
     ServiceError naming the range and what was given, in judges.read_settings' words."""
-    k = judges.read_number(typed, whole=True)
-    if isinstance(k, (str, bool, float)) or not 0 <= k <= MAX_FEW_SHOT:
-        raise ServiceError(
-            f"few-shot examples must be a whole number from 0 to {MAX_FEW_SHOT}, "
-            f"not {judges.shown(k)}"
-        )
-    return k
+    return read_whole(typed, "few-shot examples", 0, MAX_FEW_SHOT)
 
 
 def set_few_shot(judge: Judge, k: int | str, actor: User | None = None) -> bool:

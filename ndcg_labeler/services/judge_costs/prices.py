@@ -10,7 +10,7 @@ import sqlalchemy as sa
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Judge, MachineJudgment, Probe, User
-from ndcg_labeler.services import ServiceError, audit, judges
+from ndcg_labeler.services import ServiceError, audit, read_number, shown
 from ndcg_labeler.services._db import transaction
 
 MAX_PRICE = 10_000.0  # dollars per million tokens: far above any listed model's price
@@ -22,12 +22,12 @@ def price_error(value: float | str | None, which: str) -> str | None:
     sentence naming its range and the value given; None when nothing is."""
     if _empty(value):
         return None
-    price = judges.read_number(value)
+    price = read_number(value)
     if isinstance(price, (str, bool)) or not 0 <= price <= MAX_PRICE:
         # `not 0 <= price` also refuses NaN
         return (
             f"the {which} price must be a number from 0 to {MAX_PRICE:g} dollars per million "
-            f"tokens, not {judges.shown(price)}"
+            f"tokens, not {shown(price)}"
         )
     return None
 
@@ -37,7 +37,7 @@ def check_price(value: float | str | None, which: str) -> float | None:
     wrong = price_error(value, which)
     if wrong is not None:
         raise ServiceError(wrong)
-    return None if _empty(value) else float(judges.read_number(value))
+    return None if _empty(value) else float(read_number(value))
 
 
 def _empty(value: object) -> bool:
@@ -49,11 +49,11 @@ def budget_error(value: float | str | None) -> str | None:
     budget), in one sentence naming its range and the value given; None when nothing is."""
     if _empty(value):
         return None
-    budget = judges.read_number(value)
+    budget = read_number(value)
     if isinstance(budget, (str, bool)) or not 0 < budget <= MAX_BUDGET:  # also refuses NaN
         return (
             f"the budget must be a number of dollars more than 0 and at most {MAX_BUDGET:.0f}, "
-            f"not {judges.shown(budget)}"
+            f"not {shown(budget)}"
         )
     return None
 
@@ -64,7 +64,7 @@ def read_budget(value: float | str | None) -> float | None:
     wrong = budget_error(value)
     if wrong is not None:
         raise ServiceError(wrong)
-    return None if _empty(value) else float(judges.read_number(value))
+    return None if _empty(value) else float(read_number(value))
 
 
 def set_prices(

@@ -14,7 +14,7 @@ from .lifecycle import (
 )
 from .prompts import DEFAULT_TEMPLATE, TemplateRefused
 from .runner import run_judge, select_pairs
-from .settings import DEFAULTS, read_number, read_settings, shown
+from .settings import DEFAULTS, read_settings
 
 __all__ = [
     "AGAIN_CHOICES",
@@ -34,12 +34,10 @@ __all__ = [
     "labels_of",
     "list_archived",
     "list_judges",
-    "read_number",
     "read_settings",
     "require_judge",
     "restore_judge",
     "run_judge",
     "select_pairs",
-    "shown",
     "suggestions",
 ]

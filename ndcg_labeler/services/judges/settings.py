@@ -8,8 +8,9 @@ so the judge form and `flask judges add` refuse a value in the same words.
 from __future__ import annotations
 
 import math
-import re
 from typing import Any
+
+from ndcg_labeler.services import read_number, shown
 
 DEFAULT_MAX_TOKENS = 512  # tokens a judge may generate per answer, unless told otherwise
 # The largest settings add_judge accepts (the form's and the CLI's ranges).
@@ -39,23 +40,6 @@ RANGES = {
     "few_shot": f"few-shot examples must be a whole number from 0 to {MAX_FEW_SHOT}",
 }
 _WHOLE_SETTINGS = ("max_tokens", "concurrency", "requests_per_minute", "few_shot")
-# ASCII digits with an optional sign and point: int() and float() would also take '٣', '1_0',
-# 'nan' and 'inf'. Long enough for any out-of-range value to be said as a number.
-_WHOLE = re.compile(r"[+-]?[0-9]{1,20}")
-_DECIMAL = re.compile(r"[+-]?(?:[0-9]{1,20}(?:\.[0-9]{0,20})?|\.[0-9]{1,20})")
-
-
-def read_number(typed: Any, whole: bool = False) -> int | float | str:
-    """A number as typed (or given): an int or float, or the text as typed when it is none.
-    With `whole`, a text must be a whole number (a float given as such is left to the range)."""
-    if not isinstance(typed, str):
-        return typed
-    text = typed.strip()
-    if _WHOLE.fullmatch(text):
-        return int(text)
-    if not whole and _DECIMAL.fullmatch(text):
-        return float(text)
-    return text
 
 
 def _in_range(name: str, value: float) -> bool:
@@ -74,13 +58,6 @@ def _in_range(name: str, value: float) -> bool:
     if name == "timeout":
         return low < value <= high
     return low <= value <= high
-
-
-def shown(value: Any) -> str:
-    """A refused value as a refusal says it: a number as a number, a text quoted."""
-    if isinstance(value, str):
-        return f"'{value[:40]}'"
-    return f"{value:g}" if isinstance(value, float) else str(value)
 
 
 def read_settings(**given: Any) -> tuple[dict[str, int | float], dict[str, str]]:

@@ -24,7 +24,7 @@ import sqlalchemy as sa
 from ndcg_labeler.extensions import db
 from ndcg_labeler.formats import parse_answer_grade
 from ndcg_labeler.models import Chunk, Judge, Probe, ProbeAnswer, Query, TestSet, utcnow
-from ndcg_labeler.services import ServiceError, judges, live, outbound
+from ndcg_labeler.services import ServiceError, judges, live, outbound, read_whole
 from ndcg_labeler.services.probes.report import probe_report
 from ndcg_labeler.services.probes.variants import variants
 
@@ -79,13 +79,7 @@ def read_pairs(typed: int | str | None) -> int:
     line (None or empty: DEFAULT_PAIRS); else a ServiceError naming the range and the value."""
     if typed is None or (isinstance(typed, str) and not typed.strip()):
         return DEFAULT_PAIRS
-    n = judges.read_number(typed, whole=True)
-    if isinstance(n, (str, bool, float)) or not 1 <= n <= MAX_PAIRS:
-        raise ServiceError(
-            f"the pairs to probe must be a whole number from 1 to {MAX_PAIRS}, "
-            f"not {judges.shown(n)}"
-        )
-    return n
+    return read_whole(typed, "the pairs to probe", 1, MAX_PAIRS)
 
 
 def check_probe(judge: Judge, n: int, max_cost: float | None = None) -> None:
