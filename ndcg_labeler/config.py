@@ -138,6 +138,9 @@ def from_environment(instance_path: str) -> dict[str, Any]:
         # Requests made on an admin's behalf (endpoints, judges): see services/outbound.
         "NDCG_OUTBOUND_ALLOW": os.environ.get("NDCG_OUTBOUND_ALLOW", ""),
         "NDCG_OUTBOUND_DENY": os.environ.get("NDCG_OUTBOUND_DENY", ""),
+        "NDCG_OUTBOUND_MAX_BYTES": int(os.environ.get("NDCG_OUTBOUND_MAX_MB") or "64")
+        * 1024
+        * 1024,
         # Scheduled evaluations post {"text": ...} here on fail/inconclusive (services/series).
         "NDCG_ALERT_WEBHOOK_URL": os.environ.get("NDCG_ALERT_WEBHOOK_URL", ""),
         # The job worker's scheduler tick (huey periodic task, every minute); 0 switches it off.

@@ -82,9 +82,9 @@ def _as_stored(hits: list[Hit], k: int) -> list[Hit]:
 
 def try_limit(endpoint: RetrieverEndpoint, web_timeout: float) -> float:
     """The timeout of a Try from a page served with this request timeout: the endpoint's, but at
-    most half the web worker's. httpx's timeout bounds each step of a request (connecting,
-    then waiting for the answer), not their sum: with half, both fit before the worker is
-    killed and the browser shows a gateway error instead of what went wrong."""
+    most half the web worker's, so the request (which the outbound transport ends by its
+    timeout, connecting and reading included) is over well before the worker would be killed
+    and the browser shows what went wrong instead of a gateway error."""
     return min(endpoint.timeout, web_timeout / 2)
 
 

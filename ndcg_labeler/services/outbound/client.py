@@ -6,10 +6,17 @@ import urllib.parse
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+from flask import current_app
+
 from ndcg_labeler.services.outbound.policy import OutboundRefused, current_policy
 
 if TYPE_CHECKING:
     import httpx
+
+
+DEFAULT_MAX_BYTES = 64 * 1024 * 1024
+"""The longest answer a request on an admin's behalf may bring (NDCG_OUTBOUND_MAX_MB): a search
+endpoint's 1,000 hits or a judge's answer is a few MB at most."""
 
 
 def outbound_client(also_own: Iterable[str] = ()) -> httpx.Client:
@@ -23,8 +30,9 @@ def outbound_client(also_own: Iterable[str] = ()) -> httpx.Client:
     from ndcg_labeler.services.outbound.transport import CheckedTransport
 
     checked = current_policy(also_own)
+    limit = current_app.config.get("NDCG_OUTBOUND_MAX_BYTES") or DEFAULT_MAX_BYTES
     return httpx.Client(
-        transport=CheckedTransport(checked), follow_redirects=False, trust_env=False
+        transport=CheckedTransport(checked, limit), follow_redirects=False, trust_env=False
     )
 
 
@@ -32,9 +40,13 @@ def failure(exc: Exception, url: str, timeout: float) -> str:
     """What went wrong with a request, never telling a closed port from a filtered or silent one."""
     import httpx
 
+    from ndcg_labeler.services.outbound.transport import ResponseTooLarge
+
     if isinstance(exc, OutboundRefused):
         return str(exc)
     origin = _origin(url)
+    if isinstance(exc, ResponseTooLarge):
+        return f"the answer from {origin} is {exc}"
     if isinstance(exc, httpx.TimeoutException) and not isinstance(exc, httpx.ConnectTimeout):
         return f"no answer from {origin} within {timeout:g} s (timeout)"
     # Closed, filtered, or open but not speaking HTTP: one message, or the server is a scanner.
