@@ -216,7 +216,12 @@ def _measure_mean(m: live.MeasureValues) -> str:
     "bpref, Success@10 ...) or trec_eval's (ndcg_cut_10, P_5, map ...).",
 )
 @click.option("--json", "as_json", is_flag=True, help="One JSON object.")
-@click.option("--trec", "as_trec", is_flag=True, help="trec_eval's -q layout.")
+@click.option(
+    "--trec",
+    "as_trec",
+    is_flag=True,
+    help="trec_eval's -q layout (its ndcg_cut_K: linear gain; --gain exp adds ndcg_cut_exp_K).",
+)
 @cli_errors
 def score(
     testset: str,

@@ -179,9 +179,12 @@ def list_command() -> None:
     """Print every test set with its size and progress."""
     for test_set in testsets.all_test_sets():
         s = testsets.summary(test_set)
+        outside = (
+            f" (+{s.graded_outside_pool} graded outside the pool)" if s.graded_outside_pool else ""
+        )
         click.echo(
             f"{test_set.name}\tgrades 0–{test_set.scale_max}\t{s.queries} queries\t"
-            f"{s.chunks} chunks\t{s.judged_pairs}/{s.pairs} pairs judged"
+            f"{s.chunks} chunks\t{s.judged_pairs}/{s.pairs} pairs judged{outside}"
         )
 
 

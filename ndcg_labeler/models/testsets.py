@@ -221,6 +221,9 @@ class PoolTally(db.Model):
     # Pool pairs with at least one grade (imports included); graded judgments of the test set.
     graded_pairs: Mapped[int] = mapped_column(default=0, server_default="0")
     graded_judgments: Mapped[int] = mapped_column(default=0, server_default="0")
+    # Pairs outside the pool with at least one grade (given in place on the drill-down or
+    # compare page, or by `flask label`): they count in scores but in no pool figure.
+    graded_outside: Mapped[int] = mapped_column(default=0, server_default="0")
 
 
 class AnnotatorTally(db.Model):

@@ -83,7 +83,7 @@ def next_labels(test_set: str) -> Response:
         plan = pooling.plan_for_compare(chosen, run_a, run_b, depth, options)
     except ServiceError as exc:
         return api_params.error(400, str(exc))
-    return jsonify({**plan.summary_json(), "pairs": plan.to_json()})
+    return jsonify(plan.with_pairs_json())
 
 
 @bp.post("/testsets/<path:test_set>/gate")

@@ -26,6 +26,7 @@ def list_test_sets() -> Response:
                 "chunks": counts.chunks,
                 "pairs": counts.pairs,
                 "judged_pairs": counts.judged_pairs,
+                "graded_outside_pool": counts.graded_outside_pool,
                 "runs_url": url_for("api.list_runs", test_set=str(test_set.id), _external=True),
             }
         )

@@ -92,12 +92,25 @@ def peer_later(
     source: str | None,
     user: User,
 ) -> Job:
-    """A peer file checked and rewritten as our own files now, imported by a job (one that
-    brings nothing new, too: the job's result then says so, as the inline import does)."""
+    """A peer file checked now (a bad record is refused at once), imported by a job (one that
+    brings nothing new, too: the job's result then says so, as the inline import does).
+
+    The job gets the peer's own file and translates it again when it runs: its texts are
+    matched to the queries the test set has then, so a query added meanwhile with one of
+    the file's texts is that query, not a second one with the same text."""
     file = peer_file(storage)
-    native = interop.native_files(test_set, fmt, file, rating_map)
-    files = {name: (f.filename, f.source) for name, f in native.items()}
-    return jobs.enqueue_import(test_set, files, source, user, peer=file.filename)  # type: ignore[arg-type]
+    interop.native_files(test_set, fmt, file, rating_map)
+    file.source.seek(0)
+    files = {"peer": (file.filename, file.source)}
+    return jobs.enqueue_import(
+        test_set,
+        files,  # type: ignore[arg-type]
+        source,
+        user,
+        peer=file.filename,
+        peer_format=fmt,
+        rating_map=rating_map,
+    )
 
 
 def report_json(report: imports.ImportReport) -> dict[str, Any]:

@@ -78,6 +78,12 @@ _TEST_SETS = {
                     "chunks": {"type": "integer"},
                     "pairs": {"type": "integer"},
                     "judged_pairs": {"type": "integer"},
+                    "graded_outside_pool": {
+                        "type": "integer",
+                        "description": "(query, chunk) pairs outside the pool with a grade "
+                        "(given in place on the drill-down or compare page): they count in "
+                        "scores, not in pairs or judged_pairs.",
+                    },
                     "runs_url": {"type": "string"},
                 },
             },

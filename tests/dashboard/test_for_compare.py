@@ -234,3 +234,29 @@ def test_api_lists_the_same_pairs_with_the_flip_test(
                           ("a=A&b=B&depth=0", 400), ("a=A&b=A", 400)):  # fmt: skip
         assert client.get(f"{url}?{query}", headers=headers).status_code == status, query
     assert client.get(f"{url}?a=A&b=B").status_code == 401
+
+
+def test_api_asks_the_corpus_once_per_request(
+    app: Flask, client: FlaskClient, admin_id: int, dash: Demo
+) -> None:
+    """The summary's not_in_corpus and the pairs' in_corpus come from one corpus lookup."""
+    with app.app_context():
+        token = create_token(db.session.get_one(User, admin_id))
+    headers = {"Authorization": f"Bearer {token}"}
+    url = f"/api/testsets/{dash.test_set_id}/next-labels?a=A&b=B&depth=4&k=3"
+    first = client.get(url, headers=headers).json  # orders the plan (kept for the next one)
+    statements: list[str] = []
+
+    def record(conn, cursor, statement, *args) -> None:  # type: ignore[no-untyped-def]
+        statements.append(" ".join(statement.lower().split()))
+
+    with app.app_context():
+        sa.event.listen(db.engine, "before_cursor_execute", record)
+        try:
+            again = client.get(url, headers=headers).json
+        finally:
+            sa.event.remove(db.engine, "before_cursor_execute", record)
+    lookups = [s for s in statements if "from chunk" in s and "chunk.text is not null" in s]
+    assert len(lookups) == 1, lookups
+    assert again == first
+    assert (again["pairs"], again["not_in_corpus"]) == (EXPECTED, 1)

@@ -247,7 +247,17 @@ FAULTY = {
         "d1\ta\nd2\tb\n",
         "1 0 d1 1\n2 0 d2 0\n9 0 d2 1\n",
         "ir_datasets:ndcg-test/stray: qrel of query '9' and doc 'd2' (record 3 of its qrels): "
-        "unknown query '9'",
+        "unknown query '9': the dataset's qrels name 1 query that its own queries lack (and "
+        "this test set does not have): '9'",
+    ),
+    # Seven qids of its qrels are in neither its queries nor the test set: the first five named.
+    "ndcg-test/strays": (
+        "1\tred dress\n",
+        "d1\ta\n",
+        "1 0 d1 1\n" + "".join(f"{q} 0 d1 1\n" for q in (9, 10, 11, 9, 12, 13, 14, 15)),
+        "ir_datasets:ndcg-test/strays: qrel of query '9' and doc 'd1' (record 2 of its qrels): "
+        "unknown query '9': the dataset's qrels name 7 queries that its own queries lack (and "
+        "this test set does not have): '9', '10', '11', '12', '13' and 2 more",
     ),
     "ndcg-test/blank": (
         "1\tred dress\n2\t \n",

@@ -107,7 +107,12 @@ def _steps(summary: Any, run_list: list[Run], test_set: TestSet) -> list[Step]:
             "labels",
             "Labels",
             pairs > 0 and graded >= pairs,
-            f"{graded} of {pairs} graded" if pairs else "nothing to grade yet",
+            (f"{graded} of {pairs} graded" if pairs else "nothing to grade yet")
+            + (
+                f"; +{summary.graded_outside_pool} graded outside the pool"
+                if summary.graded_outside_pool
+                else ""
+            ),
         ),
         _judges_step(test_set),
     ]

@@ -26,8 +26,11 @@ from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from typing import Any
 
+import sqlalchemy as sa
+
+from ndcg_labeler.extensions import db
 from ndcg_labeler.formats import FormatError
-from ndcg_labeler.models import TestSet
+from ndcg_labeler.models import Query, TestSet
 from ndcg_labeler.services import ServiceError, imports
 from ndcg_labeler.services._progress import EVERY_ROWS, Cancelled, Progress, no_progress
 
@@ -250,7 +253,43 @@ def import_ir_dataset(
             if exc.filename not in spooled:
                 raise
             kind, handle = spooled[exc.filename]
+            if kind == "qrels" and "queries" in files:
+                exc = _strays_named(exc, test_set, files["queries"].source, handle)
             raise _at_record(exc, label, kind, handle) from None
+
+
+# How many of the qrels' query ids its queries lack are named in the error (then a count).
+SHOWN_STRAYS = 5
+_UNKNOWN = re.compile(r"(unknown query '[^']*'): .*", re.S)
+
+
+def _strays_named(exc: FormatError, test_set: TestSet, queries: Any, qrels: Any) -> FormatError:
+    """An unknown-query error with, in place of the general hint to import the queries first,
+    the query ids the dataset's qrels name that its own queries lack (nor the test set has):
+    the first SHOWN_STRAYS, in qrels order, with their count."""
+    if not _UNKNOWN.match(exc.reason):
+        return exc
+    queries.seek(0)
+    known = {str(json.loads(line)["_id"]) for line in queries if line.strip()}
+    known |= set(db.session.scalars(sa.select(Query.qid).where(Query.test_set_id == test_set.id)))
+    qrels.seek(0)
+    strays: dict[str, None] = {}  # first appearance order, each once
+    for raw in qrels:
+        qid = raw.decode("utf-8", "replace").split(maxsplit=1)[0]
+        if qid not in known:
+            strays.setdefault(qid)
+    qrels.seek(0)
+    if not strays:
+        return exc
+    shown = ", ".join(f"'{q}'" for q in list(strays)[:SHOWN_STRAYS])
+    more = len(strays) - SHOWN_STRAYS
+    count = f"{len(strays)} quer{'y' if len(strays) == 1 else 'ies'}"
+    detail = (
+        f"the dataset's qrels name {count} that its own queries lack (and this test set "
+        f"does not have): {shown}{f' and {more} more' if more > 0 else ''}"
+    )
+    reason = _UNKNOWN.sub(lambda m: f"{m.group(1)}: {detail}", exc.reason)
+    return FormatError(exc.filename, exc.line, reason)
 
 
 # What a record of each spooled kind is called, and how to name it from its spooled line.

@@ -38,11 +38,16 @@ def enqueue_import(
     user: User | None,
     only_referenced: bool = False,
     peer: str | None = None,
+    peer_format: str | None = None,
+    rating_map: str | None = None,
 ) -> Job:
     """A background import of the given (filename, stream) per field of kinds.IMPORT_FIELDS.
 
     `peer` names the peer's file (Quepid, SRW) the files were translated from: the report names
     it, as an import of it in the request does, and no files then means it brings nothing new.
+    With `peer_format` (one of interop.PEER_FORMATS) `files` holds the peer's own file under
+    kinds.PEER_FIELD instead: the job translates it when it runs (with `rating_map`), so its
+    texts meet the queries the test set has then, as an import in the request does.
     """
     if not files and peer is None:
         raise ServiceError("choose at least one file to import")
@@ -53,6 +58,9 @@ def enqueue_import(
     }
     if peer is not None:
         params["peer"] = peer
+    if peer_format is not None:
+        params["peer_format"] = peer_format
+        params["rating_map"] = rating_map
     return _enqueue(kinds.IMPORT, test_set, user, params, files)
 
 

@@ -21,6 +21,8 @@ from ndcg_labeler.services._progress import Progress
 from ndcg_labeler.services.jobs import spool
 
 IMPORT_FIELDS = ("queries", "corpus", "pool", "qrels")
+# Where a peer's own file (Quepid, SRW) is spooled, translated when the job runs.
+PEER_FIELD = "peer"
 
 
 @dataclass(frozen=True)
@@ -90,6 +92,8 @@ def _run_import(job: Job, progress: Progress) -> dict[str, Any]:
         )
         return _import_result(report)
     peer = params.get("peer")
+    if params.get("peer_format"):
+        return _import_result(_run_peer_import(job, test_set, params, progress))
     with ExitStack() as stack:
         files = {}
         for field in IMPORT_FIELDS:
@@ -112,6 +116,27 @@ def _run_import(job: Job, progress: Progress) -> dict[str, Any]:
     if peer is not None:
         report.files = [peer]  # the file that was sent, as interop.import_peer reports it
     return _import_result(report)
+
+
+def _run_peer_import(
+    job: Job, test_set: TestSet, params: dict[str, Any], progress: Progress
+) -> imports.ImportReport:
+    """Translate the spooled peer file now and import it: its texts are matched to the queries
+    the test set has at this moment (one added since it was sent is not created twice)."""
+    with spool.spooled(job.upload_path, PEER_FIELD) as found:
+        if found is None:
+            raise ServiceError("the uploaded file is gone")
+        path, filename = found
+        with open(path, "rb") as stream:
+            return interop.import_peer(
+                test_set,
+                params["peer_format"],
+                imports.ImportFile(stream, params.get("peer") or filename),
+                rating_map=params.get("rating_map"),
+                source=params.get("source"),
+                actor_id=job.user_id,
+                progress=progress,
+            )
 
 
 def _run_upload(job: Job, progress: Progress) -> dict[str, Any]:

@@ -4,6 +4,9 @@
 - complete: pool pairs with all the people's answers the test set wants (judgments per pair;
   a grade or "can't tell" counts, imported qrels do not);
 - mine: pool pairs I answered, of those still open to me.
+
+Beside them, not in them: graded_outside, pairs outside the pool with a grade (given in place
+on the drill-down or compare page, or by `flask label`), which scores count.
 """
 
 from __future__ import annotations
@@ -25,6 +28,8 @@ class Progress:
     target: int
     graded: int = 0
     """Pool pairs with at least one grade (people or imported qrels)."""
+    graded_outside: int = 0
+    """(query, chunk) pairs outside the pool with at least one grade: shown beside graded."""
 
     @property
     def graded_percent(self) -> float:
@@ -62,4 +67,5 @@ def progress(test_set: TestSet, user: User) -> Progress:
         pairs=pool.pairs,
         target=target,
         graded=pool.graded_pairs,
+        graded_outside=pool.graded_outside,
     )

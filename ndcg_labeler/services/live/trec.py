@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from ndcg_labeler.models import Run
@@ -80,28 +82,51 @@ def check_trec_layout(run: Run) -> None:
     )
 
 
+def exp_gain_names(k: int) -> dict[str, str]:
+    """The exp-gain lines the layout adds under gain=exp: their name -> trec_eval's measure.
+
+    trec_eval's ndcg and ndcg_cut take the qrels grade itself as the gain, so those names
+    always carry the linear-gain figures; the exp-gain (2^grade - 1) ones get names of their
+    own, which no trec_eval measure has, so a diff against trec_eval never pairs them.
+    """
+    cuts = sorted({*DEFAULT_CUTOFFS, k})
+    return {"ndcg_exp": "ndcg", **{f"ndcg_cut_exp_{c}": f"ndcg_cut_{c}" for c in cuts}}
+
+
 def trec_eval_lines(run: Run, options: ScoreOptions | None = None) -> list[str]:
     """trec_eval's `-q` output: per-query lines, then `all` with trec_eval's averaging.
 
     Like trec_eval without -c, the queries are those of the run that have judgments (qrels),
-    in qid byte order; undefined values print as 0; counts are summed in `all`. An archived
-    run is refused (ServiceError): see check_trec_layout.
+    in qid byte order; undefined values print as 0; counts are summed in `all`. ndcg and
+    ndcg_cut are trec_eval's (linear gain) whatever the gain option; under gain=exp the
+    exp-gain figures follow each block under exp_gain_names. An archived run is refused
+    (ServiceError): see check_trec_layout.
     """
     check_trec_layout(run)
     options = options or ScoreOptions()
+    linear = replace(options, gain="linear")
     with scoring_lock():
-        current, _state, resolved, queries = live_state(run, options)
+        current, _state, resolved, queries = live_state(run, linear)
         keep = current.judged_any & ~current.missing
         arrays = {name: values[keep].copy() for name, values in current.arrays.items()}
         qids = [q for q, kept in zip(queries.qids, keep.tolist(), strict=True) if kept]
-    measures = trec_measures(options.k)
-    evaluation = _evaluation(arrays, tuple(sorted(resolved.cutoffs)))
+        exp_arrays = None
+        if options.gain != "linear":
+            # Same queries (which are judged and in the run does not depend on the gain).
+            exp_current = live_state(run, options)[0]
+            exp_arrays = {name: values[keep].copy() for name, values in exp_current.arrays.items()}
+    cutoffs = tuple(sorted(resolved.cutoffs))
+    blocks = [(_evaluation(arrays, cutoffs), {m: m for m in trec_measures(options.k)})]
+    if exp_arrays is not None:
+        blocks.append((_evaluation(exp_arrays, cutoffs), exp_gain_names(options.k)))
     lines = []
     for i, qid in enumerate(qids):
-        for measure in measures:
-            lines.append(_trec_format(measure, qid, evaluation.trec_value(measure, i)))
+        for evaluation, names in blocks:
+            for name, measure in names.items():
+                lines.append(_trec_format(name, qid, evaluation.trec_value(measure, i)))
     lines.append(f"{'runid':<22}\tall\t{run.name}")
     lines.append(_trec_format("num_q", "all", float(len(qids))))
-    for measure in measures:
-        lines.append(_trec_format(measure, "all", trec_all(evaluation, measure)))
+    for evaluation, names in blocks:
+        for name, measure in names.items():
+            lines.append(_trec_format(name, "all", trec_all(evaluation, measure)))
     return lines

@@ -69,15 +69,18 @@ class CompareOrder:
         docids = [p.docid for p in (self.pairs if limit is None else self.pairs[:limit])]
         return set(docids) - set(_chunk_ids(self.test_set.id, docids))
 
-    def _pairs_not_in_corpus(self) -> int:
-        missing = self.not_in_corpus()
+    def _pairs_not_in_corpus(self, missing: set[str] | None = None) -> int:
+        missing = self.not_in_corpus() if missing is None else missing
         return sum(1 for p in self.pairs if p.docid in missing)
 
-    def to_json(self, limit: int | None = None) -> list[dict[str, Any]]:
+    def to_json(
+        self, limit: int | None = None, missing: set[str] | None = None
+    ) -> list[dict[str, Any]]:
         """[{"qid", "docid", "weight", "rank_a", "rank_b", "in_corpus"}, …] best first (the
-        first `limit`); `in_corpus` false: no text to label it by yet."""
+        first `limit`); `in_corpus` false: no text to label it by yet. `missing`: not_in_corpus
+        of those pairs when the caller has it (saves asking the corpus again)."""
         chosen = self.pairs if limit is None else self.pairs[:limit]
-        missing = self.not_in_corpus(limit)
+        missing = self.not_in_corpus(limit) if missing is None else missing
         return [
             {
                 "qid": p.qid,
@@ -90,8 +93,15 @@ class CompareOrder:
             for p in chosen
         ]
 
-    def summary_json(self) -> dict[str, Any]:
-        """The flip test beside the list: robust, labels_remaining and the two means."""
+    def with_pairs_json(self) -> dict[str, Any]:
+        """summary_json with the whole list under "pairs" (the API's next-labels), the corpus
+        asked once for both the summary's not_in_corpus and the pairs' in_corpus."""
+        missing = self.not_in_corpus()
+        return {**self.summary_json(missing), "pairs": self.to_json(missing=missing)}
+
+    def summary_json(self, missing: set[str] | None = None) -> dict[str, Any]:
+        """The flip test beside the list: robust, labels_remaining and the two means.
+        `missing`: not_in_corpus() when the caller has it."""
         found = self.robustness
         return {
             "run_a": self.run_a.name,
@@ -100,7 +110,7 @@ class CompareOrder:
             "k": self.k,
             "unjudged_pairs": self.count,
             # Only for the whole plan: a stored page holds its first pairs alone.
-            "not_in_corpus": self._pairs_not_in_corpus() if self.total is None else None,
+            "not_in_corpus": self._pairs_not_in_corpus(missing) if self.total is None else None,
             "robust": None if found is None else found.robust,
             "labels_remaining": None if found is None else found.labels_remaining,
             "mean_delta": None if found is None else found.mean_delta,

@@ -6,7 +6,8 @@ Definitions (the migration 0003_counters fills them the same way from existing d
   can't tell; import sources excluded); `pair.grades`: graded judgments of anyone.
 - `pool_tally` (one row per test set): `level_k` = pool pairs with k answers (level_5: five or
   more); `graded_pairs` = pool pairs with at least one grade; `graded_judgments` = graded
-  judgments of the test set (pool or not).
+  judgments of the test set (pool or not); `graded_outside` = (query, chunk) pairs outside
+  the pool with at least one grade.
 - `annotator_tally` (per test set and person): `mine_k` = pool pairs the person answered
   (graded or can't tell) that have k answers now; `skipped` = pool pairs they skipped.
 
@@ -47,6 +48,8 @@ class PoolCounts:
     levels: tuple[int, ...]
     graded_pairs: int
     graded_judgments: int
+    graded_outside: int = 0
+    """(query, chunk) pairs outside the pool with at least one grade."""
 
     @property
     def pairs(self) -> int:
@@ -142,6 +145,8 @@ def count_judgment_change(
             .values(graded_judgments=_pool.c.graded_judgments + change.graded)
         )
     levels = _count_pair(test_set_id, query_id, chunk_id, change)
+    if levels is None and change.graded:
+        _count_outside(test_set_id, query_id, chunk_id, change.graded)
     if levels is None or not change.human:  # not a pool pair, or nobody's own tally
         return
     old_level, new_level = levels
@@ -206,6 +211,24 @@ def _count_pair(
             sa.update(_pool).where(_pool.c.test_set_id == test_set_id).values(**pool)
         )
     return old_level, new_level
+
+
+def _count_outside(test_set_id: int, query_id: int, chunk_id: int, graded: int) -> None:
+    """Move `graded_outside` when a pair outside the pool gained its first grade or lost its
+    last one (`graded`: +1 or -1, the change just made)."""
+    now = db.session.scalar(
+        sa.select(sa.func.count()).where(
+            _judgment.c.query_id == query_id,
+            _judgment.c.chunk_id == chunk_id,
+            _judgment.c.status == "graded",
+        )
+    )
+    if (graded > 0 and now == 1) or (graded < 0 and now == 0):
+        db.session.execute(
+            sa.update(_pool)
+            .where(_pool.c.test_set_id == test_set_id)
+            .values(graded_outside=_pool.c.graded_outside + graded)
+        )
 
 
 def _move_other_answerers(
@@ -295,6 +318,7 @@ def _rebuild_tallies(test_set_id: int) -> None:
         .where(_judgment.c.test_set_id == test_set_id, _judgment.c.status == "graded")
         .scalar_subquery()
     )
+    values["graded_outside"] = graded_outside_query(test_set_id).scalar_subquery()
     db.session.execute(sa.update(_pool).where(_pool.c.test_set_id == test_set_id).values(values))
     db.session.execute(sa.delete(_mine).where(_mine.c.test_set_id == test_set_id))
     users = User.__table__
@@ -327,6 +351,28 @@ def _rebuild_tallies(test_set_id: int) -> None:
     db.session.execute(sa.insert(_mine).from_select(columns, rows))
 
 
+def graded_outside_query(test_set_id: int) -> sa.Select[tuple[int]]:
+    """Count of the (query, chunk) pairs outside the pool with at least one grade."""
+    earlier = _judgment.alias("earlier")
+    in_pool = sa.exists().where(
+        _pair.c.query_id == _judgment.c.query_id, _pair.c.chunk_id == _judgment.c.chunk_id
+    )
+    # Each pair once, by its graded judgment with the lowest id (no derived table, which an
+    # UPDATE's subquery could not correlate on every database).
+    graded_before = sa.exists().where(
+        earlier.c.query_id == _judgment.c.query_id,
+        earlier.c.chunk_id == _judgment.c.chunk_id,
+        earlier.c.status == "graded",
+        earlier.c.id < _judgment.c.id,
+    )
+    return sa.select(sa.func.count()).where(
+        _judgment.c.test_set_id == test_set_id,
+        _judgment.c.status == "graded",
+        sa.not_(in_pool),
+        sa.not_(graded_before),
+    )
+
+
 def pool_counts(test_set_id: int) -> PoolCounts:
     """The test set's stored pool counts (zeros before anything was counted)."""
     row = db.session.execute(sa.select(_pool).where(_pool.c.test_set_id == test_set_id)).first()
@@ -336,6 +382,7 @@ def pool_counts(test_set_id: int) -> PoolCounts:
         tuple(int(row._mapping[f"level_{k}"]) for k in range(LEVELS)),
         int(row.graded_pairs),
         int(row.graded_judgments),
+        int(row.graded_outside),
     )
 
 

@@ -359,6 +359,8 @@ class Summary:
     judged_pairs: int
     judgments: int
     annotators: int
+    # Pairs outside the pool with a grade (given in place): shown beside judged_pairs.
+    graded_outside_pool: int = 0
 
     @property
     def judged_percent(self) -> float:
@@ -371,9 +373,10 @@ def _count(stmt: sa.Select[tuple[int]]) -> int:
 
 
 def summary(test_set: TestSet) -> Summary:
-    """Counts of queries, chunks (and those without text), pairs, judged pairs and judgments.
+    """Counts of queries, chunks (and those without text), pairs, judged pairs, judgments.
 
-    Pairs, judged pairs and graded judgments are stored counters (tally.py), O(1) at any size.
+    Pairs, judged pairs, graded judgments and graded pairs outside the pool are stored
+    counters (services/tallies), O(1) at any size.
     """
     ts = test_set.id
     pool = pool_counts(ts)
@@ -387,4 +390,5 @@ def summary(test_set: TestSet) -> Summary:
         judged_pairs=pool.graded_pairs,
         judgments=pool.graded_judgments,
         annotators=_count(sa.select(sa.func.count()).where(TestSetMember.test_set_id == ts)),
+        graded_outside_pool=pool.graded_outside,
     )
