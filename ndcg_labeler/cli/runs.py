@@ -21,7 +21,7 @@ from flask.cli import AppGroup
 from flask.cli import run_command as flask_run_command
 
 from ndcg_labeler import entry
-from ndcg_labeler.cli._common import cli_errors, one_line_errors
+from ndcg_labeler.cli._common import cli_errors, one_line_errors, stdin_is_terminal
 from ndcg_labeler.models import Run
 from ndcg_labeler.services import ServiceError, live, runs, testsets
 
@@ -400,10 +400,25 @@ def _interval(result: live.RunScores | live.ListedScores) -> str:
 @run_group.command("delete")
 @click.argument("testset")
 @click.argument("run")
+@click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation on a terminal.")
 @cli_errors
-def delete(testset: str, run: str) -> None:
-    """Delete RUN of TESTSET."""
+def delete(testset: str, run: str, yes: bool) -> None:
+    """Delete RUN of TESTSET (audited). On a terminal it asks first, naming the run and its
+    size, unless --yes; with standard input not a terminal (a script, cron, CI) it deletes
+    without asking, as it always has."""
     test_set = testsets.require_by_name(testset)
     found = runs.require_run(test_set, run)
-    runs.delete_run(found)
+
+    def ask() -> None:
+        queries, entries = found.num_queries, found.num_entries
+        click.confirm(
+            f"Delete run '{found.name}' of test set '{test_set.name}' "
+            f"({queries} quer{'y' if queries == 1 else 'ies'}, "
+            f"{entries} ranked entr{'y' if entries == 1 else 'ies'})?",
+            abort=True,
+            err=True,
+        )
+
+    # Asked only once the delete would be accepted: a refused one is an error, not a question.
+    runs.delete_run(found, confirm=None if yes or not stdin_is_terminal() else ask)
     click.echo(f"Deleted run '{run}' of test set '{test_set.name}'.")
