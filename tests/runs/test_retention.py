@@ -215,6 +215,34 @@ def test_the_overview_names_the_runs_it_left_out_at_a_deeper_k(
     assert 'id="left-out"' not in as_admin.get(f"{base}/?k=10").get_data(as_text=True)
 
 
+def test_the_k_charts_say_which_cutoffs_an_archived_run_did_not_keep(
+    app: Flask, deep: int, as_admin: FlaskClient
+) -> None:
+    """ "Mean NDCG@k as k grows" called NDCG@20 and @100 of a run archived at 10 "undefined",
+    a word that means no judged relevant chunk, not entries deleted."""
+    with app.app_context():
+        run_service.archive_run(_run(), 10)
+        deep_id = _run().id
+    base = f"/test-sets/{deep}/dashboard"
+    gone = "not kept (archived at top 10)"
+    # By hand (module docstring): NDCG@k = 0.5 up to k=10, 0.625 from k=20 (a at rank 15).
+    expected = {
+        "deep": f"deep: k=1 0.5000, k=3 0.5000, k=5 0.5000, k=10 0.5000, k=20 {gone}, k=100 {gone}",
+        "whole": "whole: k=1 0.5000, k=3 0.5000, k=5 0.5000, k=10 0.5000, k=20 0.6250, "
+        "k=100 0.6250",
+    }
+    for url, chart_id, names in (
+        (f"{base}/?k=10", "chart-over-k", ["deep", "whole"]),
+        (f"{base}/runs/{deep_id}?k=10", "chart-k", ["deep"]),
+    ):
+        page = as_admin.get(url).get_data(as_text=True)
+        desc = re.search(rf'<desc id="{chart_id}-desc">(.*?)</desc>', page)
+        assert desc is not None, url
+        assert desc[1] == "; ".join(expected[name] for name in names), url
+        # The legend says it too, for those who do not read the description.
+        assert "deep (archived at top 10: no mean past k=10)</li>" in page, url
+
+
 def test_an_archived_run_compares_at_kept_cutoffs_only(app: Flask, deep: int) -> None:
     with app.app_context():
         run_service.archive_run(_run(), 10)
