@@ -164,6 +164,31 @@ def test_a_series_leaves_out_runs_archived_shallower_than_k(
     assert ([p["run"] for p in whole["points"]], whole["left_out"]) == (["n1", "n2"], [])
 
 
+def test_the_pin_menu_lists_every_run_of_the_series_at_any_k(
+    app: Flask, deep: int, as_admin: FlaskClient
+) -> None:
+    """At k=20 the "Pin the baseline" menu left out n1, archived at 10, though pinning names
+    a run, not a cutoff (a scheduled gate may well run at k=10)."""
+    with app.app_context():
+        test_set = db.session.get_one(TestSet, deep)
+        for name in ("n1", "n2"):
+            rankings = io.BytesIO(trec({"q1": DEEP, "q2": ["x"]}))
+            run_service.upload_run(test_set, rankings, "n.trec", name, None, series="nightly")
+        run_service.archive_run(_run("n1"), 10)
+        n1, n2 = _run("n1").id, _run("n2").id
+    for k in ("20", "10"):
+        html = as_admin.get(f"/test-sets/{deep}/series/nightly?k={k}").get_data(as_text=True)
+        start = html.index('<select name="run">')
+        menu = html[start : html.index("</select>", start)]
+        options = re.findall(r'<option value="(\d*)"[^>]*>([^<]*)</option>', menu)
+        n1_label = "n1 (archived at top 10: not in the trend at k=20)" if k == "20" else "n1"
+        assert options == [("", "none: the last passing run"), (str(n1), n1_label), (str(n2), "n2")]
+    pinned = as_admin.post(f"/test-sets/{deep}/series/nightly/baseline", data={"run": str(n1)})
+    assert pinned.status_code == 302
+    html = as_admin.get(f"/test-sets/{deep}/series/nightly?k=20").get_data(as_text=True)
+    assert f'<option value="{n1}" selected>' in html
+
+
 def test_pages_of_an_archived_run_offer_only_the_cutoffs_it_kept(
     app: Flask, deep: int, as_admin: FlaskClient
 ) -> None:
