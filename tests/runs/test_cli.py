@@ -43,7 +43,7 @@ def uploaded(app: Flask, runner: FlaskCliRunner, tmp_path: Path) -> FlaskCliRunn
     assert result.exit_code == 0, result.output
     assert "Uploaded run 'bm25'" in result.output
     assert "3 queries, 6 ranked entries (format trec, depth 1000)" in result.output
-    assert "no ranking for 1 test-set queries" in result.output
+    assert "no ranking for 1 test-set query; it scores 0" in result.output
     return runner
 
 
