@@ -26,6 +26,11 @@ def one_line_errors() -> Iterator[None]:
         ) from None
 
 
+def stdin_is_terminal() -> bool:
+    """True when a person may answer a question on standard input (not a pipe, cron or CI)."""
+    return sys.stdin is not None and sys.stdin.isatty()
+
+
 def read_password(prompt: str = "Password") -> str:
     """Prompt twice on a terminal; otherwise read one line from standard input."""
     if sys.stdin is not None and sys.stdin.isatty():

@@ -25,6 +25,8 @@ from ndcg_labeler.services import (
 
 # How many per-query rows the readable table shows (the JSON has them all).
 TABLE_QUERIES = 20
+# `pool --for-compare`'s k without --k (unless --depth is smaller), as the compare page's.
+DEFAULT_K = 10
 # How many pairs `pool --for-compare` shows without --json.
 TABLE_PAIRS = 30
 
@@ -183,7 +185,13 @@ def _four(value: float | None) -> str:
     help="With --order-by-judge ENSEMBLE: move the queued pairs its members disagree on most "
     "to the front of the queue (largest spread first); without --depth, only that.",
 )
-@click.option("--k", "k", default="10", help="With --for-compare: NDCG@k of the flip test.")
+@click.option(
+    "--k",
+    "k",
+    default=None,
+    help="With --for-compare: NDCG@k of the flip test (default 10, or --depth when that is "
+    "below 10: the flip test then weighs only the chunks listed).",
+)
 @click.option("--json", "as_json", is_flag=True, help="With --for-compare: the list as JSON.")
 @click.option(
     "--add", "add", is_flag=True, help="With --for-compare: queue the pairs in that order."
@@ -197,7 +205,7 @@ def pool(
     judge: str | None,
     for_compare: tuple[str, str] | None,
     uncertain_first: bool,
-    k: str,
+    k: str | None,
     as_json: bool,
     add: bool,
 ) -> None:
@@ -258,10 +266,24 @@ def _uncertain_first(test_set: TestSet, ensemble: str) -> None:
 
 
 def _for_compare(
-    test_set: TestSet, names: tuple[str, str], depth: int, k: str, as_json: bool, add: bool
+    test_set: TestSet,
+    names: tuple[str, str],
+    depth: int,
+    k: str | None,
+    as_json: bool,
+    add: bool,
 ) -> None:
     """`flask pool SET --for-compare A B --depth K`: the ordered list, a summary, or adding."""
-    options = live.parse_options({"k": k})
+    # A flip test at k deeper than the list would weigh chunks it never listed: --depth alone
+    # below the default k sets k, as the compare page's list is its top k.
+    k_note = None
+    if k is None and depth < DEFAULT_K:
+        k = str(depth)
+        k_note = (
+            f"The flip test is at k = {depth}, the --depth, as no --k was given "
+            f"(--k {DEFAULT_K} for NDCG@{DEFAULT_K})."
+        )
+    options = live.parse_options({"k": k if k is not None else str(DEFAULT_K)})
     a, b = (runs.require_run(test_set, name) for name in names)
     if add:
         done = pooling.add_for_compare(test_set, a, b, depth, options)
@@ -272,6 +294,9 @@ def _for_compare(
         click.echo(json.dumps(plan.to_json(), ensure_ascii=False))
     else:
         click.echo("\n".join(_order_table(plan)))
+    if k_note:
+        # On stderr with --json, so that stdout stays one JSON document.
+        click.echo(k_note, err=as_json)
     if add:
         # On stderr with --json, so that stdout stays one JSON document.
         click.echo(

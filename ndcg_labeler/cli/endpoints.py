@@ -16,7 +16,7 @@ from flask.cli import AppGroup
 from ndcg_labeler.cli._common import cli_errors
 from ndcg_labeler.cli._progress import terminal_progress
 from ndcg_labeler.formats import PRESETS
-from ndcg_labeler.services import endpoints, testsets
+from ndcg_labeler.services import endpoints, noun, testsets
 
 CONCURRENCY_HELP = f"Queries asked at a time, 1 to {endpoints.MAX_CONCURRENCY}."
 TIMEOUT_HELP = f"Seconds per request, more than 0 and at most {endpoints.MAX_TIMEOUT:g}."
@@ -269,8 +269,9 @@ def fetch(
         click.echo(json.dumps(report.to_json()))
     else:
         click.echo(
-            f"Run {report.run}: {report.fetched} of {report.queries} queries fetched, "
-            f"{len(report.failed)} failed, {report.new_chunks} new chunks, {report.seconds:.1f} s."
+            f"Run {report.run}: {report.fetched} of {report.queries} "
+            f"{noun(report.queries, 'query', 'queries')} fetched, {len(report.failed)} failed, "
+            f"{report.new_chunks} new {noun(report.new_chunks, 'chunk')}, {report.seconds:.1f} s."
         )
     for failure in report.failed:
         click.echo(f"left out {failure['qid']}: {failure['error']}", err=True)

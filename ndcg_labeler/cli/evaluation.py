@@ -14,7 +14,17 @@ from ndcg_labeler.cli._common import cli_errors
 from ndcg_labeler.cli._progress import terminal_progress
 from ndcg_labeler.cli.runs import run_group
 from ndcg_labeler.formats import FormatError
-from ndcg_labeler.services import ServiceError, gate, live, runs, series, testsets, whole_number
+from ndcg_labeler.models import Run
+from ndcg_labeler.services import (
+    ServiceError,
+    gate,
+    live,
+    noun,
+    runs,
+    series,
+    testsets,
+    whole_number,
+)
 
 BAD_INPUT = 2
 # Exit status per outcome; --inconclusive maps the third one for pipelines that must be binary.
@@ -177,8 +187,7 @@ def fuse(
             test_set, found, name, None, method=method, k=constant, depth=cut, progress=progress
         )
     click.echo(
-        f"Created run '{fused.name}' in test set '{test_set.name}': {fused.num_queries} queries, "
-        f"{fused.num_entries} ranked entries. {fused.notes}."
+        f"Created run '{fused.name}' in test set '{test_set.name}': {_size(fused)}. {fused.notes}."
     )
 
 
@@ -204,8 +213,16 @@ def bm25(testset: str, name: str, depth: int, k1: float, b: float, as_json: bool
         }))  # fmt: skip
         return
     click.echo(
-        f"Created run '{run.name}' in test set '{test_set.name}': {run.num_queries} queries, "
-        f"{run.num_entries} ranked entries. {run.notes}."
+        f"Created run '{run.name}' in test set '{test_set.name}': {_size(run)}. {run.notes}."
+    )
+
+
+def _size(run: Run) -> str:
+    """'1 query, 1 ranked entry', '3 queries, 6 ranked entries'."""
+    queries, entries = run.num_queries, run.num_entries
+    return (
+        f"{queries} {noun(queries, 'query', 'queries')}, "
+        f"{entries} ranked {noun(entries, 'entry', 'entries')}"
     )
 
 
@@ -242,7 +259,8 @@ def series_command(
             click.echo(json.dumps({"series": listed}, ensure_ascii=False))
             return
         for summary in found:
-            click.echo(f"{summary.name}\t{summary.runs} runs\tlatest {summary.latest.name}")
+            runs_word = noun(summary.runs, "run")
+            click.echo(f"{summary.name}\t{summary.runs} {runs_word}\tlatest {summary.latest.name}")
         if not found:
             click.echo(f"Test set '{test_set.name}' has no series yet (flask run upload --series).")
         return

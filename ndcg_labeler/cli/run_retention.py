@@ -6,7 +6,7 @@ import click
 
 from ndcg_labeler.cli._common import cli_errors
 from ndcg_labeler.cli.runs import run_group
-from ndcg_labeler.services import runs, testsets
+from ndcg_labeler.services import noun, runs, testsets
 
 
 @run_group.command("archive")
@@ -25,7 +25,8 @@ def archive(testset: str, run: str, keep: int, yes: bool) -> None:
     def ask() -> None:
         click.confirm(
             f"Archive run {found.name}: keep its top {keep} entries per query and delete the "
-            f"rest of its {found.num_entries} entries for good?",
+            f"rest of its {found.num_entries} {noun(found.num_entries, 'entry', 'entries')} "
+            "for good?",
             abort=True,
             err=True,
         )
@@ -33,7 +34,8 @@ def archive(testset: str, run: str, keep: int, yes: bool) -> None:
     # Asked only once the depth is acceptable: a refused one is an error, not a question.
     dropped = runs.archive_run(found, keep, confirm=None if yes else ask)
     click.echo(
-        f"Archived run '{found.name}': kept {found.num_entries} entries (top {keep} per query), "
+        f"Archived run '{found.name}': kept {found.num_entries} "
+        f"{noun(found.num_entries, 'entry', 'entries')} (top {keep} per query), "
         f"dropped {dropped}."
     )
 

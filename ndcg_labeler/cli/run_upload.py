@@ -15,7 +15,7 @@ from ndcg_labeler.cli._common import cli_errors
 from ndcg_labeler.cli._progress import terminal_progress
 from ndcg_labeler.cli.runs import run_group
 from ndcg_labeler.models import Run, TestSet
-from ndcg_labeler.services import ServiceError, runs, testsets, whole_number
+from ndcg_labeler.services import ServiceError, noun, runs, testsets, whole_number
 
 
 @run_group.command("upload")
@@ -92,21 +92,25 @@ def _report_upload(run: Run, test_set_name: str) -> None:
     """Print what an upload stored and what it left out."""
     report = run.report or {}
     click.echo(
-        f"Uploaded run '{run.name}' to test set '{test_set_name}': {run.num_queries} queries, "
-        f"{run.num_entries} ranked entries (format {run.format}, depth {run.depth})"
+        f"Uploaded run '{run.name}' to test set '{test_set_name}': {_size(run)} "
+        f"(format {run.format}, depth {run.depth})"
         + (f", series '{run.series}'." if run.series else ".")
     )
     unknown = report.get("unknown_queries", {})
     if unknown.get("count"):
         examples = ", ".join(unknown["examples"])
+        n = unknown["count"]
         click.echo(
-            f"Left out {unknown['count']} queries the test set does not have (e.g. {examples})."
+            f"Left out {n} {noun(n, 'query', 'queries')} the test set does not have "
+            f"(e.g. {examples})."
         )
     missing = report.get("missing_queries", {})
     if missing.get("count"):
         examples = ", ".join(missing["examples"])
+        n = missing["count"]
+        they = "it scores" if n == 1 else "they score"
         click.echo(
-            f"The run has no ranking for {missing['count']} test-set queries; they score 0 "
+            f"The run has no ranking for {n} test-set {noun(n, 'query', 'queries')}; {they} 0 "
             f"(e.g. {examples})."
         )
     for fetch in report.get("corpus_fetch", []):
@@ -114,7 +118,18 @@ def _report_upload(run: Run, test_set_name: str) -> None:
     lacking = report.get("docids_not_in_corpus", {})
     if lacking.get("count"):
         examples = ", ".join(lacking["examples"])
+        n, entries = lacking["count"], lacking["entries"]
+        are, they = ("is", "it stays") if n == 1 else ("are", "they stay")
         click.echo(
-            f"{lacking['count']} docids ({lacking['entries']} ranked entries) are not in the "
-            f"test set's corpus; they stay in the run, unjudged (e.g. {examples})."
+            f"{n} {noun(n, 'docid')} ({entries} ranked {noun(entries, 'entry', 'entries')}) "
+            f"{are} not in the test set's corpus; {they} in the run, unjudged (e.g. {examples})."
         )
+
+
+def _size(run: Run) -> str:
+    """'1 query, 1 ranked entry', '3 queries, 6 ranked entries'."""
+    queries, entries = run.num_queries, run.num_entries
+    return (
+        f"{queries} {noun(queries, 'query', 'queries')}, "
+        f"{entries} ranked {noun(entries, 'entry', 'entries')}"
+    )

@@ -21,9 +21,9 @@ from flask.cli import AppGroup
 from flask.cli import run_command as flask_run_command
 
 from ndcg_labeler import entry
-from ndcg_labeler.cli._common import cli_errors, one_line_errors
+from ndcg_labeler.cli._common import cli_errors, one_line_errors, stdin_is_terminal
 from ndcg_labeler.models import Run
-from ndcg_labeler.services import ServiceError, live, runs, testsets
+from ndcg_labeler.services import ServiceError, live, noun, runs, testsets
 
 _SERVE = "ndcg_labeler.serve_args"
 
@@ -159,7 +159,8 @@ def _table(result: live.RunScores, extra: list[live.MeasureValues] | None = None
         f"Run '{result.run_name}' on test set '{result.test_set_name}'",
         f"NDCG@{k}, gain {o.gain}, ideal {o.ideal}, aggregation {o.policy}"
         + (", judged only" if o.judged_only else ""),
-        f"mean NDCG@{k} = {mean} over {result.queries_in_mean} of {result.num_queries} queries"
+        f"mean NDCG@{k} = {mean} over {result.queries_in_mean} of {result.num_queries} "
+        f"{noun(result.num_queries, 'query', 'queries')}"
         f" ({result.num_undefined} undefined: IDCG 0; {result.num_missing} missing from the"
         " run, scored 0)",
         *_trec_all_lines(result),
@@ -201,7 +202,11 @@ def _measure_mean(m: live.MeasureValues) -> str:
     """The mean of a --measure column and the queries it covers."""
     mean = "—" if m.mean is None else f"{m.mean:.4f}"
     defined = int(sum(1 for v in m.values.tolist() if v == v))
-    return f"mean {m.measure.shown} = {mean} over {defined} of {len(m.qids)} queries"
+    total = len(m.qids)
+    return (
+        f"mean {m.measure.shown} = {mean} over {defined} of {total} "
+        f"{noun(total, 'query', 'queries')}"
+    )
 
 
 @run_group.command("score")
@@ -338,8 +343,10 @@ def list_runs(
         if found.archived:
             marks.append(f"archived (top {found.kept_depth})")
         click.echo(
-            f"{found.name}\t{found.num_queries} queries\t{found.num_entries} entries\t"
-            f"NDCG@10 {mean} over {result.queries_in_mean} defined queries\t{_interval(result)}"
+            f"{found.name}\t{found.num_queries} {noun(found.num_queries, 'query', 'queries')}\t"
+            f"{found.num_entries} {noun(found.num_entries, 'entry', 'entries')}\t"
+            f"NDCG@10 {mean} over {result.queries_in_mean} defined "
+            f"{noun(result.queries_in_mean, 'query', 'queries')}\t{_interval(result)}"
             + "".join(f"\t{line}" for line in _trec_all_lines(result))
             + (f"\t[{', '.join(marks)}]" if marks else "")
         )
@@ -354,7 +361,8 @@ def list_runs(
         )
     if page.has_next or offset:
         shown = f"{offset + 1}-{offset + len(listed)}" if listed else "none"
-        click.echo(f"({shown} of {page.total} runs; --offset and --limit page)", err=True)
+        runs_word = noun(page.total, "run")
+        click.echo(f"({shown} of {page.total} {runs_word}; --offset and --limit page)", err=True)
 
 
 def _labels_lines(found: Run, options: live.ScoreOptions) -> list[str]:
@@ -388,7 +396,8 @@ def _trec_all_lines(result: live.RunScores | live.ListedScores) -> list[str]:
         return []
     value = "—" if result.mean_trec_all is None else f"{result.mean_trec_all:.4f}"
     return [
-        f"trec_eval all ndcg_cut_{result.k} = {value} over {result.queries_trec_all} queries"
+        f"trec_eval all ndcg_cut_{result.k} = {value} over {result.queries_trec_all} "
+        f"{noun(result.queries_trec_all, 'query', 'queries')}"
         " (it counts undefined queries as 0 and leaves out those missing from the run;"
         " see Scoring conventions in the manual)"
     ]
@@ -405,10 +414,25 @@ def _interval(result: live.RunScores | live.ListedScores) -> str:
 @run_group.command("delete")
 @click.argument("testset")
 @click.argument("run")
+@click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation on a terminal.")
 @cli_errors
-def delete(testset: str, run: str) -> None:
-    """Delete RUN of TESTSET."""
+def delete(testset: str, run: str, yes: bool) -> None:
+    """Delete RUN of TESTSET (audited). On a terminal it asks first, naming the run and its
+    size, unless --yes; with standard input not a terminal (a script, cron, CI) it deletes
+    without asking, as it always has."""
     test_set = testsets.require_by_name(testset)
     found = runs.require_run(test_set, run)
-    runs.delete_run(found)
+
+    def ask() -> None:
+        queries, entries = found.num_queries, found.num_entries
+        click.confirm(
+            f"Delete run '{found.name}' of test set '{test_set.name}' "
+            f"({queries} quer{'y' if queries == 1 else 'ies'}, "
+            f"{entries} ranked entr{'y' if entries == 1 else 'ies'})?",
+            abort=True,
+            err=True,
+        )
+
+    # Asked only once the delete would be accepted: a refused one is an error, not a question.
+    runs.delete_run(found, confirm=None if yes or not stdin_is_terminal() else ask)
     click.echo(f"Deleted run '{run}' of test set '{test_set.name}'.")

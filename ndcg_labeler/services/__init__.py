@@ -73,6 +73,12 @@ def read_number(typed: Any, whole: bool = False) -> int | float | str:
     return text
 
 
+def noun(count: int, singular: str, plural: str = "") -> str:
+    """The noun for `count` things: `singular` for 1, else `plural` (default singular + "s");
+    "1 of 1 query", "0 queries", "3 entries"."""
+    return singular if count == 1 else plural or f"{singular}s"
+
+
 def shown(value: Any) -> str:
     """A refused value as a refusal says it: a number as a number, a text quoted."""
     if isinstance(value, str):
@@ -101,6 +107,7 @@ __all__ = [
     "Progress",
     "ServiceError",
     "no_progress",
+    "noun",
     "paginate",
     "read_number",
     "read_whole",

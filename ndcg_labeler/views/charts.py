@@ -216,18 +216,29 @@ def histogram(values: Sequence[float], k: int, undefined: int, bins: int = 10) -
     return chart
 
 
-def line_over_k(ks: Sequence[int], series: Sequence[tuple[str, Sequence[float | None]]]) -> Chart:
-    """Mean NDCG@k of each series as k grows (k evenly spaced, as categories)."""
+def line_over_k(
+    ks: Sequence[int],
+    series: Sequence[tuple[str, Sequence[float | None]]],
+    kept_depths: Sequence[int | None] = (),
+) -> Chart:
+    """Mean NDCG@k of each series as k grows (k evenly spaced, as categories); `kept_depths`
+    (one per series, None: whole) tells a cutoff an archived run dropped from an undefined
+    mean."""
+    kept = list(kept_depths) + [None] * (len(series) - len(kept_depths))
+
+    def point(k: int, value: float | None, depth: int | None) -> str:
+        if value is not None:
+            return f"k={k} {value:.4f}"
+        if depth is not None and k > depth:
+            return f"k={k} not kept (archived at top {depth})"
+        return f"k={k} undefined"
+
     frame = _Frame((0.0, float(max(len(ks) - 1, 1))), (0.0, 1.0))
     chart = Chart(
         title="Mean NDCG@k as k grows",
         desc="; ".join(
-            f"{name}: "
-            + ", ".join(
-                f"k={k} {'undefined' if v is None else f'{v:.4f}'}"
-                for k, v in zip(ks, values, strict=True)
-            )
-            for name, values in series
+            f"{name}: " + ", ".join(point(k, v, depth) for k, v in zip(ks, values, strict=True))
+            for (name, values), depth in zip(series, kept, strict=True)
         )
         or "No runs.",
     )
@@ -257,7 +268,10 @@ def line_over_k(ks: Sequence[int], series: Sequence[tuple[str, Sequence[float | 
                     class_=f"dot {css}",
                 )
             )
-        chart.legend.append(LegendItem(name, css))
+        depth = kept[s]
+        cut = depth is not None and any(k > depth for k in ks)
+        label = f"{name} (archived at top {depth}: no mean past k={depth})" if cut else name
+        chart.legend.append(LegendItem(label, css))
     return chart
 
 

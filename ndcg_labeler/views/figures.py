@@ -14,13 +14,15 @@ def over_k(overview: dashboard.Overview) -> charts.Chart | None:
     """Every run's mean NDCG@k as k grows (None without runs)."""
     if not overview.means_by_k:
         return None
-    return charts.line_over_k(live.K_CHOICES, overview.means_by_k)
+    # means_by_k follows overview.runs, one line per run.
+    kept = [summary.run.kept_depth for summary in overview.runs]
+    return charts.line_over_k(live.K_CHOICES, overview.means_by_k, kept)
 
 
 def run_over_k(run: Run, options: live.ScoreOptions) -> charts.Chart:
     """One run's mean NDCG@k as k grows."""
     means = dashboard.means_over_k(run, options)
-    return charts.line_over_k(live.K_CHOICES, [(run.name, means)])
+    return charts.line_over_k(live.K_CHOICES, [(run.name, means)], [run.kept_depth])
 
 
 def histogram(table: dashboard.QueryTable) -> charts.Chart:

@@ -20,7 +20,7 @@ from werkzeug.wrappers import Response
 
 from ndcg_labeler.formats import FormatError
 from ndcg_labeler.forms.runs import RunUploadForm
-from ndcg_labeler.services import ServiceError, interop, jobs, live, runs, whole_number
+from ndcg_labeler.services import ServiceError, interop, jobs, live, noun, runs, whole_number
 from ndcg_labeler.views import interop_requests
 from ndcg_labeler.views._run_lists import list_filter
 from ndcg_labeler.views.access import admin_required, get_test_set_or_404, may_see_grades
@@ -271,7 +271,7 @@ def archive(test_set_id: int, run_id: int) -> Response:
     else:
         flash(
             f"Run {run.name} archived: it keeps its top {run.kept_depth} entries per query "
-            f"({dropped} entries dropped).",
+            f"({dropped} {noun(dropped, 'entry', 'entries')} dropped).",
             "success",
         )
     return redirect(url_for("runs.show", test_set_id=test_set.id, run_id=run.id))

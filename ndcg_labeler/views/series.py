@@ -68,7 +68,8 @@ def show(test_set_id: int, name: str) -> str:
         if e.schedule and e.schedule_series == name
     ]
     checks = series.list_checks(test_set, name)
-    run_names = {run.id: run.name for run in series.series_runs(test_set, name)}
+    every_run = series.series_runs(test_set, name)
+    run_names = {run.id: run.name for run in every_run}
     return render_template(
         "series/show.html",
         test_set=test_set,
@@ -84,6 +85,7 @@ def show(test_set_id: int, name: str) -> str:
         # Only the newest check's alert is current: a later pass means the series recovered.
         alert=checks[0] if checks and checks[0].alert else None,
         run_names=run_names,
+        series_runs=every_run,
         k=k,
         k_choices=live.k_choices(k),
     )

@@ -5,8 +5,9 @@
 //    focusable, named region so that keyboard users can scroll it too (WCAG 2.1.1), and only
 //    then, so narrow tables add no Tab stop;
 //  - a same-page skip link ("Skip to grades") moves the focus to its target, not only the view;
-//  - a long list of checkboxes (the compare page's run picker) gets a filter box: typing hides
-//    the runs whose name does not contain the text; checked runs always stay in view.
+//  - a long list of checkboxes (the compare page's run picker) or of options (the gate's run
+//    selects) gets a filter box: typing hides the runs whose name does not contain the text;
+//    checked boxes and selected options always stay in view.
 (() => {
   const menus = () => document.querySelectorAll("details.menu");
   document.addEventListener(
@@ -48,24 +49,34 @@
   document.addEventListener("htmx:afterSettle", markScrollers);
   window.addEventListener("resize", markScrollers);
 
-  for (const filter of document.querySelectorAll("input[data-filter-labels]")) {
-    const box = filter.closest("fieldset");
+  for (const filter of document.querySelectorAll("input[data-filter-labels], input[data-filter-options]")) {
+    const box = filter.closest("fieldset, form");
     const status = box.querySelector("[data-filter-status]");
-    const labels = [...box.querySelectorAll("label")].filter((label) => !label.contains(filter));
+    // The items filtered: a picker's checkbox labels, or the <option>s of the selects marked
+    // data-filtered (the gate's runs); a checked box or a selected option always stays.
+    const options = filter.hasAttribute("data-filter-options");
+    const items = options
+      ? [...box.querySelectorAll("select[data-filtered] option")]
+      : [...box.querySelectorAll("label")].filter((label) => !label.contains(filter));
+    const kept = (item) => (options ? item.selected : item.querySelector("input:checked") !== null);
+    // The runs counted: one per value (the gate's two selects list the same runs).
+    const key = (item) => (options ? item.value : item);
+    const total = new Set(items.map(key)).size;
     const apply = () => {
       const wanted = filter.value.trim().toLowerCase();
-      let shown = 0;
-      for (const label of labels) {
-        const checked = label.querySelector("input:checked") !== null;
-        const visible = checked || !wanted || label.textContent.toLowerCase().includes(wanted);
-        label.hidden = !visible;
-        if (visible) shown += 1;
+      const shown = new Set();
+      for (const item of items) {
+        const visible = kept(item) || !wanted || item.textContent.toLowerCase().includes(wanted);
+        item.hidden = !visible;
+        if (visible) shown.add(key(item));
       }
-      if (status) status.textContent = wanted ? `${shown} of ${labels.length} runs shown` : "";
+      if (status) status.textContent = wanted ? `${shown.size} of ${total} runs shown` : "";
     };
     filter.hidden = false;
     filter.closest("label").hidden = false;
     filter.addEventListener("input", apply);
+    // A newly chosen option must stay in view, the one it replaced may go.
+    if (options) box.addEventListener("change", (event) => event.target.matches("select[data-filtered]") && apply());
     // Enter filters; it must not send the form half-chosen.
     filter.addEventListener("keydown", (event) => {
       if (event.key === "Enter") event.preventDefault();

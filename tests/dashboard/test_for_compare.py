@@ -170,7 +170,7 @@ def test_cli_json_table_and_add(app: Flask, runner: FlaskCliRunner, dash: Demo) 
     args = ["pool", "dash", "--for-compare", "A", "B", "--depth", "4"]
     result = runner.invoke(args=[*args, "--json"])
     assert result.exit_code == 0, result.output
-    assert json.loads(result.output) == EXPECTED
+    assert json.loads(result.stdout) == EXPECTED
     table = runner.invoke(args=[*args, "--k", "3"])
     assert table.exit_code == 0, table.output
     lines = table.output.splitlines()
@@ -210,6 +210,30 @@ def test_cli_json_table_and_add(app: Flask, runner: FlaskCliRunner, dash: Demo) 
         assert failed.exit_code == 1 and message in failed.output
     plain = runner.invoke(args=["pool", "dash", "--depth", "4", "--json"])
     assert plain.exit_code == 1 and "--for-compare" in plain.output
+
+
+def test_cli_depth_alone_below_ten_tests_the_flip_at_k_depth(
+    runner: FlaskCliRunner, dash: Demo
+) -> None:
+    """`--depth 3` alone ran the flip test at NDCG@10 over a list of the top 3, so it weighed
+    chunks it never listed; k now defaults to the depth when that is below 10, and says so."""
+    args = ["pool", "dash", "--for-compare", "A", "B", "--depth", "3"]
+    table = runner.invoke(args=args)
+    assert table.exit_code == 0, table.output
+    # The factory's hand NDCG@3 values over the queries defined in both (q4 is undefined).
+    delta = sum(B3[q] - A3[q] for q in ("q1", "q2", "q3", "q5")) / 4
+    assert f"Mean NDCG@3 of B − A: {delta:+.4f} today" in table.stdout
+    note = "The flip test is at k = 3, the --depth, as no --k was given (--k 10 for NDCG@10)."
+    assert note in table.stdout
+    as_json = runner.invoke(args=[*args, "--json"])
+    assert as_json.exit_code == 0, as_json.output
+    assert json.loads(as_json.stdout) == EXPECTED[:3]  # the top 3 holds the first three
+    assert note in as_json.stderr  # stdout stays one JSON document
+    # --k given, or a depth of 10 or more: k as asked (the default 10), no note.
+    for more in (["--k", "10"], ["--depth", "12"]):
+        asked = runner.invoke(args=[*args, *more])
+        assert asked.exit_code == 0, asked.output
+        assert "Mean NDCG@10 of B − A" in asked.stdout and "--depth, as no --k" not in asked.output
 
 
 def test_api_lists_the_same_pairs_with_the_flip_test(

@@ -89,7 +89,7 @@ LIMITS = [
     ),
     ("timeout", "--timeout", "0", f"{TIMEOUT}, not 0"),
     ("timeout", "--timeout", "600.5", f"{TIMEOUT}, not 600.5"),
-    ("timeout", "--timeout", "nan", f"{TIMEOUT}, not nan"),
+    ("timeout", "--timeout", ".5e3", f"{TIMEOUT}, not '.5e3'"),
 ]  # fmt: skip
 
 
@@ -136,6 +136,12 @@ NOT_NUMBERS = [
         "not '60/min'",
     ),
     ("timeout", "--timeout", "30s", f"{TIMEOUT}, not '30s'"),
+    # float() read these as numbers (1e2 was saved as 100 s); the judge settings' reader
+    # (services.read_number) takes plain decimals only, and the limits now read alike.
+    ("timeout", "--timeout", "1e2", f"{TIMEOUT}, not '1e2'"),
+    ("timeout", "--timeout", "1e3", f"{TIMEOUT}, not '1e3'"),
+    ("timeout", "--timeout", "inf", f"{TIMEOUT}, not 'inf'"),
+    ("timeout", "--timeout", "nan", f"{TIMEOUT}, not 'nan'"),
 ]  # fmt: skip
 
 

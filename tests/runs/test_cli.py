@@ -14,6 +14,7 @@ from flask import Flask
 from flask.testing import FlaskCliRunner
 from scipy import stats
 
+from ndcg_labeler.cli import runs as cli_runs
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Run
 from ndcg_labeler.services import runs as run_service
@@ -42,7 +43,7 @@ def uploaded(app: Flask, runner: FlaskCliRunner, tmp_path: Path) -> FlaskCliRunn
     assert result.exit_code == 0, result.output
     assert "Uploaded run 'bm25'" in result.output
     assert "3 queries, 6 ranked entries (format trec, depth 1000)" in result.output
-    assert "no ranking for 1 test-set queries" in result.output
+    assert "no ranking for 1 test-set query; it scores 0" in result.output
     return runner
 
 
@@ -387,3 +388,44 @@ def test_one_query_has_no_interval_and_says_why(app: Flask, runner: FlaskCliRunn
     assert (scored["n"], scored["ci_low"], scored["ci_high"]) == (1, None, None)
     line = invoke(runner, "run", "list", "one").output.split("\t")
     assert line[4].strip() == "no 95% interval: one query: an interval needs at least 2"
+
+
+def _runs(app: Flask) -> list[str]:
+    with app.app_context():
+        return list(db.session.scalars(sa.select(Run.name)))
+
+
+def test_delete_on_a_terminal_asks_first_naming_the_run_and_its_size(
+    app: Flask, uploaded: FlaskCliRunner, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A typo in `flask run delete` used to take the run at once: on a terminal it now asks."""
+    monkeypatch.setattr(cli_runs, "stdin_is_terminal", lambda: True, raising=False)
+    kept = uploaded.invoke(args=["run", "delete", "hr", "bm25"], input="n\n")
+    # The fixture's run: q1 (3 entries), q2 (2), q3 (1).
+    question = "Delete run 'bm25' of test set 'hr' (3 queries, 6 ranked entries)? [y/N]: n"
+    assert question in kept.stderr
+    assert kept.exit_code == 1 and "Aborted" in kept.stderr
+    assert _runs(app) == ["bm25"]
+    deleted = uploaded.invoke(args=["run", "delete", "hr", "bm25"], input="y\n")
+    assert deleted.exit_code == 0, deleted.output
+    assert deleted.stdout == "Deleted run 'bm25' of test set 'hr'.\n"
+    assert _runs(app) == []
+
+
+@pytest.mark.parametrize("flag", ["--yes", "-y"])
+def test_delete_with_yes_does_not_ask(
+    app: Flask, uploaded: FlaskCliRunner, monkeypatch: pytest.MonkeyPatch, flag: str
+) -> None:
+    monkeypatch.setattr(cli_runs, "stdin_is_terminal", lambda: True, raising=False)
+    deleted = uploaded.invoke(args=["run", "delete", "hr", "bm25", flag], input="")
+    assert deleted.exit_code == 0, deleted.output
+    assert "Delete run" not in deleted.output
+    assert _runs(app) == []
+
+
+def test_delete_from_a_script_does_not_ask(app: Flask, uploaded: FlaskCliRunner) -> None:
+    """Without a terminal on stdin (cron, CI) the delete goes ahead, as it always did."""
+    deleted = uploaded.invoke(args=["run", "delete", "hr", "bm25"], input="n\n")
+    assert deleted.exit_code == 0, deleted.output
+    assert (deleted.stdout, deleted.stderr) == ("Deleted run 'bm25' of test set 'hr'.\n", "")
+    assert _runs(app) == []

@@ -164,6 +164,31 @@ def test_a_series_leaves_out_runs_archived_shallower_than_k(
     assert ([p["run"] for p in whole["points"]], whole["left_out"]) == (["n1", "n2"], [])
 
 
+def test_the_pin_menu_lists_every_run_of_the_series_at_any_k(
+    app: Flask, deep: int, as_admin: FlaskClient
+) -> None:
+    """At k=20 the "Pin the baseline" menu left out n1, archived at 10, though pinning names
+    a run, not a cutoff (a scheduled gate may well run at k=10)."""
+    with app.app_context():
+        test_set = db.session.get_one(TestSet, deep)
+        for name in ("n1", "n2"):
+            rankings = io.BytesIO(trec({"q1": DEEP, "q2": ["x"]}))
+            run_service.upload_run(test_set, rankings, "n.trec", name, None, series="nightly")
+        run_service.archive_run(_run("n1"), 10)
+        n1, n2 = _run("n1").id, _run("n2").id
+    for k in ("20", "10"):
+        html = as_admin.get(f"/test-sets/{deep}/series/nightly?k={k}").get_data(as_text=True)
+        start = html.index('<select name="run">')
+        menu = html[start : html.index("</select>", start)]
+        options = re.findall(r'<option value="(\d*)"[^>]*>([^<]*)</option>', menu)
+        n1_label = "n1 (archived at top 10: not in the trend at k=20)" if k == "20" else "n1"
+        assert options == [("", "none: the last passing run"), (str(n1), n1_label), (str(n2), "n2")]
+    pinned = as_admin.post(f"/test-sets/{deep}/series/nightly/baseline", data={"run": str(n1)})
+    assert pinned.status_code == 302
+    html = as_admin.get(f"/test-sets/{deep}/series/nightly?k=20").get_data(as_text=True)
+    assert f'<option value="{n1}" selected>' in html
+
+
 def test_pages_of_an_archived_run_offer_only_the_cutoffs_it_kept(
     app: Flask, deep: int, as_admin: FlaskClient
 ) -> None:
@@ -213,6 +238,34 @@ def test_the_overview_names_the_runs_it_left_out_at_a_deeper_k(
     at_ten = as_admin.get(f"{base}/export/overview.json?k=10").get_json()
     assert ([r["run"] for r in at_ten["runs"]], at_ten["left_out"]) == (["deep", "whole"], [])
     assert 'id="left-out"' not in as_admin.get(f"{base}/?k=10").get_data(as_text=True)
+
+
+def test_the_k_charts_say_which_cutoffs_an_archived_run_did_not_keep(
+    app: Flask, deep: int, as_admin: FlaskClient
+) -> None:
+    """ "Mean NDCG@k as k grows" called NDCG@20 and @100 of a run archived at 10 "undefined",
+    a word that means no judged relevant chunk, not entries deleted."""
+    with app.app_context():
+        run_service.archive_run(_run(), 10)
+        deep_id = _run().id
+    base = f"/test-sets/{deep}/dashboard"
+    gone = "not kept (archived at top 10)"
+    # By hand (module docstring): NDCG@k = 0.5 up to k=10, 0.625 from k=20 (a at rank 15).
+    expected = {
+        "deep": f"deep: k=1 0.5000, k=3 0.5000, k=5 0.5000, k=10 0.5000, k=20 {gone}, k=100 {gone}",
+        "whole": "whole: k=1 0.5000, k=3 0.5000, k=5 0.5000, k=10 0.5000, k=20 0.6250, "
+        "k=100 0.6250",
+    }
+    for url, chart_id, names in (
+        (f"{base}/?k=10", "chart-over-k", ["deep", "whole"]),
+        (f"{base}/runs/{deep_id}?k=10", "chart-k", ["deep"]),
+    ):
+        page = as_admin.get(url).get_data(as_text=True)
+        desc = re.search(rf'<desc id="{chart_id}-desc">(.*?)</desc>', page)
+        assert desc is not None, url
+        assert desc[1] == "; ".join(expected[name] for name in names), url
+        # The legend says it too, for those who do not read the description.
+        assert "deep (archived at top 10: no mean past k=10)</li>" in page, url
 
 
 def test_an_archived_run_compares_at_kept_cutoffs_only(app: Flask, deep: int) -> None:

@@ -21,7 +21,7 @@ import sqlalchemy as sa
 from ndcg_labeler.extensions import db
 from ndcg_labeler.formats import FormatError, Hit
 from ndcg_labeler.models import Chunk, Query, RetrieverEndpoint, Run, TestSet, User, utcnow
-from ndcg_labeler.services import ServiceError, imports, outbound, runs
+from ndcg_labeler.services import ServiceError, imports, noun, outbound, runs
 from ndcg_labeler.services.endpoints.catalog import mapping_of, snapshot
 from ndcg_labeler.services.endpoints.client import ask, build_request, fill_headers
 from ndcg_labeler.services.judges import RateLimiter
@@ -60,7 +60,8 @@ class FetchFailed(ServiceError):
         listed = "; ".join(f"{f['qid']}: {f['error']}" for f in report.failed[:5])
         more = f" (and {len(report.failed) - 5} more)" if len(report.failed) > 5 else ""
         self.what = (
-            f"{len(report.failed)} of {report.queries} queries failed, so nothing was stored: "
+            f"{len(report.failed)} of {report.queries} {noun(report.queries, 'query', 'queries')}"
+            f" failed, so nothing was stored: "
             f"{listed}{more}"
         )
         """What failed, without the advice: a scheduled fetch cannot accept a partial run."""

@@ -7,9 +7,8 @@ so the form and the command line refuse a value in the same words.
 from __future__ import annotations
 
 import math
-import re
 
-from ndcg_labeler.services import MAX_WHOLE, shown
+from ndcg_labeler.services import MAX_WHOLE, read_number, shown
 
 # How an endpoint is asked, unless its admin says otherwise (the CLI's and the form's defaults).
 DEFAULT_CONCURRENCY = 4
@@ -27,22 +26,13 @@ RANGES = {
     ),
     "timeout": f"the timeout must be more than 0 and at most {MAX_TIMEOUT:g} s",
 }
-# A whole number as typed: ASCII digits with an optional sign (int() would also take '٣',
-# '1_0' and spaces inside); long enough for any out-of-range value to be said as a number.
-_WHOLE = re.compile(r"[+-]?[0-9]{1,20}")
 
 
 def _read(name: str, typed: str | float) -> int | float | str:
-    """The limit as a number, or the text as typed when it is not one."""
-    if not isinstance(typed, str):
-        return typed
-    text = typed.strip()
-    if name != "timeout":
-        return int(text) if _WHOLE.fullmatch(text) else text
-    try:
-        return float(text) if text.isascii() else text  # float() takes '١' too
-    except ValueError:
-        return text
+    """The limit as a number, or the text as typed when it is not one: read as the judge
+    settings are (services.read_number: plain decimals, no '1e3', 'inf' or 'nan')."""
+    value = read_number(typed, whole=name != "timeout")
+    return float(value) if name == "timeout" and isinstance(value, int) else value
 
 
 def _in_range(name: str, value: float) -> bool:

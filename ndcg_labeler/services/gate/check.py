@@ -33,7 +33,7 @@ from ndcg_labeler.scoring import (
 from ndcg_labeler.scoring import (
     parse_measures as parse_names,
 )
-from ndcg_labeler.services import ServiceError
+from ndcg_labeler.services import ServiceError, noun
 from ndcg_labeler.services.live import ScoreOptions
 
 if TYPE_CHECKING:
@@ -301,7 +301,8 @@ def decide(
         note = f"more queries than any test set holds would be needed to pass at alpha {alpha:g}."
     else:
         note = (
-            f"about {needed} paired queries would decide it if the mean and spread of d "
+            f"about {needed} paired {noun(needed, 'query', 'queries')} would decide it if the "
+            "mean and spread of d "
             "stayed as observed."
         )
     return replace(check, p_adjusted=p_adjusted, queries_needed=needed, note=note + flat)

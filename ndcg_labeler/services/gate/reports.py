@@ -12,6 +12,8 @@ import re
 import shlex
 from xml.etree import ElementTree as ET
 
+from ndcg_labeler.services import noun
+
 from .check import POWER, POWER_DIFFERENCE, WITHHELD, GateResult, MeasureCheck
 
 _BADGE = {"pass": "✅ passed", "fail": "❌ failed", "inconclusive": "❔ inconclusive"}
@@ -38,7 +40,8 @@ def _count(value: int | None) -> str:
 def _summary(check: MeasureCheck) -> str:
     return (
         f"{check.measure}: {check.outcome}; baseline {_num(check.baseline)}, candidate "
-        f"{_num(check.candidate)}, delta {_signed(check.delta)} over {check.queries} queries; "
+        f"{_num(check.candidate)}, delta {_signed(check.delta)} over {check.queries} "
+        f"{noun(check.queries, 'query', 'queries')}; "
         f"p {_p(check.p_value)}, Holm-adjusted p {_p(check.p_adjusted)}, non-inferiority p "
         f"{_p(check.p_noninferiority)}; {check.note}"
     )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import sqlalchemy as sa
 from sqlalchemy.orm import selectinload
@@ -13,9 +13,12 @@ from ndcg_labeler.services import ServiceError, audit, live
 from ndcg_labeler.services._db import bump_versions, transaction
 
 
-def delete_run(run: Run, actor: User | None = None) -> None:
+def delete_run(
+    run: Run, actor: User | None = None, confirm: Callable[[], None] | None = None
+) -> None:
     """Delete a run and its ranked lists (one transaction, audited as done by `actor`); a run
-    pinned as a series' baseline is refused until it is unpinned."""
+    pinned as a series' baseline is refused until it is unpinned. `confirm` (the CLI's
+    question) is called once the delete would be accepted, and may abort it by raising."""
     test_set_id, run_id = run.test_set_id, run.id
     pinned_by = db.session.scalars(
         sa.select(SeriesSetting.name).where(SeriesSetting.baseline_run_id == run_id)
@@ -30,6 +33,8 @@ def delete_run(run: Run, actor: User | None = None) -> None:
             f"or unpin it first (the series page, or flask run series '{set_name}' "
             f"'{pinned_by}' --unpin), then delete it"
         )
+    if confirm is not None:
+        confirm()
     with transaction():
         audit.record(
             actor,

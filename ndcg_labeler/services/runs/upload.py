@@ -308,6 +308,10 @@ def _unknown_queries(
     unknown = [qid for qid in parsed.qids if qid not in known]
     if len(unknown) == len(parsed.qids):
         examples = ", ".join(unknown[:3])
+        if len(unknown) == 1:
+            raise ServiceError(
+                f"{filename}: the run's one query is not in test set '{test_set.name}' ({examples})"
+            )
         raise ServiceError(
             f"{filename}: none of the run's {len(parsed.qids)} queries is in test set "
             f"'{test_set.name}' (e.g. {examples})"

@@ -17,7 +17,7 @@ import sqlalchemy as sa
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import RetrieverEndpoint, Run, SeriesCheck, TestSet, User, utcnow
-from ndcg_labeler.services import ServiceError, audit, gate
+from ndcg_labeler.services import ServiceError, audit, gate, noun
 from ndcg_labeler.services import endpoints as endpoints_service
 from ndcg_labeler.services import runs as run_service
 from ndcg_labeler.services.series.alerts import post_alert
@@ -170,7 +170,7 @@ def _gate_summary(result: Any) -> str:
         p = "—" if m.p_adjusted is None else f"{m.p_adjusted:.3g}"
         parts.append(
             f"{m.measure} {m.baseline:.4f} → {m.candidate:.4f} (Δ {m.delta:+.4f}, "
-            f"p {p}, {m.queries} queries): {m.outcome}"
+            f"p {p}, {m.queries} {noun(m.queries, 'query', 'queries')}): {m.outcome}"
         )
     return "; ".join(parts)
 
