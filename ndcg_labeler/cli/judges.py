@@ -1,4 +1,4 @@
-"""`flask judges add|run|ask-again|agreement|audit|list|archive|restore|delete|probe|prices`:
+"""`flask judges add|edit|run|ask-again|agreement|audit|list|archive|restore|delete|probe|prices`:
 machine judges from the command line (probe and prices live in cli/probes.py).
 
 `judges run` does the work in this process (a progress bar on stderr when it is a terminal)
@@ -99,6 +99,42 @@ def add(
     if prices != (None, None):
         judge_costs.set_prices(judge, *prices)
     click.echo(f"Judge {judge.name} added ({judge.model} at {judge.base_url}).")
+
+
+@judges_group.command("edit")
+@click.argument("name")
+@click.option("--base-url", default=None, help="A new OpenAI-compatible base URL.")
+# Text, read by the service as `judges add` reads them (judges.read_settings): the same words.
+@click.option("--concurrency", default=None, help="Requests in flight at once.")
+@click.option("--timeout", default=None, help="Seconds per request.")
+@click.option("--rpm", default=None, help="Requests per minute (0: no limit).")
+@click.option("--json", "as_json", is_flag=True, help='Print {"judge", "changed"}.')
+@cli_errors
+def edit(
+    name: str,
+    base_url: str | None,
+    concurrency: str | None,
+    timeout: str | None,
+    rpm: str | None,
+    as_json: bool,
+) -> None:
+    """Change judge NAME's base URL, concurrency, timeout or requests per minute (audited);
+    the settings not given stay. Its stored answers and their history stay as they are."""
+    judge = judges.require_judge(name)
+    changed = judges.edit_judge(
+        judge,
+        base_url=base_url,
+        concurrency=concurrency,
+        timeout=timeout,
+        requests_per_minute=rpm,
+    )
+    if as_json:
+        click.echo(json.dumps({"judge": judge.name, "changed": changed}))
+    elif not changed:
+        click.echo(f"Judge {judge.name} unchanged.")
+    else:
+        said = "; ".join(f"{key} {old} -> {new}" for key, (old, new) in changed.items())
+        click.echo(f"Judge {judge.name}: {said}.")
 
 
 @judges_group.command("list")
