@@ -19,7 +19,16 @@ from flask.cli import AppGroup
 from ndcg_labeler.cli import ensembles as ensemble_commands
 from ndcg_labeler.cli._common import cli_errors, max_cost_option
 from ndcg_labeler.cli.probes import prices, probe
-from ndcg_labeler.services import audit_samples, ensembles, judge_costs, judges, ppi, testsets
+from ndcg_labeler.services import (
+    audit_samples,
+    ensembles,
+    judge_costs,
+    judges,
+    live,
+    ppi,
+    read_whole,
+    testsets,
+)
 
 
 @click.group("judges", cls=AppGroup)
@@ -225,10 +234,11 @@ def _report(report: Any, bar: Any, as_json: bool) -> None:
 @judges_group.command("agreement")
 @click.argument("testset")
 @click.option("--judge", "judge_name", required=True)
-@click.option("--k", type=int, default=10, show_default=True)
+# Text, read as the pages read ?k= (live.parse_options): one sentence for "ten" and for 0.
+@click.option("--k", "k_text", default="10", show_default=True, help="Cutoff k of NDCG@k.")
 @click.option("--json", "as_json", is_flag=True)
 @cli_errors
-def agreement(testset: str, judge_name: str, k: int, as_json: bool) -> None:
+def agreement(testset: str, judge_name: str, k_text: str, as_json: bool) -> None:
     """The judge's calibration against the human consensus on TESTSET.
 
     Figures on too little evidence are withheld (null in --json, kept with the reason under
@@ -237,6 +247,7 @@ def agreement(testset: str, judge_name: str, k: int, as_json: bool) -> None:
     The audit status comes last ("audit" in --json): k of N queries audited, and how many of
     the judge's pairs have only failed or unparsed answers (counted as unjudged).
     """
+    k = live.parse_options({"k": k_text}).k
     test_set = testsets.require_by_name(testset)
     judge = judges.require_judge(judge_name)
     found = judges.judge_agreement(test_set, judge, k)
@@ -280,8 +291,7 @@ def agreement(testset: str, judge_name: str, k: int, as_json: bool) -> None:
 )
 @click.option(
     "--seed",
-    type=int,
-    default=None,
+    default=None,  # text, read as the audit form reads it: the same sentence for "seven"
     help="The draw's seed (first draw only; default: a random seed, stored and shown).",
 )
 @click.option(
@@ -292,7 +302,7 @@ def agreement(testset: str, judge_name: str, k: int, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print {queries, seed, audited, ...}.")
 @cli_errors
 def audit(
-    testset: str, judge_name: str, n: str, seed: int | None, reseed: bool, as_json: bool
+    testset: str, judge_name: str, n: str, seed: str | None, reseed: bool, as_json: bool
 ) -> None:
     """Draw (or extend) JUDGE's audit sample: N of TESTSET's queries, uniformly at random.
 
@@ -305,7 +315,10 @@ def audit(
     """
     test_set = testsets.require_by_name(testset)
     judge = judges.require_judge(judge_name)
-    state = audit_samples.draw_audit(test_set, judge, n, seed=seed, reseed=reseed)
+    drawn_with = None
+    if seed is not None:
+        drawn_with = read_whole(seed, "the seed", 0, audit_samples.MAX_SEED)
+    state = audit_samples.draw_audit(test_set, judge, n, seed=drawn_with, reseed=reseed)
     if as_json:
         click.echo(json.dumps(state.to_json()))
         return
