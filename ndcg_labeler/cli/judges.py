@@ -21,6 +21,7 @@ from ndcg_labeler.cli._common import cli_errors, max_cost_option
 from ndcg_labeler.cli.probes import prices, probe
 from ndcg_labeler.services import (
     audit_samples,
+    counted,
     ensembles,
     judge_costs,
     judges,
@@ -226,7 +227,7 @@ def _report(report: Any, bar: Any, as_json: bool) -> None:
     if report.not_asked and not as_json:
         click.echo(
             f"Stopped at the budget of {judge_costs.money(report.max_cost)}: "
-            f"{report.not_asked:,} pair(s) not asked yet; run again to continue with them.",
+            f"{counted(report.not_asked, 'pair')} not asked yet; run again to continue with them.",
             err=True,
         )
 
@@ -407,14 +408,16 @@ def delete(name: str, yes: bool, as_json: bool) -> None:
     if not yes:
         count = judges.label_count(judge)
         click.confirm(
-            f"Delete judge {judge.name} and its {count} machine label(s)?", abort=True, err=True
+            f"Delete judge {judge.name} and its {counted(count, 'machine label')}?",
+            abort=True,
+            err=True,
         )
     gone = judges.delete_judge(judge)
     if as_json:
         click.echo(json.dumps(gone))
     else:
         labels = gone["machine_labels"]
-        click.echo(f"Deleted judge {gone['judge']} and its {labels} machine label(s).")
+        click.echo(f"Deleted judge {gone['judge']} and its {counted(labels, 'machine label')}.")
 
 
 judges_group.add_command(probe)

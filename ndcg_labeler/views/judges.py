@@ -21,6 +21,7 @@ from ndcg_labeler.models import Judge, TestSet
 from ndcg_labeler.services import (
     ServiceError,
     audit_samples,
+    counted,
     ensembles,
     jobs,
     judge_costs,
@@ -266,11 +267,8 @@ def delete(judge_id: int) -> str | Response:
             form.confirm.errors.append(f"type {judge.name} exactly to delete this judge")
         else:
             gone = judges.delete_judge(judge, current_user)
-            flash(
-                f"Judge {gone['judge']} deleted with its {gone['machine_labels']} machine "
-                "label(s).",
-                "success",
-            )
+            labels = counted(gone["machine_labels"], "machine label")
+            flash(f"Judge {gone['judge']} deleted with its {labels}.", "success")
             return redirect(url_for("judges.index"))
     return render_template(
         "judges/delete.html", judge=judge, form=form, labels=judges.label_count(judge)
