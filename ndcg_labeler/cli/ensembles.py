@@ -9,7 +9,7 @@ import click
 from flask.cli import with_appcontext
 
 from ndcg_labeler.cli._common import cli_errors
-from ndcg_labeler.services import corrections, ensembles, judges, testsets
+from ndcg_labeler.services import corrections, counted, ensembles, judges, testsets
 
 
 @click.command("ensemble")
@@ -48,7 +48,8 @@ def few_shot(name: str, k: str) -> None:
     judge = judges.require_judge(name)
     changed = ensembles.set_few_shot(judge, k)
     shots = judge.few_shot
-    click.echo(f"Judge {judge.name}: {shots} few-shot example(s){'' if changed else ' (already)'}.")
+    said = counted(shots, "few-shot example")
+    click.echo(f"Judge {judge.name}: {said}{'' if changed else ' (already)'}.")
 
 
 @click.command("conflicts")

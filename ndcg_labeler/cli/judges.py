@@ -1,4 +1,4 @@
-"""`flask judges add|run|ask-again|agreement|audit|list|archive|restore|delete|probe|prices`:
+"""`flask judges add|edit|run|ask-again|agreement|audit|list|archive|restore|delete|probe|prices`:
 machine judges from the command line (probe and prices live in cli/probes.py).
 
 `judges run` does the work in this process (a progress bar on stderr when it is a terminal)
@@ -19,7 +19,17 @@ from flask.cli import AppGroup
 from ndcg_labeler.cli import ensembles as ensemble_commands
 from ndcg_labeler.cli._common import cli_errors, max_cost_option
 from ndcg_labeler.cli.probes import prices, probe
-from ndcg_labeler.services import audit_samples, ensembles, judge_costs, judges, ppi, testsets
+from ndcg_labeler.services import (
+    audit_samples,
+    counted,
+    ensembles,
+    judge_costs,
+    judges,
+    live,
+    ppi,
+    read_whole,
+    testsets,
+)
 
 
 @click.group("judges", cls=AppGroup)
@@ -99,6 +109,42 @@ def add(
     if prices != (None, None):
         judge_costs.set_prices(judge, *prices)
     click.echo(f"Judge {judge.name} added ({judge.model} at {judge.base_url}).")
+
+
+@judges_group.command("edit")
+@click.argument("name")
+@click.option("--base-url", default=None, help="A new OpenAI-compatible base URL.")
+# Text, read by the service as `judges add` reads them (judges.read_settings): the same words.
+@click.option("--concurrency", default=None, help="Requests in flight at once.")
+@click.option("--timeout", default=None, help="Seconds per request.")
+@click.option("--rpm", default=None, help="Requests per minute (0: no limit).")
+@click.option("--json", "as_json", is_flag=True, help='Print {"judge", "changed"}.')
+@cli_errors
+def edit(
+    name: str,
+    base_url: str | None,
+    concurrency: str | None,
+    timeout: str | None,
+    rpm: str | None,
+    as_json: bool,
+) -> None:
+    """Change judge NAME's base URL, concurrency, timeout or requests per minute (audited);
+    the settings not given stay. Its stored answers and their history stay as they are."""
+    judge = judges.require_judge(name)
+    changed = judges.edit_judge(
+        judge,
+        base_url=base_url,
+        concurrency=concurrency,
+        timeout=timeout,
+        requests_per_minute=rpm,
+    )
+    if as_json:
+        click.echo(json.dumps({"judge": judge.name, "changed": changed}))
+    elif not changed:
+        click.echo(f"Judge {judge.name} unchanged.")
+    else:
+        said = "; ".join(f"{key} {old} -> {new}" for key, (old, new) in changed.items())
+        click.echo(f"Judge {judge.name}: {said}.")
 
 
 @judges_group.command("list")
@@ -181,7 +227,7 @@ def _report(report: Any, bar: Any, as_json: bool) -> None:
     if report.not_asked and not as_json:
         click.echo(
             f"Stopped at the budget of {judge_costs.money(report.max_cost)}: "
-            f"{report.not_asked:,} pair(s) not asked yet; run again to continue with them.",
+            f"{counted(report.not_asked, 'pair')} not asked yet; run again to continue with them.",
             err=True,
         )
 
@@ -189,10 +235,11 @@ def _report(report: Any, bar: Any, as_json: bool) -> None:
 @judges_group.command("agreement")
 @click.argument("testset")
 @click.option("--judge", "judge_name", required=True)
-@click.option("--k", type=int, default=10, show_default=True)
+# Text, read as the pages read ?k= (live.parse_options): one sentence for "ten" and for 0.
+@click.option("--k", "k_text", default="10", show_default=True, help="Cutoff k of NDCG@k.")
 @click.option("--json", "as_json", is_flag=True)
 @cli_errors
-def agreement(testset: str, judge_name: str, k: int, as_json: bool) -> None:
+def agreement(testset: str, judge_name: str, k_text: str, as_json: bool) -> None:
     """The judge's calibration against the human consensus on TESTSET.
 
     Figures on too little evidence are withheld (null in --json, kept with the reason under
@@ -201,6 +248,7 @@ def agreement(testset: str, judge_name: str, k: int, as_json: bool) -> None:
     The audit status comes last ("audit" in --json): k of N queries audited, and how many of
     the judge's pairs have only failed or unparsed answers (counted as unjudged).
     """
+    k = live.parse_options({"k": k_text}).k
     test_set = testsets.require_by_name(testset)
     judge = judges.require_judge(judge_name)
     found = judges.judge_agreement(test_set, judge, k)
@@ -244,8 +292,7 @@ def agreement(testset: str, judge_name: str, k: int, as_json: bool) -> None:
 )
 @click.option(
     "--seed",
-    type=int,
-    default=None,
+    default=None,  # text, read as the audit form reads it: the same sentence for "seven"
     help="The draw's seed (first draw only; default: a random seed, stored and shown).",
 )
 @click.option(
@@ -256,7 +303,7 @@ def agreement(testset: str, judge_name: str, k: int, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print {queries, seed, audited, ...}.")
 @cli_errors
 def audit(
-    testset: str, judge_name: str, n: str, seed: int | None, reseed: bool, as_json: bool
+    testset: str, judge_name: str, n: str, seed: str | None, reseed: bool, as_json: bool
 ) -> None:
     """Draw (or extend) JUDGE's audit sample: N of TESTSET's queries, uniformly at random.
 
@@ -269,7 +316,10 @@ def audit(
     """
     test_set = testsets.require_by_name(testset)
     judge = judges.require_judge(judge_name)
-    state = audit_samples.draw_audit(test_set, judge, n, seed=seed, reseed=reseed)
+    drawn_with = None
+    if seed is not None:
+        drawn_with = read_whole(seed, "the seed", 0, audit_samples.MAX_SEED)
+    state = audit_samples.draw_audit(test_set, judge, n, seed=drawn_with, reseed=reseed)
     if as_json:
         click.echo(json.dumps(state.to_json()))
         return
@@ -358,14 +408,16 @@ def delete(name: str, yes: bool, as_json: bool) -> None:
     if not yes:
         count = judges.label_count(judge)
         click.confirm(
-            f"Delete judge {judge.name} and its {count} machine label(s)?", abort=True, err=True
+            f"Delete judge {judge.name} and its {counted(count, 'machine label')}?",
+            abort=True,
+            err=True,
         )
     gone = judges.delete_judge(judge)
     if as_json:
         click.echo(json.dumps(gone))
     else:
         labels = gone["machine_labels"]
-        click.echo(f"Deleted judge {gone['judge']} and its {labels} machine label(s).")
+        click.echo(f"Deleted judge {gone['judge']} and its {counted(labels, 'machine label')}.")
 
 
 judges_group.add_command(probe)

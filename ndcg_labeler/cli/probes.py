@@ -11,7 +11,7 @@ import click
 from flask.cli import with_appcontext
 
 from ndcg_labeler.cli._common import cli_errors, max_cost_option
-from ndcg_labeler.services import ensembles, judge_costs, judges, probes, testsets
+from ndcg_labeler.services import counted, ensembles, judge_costs, judges, probes, testsets
 
 
 @click.command("probe")
@@ -75,7 +75,7 @@ def probe(testset: str, judge_name: str, n: str, as_json: bool, max_cost: float 
     if found["stopped_at_budget"]:
         click.echo(
             f"Stopped at the budget of {judge_costs.money(max_cost)}: {found['pairs']} of "
-            f"{found['pairs'] + found['not_asked']} pair(s) probed; the figures cover the "
+            f"{counted(found['pairs'] + found['not_asked'], 'pair')} probed; the figures cover the "
             "variants asked. It is not shown as the last probe: probe again with a larger "
             "budget for the full figures.",
             err=True,
@@ -96,8 +96,9 @@ def _print(found: dict[str, Any], set_name: str) -> None:
     """The report as a table, one line a variant."""
     others = found["pairs"] - found["zero_pairs"]
     click.echo(
-        f"{found['judge']} on {set_name}: {found['pairs']} pair(s), {found['zero_pairs']} graded "
-        f"0 by people{f', {others} lowest-graded others' if others else ''}; relevant = grade "
+        f"{found['judge']} on {set_name}: {counted(found['pairs'], 'pair')}, "
+        f"{found['zero_pairs']} graded 0 by people"
+        f"{f', {others} lowest-graded others' if others else ''}; relevant = grade "
         f"≥ {found['threshold']} (prompt {found['prompt_version'][:12]})"
     )
     click.echo("variant\tasked\trelevant\tshare\tunread")

@@ -155,6 +155,30 @@ class JudgeStateForm(FlaskForm):
     submit = SubmitField("Archive")
 
 
+class JudgeSettingsForm(FlaskForm):
+    """An admin changes where a judge is asked and how fast (the create form's fields and
+    checks; empty: keep the current value)."""
+
+    base_url = StringField(JudgeForm.base_url.args[0], validators=[Length(max=500)])
+    timeout = _number("Timeout (seconds)", mode="decimal")
+    concurrency = _number("Concurrency")
+    requests_per_minute = _number("Requests per minute (0: no limit)")
+    submit = SubmitField("Save settings")
+
+    def settings(self) -> dict[str, str]:
+        """The settings as typed, for edit_judge."""
+        return {name: self[name].data or "" for name in judges.EDITABLE}
+
+    def validate(self, extra_validators: dict | None = None) -> bool:
+        """The fields' own checks, then the service's check of the numbers typed, on each field."""
+        valid = super().validate(extra_validators)
+        typed = {k: v for k, v in self.settings().items() if k != "base_url" and v.strip()}
+        for name, message in judges.read_settings(**typed)[1].items():
+            self[name].errors.append(message)
+            valid = False
+        return valid
+
+
 class DeleteJudgeForm(FlaskForm):
     """Delete a judge with its machine labels: confirmed by typing its name."""
 

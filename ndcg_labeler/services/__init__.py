@@ -86,6 +86,11 @@ def shown(value: Any) -> str:
     return f"{value:g}" if isinstance(value, float) else str(value)
 
 
+def counted(count: int, noun: str) -> str:
+    """A count with its noun, singular or plural: "1 pair", "2 pairs", "1,234 questions"."""
+    return f"{count:,} {noun}{'' if count == 1 else 's'}"
+
+
 def read_whole(typed: int | str, what: str, low: int, high: int, why: str = "") -> int:
     """A whole number from `low` to `high` as typed (or given), or a ServiceError in one
     sentence for text and numbers alike: "{what} must be a whole number from low to high{why},
@@ -106,6 +111,7 @@ __all__ = [
     "Cancelled",
     "Progress",
     "ServiceError",
+    "counted",
     "no_progress",
     "noun",
     "paginate",

@@ -1,5 +1,5 @@
 """JSON API authenticated by personal tokens (`Authorization: Bearer ...`): runs, scores, gate,
-judges' audit samples, and what to label next for a comparison.
+judges' audit samples and settings, and what to label next for a comparison.
 
 No session and no CSRF (a bearer token is not sent by browsers on their own); 401 without a
 valid token (429 after too many wrong ones from one address), 404 for test sets the token's
@@ -11,7 +11,7 @@ The OpenAPI document (views/openapi_spec.py) describes every route of the bluepr
 One blueprint, its routes by area: the token check and the lookups every route shares
 (api_access.py), test sets (api_testsets.py), imports, exports and their jobs
 (api_interop.py), runs (api_runs.py), scores, comparisons, next labels and the gate
-(api_scores.py), and judges' audit samples (api_audit.py).
+(api_scores.py), judges' audit samples (api_audit.py) and judges' settings (api_judges.py).
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from __future__ import annotations
 from ndcg_labeler.views import (  # noqa: F401
     api_audit,
     api_interop,
+    api_judges,
     api_runs,
     api_scores,
     api_testsets,

@@ -2,34 +2,20 @@
 
 from __future__ import annotations
 
-from flask import abort, g, jsonify
+from flask import g, jsonify
 from werkzeug.wrappers import Response
 
-from ndcg_labeler.models import Judge
-from ndcg_labeler.services import ServiceError, audit_samples, judges, whole_number
+from ndcg_labeler.services import ServiceError, audit_samples
 from ndcg_labeler.views import api_params
 from ndcg_labeler.views.api_access import bp, visible_test_set
-
-
-def _judge(ref: str) -> Judge:
-    """The judge (id or name); else 404."""
-    try:
-        judge = judges.get_judge(whole_number(ref, "judge"))
-    except ServiceError:  # not an id: a name
-        judge = None
-    if judge is None:
-        try:
-            judge = judges.require_judge(ref)
-        except ServiceError:
-            abort(api_params.error(404, f"no judge '{ref}'"))
-    return judge
+from ndcg_labeler.views.api_judges import judge_ref
 
 
 @bp.get("/testsets/<path:test_set>/judges/<judge>/audit")
 def audit_sample(test_set: str, judge: str) -> Response:
     """The judge's audit sample: seed, sampled qids in draw order, which are audited now."""
     found = visible_test_set(test_set)
-    return jsonify(audit_samples.audit_state(found, _judge(judge)).to_json())
+    return jsonify(audit_samples.audit_state(found, judge_ref(judge)).to_json())
 
 
 @bp.post("/testsets/<path:test_set>/judges/<judge>/audit")
@@ -37,7 +23,7 @@ def draw_audit(test_set: str, judge: str) -> Response:
     """Draw the judge's audit sample of `queries` queries, or extend it (admins): the same as
     `flask judges audit SET --judge JUDGE --queries N [--seed S] [--reseed]`."""
     found = visible_test_set(test_set)
-    chosen = _judge(judge)
+    chosen = judge_ref(judge)
     if not g.api_user.is_admin:
         return api_params.error(403, "only admins draw audit samples")
     params = api_params.params()

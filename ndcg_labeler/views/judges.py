@@ -12,6 +12,7 @@ from ndcg_labeler.forms.judges import (
     AuditSampleForm,
     DeleteJudgeForm,
     JudgeForm,
+    JudgeSettingsForm,
     JudgeStateForm,
     RunJudgeForm,
 )
@@ -20,6 +21,7 @@ from ndcg_labeler.models import Judge, TestSet
 from ndcg_labeler.services import (
     ServiceError,
     audit_samples,
+    counted,
     ensembles,
     jobs,
     judge_costs,
@@ -223,6 +225,37 @@ def restore(judge_id: int) -> Response:
     return redirect(url_for("judges.index"))
 
 
+@bp.route("/judges/<int:judge_id>/edit", methods=["GET", "POST"])
+@admin_required
+def edit(judge_id: int) -> str | Response:
+    """Change a judge's base URL, concurrency, timeout and rate limit (audited); its answers
+    stay as they are."""
+    judge = judges.get_judge(judge_id) or abort(404)
+    if judge.ensemble:
+        abort(404)  # an ensemble asks through its members: their settings count
+    form = JudgeSettingsForm()
+    if not form.is_submitted():
+        form = JudgeSettingsForm(
+            formdata=None,
+            base_url=judge.base_url,
+            timeout=f"{judge.timeout:g}",
+            concurrency=str(judge.concurrency),
+            requests_per_minute=str(judge.requests_per_minute),
+        )
+    elif form.validate_on_submit():
+        try:
+            changed = judges.edit_judge(
+                judge, current_user._get_current_object(), **form.settings()
+            )
+        except ServiceError as exc:
+            form.base_url.errors.append(str(exc))
+        else:
+            said = "saved" if changed else "unchanged"
+            flash(f"Settings of {judge.name} {said}.", "success")
+            return redirect(url_for("judges.index"))
+    return render_template("judges/edit.html", judge=judge, form=form)
+
+
 @bp.route("/judges/<int:judge_id>/delete", methods=["GET", "POST"])
 @admin_required
 def delete(judge_id: int) -> str | Response:
@@ -234,11 +267,8 @@ def delete(judge_id: int) -> str | Response:
             form.confirm.errors.append(f"type {judge.name} exactly to delete this judge")
         else:
             gone = judges.delete_judge(judge, current_user)
-            flash(
-                f"Judge {gone['judge']} deleted with its {gone['machine_labels']} machine "
-                "label(s).",
-                "success",
-            )
+            labels = counted(gone["machine_labels"], "machine label")
+            flash(f"Judge {gone['judge']} deleted with its {labels}.", "success")
             return redirect(url_for("judges.index"))
     return render_template(
         "judges/delete.html", judge=judge, form=form, labels=judges.label_count(judge)

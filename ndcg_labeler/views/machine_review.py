@@ -8,7 +8,7 @@ from werkzeug.wrappers import Response
 
 from ndcg_labeler.forms.judges import EnsembleForm, FewShotForm, ResolveConflictForm
 from ndcg_labeler.forms.probes import field_errors
-from ndcg_labeler.services import ServiceError, corrections, ensembles, judges
+from ndcg_labeler.services import ServiceError, corrections, counted, ensembles, judges
 from ndcg_labeler.views.access import admin_required, get_test_set_or_404
 
 bp = Blueprint("machine_review", __name__)
@@ -62,7 +62,8 @@ def few_shot(test_set_id: int, judge_id: int) -> Response:
         flash(f"Not changed: {exc}", "error")
     else:
         if changed:
-            flash(f"{judge.name} now puts {judge.few_shot} example(s) in each prompt.", "success")
+            shots = counted(judge.few_shot, "example")
+            flash(f"{judge.name} now puts {shots} in each prompt.", "success")
     return redirect(back + "#versions-heading")
 
 

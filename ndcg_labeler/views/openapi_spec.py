@@ -14,6 +14,7 @@ from ndcg_labeler.views.openapi_interop import (
     UPLOAD_QUEUED,
     interop_paths,
 )
+from ndcg_labeler.views.openapi_judges import SETTINGS_ANSWER, SETTINGS_SCHEMA, judge_paths
 from ndcg_labeler.views.openapi_runs import ARCHIVE, LIST_PARAMETERS, TAGS
 from ndcg_labeler.views.openapi_schemas import SCHEMAS, ref
 
@@ -454,6 +455,9 @@ PATHS: dict[str, Any] = {
 }
 
 PATHS.update(interop_paths(TEST_SET, RUN, _errors))
+PATHS.update(judge_paths(JUDGE, _errors))
+SCHEMAS["JudgeSettings"] = SETTINGS_SCHEMA
+SCHEMAS["JudgeSettingsAnswer"] = SETTINGS_ANSWER
 
 
 def openapi_document(server_url: str) -> dict[str, Any]:
@@ -465,7 +469,7 @@ def openapi_document(server_url: str) -> dict[str, Any]:
             "version": "1",
             "description": (
                 "Upload retriever runs, read their live scores and gate releases on them; "
-                "draw machine judges' audit samples. "
+                "draw machine judges' audit samples and change their settings. "
                 "Authenticate with a personal token from the Account page: "
                 '`Authorization: Bearer <token>`. Errors are JSON `{"error", "detail"}`.'
             ),

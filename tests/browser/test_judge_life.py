@@ -74,7 +74,7 @@ def test_ask_again_withhold_archive_and_delete(
     minimums = page.locator("#cal-minimums").inner_text()
     assert "κ and the mean difference need at least 10 compared pairs" in minimums
     figures = page.locator("dl.figures").inner_text()
-    assert "withheld: from 3 compared pair(s); at least 10 are needed" in figures
+    assert "withheld: from 3 compared pairs; at least 10 are needed" in figures
     assert page.locator("dl.figures dd").nth(4).inner_text() == "—"  # one run: no τ at all
     row = page.locator("table", has_text="under human and under machine labels").inner_text()
     assert row.count("withheld: not enough labels: 2 defined queries") == 2
@@ -101,5 +101,5 @@ def test_ask_again_withhold_archive_and_delete(
     page.fill("#confirm", "gpt")
     page.click("input[type=submit]")
     page.wait_for_url(re.compile(r".*/judges/$"))
-    assert "Judge gpt deleted with its 4 machine label(s)." in page.locator(".flashes").inner_text()
+    assert "Judge gpt deleted with its 4 machine labels." in page.locator(".flashes").inner_text()
     assert _answers(app) == {}

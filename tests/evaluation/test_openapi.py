@@ -170,6 +170,11 @@ def test_schemathesis_finds_no_server_error_and_no_schema_violation(app: Flask) 
             "body": {"queries": 3, "seed": 1, "reseed": True},
             "media_type": "application/json",
         },
+        "POST /api/judges/{judge}/settings": {
+            "path_parameters": {"judge": "gpt"},
+            "body": {"concurrency": 3, "timeout": "12.5"},
+            "media_type": "application/json",
+        },
         "GET /api/jobs/{job_id}": {"path_parameters": {"job_id": 1}},
         "POST /api/testsets/{test_set}/runs/{run}/tags": {
             "path_parameters": {"test_set": "demo", "run": "A"},

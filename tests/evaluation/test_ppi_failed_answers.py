@@ -161,3 +161,34 @@ def test_no_failed_answer_no_note(app: Flask, runner: FlaskCliRunner) -> None:
     assert out["audit"]["judge_failed_note"] is None
     text = runner.invoke(args=["run", "score", "ppi", "A", "--labels", "ppi:gpt"]).output
     assert "failed or were unparsed" not in text
+
+
+def test_the_gate_says_how_much_was_audited_under_machine_and_fill_labels(
+    app: Flask, runner: FlaskCliRunner, as_admin: FlaskClient, client: FlaskClient, admin_id: int
+) -> None:
+    """As the dashboard and `run score` say it beside machine figures: 12 of the 20 queries
+    (the scenario's audited ones) in the CLI's report, on the gate page and in the API."""
+    build_ppi_set(app, "ppi")
+    ts, a, b = _spoil(app)
+    audited = "12 of 20 queries audited"
+    with app.app_context():
+        token = create_token(db.session.get_one(User, admin_id))
+        db.session.remove()
+    for labels, note in (("machine:gpt", NOTE), ("fill:gpt", FILL_NOTE)):
+        args = ["gate", "ppi", "--baseline", "A", "--candidate", "B", "--measure", "ndcg_cut_1"]
+        args += ["--labels", labels]
+        text = runner.invoke(args=args).output
+        assert f"from judge gpt; {audited}; {note}" in text or (
+            f"where a pair has no human grade; {audited}; {note}" in text
+        ), (labels, text)
+        page = as_admin.get(
+            f"/test-sets/{ts}/dashboard/gate/?baseline={a}&candidate={b}"
+            f"&measure=ndcg_cut_1&labels={labels}"
+        ).get_data(as_text=True)
+        assert f"{audited}; {note}" in page, labels
+        api = client.post(
+            "/api/testsets/ppi/gate",
+            json={"baseline": "A", "candidate": "B", "measure": "ndcg_cut_1", "labels": labels},
+            headers={"Authorization": f"Bearer {token}"},
+        )
+        assert api.get_json()["audit"]["status"] == audited, api.get_json()

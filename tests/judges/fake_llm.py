@@ -6,6 +6,7 @@ GARBAGE -> prose without a grade; RATE429 -> 429 on the first request for that p
 grade of 2; SLOW -> sleeps `slow_seconds` (set it longer than the judge's timeout); DELAYED ->
 sleeps `delay_seconds` (shorter than the timeout), then a grade of 1; BROKEN -> HTTP 500 every
 time. With `require_key` set, a request without "Authorization: Bearer <require_key>" gets 401.
+With `rate_limited` set to n, the next n requests get 429 with "Retry-After: <retry_after>".
 """
 
 from __future__ import annotations
@@ -34,6 +35,8 @@ class FakeLLM:
         self.thread: threading.Thread | None = None
         self.port = 0
         self.require_key: str | None = None
+        self.rate_limited = 0
+        self.retry_after = "0"
 
     @property
     def url(self) -> str:
@@ -63,6 +66,11 @@ class FakeLLM:
             request.headers.get("Authorization") != f"Bearer {self.require_key}"
         ):
             return Response("no key", status=401)(environ, start_response)
+        with self.lock:
+            limited, self.rate_limited = self.rate_limited > 0, max(self.rate_limited - 1, 0)
+        if limited:
+            headers = {"Retry-After": self.retry_after}
+            return Response("rate limited", status=429, headers=headers)(environ, start_response)
         response = self.answer(passage, body)
         return response(environ, start_response)
 

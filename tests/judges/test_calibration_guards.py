@@ -132,7 +132,7 @@ def test_one_pair_and_three_runs_withhold_the_figures_and_say_why(
         if key in found["withheld"]:
             assert found[key] is None
             assert found["withheld"][key]["reason"] == (
-                "from 1 compared pair(s); at least 10 are needed"
+                "from 1 compared pair; at least 10 are needed"
             )
     assert found["mean_difference"] is None and "mean_difference" in found["withheld"]
     # Each run's machine mean rests on one label (one query of five): withheld.
@@ -144,7 +144,7 @@ def test_one_pair_and_three_runs_withhold_the_figures_and_say_why(
     assert found["kendall_tau"] is None
     # The text output names what was withheld.
     text = runner.invoke(args=["judges", "agreement", "cal", "--judge", "gpt"]).output
-    assert "mean_difference withheld: from 1 compared pair(s); at least 10 are needed" in text
+    assert "mean_difference withheld: from 1 compared pair; at least 10 are needed" in text
     # The page states the minimums and shows no number where a figure is withheld.
     with app.app_context():
         from ndcg_labeler.services import testsets
@@ -155,7 +155,7 @@ def test_one_pair_and_three_runs_withhold_the_figures_and_say_why(
     assert "κ and the mean difference need at least 10 compared pairs" in page
     assert "Kendall's τ needs at least 5 runs whose two means are shown" in page
     assert page.count("withheld: not enough labels: 1 defined queries") == 3
-    assert "withheld: from 1 compared pair(s); at least 10 are needed" in page
+    assert "withheld: from 1 compared pair; at least 10 are needed" in page
 
 
 def test_agreement_says_how_many_judge_answers_failed_as_the_page_does(

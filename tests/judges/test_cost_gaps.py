@@ -167,7 +167,7 @@ def test_a_probe_within_a_budget_reports_the_variants_it_asked(
         "empty": {"asked": 2, "relevant": 0, "share": 0.0},
     }
     assert found["flagged"] is True
-    assert "Stopped at the budget of $0.20: 2 of 4 pair(s) probed" in err
+    assert "Stopped at the budget of $0.20: 2 of 4 pairs probed" in err
     assert len(gullible.requests) == 18
     with app.app_context():
         assert db.session.scalar(sa.select(sa.func.count()).select_from(ProbeAnswer)) == 18
@@ -187,7 +187,7 @@ def test_a_probe_within_a_budget_reports_the_variants_it_asked(
         assert job.params["max_cost"] == 0.05
         assert (job.result["stopped_at_budget"], job.result["not_asked"]) == (True, 4)
     shown = as_admin.get(f"/jobs/{job_id}").get_data(as_text=True)
-    assert "Stopped at the budget of $0.05: 0 of 4 pair(s) probed" in shown
+    assert "Stopped at the budget of $0.05: 0 of 4 pairs probed" in shown
     assert len(gullible.requests) == 18
     page = as_admin.get(url).get_data(as_text=True)
     assert 'id="probe-max_cost"' in page and 'id="again-max_cost"' in page

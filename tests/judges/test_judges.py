@@ -303,7 +303,7 @@ def test_the_browser_defines_runs_and_calibrates_a_judge(
     assert "local: 3 labeled" in page and "Tokens: 300 in, 30 out" in page
     shown = as_admin.get(url).get_data(as_text=True)
     assert "Pairs compared</dt><dd>3</dd>" in shown
-    assert "withheld: from 3 compared pair(s); at least 10 are needed" in shown
+    assert "withheld: from 3 compared pairs; at least 10 are needed" in shown
     assert "##final score: 3" in shown  # the raw answer is inspectable per pair
 
 

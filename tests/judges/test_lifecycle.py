@@ -135,7 +135,7 @@ def test_delete_asks_first_removes_its_labels_and_is_audited(
     _cli(runner, "judges", "run", "life", "--judge", "gpt", "--pairs", "all")
     assert _machine_mean(app) == pytest.approx((Q1_MACHINE + 1.0) / 2)  # stored as a score row
     refused = runner.invoke(args=["judges", "delete", "gpt"], input="n\n")
-    assert refused.exit_code == 1 and "Delete judge gpt and its 6 machine label(s)?" in (
+    assert refused.exit_code == 1 and "Delete judge gpt and its 6 machine labels?" in (
         refused.output
     )
     assert len(_statuses(app)) == 6

@@ -123,3 +123,33 @@ def test_a_probe_warns_in_the_cli_and_its_job(
         job = db.session.get(Job, job_id)
         assert job is not None and job.state == "done", job and job.message
         assert WARNING in job.message and job.result["warnings"] == [WARNING]
+
+
+@pytest.mark.parametrize("kind", ["judge", "probe"])
+def test_the_jobs_progress_says_it_before_the_first_answer(
+    app: Flask, keyed: FakeLLM, monkeypatch: pytest.MonkeyPatch, kind: str
+) -> None:
+    """Followed on its job page, a run that goes without a key says so while it runs (a run of
+    thousands of failing pairs takes a while), not only once it has ended."""
+    seen: list[str] = []
+    real = keyed.answer
+
+    def answer(passage: str, body: dict) -> object:
+        # What the job's page reads while the first question is being asked: its row, through
+        # a connection of its own (the job writes its progress through another).
+        with app.app_context(), db.engine.connect() as conn:
+            seen.append(conn.execute(sa.select(Job.message)).scalar_one())
+        return real(passage, body)
+
+    monkeypatch.setattr(keyed, "answer", answer)
+    keyed.require_key = None  # answered (a local model needs no key): the warning still holds
+    with app.app_context():
+        test_set = testsets.require_by_name("mk")
+        judge_id = judges.require_judge("keyed").id
+        if kind == "judge":
+            job_id = jobs.enqueue_judge(test_set, judge_id, "all", None).id
+        else:
+            job_id = jobs.enqueue_probe(test_set, judge_id, 1, None).id
+        run_job(job_id)
+    assert seen, "no question was asked"
+    assert WARNING in seen[0], seen

@@ -100,6 +100,41 @@ def test_the_few_shot_examples(
     _unchanged(app)
 
 
+SEED = "the seed must be a whole number from 0 to 9223372036854775807"
+
+
+@pytest.mark.parametrize(("typed", "shown"), [("seven", "'seven'"), ("-1", "-1"), ("1.5", "'1.5'")])
+def test_the_audit_seed(
+    app: Flask,
+    runner: FlaskCliRunner,
+    as_admin: FlaskClient,
+    ids: tuple[int, int],
+    typed: str,
+    shown: str,
+) -> None:
+    message = f"{SEED}, not {shown}"
+    args = ["judges", "audit", "ts", "--judge", "gpt", "--queries", "3", "--seed", typed]
+    cli = runner.invoke(args=args)
+    assert cli.exit_code == 1 and f"Error: {message}" in cli.output, cli.output
+    url = f"/test-sets/{ids[0]}/judges/{ids[1]}/audit"
+    page = _page(as_admin.post(url, data={"audit-queries": "3", "audit-seed": typed}))
+    assert message in page and "Not a valid" not in page, page[-3000:]
+    _unchanged(app)
+    drawn = runner.invoke(args=[*args[:-1], " 7 ", "--json"])
+    assert drawn.exit_code == 0 and '"seed": 7' in drawn.output, drawn.output
+
+
+@pytest.mark.parametrize(("typed", "shown"), [("ten", "'ten'"), ("0", "'0'"), ("²", "'²'")])
+def test_the_agreement_k_reads_as_the_pages_k(
+    runner: FlaskCliRunner, as_admin: FlaskClient, ids: tuple[int, int], typed: str, shown: str
+) -> None:
+    message = f"k must be a whole number from 1 to 100000, not {shown}"
+    cli = runner.invoke(args=["judges", "agreement", "ts", "--judge", "gpt", "--k", typed])
+    assert cli.exit_code == 1 and f"Error: {message}" in cli.output, cli.output
+    page = as_admin.get(f"/test-sets/{ids[0]}/dashboard/", query_string={"k": typed})
+    assert page.status_code == 400 and message in _page(page)
+
+
 def test_the_fields_are_text_with_a_numeric_keyboard(
     as_admin: FlaskClient, ids: tuple[int, int]
 ) -> None:

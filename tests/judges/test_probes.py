@@ -124,7 +124,7 @@ def test_a_careful_judge_is_not_flagged_and_lowest_grades_fill_up(
     assert "cost unknown (no prices set)" in err
     text = runner.invoke(args=["judges", "probe", "pb", "--judge", "j", "--pairs", "2"])
     assert text.exit_code == 0, text.output
-    assert "2 pair(s), 2 graded 0 by people" in text.output and "Not flagged" in text.output
+    assert "2 pairs, 2 graded 0 by people" in text.output and "Not flagged" in text.output
 
 
 def test_a_failing_judge_says_nothing_and_the_command_says_so(

@@ -75,3 +75,34 @@ def test_a_run_stores_the_reason_and_the_page_shows_it(
     page = html.unescape(as_admin.get(url).get_data(as_text=True))
     assert "grade 9 is off the test set's scale of 0 to 4" in page
     assert NO_GRADE in page
+
+
+def test_an_ensembles_unparsed_answer_names_its_members_reasons(
+    app: Flask, runner: FlaskCliRunner, llm: FakeLLM
+) -> None:
+    corpus = {"d1": "ANSWER9 off the scale", "d2": "GARBAGE", "d3": "ANSWER4 fine"}
+    with app.app_context():
+        test_set = build_test_set("wide", {"q1": "refunds"}, corpus=corpus, scale=4)
+        pool = io.BytesIO(trec({"q1": ["d1", "d2", "d3"]}))
+        import_files(test_set, pool=ImportFile(pool, "pool.trec"))
+        judges.add_judge("a", llm.url, "m", timeout=5)
+        judges.add_judge("b", llm.url, "m", timeout=5)
+    made = runner.invoke(args=["judges", "ensemble", "both", "--member", "a", "--member", "b"])
+    assert made.exit_code == 0, made.output
+    result = runner.invoke(args=["judges", "run", "wide", "--judge", "both", "--pairs", "all"])
+    assert result.exit_code == 0, result.output
+    with app.app_context():
+        rows = db.session.execute(
+            sa.text(
+                "SELECT c.docid, m.status, m.error FROM machine_judgment m "
+                "JOIN chunk c ON c.id = m.chunk_id JOIN judge j ON j.id = m.judge_id "
+                "WHERE j.name = 'both'"
+            )
+        )
+        found = {docid: (status, error) for docid, status, error in rows}
+    off = "grade 9 is off the test set's scale of 0 to 4"
+    assert found == {
+        "d1": ("unparsed", f"no readable grade from a ({off}); b ({off})"),
+        "d2": ("unparsed", f"no readable grade from a ({NO_GRADE}); b ({NO_GRADE})"),
+        "d3": ("labeled", ""),
+    }

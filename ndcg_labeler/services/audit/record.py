@@ -31,6 +31,7 @@ ACTIONS = {
     "judge.archive": "machine judge archived",
     "judge.restore": "machine judge restored from the archive",
     "judge.delete": "machine judge deleted with its machine labels",
+    "judge.settings": "machine judge's endpoint, concurrency, timeout or rate limit changed",
     "judge.few_shot": "machine judge's number of few-shot examples changed",
     "machine_conflict.resolve": "machine vs people disagreement resolved",
     "judge.prices": "machine judge's prices per million tokens set",

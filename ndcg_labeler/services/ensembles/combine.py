@@ -21,6 +21,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from ndcg_labeler.extensions import db
+from ndcg_labeler.formats import unparsed_reason
 from ndcg_labeler.models import Judge, MachineJudgment, TestSet, User
 from ndcg_labeler.services import ServiceError, audit, judges, outbound, url_name
 from ndcg_labeler.services.ensembles.fewshot import judge_shots, store_version
@@ -130,7 +131,11 @@ def _member_answers(
 
 
 def _row(
-    judge: Judge, names: dict[int, str], answers: dict[int, MachineJudgment], rule: str
+    judge: Judge,
+    names: dict[int, str],
+    answers: dict[int, MachineJudgment],
+    rule: str,
+    scale_max: int,
 ) -> dict[str, Any]:
     """The ensemble's answer on one pair from its members' answers."""
     grades = [a.grade for a in answers.values() if a.status == "labeled" and a.grade is not None]
@@ -151,7 +156,14 @@ def _row(
     elif missing:
         row.update(status="failed", error="no answer from " + ", ".join(missing))
     else:
-        row["status"] = "unparsed"
+        # As a single judge's unparsed answer says why: each unreadable member's reason (read
+        # afresh from its answer when it was stored before reasons were).
+        unread = [answers[i] for i in names if answers[i].status != "labeled"]
+        reasons = [
+            f"{names[a.judge_id]} ({a.error or unparsed_reason(a.raw_answer or '', scale_max)})"
+            for a in unread
+        ]
+        row.update(status="unparsed", error="no readable grade from " + "; ".join(reasons))
     return row
 
 
@@ -174,15 +186,16 @@ def combine_answers(test_set: TestSet, judge: Judge) -> dict[str, int]:
     stale: list[int] = []
     fresh: list[dict[str, Any]] = []
     for (q, c), answers in sorted(_member_answers(test_set, shas).items()):
-        row = _row(judge, names, answers, rule)
+        row = _row(judge, names, answers, rule, test_set.scale_max)
         counts[row["status"]] += 1
         old = stored.get((q, c))
-        if old is not None and (old.status, old.grade, old.spread, old.raw_answer) == (
-            row["status"],
-            row["grade"],
-            row["spread"],
-            row["raw_answer"],
-        ):
+        if old is not None and (
+            old.status,
+            old.grade,
+            old.spread,
+            old.raw_answer,
+            old.error,
+        ) == (row["status"], row["grade"], row["spread"], row["raw_answer"], row["error"]):
             continue
         if old is not None:
             stale.append(old.id)  # replaced, not updated: a new id tells live scoring

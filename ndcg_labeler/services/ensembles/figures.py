@@ -19,7 +19,7 @@ from ndcg_labeler.models import (
     TestSet,
 )
 from ndcg_labeler.scoring import calibrate
-from ndcg_labeler.services import corrections, dashboard, live
+from ndcg_labeler.services import corrections, counted, dashboard, live
 from ndcg_labeler.services.ensembles.combine import ensemble_version, is_ensemble, members_of
 from ndcg_labeler.services.ensembles.fewshot import few_shot_of, judge_shots
 
@@ -67,7 +67,7 @@ def pair_figures(test_set: TestSet, judge: Judge, sha: str, human: Qrels) -> dic
     # The judge's own figures' rule (judges' guards): too few compared pairs, no κ.
     if found["pairs"] < dashboard.MIN_INTERVAL_QUERIES:
         reason = (
-            f"from {found['pairs']} compared pair(s); at least "
+            f"from {counted(found['pairs'], 'compared pair')}; at least "
             f"{dashboard.MIN_INTERVAL_QUERIES} are needed"
         )
         for key in ("kappa_quadratic", "kappa_binary", "mean_difference"):

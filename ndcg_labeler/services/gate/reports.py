@@ -65,11 +65,15 @@ def power_line(check: MeasureCheck) -> str:
 
 
 def labels_line(result: GateResult) -> str:
-    """What the grades were: people's, or a machine judge's (said plainly), and how many of
-    the judge's answers failed when some did."""
-    failed = result.audit.failed_note if result.audit is not None else None
-    line = _labels_words(result)
-    return line if failed is None else f"{line}; {failed}"
+    """What the grades were: people's, or a machine judge's (said plainly) with "k of N queries
+    audited" as every machine figure says it, and how many of the judge's answers failed when
+    some did."""
+    parts = [_labels_words(result)]
+    if result.audit is not None:
+        parts.append(result.audit.text)
+        if result.audit.failed_note:
+            parts.append(result.audit.failed_note)
+    return "; ".join(parts)
 
 
 def _labels_words(result: GateResult) -> str:

@@ -12,13 +12,14 @@ from typing import Any
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Job, Run, TestSet, User
-from ndcg_labeler.services import ServiceError, imports, interop, pooling, probes
+from ndcg_labeler.services import ServiceError, ensembles, imports, interop, pooling, probes
 from ndcg_labeler.services import endpoints as endpoints_service
 from ndcg_labeler.services import judges as judges_service
 from ndcg_labeler.services import runs as run_service
 from ndcg_labeler.services import series as series_service
 from ndcg_labeler.services._progress import Progress
 from ndcg_labeler.services.jobs import spool
+from ndcg_labeler.services.jobs.reporting import warn_from_start
 
 IMPORT_FIELDS = ("queries", "corpus", "pool", "qrels")
 # Where a peer's own file (Quepid, SRW) is spooled, translated when the job runs.
@@ -176,6 +177,7 @@ def _run_judge(job: Job, progress: Progress) -> dict[str, Any]:
         tokens_used.update(tokens)
         progress("judge", done, total, done)
 
+    warn_from_start(progress, "judge", ensembles.key_warnings(judge))
     pairs = params.get("pairs") or "unjudged"
     max_cost = params.get("max_cost")
     found = judges_service.run_judge(
@@ -213,6 +215,7 @@ def _run_probe(job: Job, progress: Progress) -> dict[str, Any]:
     def report(done: int, total: int, tokens: dict[str, int]) -> None:
         progress("probe", done, total, done)
 
+    warn_from_start(progress, "probe", ensembles.key_warnings(judge))
     n = int(params.get("pairs") or probes.DEFAULT_PAIRS)
     max_cost = params.get("max_cost")
     found = probes.run_probe(

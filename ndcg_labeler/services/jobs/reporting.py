@@ -87,6 +87,7 @@ class JobProgress:
         self._blocked_until = 0.0
         self.rows = 0  # the latest rows reported, recorded when the job ends
         self.latest: dict[str, Any] | None = None  # the latest report, for the Heartbeat
+        self.note = ""  # said after every phase's message (a warning the whole job holds)
 
     def _connection(self) -> Any:
         if self._conn is None:
@@ -121,7 +122,7 @@ class JobProgress:
             "rows": rows,
             "heartbeat_at": beat,
             "phase_started_at": self._phase_started,
-            "message": PHASES.get(phase, phase),
+            "message": PHASES.get(phase, phase) + (f" — {self.note}" if self.note else ""),
         }
         self.latest = values
         if now >= self._blocked_until and not _write_row(conn, self.job_id, values):
@@ -239,3 +240,13 @@ class Heartbeat:
         ).first()
         conn.rollback()
         return dict(row._mapping) if row is not None else None
+
+
+def warn_from_start(progress: Any, phase: str, warnings: list[str]) -> None:
+    """Say the warnings in the job's progress message from now on, and report `phase` at once
+    so they show before the first answer (a run whose every request goes without a key says
+    so while it runs, not only when it ends). Not a job's progress (the CLI's): nothing."""
+    if not warnings or not isinstance(progress, JobProgress):
+        return
+    progress.note = "warning: " + "; ".join(warnings)
+    progress(phase, 0, 0, 0)

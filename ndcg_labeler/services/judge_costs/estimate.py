@@ -17,7 +17,7 @@ import sqlalchemy as sa
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Chunk, Judge, MachineJudgment, Query, TestSet
-from ndcg_labeler.services import ServiceError, judges
+from ndcg_labeler.services import ServiceError, counted, judges
 from ndcg_labeler.services.judge_costs.prices import money
 
 SAMPLE = 20  # pairs whose prompts are rendered for a prompt-length estimate
@@ -90,11 +90,6 @@ class Estimate:
                 {"members": {name: e.to_json() for name, e in self.members}} if self.members else {}
             ),
         }
-
-
-def counted(count: int, noun: str) -> str:
-    """A count with its noun, singular or plural: "1 pair", "2 pairs", "1,234 questions"."""
-    return f"{count:,} {noun}{'' if count == 1 else 's'}"
 
 
 def _todo(test_set: TestSet, judge: Judge, which: str, sha: str) -> list[tuple[int, int]]:

@@ -2,7 +2,15 @@
 
 from .asking import Asker
 from .calibration import REFERENCES, judge_agreement, labels_of, suggestions
-from .catalog import MAX_NAME, add_judge, get_judge, list_judges, require_judge
+from .catalog import (
+    EDITABLE,
+    MAX_NAME,
+    add_judge,
+    edit_judge,
+    get_judge,
+    list_judges,
+    require_judge,
+)
 from .client import RateLimiter
 from .lifecycle import (
     AGAIN_CHOICES,
@@ -20,6 +28,7 @@ __all__ = [
     "AGAIN_CHOICES",
     "DEFAULTS",
     "DEFAULT_TEMPLATE",
+    "EDITABLE",
     "MAX_NAME",
     "REFERENCES",
     "Asker",
@@ -28,6 +37,7 @@ __all__ = [
     "add_judge",
     "archive_judge",
     "delete_judge",
+    "edit_judge",
     "get_judge",
     "judge_agreement",
     "label_count",

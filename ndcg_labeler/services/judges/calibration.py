@@ -15,7 +15,7 @@ import sqlalchemy as sa
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Chunk, Judge, MachineJudgment, Pair, Query, TestSet
 from ndcg_labeler.scoring import calibrate, kendall_tau
-from ndcg_labeler.services import live, runs
+from ndcg_labeler.services import counted, live, runs
 from ndcg_labeler.services.judges import guards
 
 # Published reference points, shown next to our figures.
@@ -70,7 +70,8 @@ def judge_agreement(test_set: TestSet, judge: Judge, k: int = 10) -> dict[str, A
         guards.withhold(
             found,
             "kendall_tau",
-            f"from {len(human_means)} run(s) with both means; at least {guards.MIN_RUNS} runs "
+            f"from {counted(len(human_means), 'run')} with both means; at least "
+            f"{guards.MIN_RUNS} runs "
             "whose two means are shown are needed",
         )
     return found

@@ -2,12 +2,17 @@
 
 Covers OpenAI, Azure's compatible endpoint, vLLM, Ollama, llama.cpp's server and OpenRouter:
 POST {base_url}/chat/completions. 429, 5xx, timeouts and dropped connections are retried with
-exponential backoff (Retry-After honoured); other errors fail the pair at once.
+exponential backoff; other errors fail the pair at once. A 429 or 503 with a Retry-After (seconds
+or an HTTP date) is waited as stated, up to MAX_RETRY_AFTER, and up to RATE_LIMIT_WAITS such
+waits do not use up the RETRIES: a provider that says "come back in two minutes" is obeyed
+rather than answered with failed pairs, and a limit that never lifts still ends.
 """
 
 from __future__ import annotations
 
+import email.utils
 import json
+import math
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -19,7 +24,9 @@ from ndcg_labeler.services import outbound
 
 RETRIES = 4
 BACKOFF = 0.5  # seconds before the first retry; doubled each time
-MAX_BACKOFF = 20.0
+MAX_BACKOFF = 20.0  # the longest wait of our own backoff
+MAX_RETRY_AFTER = 300.0  # the longest Retry-After obeyed (a longer one: this long)
+RATE_LIMIT_WAITS = 8  # Retry-After waits beside the RETRIES: at most 13 attempts in all
 # The most of an answer's body read. 100,000 tokens (the largest max tokens) is well under a
 # megabyte of JSON; an endpoint sending more is broken, and its text would be stored and shown.
 MAX_ANSWER_BYTES = 2 * 1024 * 1024
@@ -70,15 +77,33 @@ class RateLimiter:
             time.sleep(start - now)
 
 
-def _retry_after(response: Any, attempt: int) -> float:
-    backoff = min(BACKOFF * 2**attempt, MAX_BACKOFF)
-    header = response.headers.get("retry-after") if response is not None else None
+def _stated_wait(response: Any) -> float | None:
+    """The seconds a 429's or 503's Retry-After asks for, at most MAX_RETRY_AFTER; None without
+    a readable one ("nan", "-3", "inf" and nonsense are not read)."""
+    if response is None or response.status_code not in (429, 503):
+        return None
+    header = (response.headers.get("retry-after") or "").strip()
+    if not header:
+        return None
     try:
-        wait = float(header) if header else backoff
-    except ValueError:  # an HTTP date, or nonsense: our own backoff
-        return backoff
-    # "nan" or "-3" would make time.sleep raise and end the whole run: bound what we obey.
-    return wait if 0 <= wait <= MAX_BACKOFF else (MAX_BACKOFF if wait > 0 else backoff)
+        wait = float(header)
+    except ValueError:  # an HTTP date, or nonsense
+        try:
+            when = email.utils.parsedate_to_datetime(header)
+        except (TypeError, ValueError):
+            return None
+        if when.tzinfo is None:
+            return None
+        wait = when.timestamp() - time.time()
+        wait = max(wait, 0.0)  # a date gone by: ask now
+    if not math.isfinite(wait) or wait < 0:
+        return None
+    return min(wait, MAX_RETRY_AFTER)
+
+
+def _backoff(attempt: int) -> float:
+    """Our own wait before retry `attempt` + 1: doubling from BACKOFF, at most MAX_BACKOFF."""
+    return min(BACKOFF * 2**attempt, MAX_BACKOFF)
 
 
 def ask(client: Any, config: JudgeConfig, prompt: str, limiter: RateLimiter) -> Answer:
@@ -97,7 +122,8 @@ def ask(client: Any, config: JudgeConfig, prompt: str, limiter: RateLimiter) -> 
     url = config.base_url.rstrip("/") + "/chat/completions"
     error = ""
     started = time.monotonic()
-    for attempt in range(RETRIES + 1):
+    retries = waits = 0
+    while True:
         limiter.wait()
         response = None
         try:
@@ -117,8 +143,14 @@ def ask(client: Any, config: JudgeConfig, prompt: str, limiter: RateLimiter) -> 
             error = outbound.status_line(response) + _key_hint(config, response.status_code)
             if response.status_code != 429 and response.status_code < 500:
                 break  # a 4xx other than 429 will not get better by asking again
-        if attempt < RETRIES:
-            time.sleep(_retry_after(response, attempt))
+        stated = _stated_wait(response)
+        if stated is not None and waits < RATE_LIMIT_WAITS:
+            waits += 1  # the provider said how long: waiting it out is no failed try
+        elif retries < RETRIES:
+            retries += 1
+        else:
+            break
+        time.sleep(_backoff(retries - 1) if stated is None else stated)
     return Answer(None, error, int(1000 * (time.monotonic() - started)), 0, 0)
 
 

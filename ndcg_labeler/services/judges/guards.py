@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ndcg_labeler.services import dashboard, live
+from ndcg_labeler.services import counted, dashboard, live
 
 MIN_PAIRS = dashboard.MIN_INTERVAL_QUERIES
 MIN_RUNS = dashboard.MIN_QUERIES
@@ -40,7 +40,7 @@ def guard_pairs(found: dict[str, Any]) -> None:
     """Withhold the pair figures (kappas, mean difference) below MIN_PAIRS compared pairs."""
     if found["pairs"] >= MIN_PAIRS:
         return
-    reason = f"from {found['pairs']} compared pair(s); at least {MIN_PAIRS} are needed"
+    reason = f"from {counted(found['pairs'], 'compared pair')}; at least {MIN_PAIRS} are needed"
     for key in PAIR_FIGURES:
         if found[key] is not None:
             withhold(found, key, reason)
