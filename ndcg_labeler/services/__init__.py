@@ -86,9 +86,9 @@ def shown(value: Any) -> str:
     return f"{value:g}" if isinstance(value, float) else str(value)
 
 
-def counted(count: int, noun: str) -> str:
-    """A count with its noun, singular or plural: "1 pair", "2 pairs", "1,234 questions"."""
-    return f"{count:,} {noun}{'' if count == 1 else 's'}"
+def counted(count: int, singular: str, plural: str = "") -> str:
+    """A count with its noun (see `noun`): "1 pair", "2 pairs", "1,234 questions"."""
+    return f"{count:,} {noun(count, singular, plural)}"
 
 
 def read_whole(typed: int | str, what: str, low: int, high: int, why: str = "") -> int:
