@@ -46,7 +46,7 @@ def _price_by_output(name: str) -> None:
 def slow(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeLLM]:
     # One try per question: a timed-out pair fails at once instead of after four retries.
     monkeypatch.setattr("ndcg_labeler.services.judges.client.RETRIES", 0)
-    # SLOW sleeps well past the judge's timeout (0.8 s) and DELAYED far within it, so only the
+    # SLOW sleeps well past the judge's timeout (1.2 s) and DELAYED far within it, so only the
     # SLOW pairs time out, however loaded the (2-core) machine is.
     server = FakeLLM(slow_seconds=2.5, delay_seconds=0.1).start()
     yield server
@@ -68,7 +68,7 @@ def test_a_slow_endpoint_fails_late_pairs_cleanly_and_they_resume(
         test_set = build_test_set("slow", {"q1": "refund policy"}, corpus=corpus)
         import_files(test_set, pool=ImportFile(io.BytesIO(trec({"q1": list(corpus)})), "p.trec"))
         # A timeout between the late answer (0.1 s) and the slow one (2.5 s).
-        judges.add_judge("j", slow.url, "m", timeout=0.8, concurrency=6)
+        judges.add_judge("j", slow.url, "m", timeout=1.2, concurrency=6)
         _price_by_output("j")
     out, _ = _cli(runner, "judges", "run", "slow", "--judge", "j", "--pairs", "all", "--json")
     first = json.loads(out)
@@ -97,7 +97,7 @@ def test_a_slow_endpoint_fails_late_pairs_cleanly_and_they_resume(
         "d6": ("failed", None),
     }
     for docid in ("d3", "d4", "d6"):
-        assert rows[docid][2] == "" and "within 0.8 s (timeout)" in rows[docid][3]
+        assert rows[docid][2] == "" and "within 1.2 s (timeout)" in rows[docid][3]
 
     with app.app_context():
         # Asking the three failed ones again, from the three answers' usage: 3 × $0.01.
