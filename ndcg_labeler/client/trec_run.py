@@ -21,7 +21,10 @@ def run_file(run: Any, name: str | None) -> tuple[str, BinaryIO]:
     elif all(hasattr(run, attr) for attr in ("columns", "itertuples")):
         missing = {"qid", "docid", "score"} - {str(c) for c in run.columns}
         if missing:
-            raise ClientError(f"the DataFrame lacks the column(s) {', '.join(sorted(missing))}")
+            names = [f"'{column}'" for column in sorted(missing)]
+            listed = " and ".join([", ".join(names[:-1]), names[-1]] if len(names) > 1 else names)
+            noun = "columns" if len(names) > 1 else "column"
+            raise ClientError(f"the DataFrame lacks the {noun} {listed}")
         rows = run[["qid", "docid", "score"]].itertuples(index=False, name=None)
     else:
         raise ClientError("a run is a file path, a dict {qid: {docid: score}} or a DataFrame")

@@ -374,3 +374,17 @@ def test_a_token_with_a_break_inside_is_refused_without_showing_it() -> None:
         "the API token has a blank or a line break inside: copy it again from the Account page"
     )
     assert "secret" not in str(refused.value)
+
+
+@pytest.mark.parametrize(
+    "columns, message",
+    [
+        (["qid", "docid"], "the DataFrame lacks the column 'score'"),
+        (["query", "doc", "score"], "the DataFrame lacks the columns 'docid' and 'qid'"),
+    ],
+)
+def test_a_dataframe_without_a_runs_columns_names_them(columns: list, message: str) -> None:
+    frame = pd.DataFrame([["q1", "d1", 1.0][: len(columns)]], columns=columns)
+    with _refusing_client() as api, pytest.raises(ClientError) as refused:
+        api.upload_run("desk", frame, name="r")
+    assert refused.value.message == message
