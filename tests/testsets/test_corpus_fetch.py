@@ -94,7 +94,7 @@ def test_a_run_naming_left_out_chunks_fetches_them_from_the_file(
     result = app.test_cli_runner().invoke(args=["run", "upload", "fl", str(run)])
     assert result.exit_code == 0, result.output
     assert "2 chunks fetched from corpus.jsonl." in result.output
-    assert "1 docids (1 ranked entries) are not in the test set's corpus" in result.output
+    assert "1 docid (1 ranked entry) is not in the test set's corpus" in result.output
     texts = _texts(app)
     assert texts["d7"] == "text of chunk 7 about walrus7" and texts["d15"].endswith("walrus15")
     assert "zz" not in texts and len(texts) == 4 and _left_out(app) == [16]
