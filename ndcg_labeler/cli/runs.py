@@ -220,7 +220,8 @@ def _measure_mean(m: live.MeasureValues) -> str:
     "--trec",
     "as_trec",
     is_flag=True,
-    help="trec_eval's -q layout (its ndcg_cut_K: linear gain; --gain exp adds ndcg_cut_exp_K).",
+    help="trec_eval's -q layout (its ndcg_cut_K: linear gain, ideal from all judged chunks; "
+    "--gain exp adds ndcg_cut_exp_K, --ideal retrieved ndcg_cut_retrieved_K).",
 )
 @cli_errors
 def score(
@@ -387,8 +388,13 @@ def _trec_all_lines(result: live.RunScores | live.ListedScores) -> list[str]:
     if not result.means_differ:
         return []
     value = "—" if result.mean_trec_all is None else f"{result.mean_trec_all:.4f}"
+    # Named as the trec_eval layout writes this figure (ndcg_cut_retrieved_10 under
+    # ideal=retrieved): trec_eval's own ndcg_cut_10 is linear gain over the judged ideal. A
+    # listed line is always at the default options, trec_eval's.
+    tag = result.options.layout_tag if isinstance(result, live.RunScores) else ""
     return [
-        f"trec_eval all ndcg_cut_{result.k} = {value} over {result.queries_trec_all} queries"
+        f"trec_eval all ndcg_cut{tag}_{result.k} = {value}"
+        f" over {result.queries_trec_all} queries"
         " (it counts undefined queries as 0 and leaves out those missing from the run;"
         " see Scoring conventions in the manual)"
     ]
