@@ -157,7 +157,7 @@ def _table(result: live.RunScores, extra: list[live.MeasureValues] | None = None
     mean = "—" if result.mean_ndcg is None else f"{result.mean_ndcg:.4f}"
     lines = [
         f"Run '{result.run_name}' on test set '{result.test_set_name}'",
-        f"NDCG@{k}, gain {o.gain}, ideal {o.ideal}, aggregation {o.policy}"
+        f"NDCG@{k}, gain {o.gain}, ideal {o.ideal}, grades combined by {o.policy}"
         + (", judged only" if o.judged_only else ""),
         f"mean NDCG@{k} = {mean} over {result.queries_in_mean} of {result.num_queries} queries"
         f" ({result.num_undefined} undefined: IDCG 0; {result.num_missing} missing from the"
