@@ -179,6 +179,8 @@ def account() -> str | Response:
             accounts.change_own_password(
                 current_user, password_form.current.data or "", password_form.new.data or ""
             )
+        except accounts.PasswordRefused as exc:
+            password_form.new.errors.append(str(exc))
         except ServiceError as exc:
             password_form.current.errors.append(str(exc))
         else:

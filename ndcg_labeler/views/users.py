@@ -29,6 +29,8 @@ def index() -> str | Response:
                 form.role.data or "annotator",
                 actor=current_user,
             )
+        except accounts.PasswordRefused as exc:
+            form.password.errors.append(str(exc))
         except ServiceError as exc:
             form.username.errors.append(str(exc))
         else:
@@ -61,7 +63,15 @@ def edit(user_id: int) -> str | Response:
             )
         except ServiceError as exc:
             db.session.rollback()
-            form.role.errors.append(str(exc))
+            # Beside the field the refusal is about: the new password, or the admin's own
+            # deactivation (else the role).
+            if isinstance(exc, accounts.PasswordRefused):
+                shown_at = form.password
+            elif user.id == current_user.id and not form.active.data:
+                shown_at = form.active
+            else:
+                shown_at = form.role
+            shown_at.errors.append(str(exc))
         else:
             if user.id == current_user.id:
                 stay_logged_in(user)
