@@ -68,13 +68,16 @@ def update_user(
 def change_own_password(user: User, current: str, new: str) -> None:
     """Change one's own password after checking the current one; ends every session of the user.
 
-    The caller logs its own browser in again with the new session token.
+    Audited as user.password_change by the user themself. The caller logs its own browser in
+    again with the new session token.
     """
     if not user.check_password(current):
         raise ServiceError("This is not your current password.")
     check_new_password(new, user.username)
     user.set_password(new)
     user.end_sessions()
+    # A session taken over can lock its owner out this way: the trail says when.
+    audit.record(user, "user.password_change", "user", user.id, username=user.username)
     db.session.commit()
 
 
