@@ -14,11 +14,13 @@ from .passwords import check_new_password, verify_password
 
 
 def update_user(
-    actor: User, user: User, *, role: str, active: bool, password: str | None = None
+    actor: User | None, user: User, *, role: str, active: bool, password: str | None = None
 ) -> User:
-    """An admin changes a user's role, active flag and (optionally) password.
+    """An admin (None: the command line) changes a user's role, active flag and (optionally)
+    password.
 
-    An admin cannot demote or deactivate themself: the last admin would lock everyone out.
+    An admin cannot demote or deactivate themself, nor anyone the last active admin: nobody
+    could manage people any more.
     A new password, role or deactivation ends the user's sessions; deactivation also revokes
     their API token, so reactivating them revives neither, and frees the pairs they were
     handed to label.
@@ -27,8 +29,14 @@ def update_user(
         raise ServiceError(f"'{user.username}' is an import source, not a person")
     if role not in ROLES:
         raise ServiceError(f"role must be one of {', '.join(ROLES)}, not {role!r}")
-    if user.id == actor.id and (role != "admin" or not active):
+    losing_admin = user.role == "admin" and user.active and (role != "admin" or not active)
+    if actor is not None and user.id == actor.id and losing_admin:
         raise ServiceError("You cannot remove your own admin rights or deactivate yourself.")
+    if losing_admin and not _other_active_admin(user):
+        raise ServiceError(
+            f"'{user.username}' is the last active admin: make another admin first, or nobody "
+            "could manage people"
+        )
     if password:
         check_new_password(password, user.username)
         user.set_password(password)
@@ -63,6 +71,12 @@ def update_user(
     user.active = active
     db.session.commit()
     return user
+
+
+def _other_active_admin(user: User) -> bool:
+    """True when an active admin other than `user` exists."""
+    other = sa.select(User.id).where(User.role == "admin", User.active, User.id != user.id)
+    return db.session.scalar(other.limit(1)) is not None
 
 
 def change_own_password(user: User, current: str, new: str) -> None:
