@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import difflib
 from pathlib import Path
 
 import click
 from flask.cli import AppGroup, with_appcontext
 
 from ndcg_labeler.cli._common import cli_errors
-from ndcg_labeler.services import audit, backups
+from ndcg_labeler.services import ServiceError, audit, backups
 
 
 @click.command("backup")
@@ -47,5 +48,12 @@ def audit_group() -> None:
 @cli_errors
 def audit_export(as_json: bool, action: str | None, actor: str | None) -> None:
     """Print the audit trail, newest first, as CSV (formula-safe) or JSON."""
+    if action and action not in audit.ACTIONS:
+        # Else a typo prints the header alone, as if no such event had ever happened.
+        close = difflib.get_close_matches(action, list(audit.ACTIONS), n=1)
+        hint = f" (did you mean {close[0]}?)" if close else ""
+        raise ServiceError(
+            f"the audit trail has no action '{action}'{hint}; it has: {', '.join(audit.ACTIONS)}"
+        )
     text = audit.events_json(action, actor) if as_json else audit.events_csv(action, actor)
     click.echo(text, nl=as_json)

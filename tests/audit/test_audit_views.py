@@ -100,3 +100,15 @@ def test_unknown_action_is_refused(app: Flask, admin_id: int) -> None:
 
     with app.app_context(), pytest.raises(ValueError, match="unknown audit action"):
         audit.record(None, "user.typo", "user", 1)
+
+
+def test_cli_export_refuses_an_action_the_trail_does_not_know(
+    app: Flask, runner: FlaskCliRunner, admin_id: int
+) -> None:
+    # A typo used to print the header alone, as if nobody had ever changed a role.
+    _seed(app, admin_id, count=2)
+    result = runner.invoke(args=["audit", "export", "--action", "user.roles"])
+    assert result.exit_code == 1
+    message = result.output.strip()
+    assert message.startswith("Error: the audit trail has no action 'user.roles' (did you mean ")
+    assert "user.role" in message and "user.create, user.role, user.active" in message
