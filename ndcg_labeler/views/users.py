@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from flask import Blueprint, flash, redirect, render_template, url_for
+from flask import Blueprint, flash, redirect, render_template, request, url_for
 from flask_login import current_user
 from werkzeug.wrappers import Response
 
@@ -10,6 +10,7 @@ from ndcg_labeler.extensions import db
 from ndcg_labeler.forms.auth import UserCreateForm, UserEditForm
 from ndcg_labeler.models import User
 from ndcg_labeler.services import ServiceError, accounts
+from ndcg_labeler.views._scoring import page_arg
 from ndcg_labeler.views.access import admin_required
 from ndcg_labeler.views.auth import stay_logged_in
 
@@ -36,9 +37,15 @@ def index() -> str | Response:
         else:
             flash(f"User {user.username} created.", "success")
             return redirect(url_for("users.index"))
+    # A team of a thousand: one page at a time, found by part of a name.
+    contains = request.args.get("q", "").strip()[: accounts.MAX_USERNAME]
+    page, everyone = accounts.people_page(page_arg(), contains)
     return render_template(
         "users/index.html",
-        users=accounts.list_people(),
+        page=page,
+        everyone=everyone,
+        contains=contains,
+        filters={"q": contains} if contains else {},
         form=form,
         min_password=accounts.MIN_PASSWORD,
     )

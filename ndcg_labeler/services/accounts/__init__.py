@@ -14,6 +14,7 @@ from .users import (
     get_by_username,
     import_source,
     list_people,
+    people_page,
 )
 
 __all__ = [
@@ -33,6 +34,7 @@ __all__ = [
     "grades_visible",
     "import_source",
     "list_people",
+    "people_page",
     "revoke_token",
     "set_preferences",
     "update_user",
