@@ -77,15 +77,22 @@ def list_users(as_json: bool) -> None:
     is_flag=True,
     help="Set a new password, from a prompt or standard input (a lost admin password too).",
 )
+@click.option(
+    "--revoke-token", is_flag=True, help="Remove their API token (a leaked one); nothing else."
+)
 @cli_errors
-def edit(name: str, role: str | None, active: bool | None, new_password: bool) -> None:
+def edit(
+    name: str, role: str | None, active: bool | None, new_password: bool, revoke_token: bool
+) -> None:
     """Change a user's role, activity or password, as the Users page does (audited as cli).
 
     A new password, a new role or deactivation ends the user's sessions; deactivation also
     revokes their API token. The last active admin cannot be demoted or deactivated.
     """
-    if role is None and active is None and not new_password:
-        raise ServiceError("nothing to change: give --role, --active/--inactive or --password")
+    if role is None and active is None and not new_password and not revoke_token:
+        raise ServiceError(
+            "nothing to change: give --role, --active/--inactive, --password or --revoke-token"
+        )
     user = accounts.get_by_username(name.strip())
     if user is None or user.is_import_source:
         raise ServiceError(f"no user '{name}'")
@@ -100,6 +107,8 @@ def edit(name: str, role: str | None, active: bool | None, new_password: bool) -
         active=old_active if active is None else active,
         password=password,
     )
+    # After the other changes: a refused one (a weak password) leaves the token too.
+    revoked = revoke_token and accounts.revoke_token(user, by_cli=True)
     changes = []
     if user.role != old_role:
         changes.append(f"role {user.role}")
@@ -107,8 +116,12 @@ def edit(name: str, role: str | None, active: bool | None, new_password: bool) -
         changes.append("activated" if user.active else "deactivated")
     if password:
         changes.append("password set")
+    if revoked:
+        changes.append("API token revoked")
     ended = bool(password) or user.role != old_role or (old_active and not user.active)
     summary = ", ".join(changes) or "nothing changed"
+    if revoke_token and not revoked and not changes:
+        summary += " (no API token to revoke)"
     click.echo(
         f"Saved {user.username}: {summary}" + ("; their sessions were ended." if ended else ".")
     )

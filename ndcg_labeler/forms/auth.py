@@ -72,3 +72,9 @@ class UserEditForm(FlaskForm):
         validators=[Optional(), Length(min=accounts.MIN_PASSWORD)],
     )
     submit = SubmitField("Save")
+
+
+class RevokeTheirTokenForm(FlaskForm):
+    """An admin removes someone's API token (a leaked one) without deactivating them."""
+
+    submit = SubmitField("Revoke their API token")

@@ -7,7 +7,7 @@ from flask_login import current_user
 from werkzeug.wrappers import Response
 
 from ndcg_labeler.extensions import db
-from ndcg_labeler.forms.auth import UserCreateForm, UserEditForm
+from ndcg_labeler.forms.auth import RevokeTheirTokenForm, UserCreateForm, UserEditForm
 from ndcg_labeler.models import User
 from ndcg_labeler.services import ServiceError, accounts
 from ndcg_labeler.views._scoring import page_arg
@@ -84,4 +84,27 @@ def edit(user_id: int) -> str | Response:
                 stay_logged_in(user)
             flash(f"User {user.username} saved.", "success")
             return redirect(url_for("users.index"))
-    return render_template("users/edit.html", user=user, form=form)
+    return render_template(
+        "users/edit.html", user=user, form=form, revoke_form=RevokeTheirTokenForm()
+    )
+
+
+@bp.post("/<int:user_id>/revoke-token")
+@admin_required
+def revoke_token(user_id: int) -> Response:
+    """Remove a person's API token (a leaked one), leaving their account and sessions as they
+    are; deactivating them would also end their sessions and free their pairs."""
+    user = db.get_or_404(User, user_id)
+    if user.is_import_source:
+        return redirect(url_for("users.index"))
+    form = RevokeTheirTokenForm()
+    if not form.validate_on_submit():
+        flash("The form expired; please try again.", "error")
+    elif accounts.revoke_token(user, current_user):
+        flash(
+            f"{user.username}’s API token was revoked: requests with it are refused from now on.",
+            "success",
+        )
+    else:
+        flash(f"{user.username} has no API token: nothing to revoke.", "info")
+    return redirect(url_for("users.edit", user_id=user.id))

@@ -86,7 +86,9 @@ def test_edit_changes_role_and_activity_as_the_users_page_does(
     assert weak.exit_code == 1 and "too easy to guess" in weak.output
     nothing = runner.invoke(args=["user", "edit", "ann"])
     assert nothing.exit_code == 1
-    assert "nothing to change: give --role, --active/--inactive or --password" in nothing.output
+    assert "nothing to change: give --role, --active/--inactive, --password or --revoke-token" in (
+        nothing.output
+    )
     missing = runner.invoke(args=["user", "edit", "nobody", "--active"])
     assert missing.exit_code == 1 and missing.output.strip() == "Error: no user 'nobody'"
 

@@ -32,12 +32,16 @@ def create_token(user: User, actor: User | None = None) -> str:
     return token
 
 
-def revoke_token(user: User, actor: User | None = None) -> None:
-    """Remove the user's token: API calls with it fail from now on (audited when there was one)."""
-    if user.api_token_hash is not None:
-        audit.record(actor or user, "token.revoke", "user", user.id, username=user.username)
+def revoke_token(user: User, actor: User | None = None, *, by_cli: bool = False) -> bool:
+    """Remove the user's token: API calls with it fail from now on. True when there was one
+    (then audited as done by `actor`, by default the user themself; `by_cli`: the CLI)."""
+    had = user.api_token_hash is not None
+    if had:
+        who = None if by_cli else actor or user
+        audit.record(who, "token.revoke", "user", user.id, username=user.username)
     user.api_token_hash = None
     db.session.commit()
+    return had
 
 
 def user_for_token(token: str | None) -> User | None:
