@@ -25,13 +25,19 @@ def backup(file: Path, force: bool) -> None:
 
 @click.command("restore")
 @click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--force", is_flag=True, help="Overwrite a database that already holds data.")
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Overwrite a database that already holds data (a copy of it is kept beside it first).",
+)
 @with_appcontext
 @cli_errors
 def restore(file: Path, force: bool) -> None:
     """Replace the SQLite database with the backup FILE (stop the server first)."""
-    revision = backups.restore(file, force=force)
-    click.echo(f"Restored {file} (schema revision {revision}).")
+    restored = backups.restore(file, force=force)
+    click.echo(f"Restored {file} (schema revision {restored.revision}).")
+    if restored.kept is not None:
+        click.echo(f"The database as it was is kept in {restored.kept}.")
     click.echo("Run `flask --app app db upgrade` if the backup is older than this version.")
 
 
