@@ -126,3 +126,17 @@ def test_list_shows_everyone_who_can_log_in(app: Flask, runner: FlaskCliRunner) 
         ("ann", "annotator", False, False),
         ("boss", "admin", True, False),
     ]
+
+
+def test_an_unmigrated_database_is_named_not_dumped(tmp_path) -> None:
+    # `flask bootstrap` before `flask db upgrade` printed a page of SQLAlchemy traceback.
+    from tests.factory import make_app
+
+    app = make_app(tmp_path, f"sqlite:///{tmp_path / 'empty.sqlite3'}")
+    for args in (["bootstrap"], ["user", "list"]):
+        result = app.test_cli_runner().invoke(args=args)
+        assert result.exit_code == 1, args
+        assert result.output.strip() == (
+            "Error: the database has no table 'user': it was never set up or is older than "
+            "this version; run `flask --app app db upgrade` first"
+        ), args
