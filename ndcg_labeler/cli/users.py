@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 
 import click
 from flask.cli import AppGroup
@@ -36,6 +37,23 @@ def _sign_in(user: User) -> str:
     return "+".join(ways) or "none"
 
 
+def _iso(value: datetime | None) -> str | None:
+    """A stored time as ISO 8601 UTC (SQLite hands back naive UTC times), None as null."""
+    if value is None:
+        return None
+    aware = value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+    return aware.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _token(user: User) -> str:
+    """The API token column: no, never-used, or used-DATE (the day it was last used)."""
+    if user.api_token_hash is None:
+        return "no"
+    if user.api_token_used_at is not None:
+        return f"used-{user.api_token_used_at:%Y-%m-%d}"
+    return "never-used" if user.api_token_created_at is not None else "yes"
+
+
 @user_group.command("list")
 @click.option("--json", "as_json", is_flag=True, help="One JSON array.")
 @cli_errors
@@ -51,18 +69,22 @@ def list_users(as_json: bool) -> None:
                 "password": p.password_hash is not None,
                 "sso": p.oidc_subject is not None,
                 "api_token": p.api_token_hash is not None,
-                "created_at": p.created_at.strftime("%Y-%m-%dT%H:%M:%SZ"),
+                "api_token_created_at": _iso(p.api_token_created_at),
+                "api_token_used_at": _iso(p.api_token_used_at),
+                "created_at": _iso(p.created_at),
             }
             for p in people
         ]
         click.echo(json.dumps(rows, indent=1))
         return
     width = max([len("username"), *(len(p.username) for p in people)])
-    click.echo(f"{'username':<{width}}  role       active  sign-in        api-token  created")
+    click.echo(
+        f"{'username':<{width}}  role       active  sign-in        {'api-token':<15}  created"
+    )
     for p in people:
         click.echo(
             f"{p.username:<{width}}  {p.role:<9}  {'yes' if p.active else 'no':<6}  "
-            f"{_sign_in(p):<13}  {'yes' if p.api_token_hash else 'no':<9}  "
+            f"{_sign_in(p):<13}  {_token(p):<15}  "
             f"{p.created_at:%Y-%m-%d}"
         )
 

@@ -25,7 +25,7 @@ def test_an_admin_revokes_a_persons_token_on_their_page(
     token = _token(app, annotator_id)
     assert _api_status(as_admin, token) == 200
     page = as_admin.get(f"/users/{annotator_id}").get_data(as_text=True)
-    assert "ann has an API token." in page
+    assert "ann has an API token, created " in page
     assert f'action="/users/{annotator_id}/revoke-token"' in page
     listing = as_admin.get("/users/").get_data(as_text=True)
     assert '<th scope="col">API token</th>' in listing

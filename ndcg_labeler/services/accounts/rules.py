@@ -11,6 +11,7 @@ from ndcg_labeler.models.users import ROLES
 from ndcg_labeler.services import ServiceError, audit
 
 from .passwords import check_new_password, verify_password
+from .tokens import forget_token
 
 
 def update_user(
@@ -51,7 +52,7 @@ def update_user(
             execution_options={"synchronize_session": False},
         )
     if user.active and not active and user.api_token_hash is not None:
-        user.api_token_hash = None
+        forget_token(user)
         audit.record(actor, "token.revoke", "user", user.id, username=user.username)
     if role != user.role:
         audit.record(
