@@ -55,3 +55,14 @@ def test_the_cli_revokes_a_token_too(
     assert _api_status(client, token) == 401
     again = runner.invoke(args=["user", "edit", "ann", "--revoke-token"])
     assert again.output.strip() == "Saved ann: nothing changed (no API token to revoke)."
+
+
+def test_the_edit_page_says_what_deactivating_does(
+    as_admin: FlaskClient, annotator_id: int
+) -> None:
+    # The box is one click from ending sessions and a token; say so before Save, not after.
+    page = as_admin.get(f"/users/{annotator_id}").get_data(as_text=True)
+    assert (
+        "Saving with Active unticked ends their sessions, revokes their API token and hands "
+        "the pairs they hold back to the queue; their grades stay."
+    ) in page
