@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+from datetime import datetime
 from pathlib import Path
 
 import click
@@ -51,8 +52,20 @@ def audit_group() -> None:
 @click.option("--json", "as_json", is_flag=True, help="One JSON array instead of CSV.")
 @click.option("--action", default=None, help="Only this action, e.g. user.role.")
 @click.option("--user", "actor", default=None, help="Only this actor's events (cli: commands).")
+@click.option(
+    "--since", type=click.DateTime(["%Y-%m-%d"]), default=None, help="From this UTC day on."
+)
+@click.option(
+    "--until", type=click.DateTime(["%Y-%m-%d"]), default=None, help="Up to this UTC day, included."
+)
 @cli_errors
-def audit_export(as_json: bool, action: str | None, actor: str | None) -> None:
+def audit_export(
+    as_json: bool,
+    action: str | None,
+    actor: str | None,
+    since: datetime | None,
+    until: datetime | None,
+) -> None:
     """Print the audit trail, newest first, as CSV (formula-safe) or JSON."""
     if action and action not in audit.ACTIONS:
         # Else a typo prints the header alone, as if no such event had ever happened.
@@ -61,5 +74,7 @@ def audit_export(as_json: bool, action: str | None, actor: str | None) -> None:
         raise ServiceError(
             f"the audit trail has no action '{action}'{hint}; it has: {', '.join(audit.ACTIONS)}"
         )
-    text = audit.events_json(action, actor) if as_json else audit.events_csv(action, actor)
+    days = (since.date() if since else None, until.date() if until else None)
+    write = audit.events_json if as_json else audit.events_csv
+    text = write(action, actor, *days)
     click.echo(text, nl=as_json)
