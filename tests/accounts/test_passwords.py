@@ -152,3 +152,24 @@ def test_refusing_oneself_stays_beside_role_and_active(
 ) -> None:
     page = as_admin.post(f"/users/{admin_id}", data={"role": "admin"}).get_data(as_text=True)
     assert '<a href="#active">Active (may log in): You cannot remove your own admin' in page
+
+
+def test_a_short_password_gets_the_same_words_on_every_form(
+    as_admin: FlaskClient, annotator_id: int, runner: FlaskCliRunner
+) -> None:
+    # The pages said WTForms' "Field must be at least 10 characters long." where the command
+    # line says the rule's own words.
+    said = "The password must have at least 10 characters."
+    cli = runner.invoke(args=["user", "create", "eve"], input="short\n")
+    assert cli.output.strip() == f"Error: {said}"
+    created = as_admin.post(
+        "/users/", data={"username": "bob", "role": "annotator", "password": "short"}
+    ).get_data(as_text=True)
+    assert f'<a href="#password">Password: {said}</a>' in created
+    edited = as_admin.post(
+        f"/users/{annotator_id}", data={"role": "annotator", "active": "y", "password": "short"}
+    ).get_data(as_text=True)
+    assert f'<a href="#password">New password (leave empty to keep): {said}</a>' in edited
+    data = {"pw-current": PASSWORD, "pw-new": "short", "pw-confirm": "short", "pw-submit": "y"}
+    own = as_admin.post("/account", data=data).get_data(as_text=True)
+    assert f'<a href="#pw-new">New password: {said}</a>' in own
