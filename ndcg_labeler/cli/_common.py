@@ -2,15 +2,26 @@
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
 import click
+import sqlalchemy as sa
 
 from ndcg_labeler.formats import FormatError
 from ndcg_labeler.services import ServiceError
+
+# A table the database lacks, as SQLite and PostgreSQL say it.
+_MISSING_TABLE = re.compile(r'no such table: (\S+)|relation "([^"]+)" does not exist')
+
+
+def _missing_table(exc: sa.exc.DBAPIError) -> str | None:
+    """The table a database error says is missing, or None for any other error."""
+    found = _MISSING_TABLE.search(str(exc.orig))
+    return (found.group(1) or found.group(2)) if found else None
 
 
 @contextmanager
@@ -20,6 +31,16 @@ def one_line_errors() -> Iterator[None]:
         yield
     except (ServiceError, FormatError) as exc:
         raise click.ClickException(str(exc)) from None
+    except sa.exc.DBAPIError as exc:
+        # A command before `flask db upgrade` (the first `flask bootstrap`) met a bare
+        # database: say what to run rather than print SQLAlchemy's traceback.
+        table = _missing_table(exc)
+        if table is None:
+            raise
+        raise click.ClickException(
+            f"the database has no table '{table}': it was never set up or is older than this "
+            "version; run `flask --app app db upgrade` first"
+        ) from None
     except OSError as exc:
         raise click.ClickException(
             f"{getattr(exc, 'filename', '') or ''}: {exc.strerror}"

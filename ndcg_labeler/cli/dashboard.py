@@ -39,7 +39,7 @@ def _table(result: comparison.Comparison, name_a: str, name_b: str) -> list[str]
     """The comparison as a readable table."""
     o, pair = result.options, result.first_pair
     lines = [
-        f"NDCG@{o.k}, gain {o.gain}, ideal {o.ideal}, aggregation {o.policy}"
+        f"NDCG@{o.k}, gain {o.gain}, ideal {o.ideal}, grades combined by {o.policy}"
         + (", judged only" if o.judged_only else ""),
         f"Compared on {result.compared} of {result.total} queries ({result.left_out} left out:"
         " NDCG undefined in a run).",

@@ -23,7 +23,7 @@ from flask.cli import run_command as flask_run_command
 from ndcg_labeler import entry
 from ndcg_labeler.cli._common import cli_errors, one_line_errors, stdin_is_terminal
 from ndcg_labeler.models import Run
-from ndcg_labeler.services import ServiceError, live, noun, runs, testsets
+from ndcg_labeler.services import ServiceError, counted, live, noun, runs, testsets
 
 _SERVE = "ndcg_labeler.serve_args"
 
@@ -157,7 +157,7 @@ def _table(result: live.RunScores, extra: list[live.MeasureValues] | None = None
     mean = "—" if result.mean_ndcg is None else f"{result.mean_ndcg:.4f}"
     lines = [
         f"Run '{result.run_name}' on test set '{result.test_set_name}'",
-        f"NDCG@{k}, gain {o.gain}, ideal {o.ideal}, aggregation {o.policy}"
+        f"NDCG@{k}, gain {o.gain}, ideal {o.ideal}, grades combined by {o.policy}"
         + (", judged only" if o.judged_only else ""),
         f"mean NDCG@{k} = {mean} over {result.queries_in_mean} of {result.num_queries} "
         f"{noun(result.num_queries, 'query', 'queries')}"
@@ -225,7 +225,8 @@ def _measure_mean(m: live.MeasureValues) -> str:
     "--trec",
     "as_trec",
     is_flag=True,
-    help="trec_eval's -q layout (its ndcg_cut_K: linear gain; --gain exp adds ndcg_cut_exp_K).",
+    help="trec_eval's -q layout (its ndcg_cut_K: linear gain, ideal from all judged chunks; "
+    "--gain exp adds ndcg_cut_exp_K, --ideal retrieved ndcg_cut_retrieved_K).",
 )
 @cli_errors
 def score(
@@ -395,8 +396,12 @@ def _trec_all_lines(result: live.RunScores | live.ListedScores) -> list[str]:
     if not result.means_differ:
         return []
     value = "—" if result.mean_trec_all is None else f"{result.mean_trec_all:.4f}"
+    # Named as the trec_eval layout writes this figure (ndcg_cut_retrieved_10 under
+    # ideal=retrieved): trec_eval's own ndcg_cut_10 is linear gain over the judged ideal. A
+    # listed line is always at the default options, trec_eval's.
+    tag = result.options.layout_tag if isinstance(result, live.RunScores) else ""
     return [
-        f"trec_eval all ndcg_cut_{result.k} = {value} over {result.queries_trec_all} "
+        f"trec_eval all ndcg_cut{tag}_{result.k} = {value} over {result.queries_trec_all} "
         f"{noun(result.queries_trec_all, 'query', 'queries')}"
         " (it counts undefined queries as 0 and leaves out those missing from the run;"
         " see Scoring conventions in the manual)"
@@ -427,8 +432,8 @@ def delete(testset: str, run: str, yes: bool) -> None:
         queries, entries = found.num_queries, found.num_entries
         click.confirm(
             f"Delete run '{found.name}' of test set '{test_set.name}' "
-            f"({queries} quer{'y' if queries == 1 else 'ies'}, "
-            f"{entries} ranked entr{'y' if entries == 1 else 'ies'})?",
+            f"({counted(queries, 'query', 'queries')}, "
+            f"{counted(entries, 'ranked entry', 'ranked entries')})?",
             abort=True,
             err=True,
         )

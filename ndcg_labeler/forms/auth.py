@@ -27,9 +27,8 @@ class ChangePasswordForm(FlaskForm):
     """Change one's own password; the current one is required."""
 
     current = PasswordField("Current password", validators=[DataRequired()])
-    new = PasswordField(
-        "New password", validators=[DataRequired(), Length(min=accounts.MIN_PASSWORD)]
-    )
+    # No length rule of its own: the password rules (accounts) say it, in their words.
+    new = PasswordField("New password", validators=[DataRequired()])
     confirm = PasswordField(
         "Repeat new password", validators=[DataRequired(), EqualTo("new", "Passwords differ.")]
     )
@@ -49,9 +48,8 @@ class UserCreateForm(FlaskForm):
     # No rule of its own: accounts.check_username is the one `flask user create` follows too.
     username = StringField("Username")
     role = SelectField("Role", choices=ROLE_CHOICES)
-    password = PasswordField(
-        "Password", validators=[DataRequired(), Length(min=accounts.MIN_PASSWORD)]
-    )
+    # The password rules (accounts) refuse a short one, in the words the CLI uses too.
+    password = PasswordField("Password", validators=[DataRequired()])
     submit = SubmitField("Create user")
 
     def validate_username(self, field: Field) -> None:
@@ -67,8 +65,11 @@ class UserEditForm(FlaskForm):
 
     role = SelectField("Role", choices=ROLE_CHOICES)
     active = BooleanField("Active (may log in)")
-    password = PasswordField(
-        "New password (leave empty to keep)",
-        validators=[Optional(), Length(min=accounts.MIN_PASSWORD)],
-    )
+    password = PasswordField("New password (leave empty to keep)", validators=[Optional()])
     submit = SubmitField("Save")
+
+
+class RevokeTheirTokenForm(FlaskForm):
+    """An admin removes someone's API token (a leaked one) without deactivating them."""
+
+    submit = SubmitField("Revoke their API token")

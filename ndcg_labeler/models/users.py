@@ -36,6 +36,10 @@ class User(UserMixin, db.Model):
     shortcuts_enabled: Mapped[bool] = mapped_column(default=True)
     # sha256 of the personal API token (Authorization: Bearer ...); the token itself is not kept.
     api_token_hash: Mapped[str | None] = mapped_column(sa.String(64), unique=True)
+    # When the token was made and last used (to the minute: accounts.tokens); null without one,
+    # or for a token made before these were kept.
+    api_token_created_at: Mapped[datetime | None] = mapped_column(sa.DateTime(timezone=True))
+    api_token_used_at: Mapped[datetime | None] = mapped_column(sa.DateTime(timezone=True))
     created_at: Mapped[datetime] = mapped_column(sa.DateTime(timezone=True), default=utcnow)
     # Part of every session and remember-me cookie (get_id): a new token ends them all.
     session_token: Mapped[str] = mapped_column(sa.String(64), default=new_session_token)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from datetime import date
+from typing import Any
+
 from flask import Blueprint, Response, render_template, request
 
 from ndcg_labeler.services import audit
@@ -12,7 +15,8 @@ bp = Blueprint("audit", __name__, url_prefix="/audit")
 
 
 def _filters() -> dict[str, str]:
-    """The ?action= and ?user= filters that are set (an unknown action is ignored)."""
+    """The ?action=, ?user=, ?since= and ?until= filters that are set (an unknown action is
+    ignored; a date that is not one is ignored and said so on the page)."""
     action = request.args.get("action", "").strip()
     actor = request.args.get("user", "").strip()
     found = {}
@@ -20,7 +24,35 @@ def _filters() -> dict[str, str]:
         found["action"] = action
     if actor:
         found["user"] = actor[:80]
+    for name in ("since", "until"):
+        value = request.args.get(name, "").strip()[:40]
+        if value and _day(value) is not None:
+            found[name] = value
     return found
+
+
+def _day(value: str | None) -> date | None:
+    """A YYYY-MM-DD day, or None."""
+    try:
+        return date.fromisoformat(value) if value and len(value) == 10 else None
+    except ValueError:
+        return None
+
+
+def _query(filters: dict[str, str]) -> dict[str, Any]:
+    """The filters as the audit service takes them."""
+    return {
+        "action": filters.get("action"),
+        "actor": filters.get("user"),
+        "since": _day(filters.get("since")),
+        "until": _day(filters.get("until")),
+    }
+
+
+def _refused_dates() -> list[str]:
+    """The ?since= / ?until= values that are not days, to say they were not applied."""
+    values = (request.args.get(name, "").strip()[:40] for name in ("since", "until"))
+    return [value for value in values if value and _day(value) is None]
 
 
 @bp.get("/")
@@ -28,11 +60,12 @@ def _filters() -> dict[str, str]:
 def index() -> str:
     """Admin actions, newest first, filtered by action and/or user."""
     filters = _filters()
-    page = audit.events_page(page_arg(), action=filters.get("action"), actor=filters.get("user"))
+    page = audit.events_page(page_arg(), **_query(filters))
     return render_template(
         "audit/index.html",
         page=page,
         filters=filters,
+        refused_dates=_refused_dates(),
         actions=audit.ACTIONS,
         actors=audit.actor_names(),
     )
@@ -50,7 +83,7 @@ def _download(text: str, mimetype: str, extension: str) -> Response:
 def export_csv() -> Response:
     """The (filtered) trail as CSV, formula-like cells defused."""
     filters = _filters()
-    text = audit.events_csv(filters.get("action"), filters.get("user"))
+    text = audit.events_csv(**_query(filters))
     return _download(text, "text/csv", "csv")
 
 
@@ -59,5 +92,5 @@ def export_csv() -> Response:
 def export_json() -> Response:
     """The (filtered) trail as a JSON array."""
     filters = _filters()
-    text = audit.events_json(filters.get("action"), filters.get("user"))
+    text = audit.events_json(**_query(filters))
     return _download(text, "application/json", "json")

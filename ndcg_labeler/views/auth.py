@@ -174,12 +174,25 @@ def account() -> str | Response:
     """Change one's own password and preferences."""
     password_form = ChangePasswordForm(prefix="pw")
     prefs_form = PreferencesForm(prefix="prefs", obj=current_user)
-    if password_form.submit.data and password_form.validate_on_submit():
+    # A taken-over session must not guess the current password without end: the login's
+    # counter for this account counts wrong ones here too.
+    keys = throttle.login_keys(current_user.username)
+    submitted = bool(password_form.submit.data) and password_form.validate_on_submit()
+    refusal = throttle.refused(throttle.LOGIN, keys) if submitted else None
+    if refusal is not None:
+        password_form.current.errors.append(
+            "Too many wrong passwords for this account or from your address; try again in "
+            f"{refusal.retry_after} s ({refusal.retry_at})."
+        )
+    elif submitted:
         try:
             accounts.change_own_password(
                 current_user, password_form.current.data or "", password_form.new.data or ""
             )
+        except accounts.PasswordRefused as exc:
+            password_form.new.errors.append(str(exc))
         except ServiceError as exc:
+            throttle.failed(throttle.LOGIN, keys)  # the current password was wrong
             password_form.current.errors.append(str(exc))
         else:
             stay_logged_in(current_user)
@@ -191,10 +204,15 @@ def account() -> str | Response:
         )
         flash("Preferences saved.", "success")
         return redirect(url_for("auth.account"))
-    return render_template(
+    page = render_template(
         "auth/account.html",
         password_form=password_form,
         prefs_form=prefs_form,
         example=accounts.api_example(current_user),
         min_password=accounts.MIN_PASSWORD,
     )
+    if refusal is None:
+        return page
+    response = make_response(page, 429)
+    response.headers["Retry-After"] = str(refusal.retry_after)
+    return response

@@ -116,3 +116,60 @@ def test_the_users_page_hint_gives_the_rules_minimum(as_admin: FlaskClient) -> N
 def test_the_account_page_hint_gives_the_rules_minimum(as_annotator: FlaskClient) -> None:
     page = as_annotator.get("/account").get_data(as_text=True)
     assert "At least 10 characters" in page and "At least 8 characters" not in page
+
+
+def test_a_weak_password_is_named_beside_the_password_field(
+    as_admin: FlaskClient, annotator_id: int
+) -> None:
+    # Each form's error summary links the refusal to the field that holds the password, not
+    # to the username, role or current-password field above it.
+    weak = "Repeats like &#34;aaa&#34; are easy to guess"
+    created = as_admin.post(
+        "/users/", data={"username": "bob", "role": "annotator", "password": "aaaaaaaaaaaa"}
+    ).get_data(as_text=True)
+    assert '<a href="#password">Password: This password is too easy to guess.' in created
+    assert weak in created and 'href="#username"' not in created
+    edited = as_admin.post(
+        f"/users/{annotator_id}",
+        data={"role": "annotator", "active": "y", "password": "aaaaaaaaaaaa"},
+    ).get_data(as_text=True)
+    assert '<a href="#password">New password (leave empty to keep): This password is too' in edited
+    assert 'href="#role"' not in edited
+    data = {"pw-current": PASSWORD, "pw-new": "aaaaaaaaaaaa", "pw-confirm": "aaaaaaaaaaaa"}
+    own = as_admin.post("/account", data={**data, "pw-submit": "y"}).get_data(as_text=True)
+    assert '<a href="#pw-new">New password: This password is too easy to guess.' in own
+    assert 'href="#pw-current"' not in own
+
+
+def test_a_wrong_current_password_stays_beside_its_field(as_annotator: FlaskClient) -> None:
+    data = {"pw-current": "not-it-at-all", "pw-new": STRONG, "pw-confirm": STRONG}
+    page = as_annotator.post("/account", data={**data, "pw-submit": "y"}).get_data(as_text=True)
+    assert '<a href="#pw-current">Current password: This is not your current password.' in page
+
+
+def test_refusing_oneself_stays_beside_role_and_active(
+    as_admin: FlaskClient, admin_id: int
+) -> None:
+    page = as_admin.post(f"/users/{admin_id}", data={"role": "admin"}).get_data(as_text=True)
+    assert '<a href="#active">Active (may log in): You cannot remove your own admin' in page
+
+
+def test_a_short_password_gets_the_same_words_on_every_form(
+    as_admin: FlaskClient, annotator_id: int, runner: FlaskCliRunner
+) -> None:
+    # The pages said WTForms' "Field must be at least 10 characters long." where the command
+    # line says the rule's own words.
+    said = "The password must have at least 10 characters."
+    cli = runner.invoke(args=["user", "create", "eve"], input="short\n")
+    assert cli.output.strip() == f"Error: {said}"
+    created = as_admin.post(
+        "/users/", data={"username": "bob", "role": "annotator", "password": "short"}
+    ).get_data(as_text=True)
+    assert f'<a href="#password">Password: {said}</a>' in created
+    edited = as_admin.post(
+        f"/users/{annotator_id}", data={"role": "annotator", "active": "y", "password": "short"}
+    ).get_data(as_text=True)
+    assert f'<a href="#password">New password (leave empty to keep): {said}</a>' in edited
+    data = {"pw-current": PASSWORD, "pw-new": "short", "pw-confirm": "short", "pw-submit": "y"}
+    own = as_admin.post("/account", data=data).get_data(as_text=True)
+    assert f'<a href="#pw-new">New password: {said}</a>' in own

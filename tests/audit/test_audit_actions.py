@@ -109,6 +109,17 @@ def test_token_creation_and_revocation(
     ]
 
 
+def test_own_password_change(app: Flask, as_annotator: FlaskClient, annotator_id: int) -> None:
+    # Someone who took over a session and changed the password locks the owner out: the trail
+    # must say when, as it does for a password an admin sets.
+    new = "tulip-ember-quartz-91"
+    data = {"pw-current": "wrong-one-entirely", "pw-new": new, "pw-confirm": new, "pw-submit": "y"}
+    as_annotator.post("/account", data=data)  # refused: no event
+    assert as_annotator.post("/account", data={**data, "pw-current": PASSWORD}).status_code == 302
+    found = [(e["action"], e["actor"], e["target"], e["details"]) for e in events(app)]
+    assert found == [("user.password_change", "ann", ("user", annotator_id), {"username": "ann"})]
+
+
 def test_run_deletion(app: Flask, as_admin: FlaskClient) -> None:
     built = build(app, "With run")
     with app.app_context():

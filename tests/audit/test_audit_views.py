@@ -100,3 +100,51 @@ def test_unknown_action_is_refused(app: Flask, admin_id: int) -> None:
 
     with app.app_context(), pytest.raises(ValueError, match="unknown audit action"):
         audit.record(None, "user.typo", "user", 1)
+
+
+def test_cli_export_refuses_an_action_the_trail_does_not_know(
+    app: Flask, runner: FlaskCliRunner, admin_id: int
+) -> None:
+    # A typo used to print the header alone, as if nobody had ever changed a role.
+    _seed(app, admin_id, count=2)
+    result = runner.invoke(args=["audit", "export", "--action", "user.roles"])
+    assert result.exit_code == 1
+    message = result.output.strip()
+    assert message.startswith("Error: the audit trail has no action 'user.roles' (did you mean ")
+    assert "user.role" in message and "user.create, user.role, user.active" in message
+
+
+def _dated(app: Flask, admin_id: int) -> None:
+    """One role change on each of 1, 2 and 3 March 2026 (UTC), at 23:30."""
+    from datetime import UTC, datetime
+
+    with app.app_context():
+        admin = db.session.get_one(User, admin_id)
+        for day in (1, 2, 3):
+            event = audit.record(
+                admin, "user.role", "user", 9, username="ann", old="a", new=str(day)
+            )
+            event.created_at = datetime(2026, 3, day, 23, 30, tzinfo=UTC)
+        db.session.commit()
+
+
+def test_the_trail_is_cut_to_a_span_of_days(
+    app: Flask, as_admin: FlaskClient, runner: FlaskCliRunner, admin_id: int
+) -> None:
+    # An incident between two dates: the trail of those days, not every event since install.
+    _dated(app, admin_id)
+    result = runner.invoke(
+        args=["audit", "export", "--json", "--since", "2026-03-02", "--until", "2026-03-02"]
+    )
+    assert result.exit_code == 0, result.output
+    assert [e["details"]["new"] for e in json.loads(result.output)] == ["2"]
+    result = runner.invoke(args=["audit", "export", "--json", "--since", "2026-03-02"])
+    assert [e["details"]["new"] for e in json.loads(result.output)] == ["3", "2"]
+    page = as_admin.get("/audit/?since=2026-03-02&until=2026-03-02").get_data(as_text=True)
+    assert "1 event" in page and 'value="2026-03-02"' in page
+    assert "/audit/audit.csv?since=2026-03-02&amp;until=2026-03-02" in page
+    data = as_admin.get("/audit/audit.json?until=2026-03-01").get_json()
+    assert [e["details"]["new"] for e in data] == ["1"]
+    bad = as_admin.get("/audit/?since=2026-13-01").get_data(as_text=True)
+    assert "“2026-13-01” is not a date (YYYY-MM-DD): the trail is shown without it." in bad
+    assert "3 events" in bad

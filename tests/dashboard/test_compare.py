@@ -156,6 +156,10 @@ def test_cli_json_equals_the_service(app: Flask, runner: FlaskCliRunner, dash: D
 def test_cli_table_and_errors(runner: FlaskCliRunner, dash: Demo) -> None:
     table = runner.invoke(args=["run", "compare", "dash", "A", "B", "--k", "3"])
     assert table.exit_code == 0, table.output
+    assert (
+        table.output.splitlines()[0]
+        == "NDCG@3, gain linear, ideal judged, grades combined by median"
+    )
     assert "B beats A on 2 queries, ties on 0, loses on 2." in table.output
     assert "Compared on 4 of 5 queries (1 left out" in table.output
     missing = runner.invoke(args=["run", "compare", "dash", "A", "nope", "--json"])

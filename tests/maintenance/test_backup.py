@@ -153,3 +153,38 @@ def test_postgresql_is_refused_with_pg_dump_hint(tmp_path: Path) -> None:
         assert result.exit_code == 1
         assert "pg_dump" in result.output and "pg_restore" in result.output
     assert not (tmp_path / "x").exists()
+
+
+def test_a_forced_restore_keeps_the_database_it_overwrites(sqlite_app, tmp_path: Path) -> None:
+    # --force used to throw away everything since the backup, with no way back.
+    source = sqlite_app("source")
+    _fill(source)
+    backup_file = tmp_path / "b.sqlite3"
+    assert source.test_cli_runner().invoke(args=["backup", str(backup_file)]).exit_code == 0
+    target = sqlite_app("target")
+    make_user(target, "someone")
+    live = _file(target)
+    refused = target.test_cli_runner().invoke(args=["restore", str(backup_file)])
+    assert "a copy of it is kept beside it first" in refused.output
+    result = target.test_cli_runner().invoke(args=["restore", "--force", str(backup_file)])
+    assert result.exit_code == 0, result.output
+    (kept,) = live.parent.glob(f"{live.name}.before-restore-*")
+    assert f"The database as it was is kept in {kept}." in result.output
+    assert [row[1] for row in _dump(kept)["user"]] == ["someone"]
+    assert "someone" not in [row[1] for row in _dump(live)["user"]]
+    with target.app_context():
+        last = db.session.scalars(sa.select(AuditEvent).order_by(AuditEvent.id.desc())).first()
+        assert last.action == "database.restore" and last.details["kept"] == str(kept)
+
+
+def test_a_restore_into_an_empty_database_keeps_no_copy(sqlite_app, tmp_path: Path) -> None:
+    source = sqlite_app("source")
+    _fill(source)
+    backup_file = tmp_path / "b.sqlite3"
+    assert source.test_cli_runner().invoke(args=["backup", str(backup_file)]).exit_code == 0
+    target = sqlite_app("target")
+    live = _file(target)
+    result = target.test_cli_runner().invoke(args=["restore", "--force", str(backup_file)])
+    assert result.exit_code == 0, result.output
+    assert not list(live.parent.glob(f"{live.name}.before-restore-*"))
+    assert "kept in" not in result.output

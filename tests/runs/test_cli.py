@@ -175,6 +175,8 @@ def test_score_table(uploaded: FlaskCliRunner) -> None:
     result = invoke(uploaded, "run", "score", "hr", "bm25")
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
+    # The pages' words: "aggregation median" beside "mean NDCG@10" read as a median of NDCG.
+    assert lines[1] == "NDCG@10, gain linear, ideal judged, grades combined by median"
     assert "mean NDCG@10 = " in lines[2]
     assert "over 3 of 4 queries (1 undefined: IDCG 0; 1 missing from the run" in lines[2]
     trec_all = ((2 + 1.5) / (3 + 3 / L3 + 1) + 1 / L3) / 2

@@ -56,6 +56,7 @@ ROUTES = {
     "tokens.revoke": LOGIN,
     "users.index": ADMIN,
     "users.edit": ADMIN,
+    "users.revoke_token": ADMIN,
     "audit.index": ADMIN,
     "audit.export_csv": ADMIN,
     "audit.export_json": ADMIN,

@@ -213,3 +213,28 @@ def test_unreachable_redis_does_not_lock_anyone_out(
     assert any("throttle storage unavailable" in r.getMessage() for r in caplog.records)
     with app.app_context():
         db.engine.dispose()
+
+
+def test_guessing_the_current_password_on_the_account_page_is_slowed(
+    app: Flask, as_annotator: FlaskClient, annotator_id: int
+) -> None:
+    # Someone with a taken-over session could try current passwords there without end, then
+    # change it and lock the owner out; the same counter as the login's stops them.
+    new = "tulip-ember-quartz-91"
+    for attempt in range(10):
+        data = {"pw-current": f"guess-{attempt}", "pw-new": new, "pw-confirm": new}
+        response = as_annotator.post("/account", data={**data, "pw-submit": "y"})
+        assert response.status_code == 200, attempt
+        assert b"This is not your current password." in response.data
+    data = {"pw-current": PASSWORD, "pw-new": new, "pw-confirm": new, "pw-submit": "y"}
+    response = as_annotator.post("/account", data=data)
+    assert response.status_code == 429
+    assert 1 <= int(response.headers["Retry-After"]) <= 60
+    page = response.get_data(as_text=True)
+    assert '<a href="#pw-current">Current password: Too many wrong passwords for this account' in (
+        page
+    )
+    assert "try again in " in page
+    with app.app_context():
+        ann = accounts.get_by_username("ann")
+        assert ann is not None and ann.check_password(PASSWORD)  # unchanged

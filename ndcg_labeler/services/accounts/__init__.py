@@ -1,7 +1,7 @@
 """People and their credentials: users, passwords, roles, API tokens."""
 
 from .examples import api_example
-from .passwords import MIN_PASSWORD
+from .passwords import MIN_PASSWORD, PasswordRefused
 from .permissions import can_view, grades_visible, visible_test_sets
 from .rules import authenticate, change_own_password, set_preferences, update_user
 from .tokens import create_token, revoke_token, user_for_token
@@ -14,12 +14,14 @@ from .users import (
     get_by_username,
     import_source,
     list_people,
+    people_page,
 )
 
 __all__ = [
     "MAX_USERNAME",
     "MIN_PASSWORD",
     "USERNAME_CHARACTERS",
+    "PasswordRefused",
     "api_example",
     "authenticate",
     "can_view",
@@ -32,6 +34,7 @@ __all__ = [
     "grades_visible",
     "import_source",
     "list_people",
+    "people_page",
     "revoke_token",
     "set_preferences",
     "update_user",

@@ -24,10 +24,14 @@ APP_WORDS = ("ndcg-labeler", "ndcg", "labeler")
 ESTIMATE_CHARS = 72
 
 
+class PasswordRefused(ServiceError):
+    """A new password the rules refuse: forms show it beside the password field."""
+
+
 def check_new_password(password: str, username: str) -> None:
     """Refuse a password shorter than MIN_PASSWORD or that zxcvbn scores below MIN_SCORE."""
     if len(password) < MIN_PASSWORD:
-        raise ServiceError(f"The password must have at least {MIN_PASSWORD} characters.")
+        raise PasswordRefused(f"The password must have at least {MIN_PASSWORD} characters.")
     # Imported here: its dictionaries take ~0.05 s to load, and of the many modules that
     # import this package (permissions, tokens) only a new password needs them.
     from zxcvbn import zxcvbn
@@ -37,7 +41,7 @@ def check_new_password(password: str, username: str) -> None:
         feedback = result["feedback"]
         reasons = [feedback["warning"], *feedback["suggestions"]]
         why = " ".join(r for r in reasons if r) or "It follows a common pattern."
-        raise ServiceError(f"This password is too easy to guess. {why}")
+        raise PasswordRefused(f"This password is too easy to guess. {why}")
 
 
 @functools.cache

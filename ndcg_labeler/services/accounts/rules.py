@@ -11,14 +11,17 @@ from ndcg_labeler.models.users import ROLES
 from ndcg_labeler.services import ServiceError, audit
 
 from .passwords import check_new_password, verify_password
+from .tokens import forget_token
 
 
 def update_user(
-    actor: User, user: User, *, role: str, active: bool, password: str | None = None
+    actor: User | None, user: User, *, role: str, active: bool, password: str | None = None
 ) -> User:
-    """An admin changes a user's role, active flag and (optionally) password.
+    """An admin (None: the command line) changes a user's role, active flag and (optionally)
+    password.
 
-    An admin cannot demote or deactivate themself: the last admin would lock everyone out.
+    An admin cannot demote or deactivate themself, nor anyone the last active admin: nobody
+    could manage people any more.
     A new password, role or deactivation ends the user's sessions; deactivation also revokes
     their API token, so reactivating them revives neither, and frees the pairs they were
     handed to label.
@@ -27,8 +30,14 @@ def update_user(
         raise ServiceError(f"'{user.username}' is an import source, not a person")
     if role not in ROLES:
         raise ServiceError(f"role must be one of {', '.join(ROLES)}, not {role!r}")
-    if user.id == actor.id and (role != "admin" or not active):
+    losing_admin = user.role == "admin" and user.active and (role != "admin" or not active)
+    if actor is not None and user.id == actor.id and losing_admin:
         raise ServiceError("You cannot remove your own admin rights or deactivate yourself.")
+    if losing_admin and not _other_active_admin(user):
+        raise ServiceError(
+            f"'{user.username}' is the last active admin: make another admin first, or nobody "
+            "could manage people"
+        )
     if password:
         check_new_password(password, user.username)
         user.set_password(password)
@@ -43,7 +52,7 @@ def update_user(
             execution_options={"synchronize_session": False},
         )
     if user.active and not active and user.api_token_hash is not None:
-        user.api_token_hash = None
+        forget_token(user)
         audit.record(actor, "token.revoke", "user", user.id, username=user.username)
     if role != user.role:
         audit.record(
@@ -65,16 +74,25 @@ def update_user(
     return user
 
 
+def _other_active_admin(user: User) -> bool:
+    """True when an active admin other than `user` exists."""
+    other = sa.select(User.id).where(User.role == "admin", User.active, User.id != user.id)
+    return db.session.scalar(other.limit(1)) is not None
+
+
 def change_own_password(user: User, current: str, new: str) -> None:
     """Change one's own password after checking the current one; ends every session of the user.
 
-    The caller logs its own browser in again with the new session token.
+    Audited as user.password_change by the user themself. The caller logs its own browser in
+    again with the new session token.
     """
     if not user.check_password(current):
         raise ServiceError("This is not your current password.")
     check_new_password(new, user.username)
     user.set_password(new)
     user.end_sessions()
+    # A session taken over can lock its owner out this way: the trail says when.
+    audit.record(user, "user.password_change", "user", user.id, username=user.username)
     db.session.commit()
 
 

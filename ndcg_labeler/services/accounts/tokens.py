@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import hashlib
 import secrets
+from datetime import UTC, timedelta
 
 import sqlalchemy as sa
 
 from ndcg_labeler.extensions import db
-from ndcg_labeler.models import User
+from ndcg_labeler.models import User, utcnow
 from ndcg_labeler.services import audit
 
 PREFIX = "ndcg_"
+# A token's use time is written when it is older than this: a script calling every second
+# does not write the user's row every second, and a minute is close enough to find idle tokens.
+USE_RESOLUTION = timedelta(minutes=1)
 
 
 def _digest(token: str) -> str:
@@ -25,6 +29,8 @@ def create_token(user: User, actor: User | None = None) -> str:
     token = PREFIX + secrets.token_urlsafe(32)
     replaced = user.api_token_hash is not None
     user.api_token_hash = _digest(token)
+    user.api_token_created_at = utcnow()
+    user.api_token_used_at = None
     audit.record(
         actor or user, "token.create", "user", user.id, username=user.username, replaced=replaced
     )
@@ -32,17 +38,37 @@ def create_token(user: User, actor: User | None = None) -> str:
     return token
 
 
-def revoke_token(user: User, actor: User | None = None) -> None:
-    """Remove the user's token: API calls with it fail from now on (audited when there was one)."""
-    if user.api_token_hash is not None:
-        audit.record(actor or user, "token.revoke", "user", user.id, username=user.username)
-    user.api_token_hash = None
+def revoke_token(user: User, actor: User | None = None, *, by_cli: bool = False) -> bool:
+    """Remove the user's token: API calls with it fail from now on. True when there was one
+    (then audited as done by `actor`, by default the user themself; `by_cli`: the CLI)."""
+    had = user.api_token_hash is not None
+    if had:
+        who = None if by_cli else actor or user
+        audit.record(who, "token.revoke", "user", user.id, username=user.username)
+    forget_token(user)
     db.session.commit()
+    return had
+
+
+def forget_token(user: User) -> None:
+    """Drop the user's token and its times (not committed; the caller audits and commits)."""
+    user.api_token_hash = None
+    user.api_token_created_at = None
+    user.api_token_used_at = None
 
 
 def user_for_token(token: str | None) -> User | None:
-    """The active person whose token this is, or None."""
+    """The active person whose token this is, or None; notes the token's use (USE_RESOLUTION)."""
     if not token or not token.startswith(PREFIX) or len(token) > 200:
         return None
     user = db.session.scalar(sa.select(User).where(User.api_token_hash == _digest(token)))
-    return user if user is not None and user.is_active else None
+    if user is None or not user.is_active:
+        return None
+    now = utcnow()
+    last = user.api_token_used_at
+    if last is not None and last.tzinfo is None:  # SQLite hands back naive UTC times
+        last = last.replace(tzinfo=UTC)
+    if last is None or now - last >= USE_RESOLUTION:
+        user.api_token_used_at = now
+        db.session.commit()
+    return user

@@ -6,11 +6,13 @@ import re
 import secrets
 
 import sqlalchemy as sa
+from flask_sqlalchemy.pagination import Pagination
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import User
 from ndcg_labeler.models.users import IMPORT_ROLE, ROLES
 from ndcg_labeler.services import ServiceError, audit
+from ndcg_labeler.services._db import paginate
 
 from .passwords import check_new_password
 
@@ -81,6 +83,22 @@ def list_people() -> list[User]:
     return list(
         db.session.scalars(sa.select(User).where(User.role.in_(ROLES)).order_by(User.username))
     )
+
+
+PEOPLE_PER_PAGE = 50
+
+
+def people_page(
+    page: int, contains: str = "", per_page: int = PEOPLE_PER_PAGE
+) -> tuple[Pagination, int]:
+    """One page of login accounts by name, those whose name contains `contains` (any letter
+    case) when given; with how many accounts there are in all."""
+    people = sa.select(User).where(User.role.in_(ROLES))
+    everyone = db.session.scalar(sa.select(sa.func.count()).select_from(people.subquery())) or 0
+    wanted = contains.strip().lower()
+    if wanted:
+        people = people.where(sa.func.lower(User.username).contains(wanted, autoescape=True))
+    return paginate(people.order_by(User.username), page, per_page), everyone
 
 
 def import_source(name: str) -> User:

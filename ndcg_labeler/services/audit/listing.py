@@ -6,7 +6,7 @@ import csv
 import io
 import json
 from collections.abc import Iterator
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
 import sqlalchemy as sa
@@ -21,20 +21,42 @@ PER_PAGE = 50
 FIELDS = ("id", "created_at", "actor", "action", "target_type", "target_id", "details")
 
 
-def _select(action: str | None = None, actor: str | None = None) -> sa.Select[Any]:
+def _day_start(day: date) -> datetime:
+    """The first instant of a UTC day."""
+    return datetime.combine(day, time(), tzinfo=UTC)
+
+
+def _select(
+    action: str | None = None,
+    actor: str | None = None,
+    since: date | None = None,
+    until: date | None = None,
+) -> sa.Select[Any]:
+    """Events newest first; `since` and `until` are UTC days, both included."""
     stmt = sa.select(AuditEvent).order_by(AuditEvent.created_at.desc(), AuditEvent.id.desc())
     if action:
         stmt = stmt.where(AuditEvent.action == action)
     if actor:
         stmt = stmt.where(AuditEvent.actor_name == actor)
+    if since is not None:
+        stmt = stmt.where(AuditEvent.created_at >= _day_start(since))
+    if until is not None:
+        stmt = stmt.where(AuditEvent.created_at < _day_start(until + timedelta(days=1)))
     return stmt
 
 
 def events_page(
-    page: int, *, action: str | None = None, actor: str | None = None, per_page: int = PER_PAGE
+    page: int,
+    *,
+    action: str | None = None,
+    actor: str | None = None,
+    since: date | None = None,
+    until: date | None = None,
+    per_page: int = PER_PAGE,
 ) -> Pagination:
-    """One page of events, newest first, optionally only one action and/or one actor's."""
-    return paginate(_select(action, actor), page, per_page)
+    """One page of events, newest first, optionally only one action's, one actor's, and those
+    of the UTC days from `since` to `until` (both included)."""
+    return paginate(_select(action, actor, since, until), page, per_page)
 
 
 def actor_names() -> list[str]:
@@ -62,23 +84,40 @@ def event_dict(event: AuditEvent) -> dict[str, Any]:
     }
 
 
-def event_rows(action: str | None = None, actor: str | None = None) -> Iterator[dict[str, Any]]:
+def event_rows(
+    action: str | None = None,
+    actor: str | None = None,
+    since: date | None = None,
+    until: date | None = None,
+) -> Iterator[dict[str, Any]]:
     """Every matching event as plain data, newest first."""
-    for event in db.session.scalars(_select(action, actor).execution_options(yield_per=500)):
+    stmt = _select(action, actor, since, until).execution_options(yield_per=500)
+    for event in db.session.scalars(stmt):
         yield event_dict(event)
 
 
-def events_csv(action: str | None = None, actor: str | None = None) -> str:
+def events_csv(
+    action: str | None = None,
+    actor: str | None = None,
+    since: date | None = None,
+    until: date | None = None,
+) -> str:
     """The events as CSV; text cells that a spreadsheet would run as formulas are defused."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(FIELDS)
-    for row in event_rows(action, actor):
+    for row in event_rows(action, actor, since, until):
         row["details"] = json.dumps(row["details"], ensure_ascii=False, sort_keys=True)
         writer.writerow([safe_value(row[name]) for name in FIELDS])
     return out.getvalue()
 
 
-def events_json(action: str | None = None, actor: str | None = None) -> str:
+def events_json(
+    action: str | None = None,
+    actor: str | None = None,
+    since: date | None = None,
+    until: date | None = None,
+) -> str:
     """The events as one JSON array."""
-    return json.dumps(list(event_rows(action, actor)), ensure_ascii=False, indent=1)
+    rows = list(event_rows(action, actor, since, until))
+    return json.dumps(rows, ensure_ascii=False, indent=1)

@@ -13,6 +13,7 @@ ACTIONS = {
     "user.role": "role changed",
     "user.active": "account activated or deactivated",
     "user.password_reset": "password set by an admin",
+    "user.password_change": "own password changed",
     "token.create": "API token created",
     "token.revoke": "API token revoked",
     "member.grant": "test set given to a person",

@@ -9,7 +9,9 @@ import contextlib
 import os
 import sqlite3
 from contextlib import closing
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import NamedTuple
 
 import sqlalchemy as sa
 from flask import current_app
@@ -144,16 +146,36 @@ def _leave_wal(live: sqlite3.Connection, path: Path) -> None:
         ) from None
 
 
-def restore(source: Path, *, force: bool = False) -> str:
-    """Replace the database with the backup `source`; returns the backup's schema revision.
+class Restored(NamedTuple):
+    """What a restore did: the backup's schema revision, and where the overwritten database
+    was kept (None when it held nothing)."""
 
-    Refuses on a database that holds data unless `force`, and refuses files that are not SQLite
+    revision: str
+    kept: Path | None
+
+
+def restore(source: Path, *, force: bool = False) -> Restored:
+    """Replace the database with the backup `source`.
+
+    Refuses on a database that holds data unless `force`, and then first keeps a copy of it
+    beside it (`<file>.before-restore-<UTC time>`): a restore of the wrong file, or of an old
+    one, would otherwise lose everything done since. Refuses files that are not SQLite
     databases of our schema. Stop the server first: open connections would see the switch.
     """
     target_path = database_path()
     revision = check_backup_file(source)
-    if not force and not is_empty():
-        raise ServiceError("the database is not empty; pass --force to overwrite it")
+    kept = None
+    if not is_empty():
+        if not force:
+            raise ServiceError(
+                "the database is not empty; pass --force to overwrite it (a copy of it is kept "
+                "beside it first)"
+            )
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+        kept = target_path.with_name(f"{target_path.name}.before-restore-{stamp}")
+        # backup() refuses to overwrite, and says why it could not write: then nothing is
+        # restored either.
+        backup(kept)
     db.session.remove()
     db.engine.dispose()
     uri = f"file:{Path(source).resolve()}?mode=ro"
@@ -175,6 +197,9 @@ def restore(source: Path, *, force: bool = False) -> str:
             # Back to WAL, also when _leave_wal left it and the copy failed.
             with contextlib.suppress(sqlite3.Error):
                 live.execute("PRAGMA journal_mode=WAL")
-    audit.record(None, "database.restore", "database", None, file=str(source), revision=revision)
+    details = {"file": str(source), "revision": revision}
+    if kept is not None:
+        details["kept"] = str(kept)
+    audit.record(None, "database.restore", "database", None, **details)
     db.session.commit()
-    return revision
+    return Restored(revision, kept)

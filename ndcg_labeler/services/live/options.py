@@ -30,6 +30,19 @@ MAX_K = 100_000
 LABEL_KINDS = ("machine", "fill", "ppi")
 
 
+def layout_tag(gain: str, ideal: str) -> str:
+    """The tag the trec_eval layout puts in ndcg names for figures trec_eval does not compute.
+
+    trec_eval's ndcg and ndcg_cut_K take linear gain and the ideal from all judged grades;
+    other options' figures are written as ndcg<tag> and ndcg_cut<tag>_K: '' for trec_eval's,
+    else '_exp', '_retrieved' or '_exp_retrieved'.
+    """
+    parts = [
+        name for name, on in (("exp", gain == "exp"), ("retrieved", ideal == "retrieved")) if on
+    ]
+    return "".join(f"_{part}" for part in parts)
+
+
 @dataclass(frozen=True)
 class ScoreOptions:
     """How to score: cutoff, gain, ideal, condensed lists, aggregation policy, threshold.
@@ -48,6 +61,11 @@ class ScoreOptions:
     # (per query the judge's, as machine:JUDGE; services/ppi adds the prediction-powered
     # estimate of the human mean from the judge's audit sample).
     labels: str = "human"
+
+    @property
+    def layout_tag(self) -> str:
+        """What the trec_eval layout adds to ndcg names for these options' figures."""
+        return layout_tag(self.gain, self.ideal)
 
     def checked(self) -> ScoreOptions:
         """Self, after refusing values a user could have typed wrong."""
@@ -115,6 +133,11 @@ class Resolved:
     labels: str = "human"  # whose grades scored each query (machine:JUDGE under ppi:JUDGE)
     ppi_judge: str | None = None  # asked for ppi:JUDGE
     top_grade: int = 3  # the scale's top grade: what the sensitivity figures give unjudged
+
+    @property
+    def layout_tag(self) -> str:
+        """What the trec_eval layout adds to ndcg names for these options' figures."""
+        return layout_tag(self.gain, self.ideal)
 
     @property
     def shown_labels(self) -> str:

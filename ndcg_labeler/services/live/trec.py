@@ -82,15 +82,20 @@ def check_trec_layout(run: Run) -> None:
     )
 
 
-def exp_gain_names(k: int) -> dict[str, str]:
-    """The exp-gain lines the layout adds under gain=exp: their name -> trec_eval's measure.
+def view_ndcg_names(k: int, options: ScoreOptions) -> dict[str, str]:
+    """The view's own NDCG lines the layout adds beside trec_eval's: name -> trec_eval's measure.
 
-    trec_eval's ndcg and ndcg_cut take the qrels grade itself as the gain, so those names
-    always carry the linear-gain figures; the exp-gain (2^grade - 1) ones get names of their
-    own, which no trec_eval measure has, so a diff against trec_eval never pairs them.
+    trec_eval's ndcg and ndcg_cut use linear gain and the ideal from every judged grade of the
+    query, so those names always carry that figure. A view with gain=exp or ideal=retrieved
+    gets its figures under names trec_eval does not have: `exp` for the gain, `retrieved` for
+    the ideal (ndcg_exp, ndcg_cut_retrieved_10, ndcg_cut_exp_retrieved_10 ...); none when the
+    view is trec_eval's.
     """
+    tag = options.layout_tag
+    if not tag:
+        return {}
     cuts = sorted({*DEFAULT_CUTOFFS, k})
-    return {"ndcg_exp": "ndcg", **{f"ndcg_cut_exp_{c}": f"ndcg_cut_{c}" for c in cuts}}
+    return {f"ndcg{tag}": "ndcg", **{f"ndcg_cut{tag}_{c}": f"ndcg_cut_{c}" for c in cuts}}
 
 
 def trec_eval_lines(run: Run, options: ScoreOptions | None = None) -> list[str]:
@@ -98,27 +103,28 @@ def trec_eval_lines(run: Run, options: ScoreOptions | None = None) -> list[str]:
 
     Like trec_eval without -c, the queries are those of the run that have judgments (qrels),
     in qid byte order; undefined values print as 0; counts are summed in `all`. ndcg and
-    ndcg_cut are trec_eval's (linear gain) whatever the gain option; under gain=exp the
-    exp-gain figures follow each block under exp_gain_names. An archived run is refused
-    (ServiceError): see check_trec_layout.
+    ndcg_cut are trec_eval's (linear gain, ideal from all judged grades) whatever the gain
+    and ideal options; under gain=exp or ideal=retrieved the view's figures follow each block
+    under view_ndcg_names. An archived run is refused (ServiceError): see check_trec_layout.
     """
     check_trec_layout(run)
     options = options or ScoreOptions()
-    linear = replace(options, gain="linear")
+    trec = replace(options, gain="linear", ideal="judged")
+    own_names = view_ndcg_names(options.k, options)
     with scoring_lock():
-        current, _state, resolved, queries = live_state(run, linear)
+        current, _state, resolved, queries = live_state(run, trec)
         keep = current.judged_any & ~current.missing
         arrays = {name: values[keep].copy() for name, values in current.arrays.items()}
         qids = [q for q, kept in zip(queries.qids, keep.tolist(), strict=True) if kept]
-        exp_arrays = None
-        if options.gain != "linear":
-            # Same queries (which are judged and in the run does not depend on the gain).
-            exp_current = live_state(run, options)[0]
-            exp_arrays = {name: values[keep].copy() for name, values in exp_current.arrays.items()}
+        own_arrays = None
+        if own_names:
+            # Same queries (which are judged and in the run depends on neither gain nor ideal).
+            own_current = live_state(run, options)[0]
+            own_arrays = {name: values[keep].copy() for name, values in own_current.arrays.items()}
     cutoffs = tuple(sorted(resolved.cutoffs))
     blocks = [(_evaluation(arrays, cutoffs), {m: m for m in trec_measures(options.k)})]
-    if exp_arrays is not None:
-        blocks.append((_evaluation(exp_arrays, cutoffs), exp_gain_names(options.k)))
+    if own_arrays is not None:
+        blocks.append((_evaluation(own_arrays, cutoffs), own_names))
     lines = []
     for i, qid in enumerate(qids):
         for evaluation, names in blocks:
