@@ -398,8 +398,9 @@ def _trec_all_lines(result: live.RunScores | live.ListedScores) -> list[str]:
     value = "—" if result.mean_trec_all is None else f"{result.mean_trec_all:.4f}"
     # Named as the trec_eval layout writes this figure (ndcg_cut_retrieved_10 under
     # ideal=retrieved): trec_eval's own ndcg_cut_10 is linear gain over the judged ideal. A
-    # listed line is always at the default options, trec_eval's.
-    tag = result.options.layout_tag if isinstance(result, live.RunScores) else ""
+    # listed line is always at the default options, trec_eval's (and naming live.RunScores
+    # here would load the scoring modules, numpy with them, into `run list`).
+    tag = getattr(result.options, "layout_tag", "")
     return [
         f"trec_eval all ndcg_cut{tag}_{result.k} = {value} over {result.queries_trec_all} "
         f"{noun(result.queries_trec_all, 'query', 'queries')}"
