@@ -57,7 +57,9 @@ def run_migrations_online():
 
     conf_args.setdefault("include_object", search_objects)
 
-    with get_engine().connect() as connection:
+    from ndcg_labeler.sqlite import foreign_keys_off
+
+    with get_engine().connect() as connection, foreign_keys_off(connection):
         context.configure(connection=connection, target_metadata=get_metadata(), **conf_args)
         with context.begin_transaction():
             context.run_migrations()

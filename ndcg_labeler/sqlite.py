@@ -93,6 +93,35 @@ def on_checkin(dbapi_connection: Any, record: Any) -> None:
 
 
 @contextmanager
+def foreign_keys_off(connection: sa.Connection) -> Iterator[None]:
+    """Inside the block (the migrations), SQLite does not enforce foreign keys; what the block
+    leaves is checked before they are on again.
+
+    Batch mode rebuilds a table by dropping it: with foreign keys on, dropping `user` deletes
+    every row that refers to it, the judgments by cascade. The PRAGMA is a no-op inside a
+    transaction, hence the commits around it.
+    """
+    if not _is_sqlite(connection):
+        yield
+        return
+    connection.exec_driver_sql("PRAGMA foreign_keys=OFF")
+    connection.commit()
+    try:
+        yield
+        broken = connection.exec_driver_sql("PRAGMA foreign_key_check").fetchall()
+        connection.commit()
+        if broken:
+            table, rowid, parent, _key = broken[0]
+            raise RuntimeError(
+                f"the migrations left {len(broken)} rows whose foreign key points nowhere "
+                f"(first: row {rowid} of {table}, to {parent})"
+            )
+    finally:
+        connection.exec_driver_sql("PRAGMA foreign_keys=ON")
+        connection.commit()
+
+
+@contextmanager
 def driver_busy_timeout(raw: Any, milliseconds: int) -> Iterator[None]:
     """Inside the block, an SQLite DB-API connection waits at most this long for a lock."""
     raw.execute(f"PRAGMA busy_timeout={int(milliseconds)}")
