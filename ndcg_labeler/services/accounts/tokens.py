@@ -3,14 +3,20 @@
 from __future__ import annotations
 
 import hashlib
+import logging
 import secrets
-from datetime import UTC, timedelta
+from datetime import UTC, datetime, timedelta
 
 import sqlalchemy as sa
+from sqlalchemy.exc import OperationalError
+from sqlalchemy.orm.attributes import set_committed_value
 
+from ndcg_labeler import sqlite
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import User, utcnow
 from ndcg_labeler.services import audit
+
+log = logging.getLogger(__name__)
 
 PREFIX = "ndcg_"
 # A token's use time is written when it is older than this: a script calling every second
@@ -69,6 +75,23 @@ def user_for_token(token: str | None) -> User | None:
     if last is not None and last.tzinfo is None:  # SQLite hands back naive UTC times
         last = last.replace(tzinfo=UTC)
     if last is None or now - last >= USE_RESOLUTION:
-        user.api_token_used_at = now
-        db.session.commit()
+        _note_use(user, now)
     return user
+
+
+def _note_use(user: User, now: datetime) -> None:
+    """Write the token's use time on a connection of its own, skipped when SQLite's write lock
+    is taken (a long import holds it): a request must not wait 10 s, or fail, for a time that
+    the next use a minute later writes anyway."""
+    table = User.__table__
+    try:
+        with db.engine.connect() as connection, sqlite.busy_timeout(connection, 200):
+            connection.execute(
+                table.update().where(table.c.id == user.id).values(api_token_used_at=now)
+            )
+            connection.commit()
+    except OperationalError as exc:
+        log.info("tokens: skipped noting the use of %s's token (%s)", user.username, exc.orig)
+        return
+    # The session's copy agrees with the row without marking the user changed.
+    set_committed_value(user, "api_token_used_at", now)
