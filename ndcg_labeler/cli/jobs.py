@@ -9,6 +9,7 @@ from flask import current_app
 from flask.cli import AppGroup
 
 from ndcg_labeler.cli._common import cli_errors
+from ndcg_labeler.services import noun
 
 
 @click.group("jobs", cls=AppGroup)
@@ -28,7 +29,9 @@ def worker(threads: int | None) -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     recovered = jobs.recover()
     if recovered:
-        click.echo(f"Marked {len(recovered)} interrupted job(s) as failed: {recovered}", err=True)
+        count = len(recovered)
+        marked = f"Marked {count} interrupted {noun(count, 'job')} as failed: {recovered}"
+        click.echo(marked, err=True)
     url = jobs.storage_url(app)
     where = "Redis" if url else "SQLite in the instance folder"
     click.echo(f"Job worker: queue '{app.config['NDCG_JOBS_QUEUE']}' in {where}.", err=True)
@@ -55,7 +58,8 @@ def recover() -> None:
     from ndcg_labeler.services import jobs
 
     ids = jobs.recover()
-    click.echo(f"Marked {len(ids)} interrupted job(s) as failed." if ids else "Nothing to recover.")
+    marked = f"Marked {len(ids)} interrupted {noun(len(ids), 'job')} as failed."
+    click.echo(marked if ids else "Nothing to recover.")
 
 
 @jobs_group.command("tick")

@@ -130,7 +130,7 @@ def test_the_run_form_passes_the_budget_to_the_job(
         # Not one pair (over $0.10 predicted) fits in $0.05: nothing is asked.
         assert (job.result["labeled"], job.result["not_asked"]) == (0, 12)
     shown = as_admin.get(f"/jobs/{job_id}").get_data(as_text=True)
-    assert "Stopped at the budget of $0.05: 12 pair(s) not asked yet" in shown
+    assert "Stopped at the budget of $0.05: 12 pairs not asked yet" in shown
 
 
 def test_prices_from_the_forms(app: Flask, as_admin, llm: FakeLLM) -> None:
