@@ -183,7 +183,7 @@ def review_threshold(test_set_id: int) -> BaseResponse:
     form = ThresholdForm()
     if form.validate_on_submit():
         try:
-            team.set_threshold(test_set, int(form.threshold.data or 0))
+            team.set_threshold(test_set, int(form.threshold.data or 0), current_user)
         except ServiceError as exc:
             flash(str(exc), "error")
         else:
