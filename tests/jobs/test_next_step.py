@@ -82,3 +82,23 @@ def test_a_running_job_says_it_may_be_left(
     page = as_admin.get(f"/jobs/{job_id}").get_data(as_text=True)
     assert "you may leave this page and come back" in page
     assert 'class="job-next"' not in page
+
+
+def test_a_running_job_page_refreshes_itself_without_javascript(
+    app: Flask, as_admin: FlaskClient, admin_id: int
+) -> None:
+    # htmx polls the status every second; without JavaScript only a refresh keeps the page
+    # current, and only while the job has not ended.
+    test_set_id = make_test_set(app)
+    with app.app_context():
+        job_id = create_job("pool", test_set_id, admin_id, {"runs": [], "depth": 10}).id
+    page = as_admin.get(f"/jobs/{job_id}").get_data(as_text=True)
+    assert re.search(r'<noscript><meta http-equiv="refresh" content="\d+"></noscript>', page)
+    # Cancelling throws away the work done so far: the button asks first.
+    form = re.search(r'<form method="post" action="/jobs/\d+/cancel"[^>]*>', page)
+    assert form is not None and "data-confirm=" in form.group(0), page
+    assert "js/confirm.js" in page
+    with app.app_context():
+        db.session.execute(sa.update(Job).where(Job.id == job_id).values(state="done"))
+        db.session.commit()
+    assert "http-equiv" not in as_admin.get(f"/jobs/{job_id}").get_data(as_text=True)
