@@ -102,3 +102,20 @@ def test_a_running_job_page_refreshes_itself_without_javascript(
         db.session.execute(sa.update(Job).where(Job.id == job_id).values(state="done"))
         db.session.commit()
     assert "http-equiv" not in as_admin.get(f"/jobs/{job_id}").get_data(as_text=True)
+
+
+def test_cancelling_a_running_judge_does_not_claim_its_answers_are_rolled_back(
+    app: Flask, as_admin: FlaskClient, admin_id: int
+) -> None:
+    # A judge commits its answers as they come (kinds.JUDGE: "the answers received so far are
+    # kept"): the notice on Cancel must not say its work is rolled back.
+    test_set_id = make_test_set(app)
+    with app.app_context():
+        job_id = create_job("judge", test_set_id, admin_id, {"judge_id": 1}).id
+        db.session.execute(sa.update(Job).where(Job.id == job_id).values(state="running"))
+        db.session.commit()
+    page = as_admin.post(f"/jobs/{job_id}/cancel", follow_redirects=True).get_data(as_text=True)
+    notice = _text(page)
+    assert "Cancelling:" in notice
+    assert "rolled back" not in notice
+    assert "this page then says what it kept" in notice
