@@ -1,4 +1,4 @@
-"""`flask jobs worker|list|recover|tick`: the background job worker and a look at the jobs."""
+"""`flask jobs worker|list|cancel|recover|tick`: the job worker, and a look at the jobs."""
 
 from __future__ import annotations
 
@@ -49,6 +49,29 @@ def list_command() -> None:
     for job in jobs.list_jobs(None, 1, 50).items:
         share = f"{100 * job.done / job.total:.0f}%" if job.total else "-"
         click.echo(f"{job.id}\t{job.kind}\t{job.state}\t{share}\t{job.error or job.message}")
+
+
+@jobs_group.command("cancel")
+@click.argument("job_id", type=int)
+@cli_errors
+def cancel(job_id: int) -> None:
+    """Cancel a queued job, or ask a running one to stop, as its page's Cancel button does."""
+    from ndcg_labeler.services import ServiceError, jobs
+
+    job = jobs.get_job(job_id)
+    if job is None:
+        raise ServiceError(f"no job {job_id} (flask jobs list shows the latest)")
+    name = f"job {job.id} ({jobs.title(job.kind)})"
+    outcome = jobs.cancel(job)
+    if outcome == "cancelled":
+        click.echo(f"Cancelled {name}: nothing of it is written.")
+    elif outcome == "stopping":
+        click.echo(
+            f"Cancelling {name}: it stops at its next step; `flask jobs list` then says what "
+            "it kept (a job that finishes first keeps its result)."
+        )
+    else:
+        raise ServiceError(f"{name} had already ended ({job.state})")
 
 
 @jobs_group.command("recover")
