@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import re
+from datetime import UTC, datetime, timedelta
 
 import sqlalchemy as sa
 from flask import Flask
@@ -119,3 +120,20 @@ def test_cancelling_a_running_judge_does_not_claim_its_answers_are_rolled_back(
     assert "Cancelling:" in notice
     assert "rolled back" not in notice
     assert "this page then says what it kept" in notice
+
+
+def test_a_job_queued_for_long_asks_whether_a_worker_runs(
+    app: Flask, as_admin: FlaskClient, admin_id: int
+) -> None:
+    # Nothing runs a job but the job worker: a job queued for minutes most likely has none.
+    test_set_id = make_test_set(app)
+    with app.app_context():
+        fresh = create_job("pool", test_set_id, admin_id, {"runs": [], "depth": 10}).id
+        old = create_job("pool", test_set_id, admin_id, {"runs": [], "depth": 10}).id
+        long_ago = datetime.now(UTC) - timedelta(minutes=5)
+        db.session.execute(sa.update(Job).where(Job.id == old).values(created_at=long_ago))
+        db.session.commit()
+    waiting = _text(as_admin.get(f"/jobs/{old}/status").get_data(as_text=True))
+    assert re.search(r"No job worker has taken it after 30\d s: either the worker is busy", waiting)
+    assert "flask --app app jobs worker" in waiting
+    assert "No job worker" not in as_admin.get(f"/jobs/{fresh}").get_data(as_text=True)
