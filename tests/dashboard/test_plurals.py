@@ -15,7 +15,7 @@ from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Job
 from ndcg_labeler.services import runs as run_service
 from ndcg_labeler.services.jobs.records import create_job
-from tests.factory import build_test_set, trec
+from tests.factory import build, build_test_set, trec
 
 
 def _set_with_run(app: Flask, name: str, queries: dict[str, str], qrels, ranked) -> tuple[int, int]:
@@ -84,3 +84,15 @@ def test_recovering_one_job_says_job(app: Flask, runner: FlaskCliRunner, admin_i
         db.session.commit()
     out = runner.invoke(args=["jobs", "recover"])
     assert out.output.strip() == "Marked 1 interrupted job as failed.", out.output
+
+
+def test_the_overviews_progress_says_one_pair_and_one_person(
+    app: Flask, as_admin: FlaskClient
+) -> None:
+    # One pooled pair (q1, a), 1 judgment wanted per pair; nobody has answered yet.
+    built = build(app, "onepair", pool={"q1": ["a"]}, target=1)
+    page = as_admin.get(f"/test-sets/{built.test_set_id}/dashboard/").get_data(as_text=True)
+    overview = _text(page)
+    assert "Graded: 0 of 1 pair has a grade (0%" in overview
+    assert "Complete: 0 of 1 pair has the 1 person's judgment it needs (0%)" in overview
+    assert "Mine: 0 of 1 pair open to me answered" in overview
