@@ -1,4 +1,4 @@
-"""`flask jobs worker|list|recover|tick`: the background job worker and a look at the jobs."""
+"""`flask jobs worker|list|cancel|recover|tick`: the job worker, and a look at the jobs."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from flask import current_app
 from flask.cli import AppGroup
 
 from ndcg_labeler.cli._common import cli_errors
+from ndcg_labeler.services import noun
 
 
 @click.group("jobs", cls=AppGroup)
@@ -28,7 +29,9 @@ def worker(threads: int | None) -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     recovered = jobs.recover()
     if recovered:
-        click.echo(f"Marked {len(recovered)} interrupted job(s) as failed: {recovered}", err=True)
+        count = len(recovered)
+        marked = f"Marked {count} interrupted {noun(count, 'job')} as failed: {recovered}"
+        click.echo(marked, err=True)
     url = jobs.storage_url(app)
     where = "Redis" if url else "SQLite in the instance folder"
     click.echo(f"Job worker: queue '{app.config['NDCG_JOBS_QUEUE']}' in {where}.", err=True)
@@ -48,6 +51,29 @@ def list_command() -> None:
         click.echo(f"{job.id}\t{job.kind}\t{job.state}\t{share}\t{job.error or job.message}")
 
 
+@jobs_group.command("cancel")
+@click.argument("job_id", type=int)
+@cli_errors
+def cancel(job_id: int) -> None:
+    """Cancel a queued job, or ask a running one to stop, as its page's Cancel button does."""
+    from ndcg_labeler.services import ServiceError, jobs
+
+    job = jobs.get_job(job_id)
+    if job is None:
+        raise ServiceError(f"no job {job_id} (flask jobs list shows the latest)")
+    name = f"job {job.id} ({jobs.title(job.kind)})"
+    outcome = jobs.cancel(job)
+    if outcome == "cancelled":
+        click.echo(f"Cancelled {name}: nothing of it is written.")
+    elif outcome == "stopping":
+        click.echo(
+            f"Cancelling {name}: it stops at its next step; `flask jobs list` then says what "
+            "it kept (a job that finishes first keeps its result)."
+        )
+    else:
+        raise ServiceError(f"{name} had already ended ({job.state})")
+
+
 @jobs_group.command("recover")
 @cli_errors
 def recover() -> None:
@@ -55,7 +81,8 @@ def recover() -> None:
     from ndcg_labeler.services import jobs
 
     ids = jobs.recover()
-    click.echo(f"Marked {len(ids)} interrupted job(s) as failed." if ids else "Nothing to recover.")
+    marked = f"Marked {len(ids)} interrupted {noun(len(ids), 'job')} as failed."
+    click.echo(marked if ids else "Nothing to recover.")
 
 
 @jobs_group.command("tick")

@@ -66,9 +66,10 @@ def cancel(job_id: int) -> Response:
         flash("Job cancelled: nothing of it is written.", "success")
     elif outcome == "stopping":
         # Not "cancelled" yet: the job stops at its next step, and one that ends first is kept.
+        # Not "rolled back": an import's work is, but a judge keeps the answers it received.
         flash(
-            "Cancelling: the job stops at its next step and its work is rolled back "
-            "(a job that finishes first is kept; this page then says so).",
+            "Cancelling: the job stops at its next step; this page then says what it kept "
+            "(a job that finishes first keeps its result).",
             "success",
         )
     else:

@@ -72,11 +72,15 @@ def agreement_page(test_set_id: int) -> str:
     if sort not in team.QUERY_SORTS:
         sort = "qid"
     queries = paginate(team.sort_queries(found.queries, sort), page_arg(), PER_PAGE)
+    # A team of hundreds has tens of thousands of annotator pairs: their own pager.
+    pairs_page = max(1, request.args.get("pairs_page", 1, type=int) or 1)
+    annotator_pairs = paginate(found.annotator_pairs, pairs_page, PER_PAGE)
     return render_template(
         "team/agreement.html",
         test_set=test_set,
         report=found,
         queries=queries,
+        annotator_pairs=annotator_pairs,
         sort=sort,
         include_imports=include,
         updating=figures.updating,
@@ -129,7 +133,7 @@ def people_page(test_set_id: int) -> str:
     return render_template(
         "team/people.html",
         test_set=test_set,
-        people=rows.value,
+        people=paginate(rows.value, page_arg(), PER_PAGE),
         include_imports=include,
         own_only=not current_user.is_admin,
         agreement_withheld=not may_see_grades(test_set),
@@ -183,7 +187,7 @@ def review_threshold(test_set_id: int) -> BaseResponse:
     form = ThresholdForm()
     if form.validate_on_submit():
         try:
-            team.set_threshold(test_set, int(form.threshold.data or 0))
+            team.set_threshold(test_set, int(form.threshold.data or 0), current_user)
         except ServiceError as exc:
             flash(str(exc), "error")
         else:

@@ -81,7 +81,7 @@ def test_every_page_shows_the_same_three_figures(app: Flask, client, auth) -> No
     }
     expected = {
         "graded": "Graded: 3 of 4 pairs have a grade (75%, people or imported qrels)",
-        "complete": "Complete: 1 of 4 pairs have the 2 people's judgments they need (25%)",
+        "complete": "Complete: 1 of 4 pairs has the 2 people's judgments it needs (25%)",
         "mine": "Mine: 2 of 4 pairs open to me answered",
     }
     for name, page in pages.items():
@@ -116,8 +116,7 @@ def test_mine_says_when_nothing_is_left_open_to_me(app: Flask, client, auth) -> 
     auth.login("me")
     figures = _figures(client.get(f"/test-sets/{built.test_set_id}").get_data(as_text=True))
     assert (
-        figures["complete"]
-        == "Complete: 1 of 1 pairs have the 1 people's judgment they need (100%)"
+        figures["complete"] == "Complete: 1 of 1 pair has the 1 person's judgment it needs (100%)"
     )
     assert (
         figures["mine"]

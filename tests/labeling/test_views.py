@@ -108,7 +108,7 @@ def test_grading_saves_and_redirects_to_the_next_pair(app, as_annotator, member,
         assert db.session.scalar(sa.select(Judgment.annotator_id)) == annotator_id
     page = as_annotator.get(_pair_url(member, 1)).get_data(as_text=True)
     assert "Mine:</span> <strong>1</strong> of 3 pairs open to me" in page
-    assert "Complete:</span> <strong>1</strong> of 3 pairs have the 1 people's judgment" in page
+    assert "Complete:</span> <strong>1</strong> of 3 pairs has the 1 person's judgment" in page
 
 
 def test_double_submit_creates_one_judgment_and_one_event(app, as_annotator, member):

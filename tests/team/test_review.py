@@ -25,7 +25,7 @@ def _queue(app: Flask, test_set_id: int, **kwargs) -> list[tuple[str, str, int, 
 
 def _set_threshold(app: Flask, test_set_id: int, value: int) -> None:
     with app.app_context():
-        team_service.set_threshold(db.session.get_one(TestSet, test_set_id), value)
+        team_service.set_threshold(db.session.get_one(TestSet, test_set_id), value, None)
 
 
 def _pair(test_set_id: int, qid: str, docid: str) -> tuple[TestSet, Query, Chunk]:
@@ -79,7 +79,7 @@ def test_most_disputed_first_imports_included(app: Flask):
 def test_threshold_is_checked(app: Flask, value):
     team = build_team(app)
     with app.app_context(), pytest.raises(ServiceError, match="from 1 to 3"):
-        team_service.set_threshold(db.session.get_one(TestSet, team.id), value)
+        team_service.set_threshold(db.session.get_one(TestSet, team.id), value, None)
 
 
 def test_adjudication_leaves_the_queue_and_keeps_history(app: Flask, admin_id: int):

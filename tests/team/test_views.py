@@ -11,7 +11,7 @@ from flask import Flask
 from flask.testing import FlaskClient
 
 from ndcg_labeler.extensions import db
-from ndcg_labeler.models import Adjudication, JudgmentEvent, TestSet
+from ndcg_labeler.models import Adjudication, AuditEvent, JudgmentEvent, TestSet
 from tests.factory import AuthActions, build_runs, build_team, judge, make_user, pair_ids
 
 # The team set is blind (3 judgments per pair): its agreement figures are for admins.
@@ -282,3 +282,18 @@ def test_downloads(app: Flask, as_admin: FlaskClient, team):
     qrels = as_admin.get(f"/test-sets/{team.id}/export/qrels?policy=max")
     assert qrels.get_data(as_text=True).splitlines()[3] == "q2 0 d4 3"
     assert 'filename="Team-set-qrels-max.txt"' in qrels.headers["Content-Disposition"]
+
+
+def test_the_threshold_form_leaves_an_audit_entry(app: Flask, as_admin: FlaskClient, team):
+    # The settings page records a threshold change in the audit trail: the review page's own
+    # threshold form changes the same setting and must too (and an unchanged one records none).
+    as_admin.post(f"/test-sets/{team.id}/review/threshold", data={"threshold": "1"})
+    as_admin.post(f"/test-sets/{team.id}/review/threshold", data={"threshold": "1"})
+    with app.app_context():
+        events = db.session.scalars(
+            sa.select(AuditEvent).where(AuditEvent.action == "testset.settings")
+        ).all()
+        assert [(e.actor_name, e.target_id) for e in events] == [("admin", team.id)]
+        assert events[0].details["changes"] == {"disagreement_threshold": {"old": 2, "new": 1}}
+    trail = as_admin.get("/audit/").get_data(as_text=True)
+    assert "disagreement_threshold" in trail

@@ -229,7 +229,7 @@ def test_upload_shows_counts(app: Flask, as_admin: FlaskClient) -> None:
     # qrels are not people's judgments), and the same words as on every other page.
     text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", "", overview))
     assert "Graded: 4 of 12 pairs have a grade (33%, people or imported qrels)" in text
-    assert "Complete: 0 of 12 pairs have the 1 people's judgment they need (0%)" in text
+    assert "Complete: 0 of 12 pairs have the 1 person's judgment they need (0%)" in text
 
 
 def test_upload_error_names_file_and_line_and_writes_nothing(

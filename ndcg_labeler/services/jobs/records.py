@@ -167,14 +167,21 @@ def aware(moment: datetime | None) -> datetime | None:
     return moment.replace(tzinfo=UTC)
 
 
+# A worker takes a queued job within a second or two; one still queued after this long most
+# likely has no worker running at all (one is started apart from the web server).
+UNCLAIMED_AFTER = 60
+
+
 @dataclass(frozen=True)
 class Figures:
-    """What a job page shows beside the bar: speed, time spent, time left."""
+    """What a job page shows beside the bar: speed, time spent, time left; and, for a job
+    queued longer than UNCLAIMED_AFTER seconds, how long it has waited (else None)."""
 
     fraction: float | None
     rows_per_second: float | None
     elapsed: float | None
     eta: float | None
+    unclaimed: float | None = None
 
 
 def figures(job: Job, now: datetime | None = None) -> Figures:
@@ -190,7 +197,10 @@ def figures(job: Job, now: datetime | None = None) -> Figures:
     if job.state == "running" and phase_start and job.done and job.total:
         spent = (now - phase_start).total_seconds()
         eta = spent * (job.total - job.done) / job.done
-    return Figures(fraction, rate, elapsed, eta)
+    created = aware(job.created_at)
+    waited = (now - created).total_seconds() if job.state == "queued" and created else None
+    unclaimed = waited if waited is not None and waited >= UNCLAIMED_AFTER else None
+    return Figures(fraction, rate, elapsed, eta, unclaimed)
 
 
 def is_finished(job: Job) -> bool:

@@ -20,7 +20,7 @@ from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Adjudication, Chunk, Judgment, JudgmentEvent, Query, TestSet, User
 from ndcg_labeler.models.users import IMPORT_ROLE
 from ndcg_labeler.scoring import POLICIES, aggregate
-from ndcg_labeler.services import ServiceError
+from ndcg_labeler.services import ServiceError, audit
 from ndcg_labeler.services._db import paginate
 from ndcg_labeler.services.team.adjudication import pair_state
 
@@ -180,8 +180,10 @@ def review_queue(
     return paging
 
 
-def set_threshold(test_set: TestSet, value: int) -> None:
-    """Change the span of grades from which a pair is flagged for review; commits."""
+def set_threshold(test_set: TestSet, value: int, actor: User | None) -> None:
+    """Change the span of grades from which a pair is flagged for review; commits.
+
+    `actor` None is the command line. The change is audited as the settings page audits it."""
     if (
         isinstance(value, bool)
         or not isinstance(value, int)
@@ -190,7 +192,13 @@ def set_threshold(test_set: TestSet, value: int) -> None:
         raise ServiceError(
             f"the disagreement threshold must be a whole number from 1 to {test_set.scale_max}"
         )
-    test_set.disagreement_threshold = value
+    old = test_set.disagreement_threshold
+    if value != old:
+        test_set.disagreement_threshold = value
+        changes = {"disagreement_threshold": {"old": old, "new": value}}
+        audit.record(
+            actor, "testset.settings", "test_set", test_set.id, name=test_set.name, changes=changes
+        )
     db.session.commit()
 
 
