@@ -139,7 +139,7 @@ def test_one_pair_and_three_runs_withhold_the_figures_and_say_why(
     for row in found["runs"]:
         assert row["machine_mean_ndcg"] is None and row["machine_queries"] == 1
         assert row["withheld"]["machine_mean_ndcg"]["reason"].startswith(
-            "not enough labels: 1 defined queries, mean judged@10 "
+            "not enough labels: 1 defined query, mean judged@10 "
         )
     assert found["kendall_tau"] is None
     # The text output names what was withheld.
@@ -154,7 +154,7 @@ def test_one_pair_and_three_runs_withhold_the_figures_and_say_why(
     page = as_admin.get(f"/test-sets/{ts_id}/judges/{judge_id}").get_data(as_text=True)
     assert "κ and the mean difference need at least 10 compared pairs" in page
     assert "Kendall's τ needs at least 5 runs whose two means are shown" in page
-    assert page.count("withheld: not enough labels: 1 defined queries") == 3
+    assert page.count("withheld: not enough labels: 1 defined query") == 3
     assert "withheld: from 1 compared pair; at least 10 are needed" in page
 
 

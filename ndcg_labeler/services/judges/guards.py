@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ndcg_labeler.services import counted, dashboard, live
+from ndcg_labeler.services import counted, dashboard, live, noun
 
 MIN_PAIRS = dashboard.MIN_INTERVAL_QUERIES
 MIN_RUNS = dashboard.MIN_QUERIES
@@ -63,7 +63,8 @@ def run_row(name: str, people: live.RunScores, machine: live.RunScores, k: int) 
             withhold(
                 row,
                 key,
-                f"{dashboard.NOT_ENOUGH}: {scores.queries_in_mean} defined queries, mean "
+                f"{dashboard.NOT_ENOUGH}: {scores.queries_in_mean} defined "
+                f"{noun(scores.queries_in_mean, 'query', 'queries')}, mean "
                 f"judged@{k} {0 if judged is None else judged:.0%}; at least "
                 f"{dashboard.MIN_QUERIES} and {dashboard.MIN_JUDGED:.0%} are needed",
             )
