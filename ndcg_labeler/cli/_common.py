@@ -6,13 +6,16 @@ import re
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 import sqlalchemy as sa
 
 from ndcg_labeler.formats import FormatError
-from ndcg_labeler.services import ServiceError
+from ndcg_labeler.services import ServiceError, noun
+
+if TYPE_CHECKING:
+    from ndcg_labeler.models import Run
 
 # A table the database lacks, as SQLite and PostgreSQL say it.
 _MISSING_TABLE = re.compile(r'no such table: (\S+)|relation "([^"]+)" does not exist')
@@ -100,3 +103,13 @@ max_cost_option = click.option(
     callback=_budget,
     help="Budget in dollars (needs the judge's prices): stop cleanly before passing it.",
 )
+
+
+def run_size(run: Run) -> str:
+    """A run's size as the commands say it: '1 query, 1 ranked entry', '3 queries, 6 ranked
+    entries'."""
+    queries, entries = run.num_queries, run.num_entries
+    return (
+        f"{queries} {noun(queries, 'query', 'queries')}, "
+        f"{entries} ranked {noun(entries, 'entry', 'entries')}"
+    )

@@ -10,11 +10,10 @@ from pathlib import Path
 import click
 from flask.cli import with_appcontext
 
-from ndcg_labeler.cli._common import cli_errors
+from ndcg_labeler.cli._common import cli_errors, run_size
 from ndcg_labeler.cli._progress import terminal_progress
 from ndcg_labeler.cli.runs import run_group
 from ndcg_labeler.formats import FormatError
-from ndcg_labeler.models import Run
 from ndcg_labeler.services import (
     ServiceError,
     gate,
@@ -187,7 +186,8 @@ def fuse(
             test_set, found, name, None, method=method, k=constant, depth=cut, progress=progress
         )
     click.echo(
-        f"Created run '{fused.name}' in test set '{test_set.name}': {_size(fused)}. {fused.notes}."
+        f"Created run '{fused.name}' in test set '{test_set.name}': {run_size(fused)}. "
+        f"{fused.notes}."
     )
 
 
@@ -213,16 +213,7 @@ def bm25(testset: str, name: str, depth: int, k1: float, b: float, as_json: bool
         }))  # fmt: skip
         return
     click.echo(
-        f"Created run '{run.name}' in test set '{test_set.name}': {_size(run)}. {run.notes}."
-    )
-
-
-def _size(run: Run) -> str:
-    """'1 query, 1 ranked entry', '3 queries, 6 ranked entries'."""
-    queries, entries = run.num_queries, run.num_entries
-    return (
-        f"{queries} {noun(queries, 'query', 'queries')}, "
-        f"{entries} ranked {noun(entries, 'entry', 'entries')}"
+        f"Created run '{run.name}' in test set '{test_set.name}': {run_size(run)}. {run.notes}."
     )
 
 

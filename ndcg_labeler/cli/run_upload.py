@@ -11,7 +11,7 @@ import os
 
 import click
 
-from ndcg_labeler.cli._common import cli_errors
+from ndcg_labeler.cli._common import cli_errors, run_size
 from ndcg_labeler.cli._progress import terminal_progress
 from ndcg_labeler.cli.runs import run_group
 from ndcg_labeler.models import Run, TestSet
@@ -92,7 +92,7 @@ def _report_upload(run: Run, test_set_name: str) -> None:
     """Print what an upload stored and what it left out."""
     report = run.report or {}
     click.echo(
-        f"Uploaded run '{run.name}' to test set '{test_set_name}': {_size(run)} "
+        f"Uploaded run '{run.name}' to test set '{test_set_name}': {run_size(run)} "
         f"(format {run.format}, depth {run.depth})"
         + (f", series '{run.series}'." if run.series else ".")
     )
@@ -124,12 +124,3 @@ def _report_upload(run: Run, test_set_name: str) -> None:
             f"{n} {noun(n, 'docid')} ({entries} ranked {noun(entries, 'entry', 'entries')}) "
             f"{are} not in the test set's corpus; {they} in the run, unjudged (e.g. {examples})."
         )
-
-
-def _size(run: Run) -> str:
-    """'1 query, 1 ranked entry', '3 queries, 6 ranked entries'."""
-    queries, entries = run.num_queries, run.num_entries
-    return (
-        f"{queries} {noun(queries, 'query', 'queries')}, "
-        f"{entries} ranked {noun(entries, 'entry', 'entries')}"
-    )
