@@ -40,15 +40,34 @@ def worker(threads: int | None) -> None:
 
 
 @jobs_group.command("list")
+@click.option(
+    "--limit",
+    type=click.IntRange(1, 1000),
+    default=50,
+    show_default=True,
+    help="How many of the newest jobs to print.",
+)
 @cli_errors
-def list_command() -> None:
-    """Print the latest jobs: id, kind, state, progress and message."""
+def list_command(limit: int) -> None:
+    """Print the latest jobs, newest first: id, kind, state, progress and message (a line
+    each, tab-separated); how many there are in all, when more, goes to stderr."""
     from ndcg_labeler.services import jobs
 
     # Through the service: a running job's progress may be newer in the queue than in its row.
-    for job in jobs.list_jobs(None, 1, 50).items:
+    found = jobs.list_jobs(None, 1, limit)
+    for job in found.items:
         share = f"{100 * job.done / job.total:.0f}%" if job.total else "-"
         click.echo(f"{job.id}\t{job.kind}\t{job.state}\t{share}\t{job.error or job.message}")
+    total = found.total or 0
+    if not total:
+        click.echo("No jobs yet.", err=True)
+    elif total > len(found.items):
+        more = "shows them all" if total <= 1000 else "shows the newest 1,000; the page /jobs all"
+        click.echo(
+            f"{len(found.items)} of {total:,} jobs shown, newest first "
+            f"(--limit {min(total, 1000)} {more}).",
+            err=True,
+        )
 
 
 @jobs_group.command("cancel")
