@@ -15,8 +15,8 @@ bp = Blueprint("audit", __name__, url_prefix="/audit")
 
 
 def _filters() -> dict[str, str]:
-    """The ?action=, ?user=, ?since= and ?until= filters that are set (an unknown action is
-    ignored; a date that is not one is ignored and said so on the page)."""
+    """The ?action=, ?user=, ?since= and ?until= filters that are set (an unknown action or a
+    date that is not one is ignored, and the page says so)."""
     action = request.args.get("action", "").strip()
     actor = request.args.get("user", "").strip()
     found = {}
@@ -55,6 +55,13 @@ def _refused_dates() -> list[str]:
     return [value for value in values if value and _day(value) is None]
 
 
+def _refused_action() -> str:
+    """A ?action= that is no action of the trail (a typo, an edited address), to say it was
+    not applied rather than show every event as if it were the filter's."""
+    action = request.args.get("action", "").strip()[:80]
+    return action if action and action not in audit.ACTIONS else ""
+
+
 @bp.get("/")
 @admin_required
 def index() -> str:
@@ -66,6 +73,7 @@ def index() -> str:
         page=page,
         filters=filters,
         refused_dates=_refused_dates(),
+        refused_action=_refused_action(),
         actions=audit.ACTIONS,
         actors=audit.actor_names(),
     )

@@ -148,3 +148,17 @@ def test_the_trail_is_cut_to_a_span_of_days(
     bad = as_admin.get("/audit/?since=2026-13-01").get_data(as_text=True)
     assert "“2026-13-01” is not a date (YYYY-MM-DD): the trail is shown without it." in bad
     assert "3 events" in bad
+
+
+def test_an_unknown_action_in_the_address_is_said(
+    app: Flask, as_admin: FlaskClient, admin_id: int
+) -> None:
+    # A typo in a bookmarked address showed every event as if they were the filter's.
+    _dated(app, admin_id)
+    page = as_admin.get("/audit/?action=user.roles").get_data(as_text=True)
+    assert "“user.roles” is not an action of the trail: every action is shown." in page
+    assert "3 events" in page
+    fine = as_admin.get("/audit/?action=user.role").get_data(as_text=True)
+    assert "is not an action of the trail" not in fine
+    hostile = as_admin.get("/audit/?action=<b>x</b>").get_data(as_text=True)
+    assert "“&lt;b&gt;x&lt;/b&gt;” is not an action" in hostile
