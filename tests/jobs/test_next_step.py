@@ -137,3 +137,19 @@ def test_a_job_queued_for_long_asks_whether_a_worker_runs(
     assert re.search(r"No job worker has taken it after 30\d s: either the worker is busy", waiting)
     assert "flask --app app jobs worker" in waiting
     assert "No job worker" not in as_admin.get(f"/jobs/{fresh}").get_data(as_text=True)
+
+
+def test_the_may_leave_sentence_goes_when_the_polled_status_ends(
+    app: Flask, as_admin: FlaskClient, admin_id: int
+) -> None:
+    # htmx swaps only the status block: a sentence outside it stayed after the job ended.
+    test_set_id = make_test_set(app)
+    with app.app_context():
+        job_id = create_job("pool", test_set_id, admin_id, {"runs": [], "depth": 10}).id
+    running = as_admin.get(f"/jobs/{job_id}/status").get_data(as_text=True)
+    assert "you may leave this page and come back" in running
+    with app.app_context():
+        db.session.execute(sa.update(Job).where(Job.id == job_id).values(state="done"))
+        db.session.commit()
+    ended = as_admin.get(f"/jobs/{job_id}/status").get_data(as_text=True)
+    assert "you may leave this page" not in ended
