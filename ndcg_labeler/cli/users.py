@@ -9,7 +9,7 @@ import click
 from flask.cli import AppGroup
 
 from ndcg_labeler.cli._common import cli_errors, read_password
-from ndcg_labeler.models import User
+from ndcg_labeler.models import User, aware
 from ndcg_labeler.services import ServiceError, accounts
 
 
@@ -38,11 +38,9 @@ def _sign_in(user: User) -> str:
 
 
 def _iso(value: datetime | None) -> str | None:
-    """A stored time as ISO 8601 UTC (SQLite hands back naive UTC times), None as null."""
-    if value is None:
-        return None
-    aware = value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
-    return aware.strftime("%Y-%m-%dT%H:%M:%SZ")
+    """A stored time as ISO 8601 UTC, None as null."""
+    moment = aware(value)
+    return None if moment is None else moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _token(user: User) -> str:

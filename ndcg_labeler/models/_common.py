@@ -8,3 +8,11 @@ from datetime import UTC, datetime
 def utcnow() -> datetime:
     """Timezone-aware now, stored as UTC."""
     return datetime.now(UTC)
+
+
+def aware(moment: datetime | None) -> datetime | None:
+    """A stored time as UTC-aware: SQLite hands back naive datetimes, which were stored as
+    UTC; PostgreSQL's aware ones are kept as they are."""
+    if moment is None or moment.tzinfo is not None:
+        return moment
+    return moment.replace(tzinfo=UTC)

@@ -20,11 +20,11 @@ import sqlalchemy as sa
 from flask import Flask
 
 from ndcg_labeler.extensions import db
-from ndcg_labeler.models import Job
+from ndcg_labeler.models import Job, aware
 from ndcg_labeler.services import jobs as job_service
 from ndcg_labeler.services.jobs import queue
 from ndcg_labeler.services.jobs.kinds import KINDS, Kind
-from ndcg_labeler.services.jobs.records import aware, create_job
+from ndcg_labeler.services.jobs.records import create_job
 from ndcg_labeler.services.jobs.recovery import INTERRUPTED
 from ndcg_labeler.services.jobs.reporting import Heartbeat, heartbeat_interval
 from ndcg_labeler.services.jobs.runner import run_job

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
 
 import sqlalchemy as sa
 
 from ndcg_labeler.extensions import db
-from ndcg_labeler.models import Run, TestSet, User
+from ndcg_labeler.models import Run, TestSet, User, aware
 
 from .permissions import visible_test_sets
 
@@ -41,7 +40,7 @@ def api_example(user: User) -> ApiExample:
     )
 
     def recency(test_set: TestSet) -> tuple[bool, float, int]:
-        active = _aware(uploads.get(test_set.id) or test_set.created_at)
+        active = aware(uploads.get(test_set.id) or test_set.created_at)
         return (test_set.is_demo, -active.timestamp(), -test_set.id)
 
     chosen = min(test_sets, key=recency)
@@ -54,8 +53,3 @@ def api_example(user: User) -> ApiExample:
         )
     )
     return ApiExample(chosen.name, runs)
-
-
-def _aware(moment: datetime) -> datetime:
-    """A stored time as UTC-aware (SQLite hands naive datetimes back)."""
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import secrets
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
 import sqlalchemy as sa
 from sqlalchemy.exc import OperationalError
@@ -13,7 +13,7 @@ from sqlalchemy.orm.attributes import set_committed_value
 
 from ndcg_labeler import sqlite
 from ndcg_labeler.extensions import db
-from ndcg_labeler.models import User, utcnow
+from ndcg_labeler.models import User, aware, utcnow
 from ndcg_labeler.services import audit
 
 log = logging.getLogger(__name__)
@@ -71,9 +71,7 @@ def user_for_token(token: str | None) -> User | None:
     if user is None or not user.is_active:
         return None
     now = utcnow()
-    last = user.api_token_used_at
-    if last is not None and last.tzinfo is None:  # SQLite hands back naive UTC times
-        last = last.replace(tzinfo=UTC)
+    last = aware(user.api_token_used_at)
     if last is None or now - last >= USE_RESOLUTION:
         _note_use(user, now)
     return user

@@ -6,7 +6,7 @@ import os
 import socket
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 import sqlalchemy as sa
@@ -16,7 +16,7 @@ from sqlalchemy.orm.attributes import set_committed_value
 
 from ndcg_labeler import sqlite
 from ndcg_labeler.extensions import db
-from ndcg_labeler.models import Job, User, utcnow
+from ndcg_labeler.models import Job, User, aware, utcnow
 from ndcg_labeler.models.jobs import FINISHED_STATES
 from ndcg_labeler.services._db import paginate, transaction
 from ndcg_labeler.services.jobs import queue, spool
@@ -158,13 +158,6 @@ def stopping(job: Job) -> bool:
         return True
     # Only SQLite's cancel goes through the queue (see cancel).
     return db.session.get_bind().dialect.name == "sqlite" and queue.cancel_asked(job.id)
-
-
-def aware(moment: datetime | None) -> datetime | None:
-    """SQLite hands back naive datetimes; they are UTC."""
-    if moment is None or moment.tzinfo is not None:
-        return moment
-    return moment.replace(tzinfo=UTC)
 
 
 # A worker takes a queued job within a second or two; one still queued after this long most

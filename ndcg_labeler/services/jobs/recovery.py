@@ -15,11 +15,11 @@ from sqlalchemy.exc import OperationalError
 
 from ndcg_labeler import sqlite
 from ndcg_labeler.extensions import db
-from ndcg_labeler.models import Job, Run, utcnow
+from ndcg_labeler.models import Job, Run, aware, utcnow
 from ndcg_labeler.services._db import transaction
 from ndcg_labeler.services.jobs import queue, spool
 from ndcg_labeler.services.jobs.kinds import KINDS
-from ndcg_labeler.services.jobs.records import aware, remove_upload
+from ndcg_labeler.services.jobs.records import remove_upload
 
 INTERRUPTED = "interrupted: the worker stopped (restart or crash)"
 STORED_THEN_STOPPED = "done — the worker stopped after storing the run, before scoring it"

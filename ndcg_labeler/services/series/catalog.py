@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.orm import selectinload
 
 from ndcg_labeler.extensions import db
-from ndcg_labeler.models import Run, SeriesCheck, SeriesSetting, TestSet, User
+from ndcg_labeler.models import Run, SeriesCheck, SeriesSetting, TestSet, User, aware
 from ndcg_labeler.services import ServiceError, audit
 from ndcg_labeler.services import runs as run_service
 
@@ -26,13 +25,6 @@ class SeriesSummary:
     name: str
     runs: int
     latest: Run
-
-
-def aware(moment: datetime | None) -> datetime | None:
-    """A stored time as UTC-aware (SQLite gives back naive datetimes)."""
-    if moment is None or moment.tzinfo is not None:
-        return moment
-    return moment.replace(tzinfo=UTC)
 
 
 def list_series(test_set: TestSet) -> list[SeriesSummary]:

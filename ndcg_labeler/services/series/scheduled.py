@@ -16,12 +16,12 @@ from typing import Any
 import sqlalchemy as sa
 
 from ndcg_labeler.extensions import db
-from ndcg_labeler.models import RetrieverEndpoint, Run, SeriesCheck, TestSet, User, utcnow
+from ndcg_labeler.models import RetrieverEndpoint, Run, SeriesCheck, TestSet, User, aware, utcnow
 from ndcg_labeler.services import ServiceError, audit, gate, noun
 from ndcg_labeler.services import endpoints as endpoints_service
 from ndcg_labeler.services import runs as run_service
 from ndcg_labeler.services.series.alerts import post_alert
-from ndcg_labeler.services.series.catalog import aware, baseline
+from ndcg_labeler.services.series.catalog import baseline
 from ndcg_labeler.services.series.schedule import latest_slot, next_slot, parse_schedule
 
 ALERT_OUTCOMES = ("fail", "inconclusive", "error")

@@ -9,10 +9,10 @@ from typing import Any
 
 import numpy as np
 
-from ndcg_labeler.models import Run, TestSet
+from ndcg_labeler.models import Run, TestSet, aware
 from ndcg_labeler.scoring import TInterval, paired_t_test
 from ndcg_labeler.services.live import RunScores, ScoreOptions, score_run
-from ndcg_labeler.services.series.catalog import aware, series_runs
+from ndcg_labeler.services.series.catalog import series_runs
 
 ALPHA = 0.05
 
