@@ -244,13 +244,15 @@ def _register_template_helpers(app: Flask) -> None:
     from jinja2 import FileSystemBytecodeCache
 
     from ndcg_labeler.rendering import highlight_terms, render_markdown, utc_time
-    from ndcg_labeler.services import counted
+    from ndcg_labeler.services import counted, noun
 
     compiled = Path(app.instance_path) / "templates-compiled"
     compiled.mkdir(exist_ok=True)
     app.jinja_env.bytecode_cache = FileSystemBytecodeCache(str(compiled))
     app.jinja_env.filters["markdown"] = render_markdown
     app.jinja_env.filters["highlight"] = highlight_terms
-    app.jinja_env.filters["counted"] = counted  # "1 pair", "2 pairs"
+    # "1 pair", "2 pairs": templates say counts as the services and the CLI do.
+    app.jinja_env.filters["counted"] = counted
+    app.jinja_env.globals["noun"] = noun
     app.jinja_env.filters["utc"] = utc_time  # every time shown on a page, marked UTC
     app.jinja_env.filters["shell_quote"] = shlex.quote  # example commands on the token pages

@@ -62,10 +62,6 @@ def register_blueprints(app: Flask) -> None:
     from ndcg_labeler.views.access import may_see_grades
 
     app.add_template_global(may_see_grades)
-    # "1 query", "2 queries": templates say counts as the services and the CLI do.
-    from ndcg_labeler.services import noun
-
-    app.add_template_global(noun)
 
     from ndcg_labeler.views import lost_session
 

@@ -31,7 +31,7 @@ import sqlalchemy as sa
 from ndcg_labeler.extensions import db
 from ndcg_labeler.formats import FormatError
 from ndcg_labeler.models import Query, TestSet
-from ndcg_labeler.services import ServiceError, imports
+from ndcg_labeler.services import ServiceError, imports, noun
 from ndcg_labeler.services._progress import EVERY_ROWS, Cancelled, Progress, no_progress
 
 INSTALL_HINT = "ir_datasets is not installed: pip install 'ndcg-labeler[ir_datasets]'"
@@ -283,7 +283,7 @@ def _strays_named(exc: FormatError, test_set: TestSet, queries: Any, qrels: Any)
         return exc
     shown = ", ".join(f"'{q}'" for q in list(strays)[:SHOWN_STRAYS])
     more = len(strays) - SHOWN_STRAYS
-    count = f"{len(strays)} quer{'y' if len(strays) == 1 else 'ies'}"
+    count = f"{len(strays)} {noun(len(strays), 'query', 'queries')}"
     detail = (
         f"the dataset's qrels name {count} that its own queries lack (and this test set "
         f"does not have): {shown}{f' and {more} more' if more > 0 else ''}"
