@@ -94,10 +94,12 @@ def people_page(
     """One page of login accounts by name, those whose name contains `contains` (any letter
     case) when given; with how many accounts there are in all."""
     people = sa.select(User).where(User.role.in_(ROLES))
-    everyone = db.session.scalar(sa.select(sa.func.count()).select_from(people.subquery())) or 0
     wanted = contains.strip().lower()
-    if wanted:
-        people = people.where(sa.func.lower(User.username).contains(wanted, autoescape=True))
+    if not wanted:  # the page's own count is everyone's
+        found = paginate(people.order_by(User.username), page, per_page)
+        return found, found.total or 0
+    everyone = db.session.scalar(sa.select(sa.func.count()).select_from(people.subquery())) or 0
+    people = people.where(sa.func.lower(User.username).contains(wanted, autoescape=True))
     return paginate(people.order_by(User.username), page, per_page), everyone
 
 
