@@ -57,7 +57,7 @@ def stdin_is_terminal() -> bool:
 
 def read_password(prompt: str = "Password") -> str:
     """Prompt twice on a terminal; otherwise read one line from standard input."""
-    if sys.stdin is not None and sys.stdin.isatty():
+    if stdin_is_terminal():
         return str(click.prompt(prompt, hide_input=True, confirmation_prompt=True))
     line = sys.stdin.readline() if sys.stdin is not None else ""
     return line.rstrip("\r\n")
