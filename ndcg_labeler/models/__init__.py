@@ -1,6 +1,6 @@
 """Typed SQLAlchemy 2 models; the schema itself is created only by Alembic migrations."""
 
-from ndcg_labeler.models._common import aware, utcnow
+from ndcg_labeler.models._common import aware, iso_utc, utcnow
 from ndcg_labeler.models.audit import AuditEvent
 from ndcg_labeler.models.endpoints import RetrieverEndpoint
 from ndcg_labeler.models.jobs import Job, JobFile
@@ -63,5 +63,6 @@ __all__ = [
     "TestSetMember",
     "User",
     "aware",
+    "iso_utc",
     "utcnow",
 ]

@@ -16,3 +16,9 @@ def aware(moment: datetime | None) -> datetime | None:
     if moment is None or moment.tzinfo is not None:
         return moment
     return moment.replace(tzinfo=UTC)
+
+
+def iso_utc(moment: datetime | None, timespec: str = "auto") -> str | None:
+    """A stored time in ISO 8601 with its UTC offset, the same text on both databases."""
+    moment = aware(moment)
+    return None if moment is None else moment.astimezone(UTC).isoformat(timespec=timespec)

@@ -7,7 +7,7 @@ from typing import Any
 
 from flask import url_for
 
-from ndcg_labeler.models import Run
+from ndcg_labeler.models import Run, iso_utc
 from ndcg_labeler.services import live
 
 
@@ -22,7 +22,7 @@ def run_json(run: Run, line: live.ListedScores | None = None) -> dict[str, Any]:
         "depth": run.depth,
         "num_queries": run.num_queries,
         "num_entries": run.num_entries,
-        "uploaded_at": run.uploaded_at.isoformat(),
+        "uploaded_at": iso_utc(run.uploaded_at),
         "notes": run.notes,
         "series": run.series,
         "tags": run.tag_names,

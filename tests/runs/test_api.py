@@ -8,6 +8,7 @@ import json
 import math
 import re
 import shutil
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -110,6 +111,10 @@ def test_admin_uploads_and_scores(
         assert (run.uploaded_by_id, run.notes) == (admin_id, "from CI")
     listed = client.get(f"/api/testsets/{test_set_id}/runs", headers=bearer(token)).json
     assert [r["name"] for r in listed["runs"]] == ["bm25"]
+    # The same time on both databases, with its offset (SQLite hands back naive times).
+    uploaded = datetime.fromisoformat(listed["runs"][0]["uploaded_at"])
+    assert uploaded.utcoffset() == timedelta(0)
+    assert abs(datetime.now(UTC) - uploaded) < timedelta(minutes=5)
     # q1: b (1), a (3) against 3, 1; q2 perfect; q3 has no grade (left out of the mean).
     per_query = [(1 + 3 / math.log2(3)) / (3 + 1 / math.log2(3)), 1.0]
     low, high = stats.t.interval(0.95, 1, loc=sum(per_query) / 2, scale=stats.sem(per_query))

@@ -14,7 +14,7 @@ from flask_sqlalchemy.pagination import Pagination
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.formats import safe_value
-from ndcg_labeler.models import AuditEvent
+from ndcg_labeler.models import AuditEvent, iso_utc
 from ndcg_labeler.services._db import paginate
 
 PER_PAGE = 50
@@ -65,17 +65,11 @@ def actor_names() -> list[str]:
     return list(db.session.scalars(stmt))
 
 
-def _iso(value: datetime) -> str:
-    if value.tzinfo is None:  # SQLite hands back naive datetimes, stored as UTC
-        value = value.replace(tzinfo=UTC)
-    return value.astimezone(UTC).isoformat(timespec="seconds")
-
-
 def event_dict(event: AuditEvent) -> dict[str, Any]:
     """An event as plain data (times in ISO 8601 UTC)."""
     return {
         "id": event.id,
-        "created_at": _iso(event.created_at),
+        "created_at": iso_utc(event.created_at, "seconds"),
         "actor": event.actor_name,
         "action": event.action,
         "target_type": event.target_type,

@@ -9,7 +9,7 @@ import sqlalchemy as sa
 from sqlalchemy.orm import selectinload
 
 from ndcg_labeler.extensions import db
-from ndcg_labeler.models import Run, SeriesCheck, SeriesSetting, TestSet, User, aware
+from ndcg_labeler.models import Run, SeriesCheck, SeriesSetting, TestSet, User, iso_utc
 from ndcg_labeler.services import ServiceError, audit
 from ndcg_labeler.services import runs as run_service
 
@@ -155,18 +155,17 @@ def list_checks(test_set: TestSet, name: str, limit: int = 50) -> list[SeriesChe
 
 def check_json(check: SeriesCheck) -> dict[str, Any]:
     """One check as the series page's JSON twin lists it (times in UTC, with their offset)."""
-    slot, created = aware(check.slot), aware(check.created_at)
     now = check.current_endpoint
     return {
         "outcome": check.outcome,
         "endpoint": check.endpoint,  # as it was named then
         "endpoint_id": check.endpoint_id,
         "endpoint_current": now.name if now is not None else None,
-        "slot": slot.isoformat() if slot else None,
+        "slot": iso_utc(check.slot),
         "run_id": check.run_id,
         "baseline_run_id": check.baseline_run_id,
         "summary": check.summary,
         "alert": check.alert,
         "alert_error": check.alert_error,
-        "created_at": created.isoformat() if created else None,
+        "created_at": iso_utc(check.created_at),
     }

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from ndcg_labeler.models import Run, TestSet, aware
+from ndcg_labeler.models import Run, TestSet, iso_utc
 from ndcg_labeler.scoring import TInterval, paired_t_test
 from ndcg_labeler.services.live import RunScores, ScoreOptions, score_run
 from ndcg_labeler.services.series.catalog import series_runs
@@ -48,11 +48,10 @@ class TrendPoint:
 
     def to_json(self) -> dict[str, Any]:
         """One point of `flask run series SET NAME --json`."""
-        uploaded = aware(self.run.uploaded_at)
         return {
             "run": self.run.name,
             "run_id": self.run.id,
-            "uploaded_at": uploaded.isoformat() if uploaded else None,
+            "uploaded_at": iso_utc(self.run.uploaded_at),
             "mean_ndcg": self.mean,
             "n": self.n,
             "ci_low": self.ci_low,

@@ -12,14 +12,13 @@ import io
 import json
 import unicodedata
 from collections.abc import Iterator
-from datetime import UTC, datetime
 from typing import Any
 
 import sqlalchemy as sa
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.formats import safe_value
-from ndcg_labeler.models import Chunk, Judgment, Query, TestSet, User
+from ndcg_labeler.models import Chunk, Judgment, Query, TestSet, User, iso_utc
 from ndcg_labeler.services import ServiceError
 
 EXPORT_FIELDS = (
@@ -35,15 +34,6 @@ EXPORT_FIELDS = (
 )
 EXPORT_FORMATS = ("csv", "jsonl")
 _BATCH = 2000
-
-
-def _iso(value: datetime | None) -> str | None:
-    """ISO 8601 in UTC; SQLite hands back naive datetimes, which we stored as UTC."""
-    if value is None:
-        return None
-    if value.tzinfo is None:
-        value = value.replace(tzinfo=UTC)
-    return value.astimezone(UTC).isoformat(timespec="seconds")
 
 
 def judgment_rows(test_set: TestSet) -> Iterator[dict[str, Any]]:
@@ -76,8 +66,8 @@ def judgment_rows(test_set: TestSet) -> Iterator[dict[str, Any]]:
             "grade": grade,
             "note": note,
             "active_ms": int(active_ms or 0),
-            "created_at": _iso(created),
-            "updated_at": _iso(updated),
+            "created_at": iso_utc(created, "seconds"),
+            "updated_at": iso_utc(updated, "seconds"),
         }
 
 
