@@ -78,9 +78,26 @@ def send(job_id: int) -> None:
     get_queue().ndcg_run_job(job_id)
 
 
+class _QuietTicks(logging.Filter):
+    """Drops huey's info lines about the schedule tick: three a minute, for ever, buried the
+    lines about jobs on the worker's console. Its warnings and errors still go through."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.levelno >= logging.WARNING or TICK_NAME not in record.getMessage()
+
+
+# huey writes "Executing"/"executed in" on `huey` and "Enqueueing periodic task" on its
+# scheduler's logger; a logger's filter sees only the records made on that very logger.
+_TICK_LOGGERS = ("huey", "huey.consumer.Scheduler")
+
+
 def worker(app: Flask, threads: int = 2) -> Any:
     """A huey consumer for the app's queue: `run()` it in the foreground. Its scheduler runs
-    the schedule tick every minute unless NDCG_SCHEDULER is off."""
+    the schedule tick every minute unless NDCG_SCHEDULER is off (and does not log it)."""
+    for name in _TICK_LOGGERS:
+        logger = logging.getLogger(name)
+        if not any(isinstance(f, _QuietTicks) for f in logger.filters):
+            logger.addFilter(_QuietTicks())
     periodic = bool(app.config.get("NDCG_SCHEDULER", True))
     return get_queue(app).create_consumer(workers=threads, worker_type="thread", periodic=periodic)
 
