@@ -10,7 +10,11 @@ Because every service writes in one transaction, a Cancelled raised anywhere lea
 from __future__ import annotations
 
 import io
-from collections.abc import Callable
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any, BinaryIO
 
 from ndcg_labeler.formats import size_of as size_of  # re-exported for the services
@@ -30,6 +34,39 @@ class Cancelled(Exception):
 
 def no_progress(phase: str, done: int, total: int, rows: int) -> None:
     """The default callback: report nothing, never cancel."""
+
+
+# The running job's stop event, set when a user cancels it. Work that waits (a judge obeying a
+# provider's Retry-After, a rate limit of our own) reports no progress while it waits, so it
+# would notice a Cancel only when the wait ends, minutes later: `pause` notices it at once.
+_stop: ContextVar[threading.Event | None] = ContextVar("ndcg_stop", default=None)
+
+
+@contextmanager
+def stop_on(event: threading.Event) -> Iterator[None]:
+    """Within it, `pause` raises Cancelled as soon as `event` is set (in this thread, and in
+    threads that run a copy of this context)."""
+    token = _stop.set(event)
+    try:
+        yield
+    finally:
+        _stop.reset(token)
+
+
+def raise_if_stopped() -> None:
+    """Raise Cancelled if the work's stop event is set (before starting another request)."""
+    stop = _stop.get()
+    if stop is not None and stop.is_set():
+        raise Cancelled("cancelled by a user")
+
+
+def pause(seconds: float) -> None:
+    """Sleep `seconds`; raise Cancelled at once if the work's stop event is or becomes set."""
+    stop = _stop.get()
+    if stop is None:
+        time.sleep(max(seconds, 0.0))
+    elif stop.wait(max(seconds, 0.0)):
+        raise Cancelled("cancelled by a user")
 
 
 def position(source: Any) -> int:

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import json
 import re
-import time
 import urllib.parse
 from typing import Any
 
 from ndcg_labeler.formats import Hit, HitsError, Mapping, map_hits
 from ndcg_labeler.services import ServiceError, outbound
+from ndcg_labeler.services._progress import pause
 
 RETRIES = 3
 BACKOFF = 0.5  # seconds before the first retry; doubled each time
@@ -89,5 +89,5 @@ def ask(
             if response.status_code != 429 and response.status_code < 500:
                 break
         if attempt < retries:
-            time.sleep(BACKOFF * 2**attempt)
+            pause(BACKOFF * 2**attempt)
     raise ServiceError(error)

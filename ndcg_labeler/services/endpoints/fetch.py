@@ -8,6 +8,7 @@ the endpoint returns for docids the test set lacks join the corpus, so they can 
 
 from __future__ import annotations
 
+import contextvars
 import csv
 import io
 import time
@@ -149,7 +150,9 @@ def _ask_all(
     with outbound.outbound_client(own) as client:
         pool = ThreadPoolExecutor(endpoint.concurrency)
         try:
-            futures = [pool.submit(one, item) for item in queries]
+            # In copies of this context: it carries the job's stop event, which ends a wait for
+            # the rate limit when the job is cancelled (_progress.pause).
+            futures = [pool.submit(contextvars.copy_context().run, one, item) for item in queries]
             for n, (item, future) in enumerate(zip(queries, futures, strict=True), 1):
                 out[item[0]] = future.result()
                 progress("fetch", n, len(queries), n)

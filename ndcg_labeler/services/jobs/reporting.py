@@ -52,6 +52,8 @@ would slow a long corpus import by a third. The cancel flag is still read at eve
 the report is kept in the queue's storage meanwhile (queue.keep_progress)."""
 HEARTBEAT_MAX_SECONDS = 30.0
 """The longest pause between two heartbeats of a running job (Heartbeat)."""
+CANCEL_POLL_SECONDS = 1.0
+"""How often the Heartbeat looks for a cancel, for work that waits without reporting."""
 LOCK_WAIT_MS = 200
 """How long a report or heartbeat waits for SQLite's write lock before it goes to the queue."""
 
@@ -88,6 +90,9 @@ class JobProgress:
         self.rows = 0  # the latest rows reported, recorded when the job ends
         self.latest: dict[str, Any] | None = None  # the latest report, for the Heartbeat
         self.note = ""  # said after every phase's message (a warning the whole job holds)
+        # Set once a cancel is seen, by a report or by the Heartbeat: what `_progress.pause`
+        # waits on, so a job waiting out a rate limit stops at once.
+        self.stopped = threading.Event()
 
     def _connection(self) -> Any:
         if self._conn is None:
@@ -135,6 +140,11 @@ class JobProgress:
 
     def _check_cancel(self, conn: Any) -> None:
         """Raise Cancelled once a user asked to cancel the job."""
+        if self.look_for_cancel(conn):
+            raise Cancelled("cancelled by a user")
+
+    def look_for_cancel(self, conn: Any) -> bool:
+        """Whether a user asked to cancel the job (then `stopped` is set), through `conn`."""
         table = Job.__table__
         cancel = conn.execute(
             sa.select(table.c.cancel_requested).where(table.c.id == self.job_id)
@@ -143,7 +153,8 @@ class JobProgress:
         # SQLite: also the queue's flag, a cancel asked while the import's write lock kept the
         # job's row (records.cancel).
         if cancel or (conn.dialect.name == "sqlite" and queue.cancel_asked(self.job_id)):
-            raise Cancelled("cancelled by a user")
+            self.stopped.set()
+        return self.stopped.is_set()
 
 
 def heartbeat_interval(stale_seconds: float) -> float:
@@ -163,6 +174,9 @@ class Heartbeat:
     (with the job's latest report, which the pages lay over the row). Best effort: a beat
     that fails is logged and the next one tries again; the job never waits for it. A daemon
     thread dies with its process, so a killed worker stops beating.
+
+    Every CANCEL_POLL_SECONDS it also looks for a cancel and sets the progress's `stopped`,
+    which ends a wait of the job's (`_progress.pause`) that no report would interrupt.
     """
 
     def __init__(self, job_id: int, progress: JobProgress | None, interval: float) -> None:
@@ -195,13 +209,18 @@ class Heartbeat:
     def _run(self, app: Any) -> None:
         with app.app_context():
             conn = None
+            beat_at = time.monotonic() + self.interval
             try:
-                while not self._stop.wait(self.interval):
+                while not self._stop.wait(min(self.interval, CANCEL_POLL_SECONDS)):
                     try:
                         if conn is None:
                             conn = db.engine.connect()
                             sqlite.set_busy_timeout(conn, LOCK_WAIT_MS)
-                        self._beat(conn)
+                        if self.progress is not None and not self.progress.stopped.is_set():
+                            self.progress.look_for_cancel(conn)
+                        if time.monotonic() >= beat_at:
+                            beat_at = time.monotonic() + self.interval
+                            self._beat(conn)
                     except Exception:  # a heartbeat must never fail the job
                         _log.warning(
                             "job %s: could not refresh its heartbeat", self.job_id, exc_info=True

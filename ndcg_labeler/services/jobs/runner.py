@@ -13,7 +13,7 @@ from ndcg_labeler.formats import FormatError
 from ndcg_labeler.models import Job, utcnow
 from ndcg_labeler.services import ServiceError
 from ndcg_labeler.services._db import transaction
-from ndcg_labeler.services._progress import Cancelled
+from ndcg_labeler.services._progress import Cancelled, stop_on
 from ndcg_labeler.services.jobs import queue, records
 from ndcg_labeler.services.jobs.kinds import KINDS
 from ndcg_labeler.services.jobs.recovery import STALE_SECONDS
@@ -72,8 +72,8 @@ def run_job(job_id: int) -> None:
         if kind is None:
             raise ServiceError(f"unknown kind of job '{job.kind}'")
         # Alive while its worker is, however long a step goes without a report; stopped
-        # before the job's end is recorded.
-        with Heartbeat(job_id, progress, heartbeat_interval(stale)):
+        # before the job's end is recorded. A cancel it sees ends the job's waits (pause).
+        with Heartbeat(job_id, progress, heartbeat_interval(stale)), stop_on(progress.stopped):
             result = kind.run(job, progress)
     except Cancelled:
         db.session.rollback()

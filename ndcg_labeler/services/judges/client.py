@@ -10,6 +10,7 @@ rather than answered with failed pairs, and a limit that never lifts still ends.
 
 from __future__ import annotations
 
+import contextvars
 import email.utils
 import json
 import math
@@ -21,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ndcg_labeler.services import outbound
+from ndcg_labeler.services._progress import pause, raise_if_stopped
 
 RETRIES = 4
 BACKOFF = 0.5  # seconds before the first retry; doubled each time
@@ -66,7 +68,7 @@ class RateLimiter:
         self.lock = threading.Lock()
 
     def wait(self) -> None:
-        """Block until this thread may start a request."""
+        """Block until this thread may start a request (Cancelled: the job was cancelled)."""
         if not self.interval:
             return
         with self.lock:
@@ -74,7 +76,7 @@ class RateLimiter:
             start = max(now, self.next_at)
             self.next_at = start + self.interval
         if start > now:
-            time.sleep(start - now)
+            pause(start - now)
 
 
 def _stated_wait(response: Any) -> float | None:
@@ -107,7 +109,8 @@ def _backoff(attempt: int) -> float:
 
 
 def ask(client: Any, config: JudgeConfig, prompt: str, limiter: RateLimiter) -> Answer:
-    """One chat completion for `prompt`; never raises (a failure is an Answer with an error)."""
+    """One chat completion for `prompt`: a failure is an Answer with an error. Raises only
+    Cancelled, when the job asking is cancelled (its waits end at once; nothing is stored)."""
     import httpx
 
     headers = {"Content-Type": "application/json"}
@@ -124,6 +127,7 @@ def ask(client: Any, config: JudgeConfig, prompt: str, limiter: RateLimiter) -> 
     started = time.monotonic()
     retries = waits = 0
     while True:
+        raise_if_stopped()  # a cancelled job asks nothing more
         limiter.wait()
         response = None
         try:
@@ -150,7 +154,7 @@ def ask(client: Any, config: JudgeConfig, prompt: str, limiter: RateLimiter) -> 
             retries += 1
         else:
             break
-        time.sleep(_backoff(retries - 1) if stated is None else stated)
+        pause(_backoff(retries - 1) if stated is None else stated)
     return Answer(None, error, int(1000 * (time.monotonic() - started)), 0, 0)
 
 
@@ -218,7 +222,8 @@ def ask_each(
     Per answer, not per batch: a batch of a slow endpoint can take minutes, and the job's
     progress (its heartbeat, and where a Cancel is noticed) is reported from `each`. When
     `each` raises, the questions not yet started are dropped and the exception goes on."""
-    futures = [pool.submit(one, prompt) for prompt in prompts]
+    # Each question in a copy of this thread's context: it carries the job's stop event.
+    futures = [pool.submit(contextvars.copy_context().run, one, prompt) for prompt in prompts]
     where = {future: i for i, future in enumerate(futures)}
     answers: list[Any] = [None] * len(futures)
     try:
