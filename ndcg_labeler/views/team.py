@@ -267,22 +267,16 @@ def review_pair(test_set_id: int, query_id: int, chunk_id: int) -> str | BaseRes
     )
 
 
-SKIP_WINDOW = 500  # disputed pairs looked at to find the one after the current
-
-
 def _next_disputed(test_set: TestSet, after: tuple[int, int] | None = None) -> str:
     """The most disputed pair still waiting (after `after` in the queue's order, for a skip;
     wrapping round), or the queue when none is left."""
-    items = team.review_queue(test_set, per_page=SKIP_WINDOW if after else 1).items
-    keys = [(item.query_id, item.chunk_id) for item in items]
-    if after in keys:
-        keys = keys[keys.index(after) + 1 :] + keys[: keys.index(after)]
-    if keys:
-        query_id, chunk_id = keys[0]
-        return url_for(
-            "team.review_pair", test_set_id=test_set.id, query_id=query_id, chunk_id=chunk_id
-        )
-    return url_for("team.review_queue", test_set_id=test_set.id)
+    found = team.next_disputed(test_set, after)
+    if found is None:
+        return url_for("team.review_queue", test_set_id=test_set.id)
+    query_id, chunk_id = found
+    return url_for(
+        "team.review_pair", test_set_id=test_set.id, query_id=query_id, chunk_id=chunk_id
+    )
 
 
 @bp.post("/review/<int:query_id>/<int:chunk_id>/remove")
