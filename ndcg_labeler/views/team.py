@@ -109,6 +109,35 @@ def agreement_json(test_set_id: int) -> BaseResponse:
     return jsonify(body)
 
 
+def _agreement_csv(test_set_id: int, table: str) -> Response:
+    """One table of the agreement page as a CSV download (?sort= orders the queries)."""
+    test_set = get_test_set_or_404(test_set_id)
+    require_grades_visible(test_set)  # as the page: others' grades, summed up
+    include = _imports_arg()
+    try:
+        cached = team.cached_agreement_report(test_set, include_imports=include, background=True)
+    except team.Computing as error:
+        return _not_yet(error)
+    sort = request.args.get("sort", "qid")
+    body = cached.value.table_csv(table, sort if sort in team.QUERY_SORTS else "qid")
+    name = f"agreement-{table}-{test_set.id}{'-imports' if include else ''}.csv"
+    response = Response(body, mimetype="text/csv")
+    response.headers["Content-Disposition"] = f'attachment; filename="{name}"'
+    return response
+
+
+@bp.get("/agreement-pairs.csv")
+def agreement_pairs_csv(test_set_id: int) -> Response:
+    """The agreement of each two annotators as CSV (every row, not one page)."""
+    return _agreement_csv(test_set_id, "pairs")
+
+
+@bp.get("/agreement-queries.csv")
+def agreement_queries_csv(test_set_id: int) -> Response:
+    """The agreement on each query as CSV (every row, in the ?sort= order)."""
+    return _agreement_csv(test_set_id, "queries")
+
+
 def _people(test_set: TestSet, *, background: bool = False) -> team.Cached[list[team.Person]]:
     """The People rows this user may see: admins everyone, an annotator their own row."""
     only = None if current_user.is_admin else current_user.id

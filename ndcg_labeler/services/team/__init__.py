@@ -3,7 +3,7 @@
 from ndcg_labeler.services._figures_cache import Cached, Computing
 
 from .adjudication import GradesChanged, adjudicate, remove
-from .agreement import QUERY_SORTS, agreement_of, sort_queries
+from .agreement import QUERY_SORTS, agreement_of, agreement_report, sort_queries
 from .disputes import find_pair, next_disputed, pair_detail, review_queue, set_threshold
 from .exports import EXPORT_FORMATS, export_filename, judgment_chunks
 from .pages import cached_agreement_report, cached_people, cached_policies, cached_review_queue
@@ -18,6 +18,7 @@ __all__ = [
     "Person",
     "adjudicate",
     "agreement_of",
+    "agreement_report",
     "cached_agreement_report",
     "cached_people",
     "cached_policies",
