@@ -331,6 +331,12 @@ def policies_page(test_set_id: int) -> str:
     if k not in live.K_CHOICES:  # each k is computed and cached: only the offered ones
         choices = ", ".join(map(str, live.K_CHOICES))
         abort(400, description=f"k must be one of {choices} on this page, not {k}")
+    if not may_see_grades(test_set):
+        # Blind set: a run's mean under max or min (or any other policy than the set's) is the
+        # others' grades summed up; on a small set an annotator could read them off it.
+        return render_template(
+            "team/policies.html", test_set=test_set, comparison=None, withheld=True
+        )
     comparison = team.cached_policies(test_set, k, background=True)
     return render_template(
         "team/policies.html",
@@ -338,6 +344,7 @@ def policies_page(test_set_id: int) -> str:
         comparison=comparison.value,
         k_choices=live.K_CHOICES,
         updating=comparison.updating,
+        withheld=False,
     )
 
 
