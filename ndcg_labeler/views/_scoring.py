@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from flask import abort, request
 
+from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Run, TestSet
 from ndcg_labeler.services import ServiceError, live, runs, whole_number
+from ndcg_labeler.views.access import may_see_grades
 
 
 def score_options() -> live.ScoreOptions:
@@ -17,7 +19,27 @@ def score_options() -> live.ScoreOptions:
         options = live.parse_options(request.args)
     except ServiceError as exc:
         abort(400, description=str(exc))
+    _policy_allowed(options)
     return options
+
+
+def _policy_allowed(options: live.ScoreOptions) -> None:
+    """403 with the reason when an annotator of a blind test set asks for another aggregation
+    policy than the set's: a run's mean under max or min is the others' grades summed up."""
+    test_set_id = (request.view_args or {}).get("test_set_id")
+    if options.policy is None or not isinstance(test_set_id, int):
+        return
+    test_set = db.session.get(TestSet, test_set_id)
+    if test_set is None or options.policy == test_set.aggregation or may_see_grades(test_set):
+        return
+    abort(
+        403,
+        description=(
+            "This test set is judged blind by several annotators per pair, so scores under "
+            f"another aggregation policy than its own ({test_set.aggregation}) are shown to "
+            "admins only: under max or min, a run's mean would tell the others' grades."
+        ),
+    )
 
 
 def k_arg() -> int:

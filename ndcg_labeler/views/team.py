@@ -109,6 +109,35 @@ def agreement_json(test_set_id: int) -> BaseResponse:
     return jsonify(body)
 
 
+def _agreement_csv(test_set_id: int, table: str) -> Response:
+    """One table of the agreement page as a CSV download (?sort= orders the queries)."""
+    test_set = get_test_set_or_404(test_set_id)
+    require_grades_visible(test_set)  # as the page: others' grades, summed up
+    include = _imports_arg()
+    try:
+        cached = team.cached_agreement_report(test_set, include_imports=include, background=True)
+    except team.Computing as error:
+        return _not_yet(error)
+    sort = request.args.get("sort", "qid")
+    body = cached.value.table_csv(table, sort if sort in team.QUERY_SORTS else "qid")
+    name = f"agreement-{table}-{test_set.id}{'-imports' if include else ''}.csv"
+    response = Response(body, mimetype="text/csv")
+    response.headers["Content-Disposition"] = f'attachment; filename="{name}"'
+    return response
+
+
+@bp.get("/agreement-pairs.csv")
+def agreement_pairs_csv(test_set_id: int) -> Response:
+    """The agreement of each two annotators as CSV (every row, not one page)."""
+    return _agreement_csv(test_set_id, "pairs")
+
+
+@bp.get("/agreement-queries.csv")
+def agreement_queries_csv(test_set_id: int) -> Response:
+    """The agreement on each query as CSV (every row, in the ?sort= order)."""
+    return _agreement_csv(test_set_id, "queries")
+
+
 def _people(test_set: TestSet, *, background: bool = False) -> team.Cached[list[team.Person]]:
     """The People rows this user may see: admins everyone, an annotator their own row."""
     only = None if current_user.is_admin else current_user.id
@@ -267,22 +296,16 @@ def review_pair(test_set_id: int, query_id: int, chunk_id: int) -> str | BaseRes
     )
 
 
-SKIP_WINDOW = 500  # disputed pairs looked at to find the one after the current
-
-
 def _next_disputed(test_set: TestSet, after: tuple[int, int] | None = None) -> str:
     """The most disputed pair still waiting (after `after` in the queue's order, for a skip;
     wrapping round), or the queue when none is left."""
-    items = team.review_queue(test_set, per_page=SKIP_WINDOW if after else 1).items
-    keys = [(item.query_id, item.chunk_id) for item in items]
-    if after in keys:
-        keys = keys[keys.index(after) + 1 :] + keys[: keys.index(after)]
-    if keys:
-        query_id, chunk_id = keys[0]
-        return url_for(
-            "team.review_pair", test_set_id=test_set.id, query_id=query_id, chunk_id=chunk_id
-        )
-    return url_for("team.review_queue", test_set_id=test_set.id)
+    found = team.next_disputed(test_set, after)
+    if found is None:
+        return url_for("team.review_queue", test_set_id=test_set.id)
+    query_id, chunk_id = found
+    return url_for(
+        "team.review_pair", test_set_id=test_set.id, query_id=query_id, chunk_id=chunk_id
+    )
 
 
 @bp.post("/review/<int:query_id>/<int:chunk_id>/remove")
@@ -308,6 +331,12 @@ def policies_page(test_set_id: int) -> str:
     if k not in live.K_CHOICES:  # each k is computed and cached: only the offered ones
         choices = ", ".join(map(str, live.K_CHOICES))
         abort(400, description=f"k must be one of {choices} on this page, not {k}")
+    if not may_see_grades(test_set):
+        # Blind set: a run's mean under max or min (or any other policy than the set's) is the
+        # others' grades summed up; on a small set an annotator could read them off it.
+        return render_template(
+            "team/policies.html", test_set=test_set, comparison=None, withheld=True
+        )
     comparison = team.cached_policies(test_set, k, background=True)
     return render_template(
         "team/policies.html",
@@ -315,6 +344,7 @@ def policies_page(test_set_id: int) -> str:
         comparison=comparison.value,
         k_choices=live.K_CHOICES,
         updating=comparison.updating,
+        withheld=False,
     )
 
 

@@ -28,6 +28,7 @@ from ndcg_labeler.services import (
     interop,
     jobs,
     labeling,
+    paginate,
     testsets,
 )
 from ndcg_labeler.views import interop_requests
@@ -168,18 +169,24 @@ def settings(test_set_id: int) -> str | Response:
     return render_template("testsets/settings.html", test_set=test_set, form=form)
 
 
+ANNOTATORS_PER_PAGE = 50  # as the People table: a checkbox list of hundreds is unusable
+
+
 @bp.route("/<int:test_set_id>/annotators", methods=["GET", "POST"])
 @admin_required
 def annotators(test_set_id: int) -> str | Response:
-    """Choose which annotators may label the test set."""
+    """Choose which annotators may label the test set, 50 people a page (as People)."""
     test_set = get_test_set_or_404(test_set_id)
     form = AnnotatorsForm()
-    candidates = testsets.annotator_candidates()
+    everyone = testsets.annotator_candidates()
+    shown = paginate(everyone, page_arg(), ANNOTATORS_PER_PAGE)
+    candidates = list(shown.items)
     form.annotators.choices = [SelectChoice(str(u.id), u.username) for u in candidates]
     if request.method == "GET":
         form.annotators.data = sorted(testsets.member_ids(test_set))
     if form.validate_on_submit():
         try:
+            # Only this page's people were offered: the others keep their access.
             granted, revoked = testsets.set_members(
                 test_set,
                 form.annotators.data or [],
@@ -192,7 +199,7 @@ def annotators(test_set_id: int) -> str | Response:
             flash(f"Annotators saved: {granted} added, {revoked} removed.", "success")
             return redirect(url_for("testsets.show", test_set_id=test_set.id))
     return render_template(
-        "testsets/annotators.html", test_set=test_set, form=form, candidates=candidates
+        "testsets/annotators.html", test_set=test_set, form=form, candidates=shown
     )
 
 

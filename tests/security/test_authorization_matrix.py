@@ -119,6 +119,8 @@ ROUTES = {
     "pooling.add": ADMIN,
     "team.agreement_page": BLIND,
     "team.agreement_json": BLIND,
+    "team.agreement_pairs_csv": BLIND,
+    "team.agreement_queries_csv": BLIND,
     "team.people_page": MEMBER,
     "team.people_csv": MEMBER,
     "team.people_json": MEMBER,

@@ -147,9 +147,10 @@ def test_every_csv_export_defuses_formulas(world: World, request: pytest.Fixture
     set_id, run_ids = _hostile_set(app)
     client = _login(app, "admin")
     urls = _csv_urls(app, set_id, run_ids[0])
-    # The exports of the dashboard, the drill-down, the comparison, the team and the audit,
-    # and the peers' shapes: a Quepid case snapshot and Quepid judgments.
-    assert len(urls) == 9, urls
+    # The exports of the dashboard, the drill-down, the comparison, the team (People and the
+    # agreement's two tables) and the audit, and the peers' shapes: a Quepid case snapshot
+    # and Quepid judgments.
+    assert len(urls) == 11, urls
     compare = "?" + "&".join(f"run={run_id}" for run_id in run_ids)
     dangerous = []
     cells = 0

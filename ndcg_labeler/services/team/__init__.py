@@ -3,8 +3,8 @@
 from ndcg_labeler.services._figures_cache import Cached, Computing
 
 from .adjudication import GradesChanged, adjudicate, remove
-from .agreement import QUERY_SORTS, agreement_of, sort_queries
-from .disputes import find_pair, pair_detail, review_queue, set_threshold
+from .agreement import QUERY_SORTS, agreement_of, agreement_report, sort_queries
+from .disputes import find_pair, next_disputed, pair_detail, review_queue, set_threshold
 from .exports import EXPORT_FORMATS, export_filename, judgment_chunks
 from .pages import cached_agreement_report, cached_people, cached_policies, cached_review_queue
 from .people import Person, people_csv, people_records, without_agreement
@@ -18,6 +18,7 @@ __all__ = [
     "Person",
     "adjudicate",
     "agreement_of",
+    "agreement_report",
     "cached_agreement_report",
     "cached_people",
     "cached_policies",
@@ -25,6 +26,7 @@ __all__ = [
     "export_filename",
     "find_pair",
     "judgment_chunks",
+    "next_disputed",
     "pair_detail",
     "people_csv",
     "people_records",

@@ -9,6 +9,8 @@ query–chunk pair; a rater is a username. The figures come from the pure module
 
 from __future__ import annotations
 
+import csv
+import io
 import itertools
 from collections import defaultdict
 from dataclasses import dataclass
@@ -17,7 +19,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from ndcg_labeler.extensions import db
-from ndcg_labeler.formats import natural_key
+from ndcg_labeler.formats import natural_key, safe_value
 from ndcg_labeler.models import Judgment, Query, TestSet, User
 from ndcg_labeler.models.users import IMPORT_ROLE
 from ndcg_labeler.scoring import (
@@ -30,6 +32,10 @@ from ndcg_labeler.scoring import (
 )
 
 QUERY_SORTS = ("qid", "alpha", "percent", "pairs")
+# The columns of the two tables as CSV: the keys the agreement JSON gives their rows.
+PAIR_FIELDS = ("a", "b", "n", "percent", "kappa_quadratic", "kappa_linear")
+QUERY_FIELDS = ("qid", "text", "raters", "pairs_with_2plus", "percent", "fleiss", "alpha")
+AGREEMENT_TABLES = ("pairs", "queries")
 
 
 @dataclass(frozen=True)
@@ -57,6 +63,10 @@ class QueryAgreement:
     fleiss: float | None
     alpha: float | None
 
+    def record(self) -> dict[str, Any]:
+        """The row as the agreement JSON gives it (the database id left out)."""
+        return {name: getattr(self, name) for name in QUERY_FIELDS}
+
 
 @dataclass(frozen=True)
 class AgreementReport:
@@ -69,6 +79,24 @@ class AgreementReport:
     annotator_pairs: list[AnnotatorPair]
     queries: list[QueryAgreement]
     queries_without_overlap: int
+
+    def table_csv(self, table: str, sort: str = "qid") -> str:
+        """One table of the page as CSV, header row first: "pairs" (each two annotators) or
+        "queries" (each query, in `sort`'s order); undefined figures are empty cells."""
+        if table == "pairs":
+            fields, records = PAIR_FIELDS, [vars(pair) for pair in self.annotator_pairs]
+        elif table == "queries":
+            fields = QUERY_FIELDS
+            records = [row.record() for row in sort_queries(self.queries, sort)]
+        else:
+            raise ValueError(f"table must be one of {', '.join(AGREEMENT_TABLES)}, not {table!r}")
+        out = io.StringIO()
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow(fields)
+        for record in records:
+            # Names, qids and query texts are anyone's text: defused against CSV injection.
+            writer.writerow([safe_value(record[name]) for name in fields])
+        return out.getvalue()
 
 
 def ratings(test_set: TestSet, *, include_imports: bool = False) -> list[tuple[int, int, str, int]]:

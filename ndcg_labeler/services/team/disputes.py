@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 import sqlalchemy as sa
 from flask_sqlalchemy.pagination import Pagination
@@ -123,6 +124,80 @@ def _disputes(test_set: TestSet, threshold: int) -> sa.Subquery:
     )
 
 
+def _queue_order(found: sa.Subquery) -> tuple[sa.ColumnElement[Any], ...]:
+    """Most disputed first; ids last so that equal sort keys still have one order."""
+    return (
+        found.c.spread.desc(),
+        found.c.cant_tell.desc(),
+        Query.sort_key,
+        Chunk.sort_key,
+        found.c.query_id,
+        found.c.chunk_id,
+    )
+
+
+def next_disputed(
+    test_set: TestSet, after: tuple[int, int] | None = None
+) -> tuple[int, int] | None:
+    """(query_id, chunk_id) of the first pair still waiting in the queue's order, or of the one
+    after `after` (wrapping round to the first) when `after` is waiting; None when none is.
+
+    Found by its place in the order (a keyset), so a skip reaches every pair however long the
+    queue is, at the cost of a few queries rather than of reading the queue."""
+    found = _disputes(test_set, test_set.disagreement_threshold)
+    waiting = (
+        sa.select(
+            found.c.query_id,
+            found.c.chunk_id,
+            found.c.spread,
+            found.c.cant_tell,
+            Query.sort_key,
+            Chunk.sort_key,
+        )
+        .join(Query, Query.id == found.c.query_id)
+        .join(Chunk, Chunk.id == found.c.chunk_id)
+        .outerjoin(
+            Adjudication,
+            sa.and_(
+                Adjudication.query_id == found.c.query_id,
+                Adjudication.chunk_id == found.c.chunk_id,
+            ),
+        )
+        .where(Adjudication.id.is_(None))
+    )
+    ordered = waiting.order_by(*_queue_order(found)).limit(1)
+    if after is not None:
+        here = db.session.execute(
+            waiting.where(found.c.query_id == after[0], found.c.chunk_id == after[1])
+        ).first()
+        if here is not None:
+            _, _, spread, cant, query_key, chunk_key = here
+            later = sa.or_(
+                found.c.spread < spread,
+                sa.and_(found.c.spread == spread, found.c.cant_tell < cant),
+                sa.and_(
+                    found.c.spread == spread,
+                    found.c.cant_tell == cant,
+                    sa.tuple_(Query.sort_key, Chunk.sort_key, found.c.query_id, found.c.chunk_id)
+                    > sa.tuple_(
+                        sa.literal(query_key),
+                        sa.literal(chunk_key),
+                        sa.literal(after[0]),
+                        sa.literal(after[1]),
+                    ),
+                ),
+            )
+            row = db.session.execute(ordered.where(later)).first()
+            if row is None:  # the last one: round to the first that is not this one
+                other = sa.tuple_(found.c.query_id, found.c.chunk_id) != sa.tuple_(
+                    sa.literal(after[0]), sa.literal(after[1])
+                )
+                row = db.session.execute(ordered.where(other)).first()
+            return (row[0], row[1]) if row is not None else None
+    row = db.session.execute(ordered).first()
+    return (row[0], row[1]) if row is not None else None
+
+
 def review_queue(
     test_set: TestSet, *, include_adjudicated: bool = False, page: int = 1, per_page: int = PER_PAGE
 ) -> Pagination:
@@ -156,9 +231,7 @@ def review_queue(
     )
     if not include_adjudicated:
         stmt = stmt.where(Adjudication.id.is_(None))
-    ordered = stmt.order_by(
-        found.c.spread.desc(), found.c.cant_tell.desc(), Query.sort_key, Chunk.sort_key
-    )
+    ordered = stmt.order_by(*_queue_order(found))
     paging = paginate(ordered, page, per_page, rows=True)
     paging.items = [
         DisputedPair(

@@ -57,6 +57,8 @@ class Person:
     consensus: ConsensusAgreement
     trend: list[TrendPoint]
     bucket_size: int
+    # True on a blind set's rows for an annotator: agreement and shared pairs withheld.
+    withheld: bool = False
 
     @property
     def max_grade_count(self) -> int:
@@ -209,14 +211,16 @@ PEOPLE_FIELDS = (
 
 
 def without_agreement(persons: list[Person]) -> list[Person]:
-    """The rows with their agreement with the others withheld (None, no trend): on a blind set
-    they are the others' grades summed up, and re-grading one pair while watching them would
-    tell an annotator another's grade of it. Volume, speed and grade counts stay."""
+    """The rows with their agreement with the others and their shared pairs withheld (None, no
+    trend): on a blind set they are the others' grades summed up, and re-grading one pair while
+    watching them would tell an annotator another's grade of it; the count of shared pairs
+    tells which of their pairs the others graded, and when. Volume, speed and grades stay."""
     return [
         replace(
             p,
-            consensus=ConsensusAgreement(p.consensus.rater, p.consensus.items, None, None),
+            consensus=ConsensusAgreement(p.consensus.rater, 0, None, None),
             trend=[],
+            withheld=True,
         )
         for p in persons
     ]
@@ -233,7 +237,7 @@ def people_records(persons: list[Person]) -> list[dict[str, object]]:
             "cant_tell": p.cant_tell,
             "skipped": p.skipped,
             "median_active_seconds": p.median_active_seconds,
-            "shared_pairs": p.consensus.items,
+            "shared_pairs": None if p.withheld else p.consensus.items,
             "agreement_with_others": p.consensus.agreement,
             "mean_distance": p.consensus.mean_abs_diff,
             "grade_counts": {str(grade): count for grade, count in enumerate(p.grade_counts)},
