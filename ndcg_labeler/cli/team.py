@@ -17,7 +17,8 @@ def _fmt(value: float | None, percent: bool = False) -> str:
     """A figure for the readable summary; undefined ones say so."""
     if value is None:
         return "not enough overlap"
-    return f"{100 * value:.1f}%" if percent else f"{value:.3f}"
+    # "z": a figure that rounds to zero from below reads 0.000, not -0.000.
+    return f"{100 * value:z.1f}%" if percent else f"{value:z.3f}"
 
 
 def _cell(value: float | None, percent: bool = False) -> str:

@@ -153,6 +153,8 @@ def test_cli_readable_summary_and_nulls(app: Flask, runner: FlaskCliRunner):
     assert "Fleiss' kappa:                0.544" in result.output  # 179/329
     assert "Krippendorff's alpha ordinal: 0.597" in result.output  # 43/72
     assert "alice / bob: n=3, quadratic 0.897, linear 0.769" in result.output
+    # κ = 0 by hand (above); computed as a hair below zero, it must not print as "-0.000".
+    assert "alice / carol: n=3, quadratic 0.000, linear 0.250" in result.output
     with app.app_context():
         db.session.add(TestSet(name="Empty", scale_max=3, grade_labels=[{"name": "x"}] * 4))
         db.session.commit()

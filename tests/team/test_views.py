@@ -117,6 +117,9 @@ def test_agreement_page_shows_and_explains_the_figures(app: Flask, as_admin, tea
     assert "0.544" in html  # Fleiss 179/329
     assert "0.597" in html  # alpha 43/72
     assert "0.897" in html and "0.769" in html  # alice/bob 26/29 and 10/13
+    # alice/carol's quadratic κ is 0 by hand (a hair below in floats): read as 0, not below.
+    row = re.search(r"<td>alice</td><td>carol</td>.*?</tr>", html, re.S).group(0)
+    assert '0.000 <span class="reading">slight</span>' in row and "-0.000" not in row
     assert "How to read it" in html and "Landis and Koch" in html
     data = as_admin.get(f"/test-sets/{team.id}/agreement.json").get_json()
     assert data["pairs_with_2plus"] == 5 and data["fleiss_kappa"] == pytest.approx(179 / 329)
