@@ -41,6 +41,7 @@ ACTIONS = {
     "audit_sample.draw": "judge's audit sample drawn, extended or drawn anew",
     "database.backup": "database backed up",
     "database.restore": "database restored",
+    "job.cancel": "job cancelled, or asked to stop",
 }
 CLI_ACTOR = "cli"
 
