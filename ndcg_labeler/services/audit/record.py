@@ -42,6 +42,10 @@ ACTIONS = {
     "database.backup": "database backed up",
     "database.restore": "database restored",
     "job.cancel": "job cancelled, or asked to stop",
+    "login.password": "signed in with a password",
+    "login.sso": "signed in through single sign-on",
+    "login.failed": "password login refused (the name tried; never the password)",
+    "logout": "signed out",
 }
 CLI_ACTOR = "cli"
 
