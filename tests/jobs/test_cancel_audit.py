@@ -189,3 +189,37 @@ def test_a_plain_user_cannot_cancel_anothers_job_on_the_page(
     client.post("/login", data={"username": "other", "password": PASSWORD})
     client.post(f"/jobs/{job_id}/cancel")
     assert _events(app) == []
+
+
+@pytest.mark.parametrize("app", ["sqlite"], indirect=True)
+def test_a_cancel_asked_under_the_lock_of_a_job_whose_worker_died_is_recorded_by_recovery(
+    jobs_app: Flask, as_admin: FlaskClient, admin_id: int
+) -> None:
+    """The worker that would have written the event at the job's end is gone: recovery, which
+    marks the job failed, writes it instead (and the request is dropped from the queue)."""
+    from datetime import UTC, datetime, timedelta
+
+    from ndcg_labeler.services import jobs as job_service
+    from ndcg_labeler.services.jobs import queue
+
+    job_id, ts = _job(jobs_app, admin_id, "running")
+    with _write_lock(jobs_app):
+        assert as_admin.post(f"/jobs/{job_id}/cancel").status_code == 302
+    old = datetime.now(UTC) - timedelta(hours=1)
+    with jobs_app.app_context():
+        db.session.execute(
+            sa.update(Job)
+            .where(Job.id == job_id)
+            .values(worker="elsewhere:1", started_at=old, heartbeat_at=old)
+        )
+        db.session.commit()
+        assert job_service.recover(stale_seconds=60) == [job_id]
+        assert queue.cancel_request(job_id) is None
+    assert _events(jobs_app) == [
+        (
+            "admin",
+            admin_id,
+            ("job", job_id),
+            {"kind": "pool", "test_set_id": ts, "outcome": "stopping", "ended": "failed"},
+        )
+    ]

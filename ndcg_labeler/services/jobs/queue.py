@@ -105,7 +105,13 @@ def cancel_asked(job_id: int) -> bool:
 def cancel_request(job_id: int) -> dict[str, Any] | None:
     """Who asked, through the queue, to cancel the job and when; None when nobody did (a
     request kept by an older version, a bare True, says nobody in particular)."""
-    asked = get_queue().get(_CANCEL_KEY.format(job_id), peek=True)
+    try:
+        asked = get_queue().get(_CANCEL_KEY.format(job_id), peek=True)
+    except Exception:  # Redis down, say: the job's end must still be recorded
+        _log.warning(
+            "job %s: could not read its cancel request from the queue", job_id, exc_info=True
+        )
+        return None
     if not asked:
         return None
     return asked if isinstance(asked, dict) else {}
