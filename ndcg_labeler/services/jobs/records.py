@@ -106,7 +106,7 @@ def remove_upload(job: Job) -> None:
     spool.remove(job.upload_path)
 
 
-def cancel(job: Job, actor: User | None) -> str:
+def cancel(job: Job, actor: User | None = None) -> str:
     """Cancel a queued job at once ("cancelled"), or ask a running one to stop ("stopping");
     "" when it had already ended. `actor` (None: the command line) is audited as "job.cancel".
 
