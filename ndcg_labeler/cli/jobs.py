@@ -81,7 +81,7 @@ def cancel(job_id: int) -> None:
     if job is None:
         raise ServiceError(f"no job {job_id} (flask jobs list shows the latest)")
     name = f"job {job.id} ({jobs.title(job.kind)})"
-    outcome = jobs.cancel(job)
+    outcome = jobs.cancel(job, None)
     if outcome == "cancelled":
         click.echo(f"Cancelled {name}: nothing of it is written.")
     elif outcome == "stopping":

@@ -29,14 +29,6 @@ def create(name: str, role: str) -> None:
     click.echo(f"Created {user.role} {user.username}.")
 
 
-def _sign_in(user: User) -> str:
-    """How the person signs in: a password of this site, single sign-on, both or neither."""
-    ways = [
-        way for way, has in (("password", user.password_hash), ("sso", user.oidc_subject)) if has
-    ]
-    return "+".join(ways) or "none"
-
-
 def _iso(value: datetime | None) -> str | None:
     """A stored time as ISO 8601 UTC, None as null."""
     moment = aware(value)
@@ -66,6 +58,8 @@ def list_users(as_json: bool) -> None:
                 "active": p.active,
                 "password": p.password_hash is not None,
                 "sso": p.oidc_subject is not None,
+                "sign_in": p.sign_in,
+                "sso_issuer": p.oidc_issuer if p.oidc_subject is not None else None,
                 "api_token": p.api_token_hash is not None,
                 "api_token_created_at": _iso(p.api_token_created_at),
                 "api_token_used_at": _iso(p.api_token_used_at),
@@ -82,7 +76,7 @@ def list_users(as_json: bool) -> None:
     for p in people:
         click.echo(
             f"{p.username:<{width}}  {p.role:<9}  {'yes' if p.active else 'no':<6}  "
-            f"{_sign_in(p):<13}  {_token(p):<15}  "
+            f"{p.sign_in:<13}  {_token(p):<15}  "
             f"{p.created_at:%Y-%m-%d}"
         )
 

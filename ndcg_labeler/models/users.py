@@ -79,3 +79,13 @@ class User(UserMixin, db.Model):
     def is_import_source(self) -> bool:
         """True for the pseudo-user that owns judgments imported from a file."""
         return self.role == IMPORT_ROLE
+
+    @property
+    def sign_in(self) -> str:
+        """How the person signs in: "password", "sso", "password+sso" or "none"."""
+        ways = [
+            way
+            for way, has in (("password", self.password_hash), ("sso", self.oidc_subject))
+            if has
+        ]
+        return "+".join(ways) or "none"

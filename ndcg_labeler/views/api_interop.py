@@ -112,6 +112,21 @@ def job(job_id: str) -> Response:
     return jsonify(interop_requests.job_json(found))
 
 
+@bp.post("/jobs/<job_id>/cancel")
+def cancel_job(job_id: str) -> Response:
+    """Cancel a queued job, or ask a running one to stop, as its page's Cancel does (one's own
+    jobs; an admin's: every job); 409 when it had already ended."""
+    try:
+        found = jobs.get_job(whole_number(job_id, "job id"))
+    except ServiceError:
+        found = None
+    if found is None or not jobs.can_see(g.api_user, found):
+        return api_params.error(404, "no such job")
+    if not jobs.cancel(found, g.api_user):
+        return api_params.error(409, f"the job had already ended ({found.state})")
+    return jsonify(interop_requests.job_json(jobs.get_job(found.id) or found))
+
+
 @bp.get("/testsets/<path:test_set>/export")
 def export(test_set: str) -> Response:
     """The test set in a peer's shape: ?format=quepid | srw-judgments | srw-queries."""

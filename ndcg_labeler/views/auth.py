@@ -30,7 +30,7 @@ from ndcg_labeler import throttle
 from ndcg_labeler.extensions import db
 from ndcg_labeler.forms.auth import ChangePasswordForm, LoginForm, PreferencesForm
 from ndcg_labeler.models import User
-from ndcg_labeler.services import ServiceError, accounts, sso, whole_number
+from ndcg_labeler.services import ServiceError, accounts, audit, sso, whole_number
 from ndcg_labeler.views import lost_session
 from ndcg_labeler.web_extensions import login_manager
 
@@ -86,8 +86,11 @@ def login() -> str | Response:
         user = accounts.authenticate(form.username.data or "", form.password.data or "")
         if user is None:
             throttle.failed(throttle.LOGIN, keys)
+            # Only attempts the limits let through get here: a flood adds no more events.
+            audit.sign_in_failed(form.username.data or "", _address())
             flash("Unknown username or wrong password.", "error")
         else:
+            audit.signed_in(user, "password", _address())
             login_user(user, remember=bool(form.remember.data))
             if "resume_fields" in request.form:
                 path = _safe_next(request.form.get("resume_path"))
@@ -98,6 +101,11 @@ def login() -> str | Response:
         path = _safe_next(request.form.get("resume_path"))
         return lost_session.resume_after_login(request.form["resume_fields"], path)
     return _login_form(form)
+
+
+def _address() -> str:
+    """The client's address as the app sees it (behind a proxy: as ProxyFix set it)."""
+    return request.remote_addr or "-"
 
 
 def _login_form(form: LoginForm) -> str:
@@ -139,6 +147,7 @@ def sso_callback() -> Response:
     except ServiceError as exc:
         flash(f"Single sign-on failed: {exc}", "error")
         return redirect(url_for("auth.login"))
+    audit.signed_in(user, "sso", _address())
     login_user(user)
     return redirect(_safe_next(pending.next if pending else None))
 
@@ -163,6 +172,7 @@ def _too_many(refusal: throttle.Refusal) -> Response:
 @login_required
 def logout() -> Response:
     """End the session (POST, so it is CSRF-protected)."""
+    audit.signed_out(current_user)
     logout_user()
     flash("You are logged out.", "info")
     return redirect(url_for("auth.login"))

@@ -150,6 +150,7 @@ def job_json(job: Job) -> dict[str, Any]:
         "message": job.message,
         "error": job.error,
         "finished": finished,
+        "stopping": jobs.stopping(job),
         "result": job.result if finished else None,
         "url": url_for("api.job", job_id=job.id, _external=True),
         "page_url": url_for("jobs.show", job_id=job.id, _external=True),

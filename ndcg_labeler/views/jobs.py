@@ -61,7 +61,7 @@ def status(job_id: int) -> str:
 def cancel(job_id: int) -> Response:
     """Cancel a queued job, or stop a running one (nothing of it is written)."""
     job = _job_or_404(job_id)
-    outcome = jobs.cancel(job)
+    outcome = jobs.cancel(job, current_user)
     if outcome == "cancelled":
         flash("Job cancelled: nothing of it is written.", "success")
     elif outcome == "stopping":

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from ndcg_labeler.views.openapi_schemas import ref
+
 IMPORT_PEER_FIELDS: dict[str, Any] = {
     "quepid": {
         "type": "string",
@@ -54,6 +56,10 @@ JOB: dict[str, Any] = {
         "message": {"type": "string"},
         "error": {"type": "string"},
         "finished": {"type": "boolean"},
+        "stopping": {
+            "type": "boolean",
+            "description": "Not yet ended, but asked to stop (a cancel is on its way).",
+        },
         "result": {"type": ["object", "null"]},
         "url": {"type": "string"},
         "page_url": {"type": "string"},
@@ -107,6 +113,29 @@ def interop_paths(
                         "content": {"application/json": {"schema": JOB}},
                     },
                     **errors(401, 404),
+                },
+            },
+        },
+        "/api/jobs/{job_id}/cancel": {
+            "parameters": [
+                {"name": "job_id", "in": "path", "required": True, "schema": {"type": "integer"}}
+            ],
+            "post": {
+                "operationId": "cancelJob",
+                "summary": "Cancel a queued job, or ask a running one to stop, as its page's "
+                "Cancel does (your own jobs; an admin's: every job). Audited as job.cancel.",
+                "responses": {
+                    "200": {
+                        "description": "The job: `cancelled` if it was queued; still "
+                        "`running`, with `stopping` true, if it was running (it stops at its "
+                        "next step; one that ends first keeps its result).",
+                        "content": {"application/json": {"schema": JOB}},
+                    },
+                    **errors(401, 404),
+                    "409": {
+                        "description": "The job had already ended (done, failed or cancelled).",
+                        "content": {"application/json": {"schema": ref("Error")}},
+                    },
                 },
             },
         },

@@ -47,7 +47,9 @@ def new() -> str | Response:
     form = TestSetCreateForm()
     if form.validate_on_submit():
         try:
-            test_set = testsets.create_test_set(form.name.data or "", int(form.scale.data or 3))
+            test_set = testsets.create_test_set(
+                form.name.data or "", int(form.scale.data or 3), actor=current_user
+            )
         except ServiceError as exc:
             form.name.errors.append(str(exc))
         else:

@@ -54,3 +54,66 @@ def test_people_are_found_by_part_of_their_name(
     assert "/users/?q=person&amp;page=2" in many
     none = as_admin.get("/users/?q=nobody").get_data(as_text=True)
     assert "No one’s name contains “nobody”." in none
+
+
+def _sign_in_people(app: Flask) -> None:
+    """sso-only (no password), both (a password and a provider's subject), pw-only."""
+    with app.app_context():
+        db.session.add_all(
+            [
+                User(username="sso-only", role="annotator", active=True,
+                     oidc_issuer="https://idp.example", oidc_subject="s-1"),
+                User(username="both", role="annotator", active=True, password_hash=PASSWORD_HASH,
+                     oidc_issuer="https://idp.example", oidc_subject="s-2"),
+                User(username="pw-only", role="annotator", active=True,
+                     password_hash=PASSWORD_HASH),
+            ]
+        )  # fmt: skip
+        db.session.commit()
+
+
+def _sign_in_cells(page: str) -> dict[str, str]:
+    """username -> the text of its Sign-in cell (the column after Active)."""
+    found = {}
+    for row in page.split('<th scope="row">')[1:]:
+        name = row.split("</th>")[0]
+        cells = [cell.split("</td>")[0] for cell in row.split("<td>")[1:]]
+        found[name] = cells[2]
+    return found
+
+
+def test_the_page_says_who_signs_in_by_sso(
+    app: Flask, as_admin: FlaskClient, admin_id: int
+) -> None:
+    _sign_in_people(app)
+    page = as_admin.get("/users/").get_data(as_text=True)
+    assert '<th scope="col">Sign-in</th>' in page
+    assert _sign_in_cells(page) == {
+        "admin": "password",
+        "both": "password and single sign-on",
+        "pw-only": "password",
+        "sso-only": "single sign-on",
+    }
+
+
+def test_the_cli_list_json_has_the_sign_in_beside_the_old_keys(app: Flask, admin_id: int) -> None:
+    import json
+
+    _sign_in_people(app)
+    done = app.test_cli_runner().invoke(args=["user", "list", "--json"])
+    assert done.exit_code == 0, done.output
+    people = {p["username"]: p for p in json.loads(done.output)}
+    assert {name: p["sign_in"] for name, p in people.items()} == {
+        "admin": "password",
+        "both": "password+sso",
+        "pw-only": "password",
+        "sso-only": "sso",
+    }
+    # The keys that were there stay, with their meaning.
+    assert (people["sso-only"]["password"], people["sso-only"]["sso"]) == (False, True)
+    assert people["sso-only"]["sso_issuer"] == "https://idp.example"
+    assert people["pw-only"]["sso_issuer"] is None
+    table = app.test_cli_runner().invoke(args=["user", "list"]).output.splitlines()
+    rows = {line.split()[0]: line.split()[3] for line in table[1:]}
+    assert rows == {"admin": "password", "both": "password+sso", "pw-only": "password",
+                    "sso-only": "sso"}  # fmt: skip

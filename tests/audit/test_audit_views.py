@@ -6,13 +6,24 @@ import csv
 import io
 import json
 
+import pytest
+import sqlalchemy as sa
 from flask import Flask
 from flask.testing import FlaskClient, FlaskCliRunner
 
 from ndcg_labeler.extensions import db
-from ndcg_labeler.models import User
+from ndcg_labeler.models import AuditEvent, User
 from ndcg_labeler.services import audit
 from ndcg_labeler.services.audit.listing import PER_PAGE
+
+
+@pytest.fixture
+def as_admin(app: Flask, as_admin: FlaskClient) -> FlaskClient:
+    """The admin's client, its own sign-in left out of the trail these tests count."""
+    with app.app_context():
+        db.session.execute(sa.delete(AuditEvent))
+        db.session.commit()
+    return as_admin
 
 
 def _seed(app: Flask, admin_id: int, count: int = 3, *, username: str = "ann") -> None:

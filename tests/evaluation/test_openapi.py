@@ -84,6 +84,7 @@ def _seed(app: Flask) -> str:
         run_service.upload_run(test_set, io.BytesIO(trec(deep)), "r.trec", "retired-run", None)
         judges.add_judge("gpt", "http://127.0.0.1:9/v1", "none")  # the audit routes' example
         create_job("import", test_set.id, admin, {})  # job 1, the jobs route's example
+        create_job("import", test_set.id, admin, {})  # job 2, the cancel route's example
         token = create_token(db.session.get(User, admin))
         db.session.remove()
         return token
@@ -176,6 +177,7 @@ def test_schemathesis_finds_no_server_error_and_no_schema_violation(app: Flask) 
             "media_type": "application/json",
         },
         "GET /api/jobs/{job_id}": {"path_parameters": {"job_id": 1}},
+        "POST /api/jobs/{job_id}/cancel": {"path_parameters": {"job_id": 2}},
         "POST /api/testsets/{test_set}/runs/{run}/tags": {
             "path_parameters": {"test_set": "demo", "run": "A"},
             "body": {"add": ["baseline"], "pinned": True},

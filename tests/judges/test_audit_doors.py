@@ -141,7 +141,9 @@ def test_the_page_draws_and_extends_the_sample(
     assert rows == sorted(rows)  # listed in draw order
     assert "no pool pairs yet" in page
     with app.app_context():
-        event = db.session.scalars(sa.select(AuditEvent)).one()
+        event = db.session.scalars(
+            sa.select(AuditEvent).where(AuditEvent.action == "audit_sample.draw")
+        ).one()
         assert (event.action, event.actor_name, event.details["seed"]) == (
             "audit_sample.draw",
             "admin",

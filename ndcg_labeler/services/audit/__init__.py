@@ -1,7 +1,8 @@
-"""The audit trail of admin actions: recorded with each action, listed and exported."""
+"""The audit trail of admin actions and sign-ins: recorded with each action, listed, exported."""
 
 from .listing import actor_names, events_csv, events_json, events_page
 from .record import ACTIONS, record
+from .signing import sign_in_failed, signed_in, signed_out
 
 __all__ = [
     "ACTIONS",
@@ -10,4 +11,7 @@ __all__ = [
     "events_json",
     "events_page",
     "record",
+    "sign_in_failed",
+    "signed_in",
+    "signed_out",
 ]

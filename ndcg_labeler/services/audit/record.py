@@ -18,7 +18,12 @@ ACTIONS = {
     "token.revoke": "API token revoked",
     "member.grant": "test set given to a person",
     "member.revoke": "test set taken from a person",
+    "testset.create": "test set created",
     "testset.settings": "test-set settings changed",
+    "import.queries": "queries imported into a test set (file, rows, created/updated/unchanged)",
+    "import.corpus": "chunks imported into a test set's corpus (file, rows, counts)",
+    "import.pool": "pool imported: pairs to judge (file, rows, counts)",
+    "import.qrels": "qrels imported: judgments of a source (file, source, rows, counts)",
     "run.upload": "run uploaded",
     "run.delete": "run deleted",
     "series.baseline": "series baseline pinned or unpinned",
@@ -41,6 +46,11 @@ ACTIONS = {
     "audit_sample.draw": "judge's audit sample drawn, extended or drawn anew",
     "database.backup": "database backed up",
     "database.restore": "database restored",
+    "job.cancel": "job cancelled, or asked to stop",
+    "login.password": "signed in with a password",
+    "login.sso": "signed in through single sign-on",
+    "login.failed": "password login refused (the name tried; never the password)",
+    "logout": "signed out",
 }
 CLI_ACTOR = "cli"
 

@@ -197,14 +197,15 @@ def _new_chunks(test_set: TestSet, answers: dict[str, list[Hit] | str]) -> dict[
     return {docid: text for docid, text in texts.items() if docid not in known}
 
 
-def _add_chunks(test_set: TestSet, texts: dict[str, str]) -> None:
-    """Import docid -> text into the test set's corpus (one transaction)."""
+def _add_chunks(test_set: TestSet, texts: dict[str, str], user: User | None) -> None:
+    """Import docid -> text into the test set's corpus (one transaction), audited as the
+    fetch's `user`'s (None: the command line or the scheduler)."""
     out = io.StringIO()
     writer = csv.writer(out)
     writer.writerow(["docid", "text"])
     writer.writerows(sorted(texts.items()))
     corpus = imports.ImportFile(io.BytesIO(out.getvalue().encode()), "fetched-corpus.csv")
-    imports.import_files(test_set, corpus=corpus)
+    imports.import_files(test_set, corpus=corpus, actor_id=user.id if user else None)
 
 
 def fetch_run(
@@ -251,7 +252,7 @@ def fetch_run(
     )
     if new:
         try:
-            _add_chunks(test_set, new)
+            _add_chunks(test_set, new, user)
         except (ServiceError, FormatError) as exc:
             # Two transactions (the run's, the corpus's): the first one is undone by hand, so
             # a fetch stores its run and new chunks together or not at all.

@@ -44,6 +44,7 @@ from ndcg_labeler.scoring import rank_grouped
 from ndcg_labeler.services import ServiceError
 from ndcg_labeler.services._db import transaction
 from ndcg_labeler.services._progress import EVERY_ROWS, Progress, no_progress, position, size_of
+from ndcg_labeler.services.imports.audited import record_import
 from ndcg_labeler.services.imports.corpus import CorpusStream
 from ndcg_labeler.services.imports.sources import FileDigest, remember
 from ndcg_labeler.services.imports.write import Counts, Writer
@@ -379,4 +380,17 @@ def import_files(
             report.judgments = writer.upsert_judgments(parsed.qrels, source_name, note)
         if pool is not None or qrels is not None:
             recount_pool(test_set.id)
+        given_counts = {
+            "queries": (queries, report.queries),
+            "corpus": (corpus, report.chunks),
+            "pool": (pool, report.pairs),
+            "qrels": (qrels, report.judgments),
+        }
+        record_import(
+            test_set,
+            actor_id,
+            {k: (f.filename, c) for k, (f, c) in given_counts.items() if f is not None},
+            source_name or None,
+            report.chunks_not_referenced,
+        )
     return report

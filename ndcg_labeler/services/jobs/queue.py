@@ -108,14 +108,30 @@ def worker(app: Flask, threads: int = 2) -> Any:
 _CANCEL_KEY = "ndcg.cancel.{}"
 
 
-def ask_to_cancel(job_id: int) -> None:
-    """Ask the worker to stop the job at its next progress report (records.cancel)."""
-    get_queue().put(_CANCEL_KEY.format(job_id), True)
+def ask_to_cancel(job_id: int, asked: dict[str, Any]) -> None:
+    """Ask the worker to stop the job at its next progress report (records.cancel); `asked`
+    says who asked and when, for the audit event written at the job's end."""
+    get_queue().put(_CANCEL_KEY.format(job_id), asked)
 
 
 def cancel_asked(job_id: int) -> bool:
     """Whether a cancel of the job was asked through the queue (left in place)."""
     return bool(get_queue().get(_CANCEL_KEY.format(job_id), peek=True))
+
+
+def cancel_request(job_id: int) -> dict[str, Any] | None:
+    """Who asked, through the queue, to cancel the job and when; None when nobody did (a
+    request kept by an older version, a bare True, says nobody in particular)."""
+    try:
+        asked = get_queue().get(_CANCEL_KEY.format(job_id), peek=True)
+    except Exception:  # Redis down, say: the job's end must still be recorded
+        _log.warning(
+            "job %s: could not read its cancel request from the queue", job_id, exc_info=True
+        )
+        return None
+    if not asked:
+        return None
+    return asked if isinstance(asked, dict) else {}
 
 
 # A job's latest progress and heartbeat, kept beside its row for the same reason: while its own

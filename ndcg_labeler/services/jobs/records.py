@@ -16,8 +16,9 @@ from sqlalchemy.orm.attributes import set_committed_value
 
 from ndcg_labeler import sqlite
 from ndcg_labeler.extensions import db
-from ndcg_labeler.models import Job, User, aware, utcnow
+from ndcg_labeler.models import AuditEvent, Job, User, aware, utcnow
 from ndcg_labeler.models.jobs import FINISHED_STATES
+from ndcg_labeler.services import audit
 from ndcg_labeler.services._db import paginate, transaction
 from ndcg_labeler.services.jobs import queue, spool
 
@@ -105,14 +106,15 @@ def remove_upload(job: Job) -> None:
     spool.remove(job.upload_path)
 
 
-def cancel(job: Job) -> str:
+def cancel(job: Job, actor: User | None = None) -> str:
     """Cancel a queued job at once ("cancelled"), or ask a running one to stop ("stopping");
-    "" when it had already ended.
+    "" when it had already ended. `actor` (None: the command line) is audited as "job.cancel".
 
     A running job stops at its next progress report and rolls back (a judge keeps the answers
     it committed); one that ends first keeps its result. On SQLite a running import holds the
     write lock, so when the job's row cannot be written at once the request goes through the
-    queue's storage, which the job's progress callback reads too.
+    queue's storage, which the job's progress callback reads too; its audit event, which cannot
+    be written either, goes with it and lands in the transaction that records the job's end.
     """
     table = Job.__table__
     now = utcnow()
@@ -135,19 +137,52 @@ def cancel(job: Job) -> str:
                     .where(table.c.id == job.id, table.c.state == "running")
                     .values(cancel_requested=True, message="cancelling…")
                 ).rowcount
+            if queued or running:
+                outcome = "cancelled" if queued else "stopping"
+                _audit(actor, job, outcome=outcome)
     except OperationalError:
         if db.session.get_bind().dialect.name != "sqlite":
             raise
+        db.session.rollback()
         db.session.refresh(job)
         if is_finished(job):
             return ""
-        queue.ask_to_cancel(job.id)  # a queued job stops at its first report
+        # A queued job stops at its first report. Who asked is kept with the request: the
+        # runner writes the event when it records the end (see record_asked_cancel).
+        queue.ask_to_cancel(
+            job.id,
+            {
+                "actor_id": actor.id if actor is not None else None,
+                "at": now.isoformat(),
+            },
+        )
         return "stopping"
     db.session.refresh(job)
     if queued:
         remove_upload(job)
         return "cancelled"
     return "stopping" if running else ""
+
+
+def _audit(actor: User | None, job: Job, **details: Any) -> AuditEvent:
+    """Add the job's "job.cancel" event to the session (the caller's transaction)."""
+    return audit.record(
+        actor, "job.cancel", "job", job.id, kind=job.kind, test_set_id=job.test_set_id, **details
+    )
+
+
+def record_asked_cancel(job: Job, ended: str) -> None:
+    """Add the event of a cancel asked through the queue (SQLite's lock was held then) to the
+    session, dated when it was asked; `ended` is the state the job ends in. Nothing when no
+    cancel went through the queue."""
+    asked = queue.cancel_request(job.id)
+    if asked is None:
+        return
+    actor_id = asked.get("actor_id")
+    actor = db.session.get(User, actor_id) if actor_id is not None else None
+    event = _audit(actor, job, outcome="stopping", ended=ended)
+    if asked.get("at"):
+        event.created_at = datetime.fromisoformat(asked["at"])
 
 
 def stopping(job: Job) -> bool:

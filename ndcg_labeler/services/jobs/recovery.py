@@ -3,6 +3,7 @@ delete the spooled uploads nobody will read."""
 
 from __future__ import annotations
 
+import logging
 import os
 import socket
 import time
@@ -19,7 +20,9 @@ from ndcg_labeler.models import Job, Run, aware, utcnow
 from ndcg_labeler.services._db import transaction
 from ndcg_labeler.services.jobs import queue, spool
 from ndcg_labeler.services.jobs.kinds import KINDS
-from ndcg_labeler.services.jobs.records import remove_upload
+from ndcg_labeler.services.jobs.records import record_asked_cancel, remove_upload
+
+log = logging.getLogger(__name__)
 
 INTERRUPTED = "interrupted: the worker stopped (restart or crash)"
 STORED_THEN_STOPPED = "done — the worker stopped after storing the run, before scoring it"
@@ -125,11 +128,15 @@ def _dead(limit: datetime) -> list[int]:
 
 
 def _end(dead: list[int]) -> None:
-    """Mark the dead jobs done with the run they stored whole, or failed (INTERRUPTED)."""
+    """Mark the dead jobs done with the run they stored whole, or failed (INTERRUPTED); with
+    the audit event of a cancel asked through the queue, which their worker did not live to
+    write (records.record_asked_cancel)."""
     table = Job.__table__
     with transaction():
         for job in db.session.scalars(sa.select(Job).where(Job.id.in_(dead))):
             result = _stored_run(job)
+            if job.state == "running":
+                record_asked_cancel(job, "failed" if result is None else "done")
             if result is not None:
                 db.session.execute(
                     sa.update(table)
@@ -147,6 +154,11 @@ def _end(dead: list[int]) -> None:
             .where(table.c.id.in_(dead), table.c.state == "running")
             .values(state="failed", error=INTERRUPTED, message=INTERRUPTED, finished_at=utcnow())
         )
+    for job_id in dead:  # ended: their requests and kept progress are of no more use
+        try:
+            queue.forget(job_id)
+        except Exception:  # an unreachable queue must not fail the recovery that was committed
+            log.warning("job %s: could not drop its keys from the queue", job_id, exc_info=True)
 
 
 def _sweep_uploads() -> None:

@@ -43,14 +43,18 @@ def _claim(job_id: int) -> bool:
 
 
 def _finish(job_id: int, state: str, **values: Any) -> None:
-    """Record how the job ended (only a running job can end)."""
+    """Record how the job ended (only a running job can end), with the audit event of a cancel
+    that SQLite's lock kept from being written when it was asked."""
     table = Job.__table__
     with transaction():
-        db.session.execute(
+        ended = db.session.execute(
             sa.update(table)
             .where(table.c.id == job_id, table.c.state == "running")
             .values(state=state, finished_at=utcnow(), heartbeat_at=utcnow(), **values)
-        )
+        ).rowcount
+        job = db.session.get(Job, job_id) if ended else None
+        if job is not None:
+            records.record_asked_cancel(job, state)
 
 
 def run_job(job_id: int) -> None:

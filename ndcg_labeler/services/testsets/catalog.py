@@ -92,8 +92,11 @@ def _clean_name(name: str) -> str:
     return name
 
 
-def create_test_set(name: str, scale_max: int = 3, *, is_demo: bool = False) -> TestSet:
-    """Create an empty test set with the default grade names for its scale."""
+def create_test_set(
+    name: str, scale_max: int = 3, *, is_demo: bool = False, actor: User | None = None
+) -> TestSet:
+    """Create an empty test set with the default grade names for its scale, audited as
+    "testset.create" by `actor` (None: the command line) in the same transaction."""
     name = _clean_name(name)
     labels = default_grade_labels(scale_max)
     if get_by_name(name) is not None:
@@ -110,6 +113,11 @@ def create_test_set(name: str, scale_max: int = 3, *, is_demo: bool = False) -> 
         is_demo=is_demo,
     )
     db.session.add(test_set)
+    db.session.flush()  # its id, for the event
+    details: dict[str, object] = {"name": name, "scale_max": scale_max}
+    if is_demo:
+        details["demo"] = True
+    audit.record(actor, "testset.create", "test_set", test_set.id, **details)
     db.session.commit()
     return test_set
 
