@@ -21,6 +21,8 @@ EXTENSION = "ndcg_jobs_queue"
 TASK_NAME = "ndcg.run_job"
 TICK_NAME = "ndcg.schedule_tick"
 
+_log = logging.getLogger(__name__)
+
 
 def storage_url(app: Flask) -> str | None:
     """The Redis URL when the queue lives in Redis, None for the embedded SQLite storage."""
@@ -138,9 +140,6 @@ def cancel_request(job_id: int) -> dict[str, Any] | None:
 # import holds SQLite's write lock the row cannot take them (reporting.JobProgress), and the
 # job page, the API and recovery would see a job frozen at its first phase, then dead.
 _PROGRESS_KEY = "ndcg.progress.{}"
-
-
-_log = logging.getLogger(__name__)
 
 
 def keep_progress(job_id: int, report: dict[str, Any]) -> None:
