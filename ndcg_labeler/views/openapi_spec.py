@@ -340,13 +340,21 @@ PATHS: dict[str, Any] = {
                 {
                     "name": "depth",
                     "in": "query",
-                    "schema": {"type": "integer", "minimum": 1, "maximum": 1000, "default": 10},
+                    "description": (
+                        "The top of each run the list covers. Default: k (at most 1000), as "
+                        "the compare page lists its top k; 10 without k."
+                    ),
+                    "schema": {"type": "integer", "minimum": 1, "maximum": 1000},
                     "example": 10,
                 },
                 {
                     "name": "k",
                     "in": "query",
-                    "schema": {"type": "integer", "default": 10},
+                    "description": (
+                        "The flip test's NDCG@k. Default: the depth when it is below 10 (a "
+                        "test deeper than the list would weigh chunks it never listed), else 10."
+                    ),
+                    "schema": {"type": "integer", "minimum": 1, "maximum": 100000},
                     "example": 10,
                 },
             ],
