@@ -151,7 +151,7 @@ def resolve_ref(
     return named if named is not None else found
 
 
-from ndcg_labeler.services._db import paginate  # noqa: E402  (after ServiceError: no cycle)
+from ndcg_labeler.services._db import paginate, read_page  # noqa: E402  (after ServiceError: no cycle)
 from ndcg_labeler.services._progress import Cancelled, Progress, no_progress  # noqa: E402
 
 __all__ = [
@@ -165,6 +165,7 @@ __all__ = [
     "noun",
     "paginate",
     "read_number",
+    "read_page",
     "read_whole",
     "resolve_ref",
     "shown",
