@@ -275,15 +275,15 @@ def _for_compare(
 ) -> None:
     """`flask pool SET --for-compare A B --depth K`: the ordered list, a summary, or adding."""
     # A flip test at k deeper than the list would weigh chunks it never listed: --depth alone
-    # below the default k sets k, as the compare page's list is its top k.
+    # below the default k sets k, as the compare page's list is its top k (the API's rule too).
+    depth, cut = pooling.compare_cut(str(depth), k)
     k_note = None
-    if k is None and depth < DEFAULT_K:
-        k = str(depth)
+    if k is None and cut != DEFAULT_K:
         k_note = (
             f"The flip test is at k = {depth}, the --depth, as no --k was given "
             f"(--k {DEFAULT_K} for NDCG@{DEFAULT_K})."
         )
-    options = live.parse_options({"k": k if k is not None else str(DEFAULT_K)})
+    options = live.parse_options({"k": str(cut)})
     a, b = (runs.require_run(test_set, name) for name in names)
     if add:
         done = pooling.add_for_compare(test_set, a, b, depth, options)

@@ -55,12 +55,12 @@ def _write(path: str, text: str) -> None:
 @click.option(
     "--baseline",
     required=True,
-    help="The run to hold the line (name or id; all digits is read as an id first).",
+    help="The run to hold the line (name or id; id:N or name:X when one is the other's).",
 )
 @click.option(
     "--candidate",
     required=True,
-    help="The run that must not regress (name or id; all digits is read as an id first).",
+    help="The run that must not regress (name or id; id:N or name:X as for --baseline).",
 )
 @click.option(
     "--measure",
@@ -171,7 +171,8 @@ def gate_command(
 def fuse(
     testset: str, refs: tuple[str, ...], method: str, name: str, k: str, depth: str | None
 ) -> None:
-    """Create run NAME of TESTSET by fusing two or more RUNS (names or ids)."""
+    """Create run NAME of TESTSET by fusing two or more RUNS (names or ids; id:N or name:X
+    when a plain one is one run's name and another's id)."""
     test_set = testsets.require_by_name(testset)
     found = []
     for ref in refs:
@@ -231,7 +232,9 @@ def _fmt(value: float | None, digits: int = 4) -> str:
 @click.argument("testset")
 @click.argument("name", required=False)
 @click.option("--k", "k", type=int, default=10, show_default=True, help="Cutoff k of NDCG@k.")
-@click.option("--pin", default=None, help="Pin this run (id or name) as the series' baseline.")
+@click.option(
+    "--pin", default=None, help="Pin this run (id or name, or id:N, name:X) as the baseline."
+)
 @click.option("--unpin", is_flag=True, help="Unpin the baseline (the last passing run is used).")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object.")
 @cli_errors

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from ndcg_labeler.client.wire import ClientError, Connection, query_params, ref
+from ndcg_labeler.client.wire import ClientError, Connection, named, query_params, ref
 
 
 class Reading(Connection):
@@ -106,7 +106,13 @@ class Reading(Connection):
         """Run `b` against run `a`: per-query differences, the paired tests and intervals."""
         return self._get(
             f"testsets/{ref(test_set)}/compare",
-            params={"a": str(a), "b": str(b), "k": k, "labels": labels, **query_params(options)},
+            params={
+                "a": named(a),
+                "b": named(b),
+                "k": k,
+                "labels": labels,
+                **query_params(options),
+            },
         )
 
     def gate(
@@ -122,8 +128,8 @@ class Reading(Connection):
     ) -> dict[str, Any]:
         """The release gate's verdict as JSON ("outcome": pass, fail or inconclusive)."""
         body: dict[str, Any] = {
-            "baseline": str(baseline),
-            "candidate": str(candidate),
+            "baseline": named(baseline),
+            "candidate": named(candidate),
             "labels": labels,
         }
         if measures is not None:

@@ -111,11 +111,17 @@ def _raise(response: httpx.Response) -> None:
     )
 
 
+def named(value: str | int) -> str:
+    """A test set or run as the server reads a reference: an int is an id, sent as `id:N` so
+    that it is never read as another's name; a str goes as it is."""
+    return f"id:{value}" if isinstance(value, int) and not isinstance(value, bool) else str(value)
+
+
 def ref(value: str | int) -> str:
-    """A test set or run named by id or name, as a path segment."""
+    """A test set or run named by id or name (see `named`), as a path segment."""
     from urllib.parse import quote
 
-    return quote(str(value), safe="")
+    return quote(named(value), safe="")
 
 
 def query_params(options: Mapping[str, Any]) -> dict[str, str]:

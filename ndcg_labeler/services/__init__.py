@@ -1,7 +1,8 @@
 """Use cases: load from the database, call scoring/formats, write back."""
 
 import re
-from typing import Any
+from collections.abc import Callable
+from typing import Any, Protocol, TypeVar
 
 
 class ServiceError(ValueError):
@@ -103,11 +104,59 @@ def read_whole(typed: int | str, what: str, low: int, high: int, why: str = "") 
     return n
 
 
-from ndcg_labeler.services._db import paginate  # noqa: E402  (after ServiceError: no cycle)
+class Named(Protocol):
+    """What a reference can name: a stored row with an id and a name."""
+
+    id: Any
+    name: Any
+
+
+NamedT = TypeVar("NamedT", bound=Named)
+# The explicit forms of a reference: `id:17` is the object with id 17, `name:17` the one named
+# "17"; either is read so whatever else exists (a name starting "id:" is reached by name:id:…).
+REF_FORMS = ("id", "name")
+
+
+def _ref_id(text: str) -> int | None:
+    """`text` as an id when it is ASCII digits within the id column's range, else None."""
+    if text.isascii() and text.isdigit() and len(text) <= 10 and int(text) <= MAX_WHOLE:
+        return int(text)
+    return None
+
+
+def resolve_ref(
+    kind: str,
+    ref: str,
+    by_id: Callable[[int], NamedT | None],
+    by_name: Callable[[str], NamedT | None],
+) -> NamedT | None:
+    """The object `ref` names: `id:N` by id alone, `name:X` by exact name alone; otherwise its
+    exact name or, all digits, its id. None when none; a ServiceError when the name is one
+    object's and the id another's (docs: reference/http-api.md, "References")."""
+    text = ref.strip()
+    form, colon, rest = text.partition(":")
+    if colon and form in REF_FORMS:
+        if form == "name":
+            return by_name(rest.strip())
+        ident = _ref_id(rest.strip())
+        return None if ident is None else by_id(ident)
+    ident = _ref_id(text)
+    found = None if ident is None else by_id(ident)
+    named = by_name(text) if text else None
+    if found is not None and named is not None and found.id != named.id:
+        raise ServiceError(
+            f"'{text}' names two {kind}s: {kind} {found.id} ('{found.name}') by its id and "
+            f"{kind} {named.id} by its name; write id:{text} or name:{text}"
+        )
+    return named if named is not None else found
+
+
+from ndcg_labeler.services._db import paginate, read_page  # noqa: E402  (after ServiceError: no cycle)
 from ndcg_labeler.services._progress import Cancelled, Progress, no_progress  # noqa: E402
 
 __all__ = [
     "MAX_WHOLE",
+    "REF_FORMS",
     "Cancelled",
     "Progress",
     "ServiceError",
@@ -116,7 +165,9 @@ __all__ = [
     "noun",
     "paginate",
     "read_number",
+    "read_page",
     "read_whole",
+    "resolve_ref",
     "shown",
     "url_name",
     "whole_number",

@@ -18,6 +18,7 @@ from flask_sqlalchemy.pagination import Pagination
 from ndcg_labeler import sqlite
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import TestSet
+from ndcg_labeler.services import ServiceError
 
 BATCH = 5000
 # OFFSET is a signed 64-bit integer in SQLite and PostgreSQL, so a page number is capped well
@@ -219,10 +220,29 @@ class _StoredPagination(Pagination):
         return int(self._query_args["stored_total"])
 
 
-def stored_page(items: Sequence[Any], page: int, per_page: int, total: int) -> Pagination:
-    """The Pagination of one page computed earlier: its items and the total they came from."""
+def stored_page(
+    items: Sequence[Any], page: int, per_page: int, total: int, asked: int | None = None
+) -> Pagination:
+    """The Pagination of one page computed earlier: its items and the total they came from
+    (`asked`: the page number asked for, when the stored page is the last one instead)."""
     args = {"page": page, "per_page": per_page, "max_per_page": None, "error_out": False}
-    return _StoredPagination(items=items, stored_total=total, **args)
+    found = _StoredPagination(items=items, stored_total=total, **args)
+    found.asked = page if asked is None else asked
+    return found
+
+
+def read_page(text: str | None, name: str = "page") -> int:
+    """A page number as typed in ?page= (blank or absent: 1): a whole number of at least 1,
+    else a ServiceError that names `name`. A number past the end is read (capped at
+    LAST_PAGE_ASKED): the listing shows its last page and says so (paginate's `asked`)."""
+    text = (text or "").strip()
+    if not text:
+        return 1
+    significant = text.lstrip("0")
+    if text.isascii() and text.isdigit() and significant:
+        # int() of 5,000 digits would be slow, and any 13 digits is past every listing.
+        return min(int(significant) if len(significant) <= 12 else LAST_PAGE_ASKED, LAST_PAGE_ASKED)
+    raise ServiceError(f"{name} must be a whole number of at least 1, not '{text[:40]}'")
 
 
 def paginate(
@@ -237,8 +257,9 @@ def paginate(
     """One page of a SELECT (entities, or Row tuples with `rows=True`) or of a sequence.
 
     Flask-SQLAlchemy's Pagination, so that every listing and the one pager macro
-    (templates/_macros.html) speak the same object. A page below 1 shows the first page and a
-    page past the end (even past what the database can count, ?page=2**64) the last one.
+    (templates/_macros.html) speak the same object. A page past the end (even past what the
+    database can count, ?page=2**64) shows the last one, and `asked` keeps the number asked
+    for, so that the pager says there is no such page (read the number with read_page).
     `total`: the SELECT's row count when the caller has it already (not counted again).
     `at_least`: the SELECT has more rows than this, too many to count on every page: the page
     knows only whether a next one exists (its `at_least` is shown instead of a total).
@@ -259,6 +280,7 @@ def paginate(
         return db.paginate(source, **args)
 
     found = make(min(max(1, page), LAST_PAGE_ASKED))
-    if found.page > found.pages > 0:
-        found = make(found.pages)
+    if found.page > max(found.pages, 1):  # an empty listing's only page is the first
+        found = make(max(found.pages, 1))
+    found.asked = page
     return found

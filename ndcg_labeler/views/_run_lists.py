@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any
 
-from ndcg_labeler.services import ServiceError, runs, whole_number
+from ndcg_labeler.models import TestSet
+from ndcg_labeler.services import ServiceError, read_page, runs, whole_number
 
 _ARCHIVED = {"": None, "all": None, "yes": True, "true": True, "no": False, "false": False}
 
@@ -14,8 +17,8 @@ def list_filter(
 ) -> tuple[runs.RunFilter, int]:
     """(the filter, the page number) from ?q=&tag=&archived=&sort=&page= (and ?per_page= when
     `max_per_page` allows it); a ServiceError says what is malformed."""
-    # whole_number caps the page at MAX_WHOLE: OFFSET (a signed 64-bit integer) never overflows.
-    page = whole_number(args.get("page", "1").strip() or "1", "page", 1)
+    # read_page caps the page at 2**31: OFFSET (a signed 64-bit integer) never overflows.
+    page = read_page(args.get("page"))
     if max_per_page is not None:
         per_page = whole_number(args.get("per_page", str(per_page)), "per_page", 1, max_per_page)
     archived = args.get("archived", "").strip().lower()
@@ -30,3 +33,13 @@ def list_filter(
         offset=(page - 1) * per_page,
     )
     return wanted.checked(), page
+
+
+def shown_page(test_set: TestSet, wanted: runs.RunFilter, page: int) -> tuple[Any, int]:
+    """(runs.find_runs' page, the page shown) for the runs page: a page past the end shows the
+    last one, as every pager of the app does (the API answers the empty page instead)."""
+    found = runs.find_runs(test_set, wanted)
+    if found.runs or not found.total or page == 1:
+        return found, page
+    last = -(-found.total // wanted.limit)
+    return runs.find_runs(test_set, replace(wanted, offset=(last - 1) * wanted.limit)), last

@@ -6,7 +6,7 @@ from flask import abort, request
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Run, TestSet
-from ndcg_labeler.services import ServiceError, live, runs, whole_number
+from ndcg_labeler.services import ServiceError, live, read_page, runs, whole_number
 from ndcg_labeler.views.access import may_see_grades
 
 
@@ -87,6 +87,11 @@ def is_htmx() -> bool:
     return request.headers.get("HX-Request") == "true"
 
 
-def page_arg() -> int:
-    """The ?page= number, 1 when absent or malformed (paginate clamps it to the last page)."""
-    return max(1, request.args.get("page", 1, type=int) or 1)
+def page_arg(name: str = "page") -> int:
+    """The ?page= (or ?`name`=) number, 1 when absent; a 400 saying why when it is not a whole
+    number of at least 1 (services.read_page). One past the end is paginate's: the last page,
+    with the pager saying there is no such page."""
+    try:
+        return read_page(request.args.get(name), name)
+    except ServiceError as exc:
+        abort(400, description=str(exc))

@@ -4,8 +4,8 @@ judges' audit samples and settings, and what to label next for a comparison.
 No session and no CSRF (a bearer token is not sent by browsers on their own); 401 without a
 valid token (429 after too many wrong ones from one address), 404 for test sets the token's
 owner may not see, 403 for non-admins uploading.
-Test sets, runs and judges are addressed by id or by name (an all-digit reference is an id
-first).
+Test sets, runs and judges are addressed by id or by name, or as `id:N` / `name:X`; a plain
+reference that is one object's id and another's name is refused (services.resolve_ref).
 The OpenAPI document (views/openapi_spec.py) describes every route of the blueprint.
 
 One blueprint, its routes by area: the token check and the lookups every route shares

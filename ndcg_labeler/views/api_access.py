@@ -8,7 +8,7 @@ from werkzeug.wrappers import Response
 
 from ndcg_labeler import throttle
 from ndcg_labeler.models import Run, TestSet
-from ndcg_labeler.services import accounts, runs, testsets
+from ndcg_labeler.services import ServiceError, accounts, runs, testsets
 from ndcg_labeler.views import api_params
 from ndcg_labeler.web_extensions import csrf
 
@@ -47,16 +47,25 @@ def authenticate() -> Response | None:
 
 
 def visible_test_set(ref: str) -> TestSet:
-    """The test set (id or name) if the token's owner may see it; else 404 (hidden stays hidden)."""
-    test_set = testsets.get_by_ref(ref)
-    if test_set is None or not accounts.can_view(g.api_user, test_set):
+    """The test set (id or name) if the token's owner may see it; else 404 (hidden stays
+    hidden: a test set they may not see is neither found nor a clash); 400 when the reference
+    is one test set's id and another's name."""
+    try:
+        test_set = testsets.get_by_ref(ref, lambda found: accounts.can_view(g.api_user, found))
+    except ServiceError as exc:
+        abort(api_params.error(400, str(exc)))
+    if test_set is None:
         abort(api_params.error(404, "no such test set"))
     return test_set
 
 
 def run_in(test_set: TestSet, ref: str) -> Run:
-    """The test set's run (id or name); else 404."""
-    run = runs.get_run(test_set, ref)
+    """The test set's run (id or name); else 404; 400 when the reference is one run's id and
+    another's name."""
+    try:
+        run = runs.get_run(test_set, ref)
+    except ServiceError as exc:
+        abort(api_params.error(400, str(exc)))
     if run is None:
         abort(api_params.error(404, f"test set '{test_set.name}' has no run '{ref}'"))
     return run

@@ -7,22 +7,27 @@ from flask import abort, g, jsonify
 from werkzeug.wrappers import Response
 
 from ndcg_labeler.models import Judge
-from ndcg_labeler.services import ServiceError, judges, whole_number
+from ndcg_labeler.services import ServiceError, judges, resolve_ref
 from ndcg_labeler.views import api_params
 from ndcg_labeler.views.api_access import bp
 
 
 def judge_ref(ref: str) -> Judge:
-    """The judge (id or name); else 404."""
-    try:
-        judge = judges.get_judge(whole_number(ref, "judge"))
-    except ServiceError:  # not an id: a name
-        judge = None
-    if judge is None:
+    """The judge (services.resolve_ref: `id:N`, `name:X`, or a plain name or id); else 404;
+    400 when the reference is one judge's id and another's name."""
+
+    def by_name(name: str) -> Judge | None:
         try:
-            judge = judges.require_judge(ref)
+            return judges.require_judge(name)
         except ServiceError:
-            abort(api_params.error(404, f"no judge '{ref}'"))
+            return None
+
+    try:
+        judge = resolve_ref("judge", ref, judges.get_judge, by_name)
+    except ServiceError as exc:
+        abort(api_params.error(400, str(exc)))
+    if judge is None:
+        abort(api_params.error(404, f"no judge '{ref}'"))
     return judge
 
 

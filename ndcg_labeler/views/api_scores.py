@@ -15,7 +15,6 @@ from ndcg_labeler.services import (
     pooling,
     ppi,
     runs,
-    whole_number,
 )
 from ndcg_labeler.views import api_params
 from ndcg_labeler.views.api_access import bp, run_in, visible_test_set
@@ -65,7 +64,8 @@ def compare(test_set: str) -> Response:
 @bp.get("/testsets/<path:test_set>/next-labels")
 def next_labels(test_set: str) -> Response:
     """What to label next between runs a and b: the same list as `flask pool SET --for-compare
-    A B --depth K --json`, under "pairs", beside the flip test's figures."""
+    A B --depth K --json`, under "pairs", beside the flip test's figures; ?depth= and ?k=
+    defaulting to each other as on the compare page (pooling.compare_cut)."""
     chosen = visible_test_set(test_set)
     if not accounts.grades_visible(g.api_user, chosen):  # which pairs are judged, per query
         return api_params.error(
@@ -76,10 +76,10 @@ def next_labels(test_set: str) -> Response:
     if missing:
         return api_params.error(400, f"name the runs to compare: {', '.join(missing)}")
     run_a, run_b = run_in(chosen, names["a"]), run_in(chosen, names["b"])
-    depth_text = request.args.get("depth", "10").strip()
     try:
-        options = live.parse_options(request.args)
-        depth = whole_number(depth_text, "depth", 1, pooling.MAX_DEPTH)
+        # depth and k as the compare page reads them (its list is its top k): one rule.
+        depth, k = pooling.compare_cut(request.args.get("depth"), request.args.get("k"))
+        options = live.parse_options({**request.args.to_dict(), "k": str(k)})
         plan = pooling.plan_for_compare(chosen, run_a, run_b, depth, options)
     except ServiceError as exc:
         return api_params.error(400, str(exc))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 from flask import Blueprint, Response, abort, request
 from flask_login import current_user
@@ -16,7 +17,6 @@ from ndcg_labeler.services import (
     live,
     pooling,
     ppi,
-    whole_number,
 )
 from ndcg_labeler.views._responses import still_computing
 from ndcg_labeler.views._scoring import (
@@ -231,16 +231,16 @@ def compare_json(test_set_id: int) -> Response:
 @bp.get("/compare-next.json")
 def compare_next_json(test_set_id: int) -> Response:
     """What to label next between runs A and B: exactly `flask pool SET --for-compare A B
-    --depth K --json` (K: ?depth=, else the k of the scoring options)."""
+    --depth K --json` (depth and k as pooling.compare_cut reads them, as the API does)."""
     test_set = get_test_set_or_404(test_set_id)
     require_grades_visible(test_set)  # which pairs are judged is the grades' business
     chosen = chosen_runs(test_set)
     if len(chosen) != 2:
         abort(400, description="choose exactly two runs (?run=A&run=B)")
     options = score_options()
-    depth_text = request.args.get("depth", "").strip() or str(min(options.k, pooling.MAX_DEPTH))
     try:
-        depth = whole_number(depth_text, "depth", 1, pooling.MAX_DEPTH)
+        depth, k = pooling.compare_cut(request.args.get("depth"), request.args.get("k"))
+        options = replace(options, k=k)  # as the API: ?depth= alone below 10 sets k
         plan = pooling.plan_for_compare(test_set, chosen[0], chosen[1], depth, options)
     except ServiceError as exc:
         abort(400, description=str(exc))

@@ -238,14 +238,16 @@ COMPARE_PATH: dict[str, Any] = {
             {
                 "name": "a",
                 "in": "query",
-                "description": "Run id or name (A); without a and b, the two oldest runs.",
+                "description": (
+                    "Run id or name, or id:N / name:X (A); without a and b, the two oldest runs."
+                ),
                 "schema": {"type": "string", "minLength": 1},
                 "example": "A",
             },
             {
                 "name": "b",
                 "in": "query",
-                "description": "Run id or name (B).",
+                "description": "Run id or name, or id:N / name:X (B).",
                 "schema": {"type": "string", "minLength": 1},
                 "example": "B",
             },

@@ -42,7 +42,12 @@ LIST_PARAMETERS = [
         "run was last scored), entries.",
         {"type": "string", "enum": ["oldest", "newest", "name", "best", "worst", "entries"]},
     ),
-    _query("page", "Page number, from 1.", {"type": "integer", "minimum": 1}),
+    _query(
+        "page",
+        "Page number, from 1 (400 for anything else); past the last page: no runs, with the "
+        "total and next_page null.",
+        {"type": "integer", "minimum": 1},
+    ),
     _query(
         "per_page",
         "Runs per page (default 50).",

@@ -294,8 +294,8 @@ SCHEMAS: dict[str, Any] = {
         "type": "object",
         "required": ["baseline", "candidate"],
         "properties": {
-            "baseline": {"type": "string", "description": "Run id or name."},
-            "candidate": {"type": "string", "description": "Run id or name."},
+            "baseline": {"type": "string", "description": "Run id or name (or id:N, name:X)."},
+            "candidate": {"type": "string", "description": "Run id or name (or id:N, name:X)."},
             "measure": {
                 "oneOf": [
                     {"type": "string"},

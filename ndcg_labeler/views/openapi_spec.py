@@ -47,7 +47,8 @@ TEST_SET = {
     "name": "test_set",
     "in": "path",
     "required": True,
-    "description": "Test set id or exact name (an all-digit value is tried as an id first).",
+    "description": "Test set id or exact name; `id:N` or `name:X` to choose when a plain "
+    "value is one test set's id and another's name (400 then).",
     "schema": {"type": "string", "minLength": 1},
     "example": "demo",
 }
@@ -55,7 +56,8 @@ RUN = {
     "name": "run",
     "in": "path",
     "required": True,
-    "description": "Run id or exact name within the test set.",
+    "description": "Run id or exact name within the test set; `id:N` or `name:X` to choose "
+    "when a plain value is one run's id and another's name (400 then).",
     "schema": {"type": "string", "minLength": 1},
     "example": "A",
 }
@@ -146,7 +148,8 @@ JUDGE = {
     "name": "judge",
     "in": "path",
     "required": True,
-    "description": "Judge id or exact name (an all-digit value is tried as an id first).",
+    "description": "Judge id or exact name; `id:N` or `name:X` to choose when a plain value "
+    "is one judge's id and another's name (400 then).",
     "schema": {"type": "string", "minLength": 1},
     "example": "gpt",
 }
@@ -337,13 +340,21 @@ PATHS: dict[str, Any] = {
                 {
                     "name": "depth",
                     "in": "query",
-                    "schema": {"type": "integer", "minimum": 1, "maximum": 1000, "default": 10},
+                    "description": (
+                        "The top of each run the list covers. Default: k (at most 1000), as "
+                        "the compare page lists its top k; 10 without k."
+                    ),
+                    "schema": {"type": "integer", "minimum": 1, "maximum": 1000},
                     "example": 10,
                 },
                 {
                     "name": "k",
                     "in": "query",
-                    "schema": {"type": "integer", "default": 10},
+                    "description": (
+                        "The flip test's NDCG@k. Default: the depth when it is below 10 (a "
+                        "test deeper than the list would weigh chunks it never listed), else 10."
+                    ),
+                    "schema": {"type": "integer", "minimum": 1, "maximum": 100000},
                     "example": 10,
                 },
             ],

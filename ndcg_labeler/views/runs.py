@@ -22,7 +22,7 @@ from ndcg_labeler.formats import FormatError
 from ndcg_labeler.forms.runs import RunUploadForm
 from ndcg_labeler.services import ServiceError, interop, jobs, live, noun, runs, whole_number
 from ndcg_labeler.views import interop_requests
-from ndcg_labeler.views._run_lists import list_filter
+from ndcg_labeler.views._run_lists import list_filter, shown_page
 from ndcg_labeler.views.access import admin_required, get_test_set_or_404, may_see_grades
 
 bp = Blueprint("runs", __name__, url_prefix="/test-sets/<int:test_set_id>/runs")
@@ -66,10 +66,10 @@ def index(test_set_id: int) -> str:
     ?measure= (optional columns): only the page's runs are scored."""
     test_set = get_test_set_or_404(test_set_id)
     try:
-        wanted, page = list_filter(request.args, PER_PAGE)
+        wanted, asked = list_filter(request.args, PER_PAGE)
     except ServiceError as exc:
         abort(400, description=str(exc))
-    found = runs.find_runs(test_set, wanted)
+    found, page = shown_page(test_set, wanted, asked)
     names = [n for v in request.args.getlist("measure") for n in v.split(",") if n.strip()]
     columns: dict[int, list[live.MeasureValues]] = {}
     error = None
@@ -92,6 +92,8 @@ def index(test_set_id: int) -> str:
         }
         | ({"measure": picked} if picked else {}),
         page=page,
+        asked=asked,
+        pages=-(-found.total // PER_PAGE),
         sorts=runs.SORTS,
         tags=runs.test_set_tags(test_set),
         scores=live.listed_scores(found.runs),

@@ -73,7 +73,7 @@ def agreement_page(test_set_id: int) -> str:
         sort = "qid"
     queries = paginate(team.sort_queries(found.queries, sort), page_arg(), PER_PAGE)
     # A team of hundreds has tens of thousands of annotator pairs: their own pager.
-    pairs_page = max(1, request.args.get("pairs_page", 1, type=int) or 1)
+    pairs_page = page_arg("pairs_page")
     annotator_pairs = paginate(found.annotator_pairs, pairs_page, PER_PAGE)
     return render_template(
         "team/agreement.html",

@@ -189,8 +189,11 @@ def test_parse_options_and_table_query() -> None:
     for bad in ({"k": "x"}, {"k": "0"}, {"gain": "log"}, {"aggregation": "vote"}):
         with pytest.raises(ServiceError):
             live.parse_options(bad)
-    query = dashboard_service.parse_table_query({"sort": "ndcg", "dir": "asc", "page": "x"})
+    query = dashboard_service.parse_table_query({"sort": "ndcg", "dir": "asc", "page": ""})
     assert (query.sort, query.direction, query.page) == ("ndcg", "asc", 1)
+    # A page that is no page number is refused, as on every listing (tests/web/test_paging.py).
+    with pytest.raises(ServiceError, match="page must be a whole number of at least 1, not 'x'"):
+        dashboard_service.parse_table_query({"page": "x"})
     assert query.sort_args("ndcg") == {"sort": "ndcg", "dir": "desc"}
     assert query.sort_args("qid") == {"sort": "qid", "dir": "asc"}
     assert query.sort_args("gap") == {}  # the default: gap descending

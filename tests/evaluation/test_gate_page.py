@@ -302,10 +302,10 @@ def test_people_outside_the_test_set_get_404(
 def test_the_printed_command_and_call_name_runs_and_set_as_flask_gate_reads_them(
     app: Flask, as_admin: FlaskClient, runner: FlaskCliRunner, admin_id: int
 ) -> None:
-    """`flask gate` and the API read an all-digit reference as an id first. Test set "1" (id 2,
-    after "decoy", id 1) has runs base (id 1) and cand (id 2), and a run named "1" (id 3)
-    ranking as cand does: by name, "1" would be read as test set decoy and as run base. The
-    printed command and call must name them so that they are read as the runs gated."""
+    """`flask gate` and the API refuse a plain reference that is one object's id and another's
+    name. Test set "1" (id 2, after "decoy", id 1) has runs base (id 1) and cand (id 2), and a
+    run named "1" (id 3) ranking as cand does: a plain "1" is refused as both test sets and
+    both runs. The printed command and call name them `name:1`, read as the runs gated."""
     with app.app_context():
         build_test_set("decoy", {"x": "question x"}, [("x", "r", 1)])
         db.session.remove()
@@ -321,20 +321,20 @@ def test_the_printed_command_and_call_name_runs_and_set_as_flask_gate_reads_them
     ).get_data(as_text=True)
     cli = html.unescape(re.search(r'<pre id="gate-cli"[^>]*><code>(.*?)</code>', page).group(1))
     assert cli == (
-        "flask --app app gate 2 --baseline base --candidate 3 --measure ndcg_cut_10 "
+        "flask --app app gate name:1 --baseline base --candidate name:1 --measure ndcg_cut_10 "
         "--max-drop 0.01 --alpha 0.05"
     )
     out = json.loads(runner.invoke(args=[*shlex.split(cli)[3:], "--json"]).output)
     assert (out["testset"], out["baseline"], out["candidate"]) == ("1", "base", "1")
     call = html.unescape(re.search(r'<pre id="gate-api"[^>]*><code>(.*?)</code>', page).group(1))
     body = json.loads(re.search(r"-d '(.*?)' ", call).group(1))
-    assert (body["baseline"], body["candidate"]) == ("base", "3")
-    assert call.endswith("/api/testsets/2/gate")
+    assert (body["baseline"], body["candidate"]) == ("base", "name:1")
+    assert call.endswith("/api/testsets/name:1/gate")
     with app.app_context():
         token = create_token(db.session.get_one(User, admin_id))
         db.session.remove()
     api = as_admin.post(
-        "/api/testsets/2/gate", json=body, headers={"Authorization": f"Bearer {token}"}
+        "/api/testsets/name:1/gate", json=body, headers={"Authorization": f"Bearer {token}"}
     ).get_json()
     assert (api["testset"], api["baseline"], api["candidate"]) == ("1", "base", "1")
     assert api["outcome"] == out["outcome"]

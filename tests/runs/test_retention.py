@@ -180,13 +180,18 @@ def test_the_pin_menu_lists_every_run_of_the_series_at_any_k(
         html = as_admin.get(f"/test-sets/{deep}/series/nightly?k={k}").get_data(as_text=True)
         start = html.index('<select name="run">')
         menu = html[start : html.index("</select>", start)]
-        options = re.findall(r'<option value="(\d*)"[^>]*>([^<]*)</option>', menu)
+        options = re.findall(r'<option value="((?:id:\d+)?)"[^>]*>([^<]*)</option>', menu)
         n1_label = "n1 (archived at top 10: not in the trend at k=20)" if k == "20" else "n1"
-        assert options == [("", "none: the last passing run"), (str(n1), n1_label), (str(n2), "n2")]
+        # Runs by id in the id: form (never read as a run named by digits).
+        assert options == [
+            ("", "none: the last passing run"),
+            (f"id:{n1}", n1_label),
+            (f"id:{n2}", "n2"),
+        ]
     pinned = as_admin.post(f"/test-sets/{deep}/series/nightly/baseline", data={"run": str(n1)})
     assert pinned.status_code == 302
     html = as_admin.get(f"/test-sets/{deep}/series/nightly?k=20").get_data(as_text=True)
-    assert f'<option value="{n1}" selected>' in html
+    assert f'<option value="id:{n1}" selected>' in html
 
 
 def test_pages_of_an_archived_run_offer_only_the_cutoffs_it_kept(

@@ -3,7 +3,7 @@
 `str.isdigit()` takes '²' and `int()` refuses it; a number past the database's integers
 overflows the query. Neither may end in a 500: a malformed number is a 400 that names the
 argument, except where a page documents leniency (a ?page= past the end shows the last page,
-tests/security/test_low_findings.py).
+tests/web/test_paging.py).
 """
 
 from __future__ import annotations
@@ -54,11 +54,11 @@ def _args(world: World, second_run: int) -> list[Arg]:
         Arg("GET", f"/test-sets/{ts}/policies", "k"),
         Arg("GET", f"{dash}/", "k"),
         Arg("GET", f"{dash}/runs/{run}", "k"),
-        Arg("GET", f"{dash}/runs/{run}", "page", strict=False),
+        Arg("GET", f"{dash}/runs/{run}", "page"),
         Arg("GET", f"{drill}/", "k"),
         Arg("GET", f"{dash}/compare/", "run"),
         Arg("GET", f"{dash}/compare/", "k", both),
-        Arg("GET", f"{dash}/compare/", "page", both, strict=False),
+        Arg("GET", f"{dash}/compare/", "page", both),
         Arg("GET", f"{dash}/export/compare-next.json", "depth", both),
         Arg("GET", f"{dash}/gate/", "baseline", {"candidate": run}),
         Arg("GET", f"{dash}/gate/", "candidate", {"baseline": run}),
@@ -71,7 +71,7 @@ def _args(world: World, second_run: int) -> list[Arg]:
         Arg("GET", f"/test-sets/{ts}/label/upcoming.json", "query"),
         Arg("GET", f"/test-sets/{ts}/label/upcoming.json", "exclude", strict=False),
         Arg("GET", f"/test-sets/{ts}/label/{pair}", "conflict"),
-        Arg("GET", f"/test-sets/{ts}/queries", "page", strict=False),
+        Arg("GET", f"/test-sets/{ts}/queries", "page"),
         Arg("POST", f"/test-sets/{ts}/label/{pair}", "version", {"grade": 1}),
         Arg("POST", f"/test-sets/{ts}/label/{pair}", "active_ms", {"grade": 1}, strict=False),
         Arg("POST", f"/test-sets/{ts}/label/{pair}/save.json", "version", {"grade": 1}),

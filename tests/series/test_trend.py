@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 
 import numpy as np
 import pytest
@@ -110,6 +111,12 @@ def test_the_series_page_charts_links_and_pins_the_baseline(
     assert wrong.status_code == 302
     twin = as_admin.get(f"/test-sets/{nightly}/series/nightly/json").get_json()
     assert twin["baseline"]["run"] == "n1"  # 'other' is not in the series: refused
+    # The page's choices name runs by id in the id: form, never read as a run named so.
+    choice = re.search(r'<option value="(id:[0-9]+)"[^>]*>n2<', html)
+    assert choice is not None, "the pin's choices name runs as id:N"
+    as_admin.post(f"/test-sets/{nightly}/series/nightly/baseline", data={"run": choice.group(1)})
+    twin = as_admin.get(f"/test-sets/{nightly}/series/nightly/json").get_json()
+    assert twin["baseline"] == {"run": "n2", "why": "pinned"}
 
 
 def test_a_separator_setting_puts_runs_in_the_series_their_names_start_with(

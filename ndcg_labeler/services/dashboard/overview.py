@@ -21,7 +21,7 @@ from ndcg_labeler.models import Run, TestSet, User
 from ndcg_labeler.services import ServiceError, ppi
 from ndcg_labeler.services import labeling as labeling_service
 from ndcg_labeler.services import runs as run_service
-from ndcg_labeler.services._db import paginate
+from ndcg_labeler.services._db import paginate, read_page
 from ndcg_labeler.services.dashboard.bands import BAND_FILTERS, BANDS, bands_of
 from ndcg_labeler.services.labeling import Progress
 from ndcg_labeler.services.live import (
@@ -281,14 +281,12 @@ class TableQuery:
 
 
 def parse_table_query(args: Mapping[str, str]) -> TableQuery:
-    """Sort, direction, text filter, band filter and page from a query string (lenient)."""
+    """Sort, direction, text filter, band filter and page from a query string; a ServiceError
+    says what is malformed."""
     sort = args.get("sort") or DEFAULT_SORT[0]
     direction = args.get("dir") or DEFAULT_SORT[1]
     chosen_band = args.get("band") or ""
-    try:
-        page = max(1, int(args.get("page") or 1))
-    except ValueError:
-        page = 1
+    page = read_page(args.get("page"))
     if sort not in SORT_COLUMNS:
         raise ServiceError(f"sort must be one of {', '.join(SORT_COLUMNS)}")
     if direction not in ("asc", "desc"):

@@ -12,7 +12,7 @@ import re
 import shlex
 from xml.etree import ElementTree as ET
 
-from ndcg_labeler.services import noun
+from ndcg_labeler.services import REF_FORMS, noun
 
 from .check import POWER, POWER_DIFFERENCE, WITHHELD, GateResult, MeasureCheck
 
@@ -222,18 +222,22 @@ def markdown(result: GateResult) -> str:
 
 
 def _ref(name: str, ident: int) -> str:
-    """The name, unless `flask gate` and the API could read it as an id: they take an
-    all-digit reference as an id first (runs.get_run, testsets.get_by_ref) and strip spaces,
-    so a run named "12" would be run 12 today, or tomorrow once a run gets that id. The id
-    is then given instead: it is always read as the object itself."""
-    if name != name.strip() or (name.isascii() and name.isdigit()):
-        return str(ident)
+    """The name, unless `flask gate` and the API could read it otherwise (services.resolve_ref):
+    a name of digits alone could be another's id, today or once one gets that id, and a name
+    starting "id:" or "name:" reads as that form. Such a name is given as `name:NAME`, which
+    means that name whatever else exists; a name with spaces around it (stripped when read)
+    as `id:N`."""
+    if name != name.strip() or not name:
+        return f"id:{ident}"
+    form, colon, _ = name.partition(":")
+    if (name.isascii() and name.isdigit()) or (colon and form in REF_FORMS):
+        return f"name:{name}"
     return name
 
 
 def refs(result: GateResult) -> tuple[str, str, str]:
     """How the test set, the baseline and the candidate are named in the printed command and
-    API call: by name where that cannot be read as another, else by id."""
+    API call: by name, in the `name:` form where a plain name could be read as another."""
     if result.ids is None:
         return result.testset, result.baseline, result.candidate
     names = (result.testset, result.baseline, result.candidate)

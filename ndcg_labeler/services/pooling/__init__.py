@@ -9,7 +9,7 @@ from .for_compare import (
     plan_for_compare,
     plan_page_for_compare,
 )
-from .plan import MAX_DEPTH, add_pool, check_depth, plan_pool
+from .plan import MAX_DEPTH, add_pool, check_depth, compare_cut, plan_pool
 from .uncertain import queue_uncertain_first
 
 __all__ = [
@@ -19,6 +19,7 @@ __all__ = [
     "add_for_compare",
     "add_pool",
     "check_depth",
+    "compare_cut",
     "kept_plan_for_compare",
     "plan_for_compare",
     "plan_page_for_compare",

@@ -18,7 +18,7 @@ import sqlalchemy as sa
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Pair, Run, TestSet, utcnow
-from ndcg_labeler.services import ServiceError, live, tallies
+from ndcg_labeler.services import ServiceError, live, tallies, whole_number
 from ndcg_labeler.services._db import driver_cursor, insert_if_absent, select_rows, transaction
 from ndcg_labeler.services._progress import Progress, no_progress
 
@@ -76,6 +76,25 @@ def check_depth(depth: int | None) -> int:
     if depth is None or isinstance(depth, bool) or not 1 <= depth <= MAX_DEPTH:
         raise ServiceError(f"depth must be a whole number from 1 to {MAX_DEPTH}")
     return depth
+
+
+def compare_cut(depth: str | None, k: str | None) -> tuple[int, int]:
+    """(depth, k) of what to label next between two runs from what was asked (None or blank:
+    not asked), one rule for the compare page, its JSON, the API and `flask pool`: the page's
+    list is its top k. Neither: 10 and 10; k alone: depth k, at most MAX_DEPTH; depth alone:
+    k = depth below 10 (a flip test deeper than the list weighs chunks it never listed), else
+    10. A ServiceError names the argument, its range and the value."""
+    default = live.ScoreOptions().k
+    depth_text, k_text = (depth or "").strip(), (k or "").strip()
+    # k as every score page reads it (its range and its sentence).
+    k_value = live.parse_options({"k": k_text}).k if k_text else None
+    if depth_text:
+        found = whole_number(depth_text, "depth", 1, MAX_DEPTH)
+    else:
+        found = min(k_value if k_value is not None else default, MAX_DEPTH)
+    if k_value is None:
+        k_value = min(found, default)
+    return found, k_value
 
 
 def _top_lists(

@@ -9,7 +9,7 @@ from sqlalchemy.orm import selectinload
 
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Run, RunQuery, SeriesSetting, TestSet, User
-from ndcg_labeler.services import ServiceError, audit, live
+from ndcg_labeler.services import ServiceError, audit, live, resolve_ref
 from ndcg_labeler.services._db import bump_versions, transaction
 
 
@@ -64,18 +64,18 @@ def list_runs(test_set: TestSet) -> list[Run]:
 
 
 def get_run(test_set: TestSet, ref: int | str) -> Run | None:
-    """The test set's run with this id (an int), or named by `ref` (a str: an id when it is all
-    digits and such a run of this test set exists, otherwise an exact name)."""
+    """The test set's run with this id (an int), or named by `ref` (a str, read by
+    services.resolve_ref: `id:N`, `name:X`, or a plain name or id; a ServiceError when a plain
+    reference is one run's name and another's id)."""
     if isinstance(ref, int):
         run = db.session.get(Run, ref)
         return run if run is not None and run.test_set_id == test_set.id else None
-    ref = ref.strip()
-    if ref.isascii() and ref.isdigit() and len(ref) < 19:
-        found = get_run(test_set, int(ref))
-        if found is not None:
-            return found
-    stmt = sa.select(Run).where(Run.test_set_id == test_set.id, Run.name == ref)
-    return db.session.scalar(stmt)
+
+    def by_name(name: str) -> Run | None:
+        stmt = sa.select(Run).where(Run.test_set_id == test_set.id, Run.name == name)
+        return db.session.scalar(stmt)
+
+    return resolve_ref("run", ref, lambda ident: get_run(test_set, ident), by_name)
 
 
 def require_run(test_set: TestSet, name: str) -> Run:

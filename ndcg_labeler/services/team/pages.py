@@ -141,4 +141,4 @@ def cached_review_queue(
         f"page={page};per_page={per_page}"
     )
     stored = cached(test_set, "review", options, _labels, compute, inline=True).value
-    return stored_page(stored.items, stored.page, per_page, stored.total)
+    return stored_page(stored.items, stored.page, per_page, stored.total, asked=page)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 import sqlalchemy as sa
@@ -11,7 +11,7 @@ from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Assignment, Chunk, Pair, Query, TestSet, TestSetMember, User
 from ndcg_labeler.models.testsets import LEVELS
 from ndcg_labeler.scoring import DEFAULT_POLICY, POLICIES
-from ndcg_labeler.services import ServiceError, audit
+from ndcg_labeler.services import ServiceError, audit, resolve_ref
 from ndcg_labeler.services._db import bump_versions
 from ndcg_labeler.services.tallies import pool_counts
 
@@ -57,15 +57,20 @@ def get_by_name(name: str) -> TestSet | None:
     return db.session.scalar(sa.select(TestSet).where(TestSet.name == name))
 
 
-def get_by_ref(ref: str) -> TestSet | None:
-    """The test set named by `ref`: an id when it is all digits and such a test set exists,
-    otherwise an exact name."""
-    ref = ref.strip()
-    if ref.isascii() and ref.isdigit() and len(ref) < 19:
-        found = db.session.get(TestSet, int(ref))
-        if found is not None:
-            return found
-    return get_by_name(ref)
+def get_by_ref(ref: str, visible: Callable[[TestSet], bool] | None = None) -> TestSet | None:
+    """The test set named by `ref` (services.resolve_ref: `id:N`, `name:X`, or a plain name or
+    id; a ServiceError when a plain reference is one test set's name and another's id).
+    `visible`: the test sets the asker may see; the others are neither found nor clash."""
+
+    def shown(found: TestSet | None) -> TestSet | None:
+        return found if found is None or visible is None or visible(found) else None
+
+    return resolve_ref(
+        "test set",
+        ref,
+        lambda ident: shown(db.session.get(TestSet, ident)),
+        lambda name: shown(get_by_name(name)),
+    )
 
 
 def all_test_sets() -> list[TestSet]:
