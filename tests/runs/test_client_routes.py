@@ -1,5 +1,5 @@
 """The Python client against a live server on 127.0.0.1: how it meets a server that is
-computing, slow to finish a job, refusing or down.
+computing, slow to finish a job, refusing or down, and cancelling a job.
 """
 
 from __future__ import annotations
@@ -16,7 +16,49 @@ from flask import Flask
 from werkzeug.serving import make_server
 
 from ndcg_labeler.client import Client, ClientError
+from ndcg_labeler.extensions import db
+from ndcg_labeler.models import Job, TestSet, User
+from ndcg_labeler.services.jobs.records import create_job
 from tests.runs.test_client import Server, server  # noqa: F401 - the live server fixture
+
+
+def _queued_job(app: Flask, message: str) -> int:
+    """A job of the admin's that no worker runs, saying `message`; its id."""
+    with app.app_context():
+        admin = db.session.execute(db.select(User).filter_by(username="admin")).scalar_one()
+        desk = db.session.execute(db.select(TestSet).filter_by(name="desk")).scalar_one()
+        job = create_job("import", desk.id, admin.id, {})
+        job_id = job.id
+        db.session.get_one(Job, job_id).message = message
+        db.session.commit()
+        db.session.remove()
+    return job_id
+
+
+def test_a_job_timeout_names_the_job_and_its_last_message_and_a_cancel_ends_it(
+    app: Flask,
+    server: Server,  # noqa: F811
+) -> None:
+    job_id = _queued_job(app, "waiting for a worker")
+    with Client(server.url, server.admin_token) as api:
+        with pytest.raises(ClientError) as late:
+            api.wait_for_job(job_id, poll=0.05, timeout=0.2)
+        cancelled = api.cancel_job(job_id)
+        with pytest.raises(ClientError) as ended:
+            api.wait_for_job(job_id, poll=0.05, timeout=5)
+        with pytest.raises(ClientError) as again:
+            api.cancel_job(job_id)
+        with pytest.raises(ClientError, match="no such job") as unknown:
+            api.cancel_job(job_id + 1000)
+    assert late.value.message == (
+        f"job {job_id} is still queued after the timeout of 0.2 s; "
+        "its last message: waiting for a worker"
+    )
+    assert cancelled["id"] == job_id and cancelled["state"] == "cancelled"
+    assert ended.value.message.startswith(f"job {job_id} cancelled: ")
+    assert again.value.status == 409
+    assert again.value.message == "the job had already ended (cancelled)"
+    assert unknown.value.status == 404
 
 
 def _served(app: Callable[..., Any]) -> Iterator[str]:
