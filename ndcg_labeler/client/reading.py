@@ -1,8 +1,10 @@
-"""The client's reading: the test sets a token may see, their runs and grades, what the runs
-score, how two compare, and the release gate's verdict."""
+"""The client's reading: the test sets a token may see, their checklists, runs and grades, what
+the runs score, how two compare, what to label next between them, and the release gate's
+verdict."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from typing import Any
 
@@ -15,6 +17,10 @@ class Reading(Connection):
     def test_sets(self) -> list[dict[str, Any]]:
         """The test sets the token may see: id, name, scale, sizes."""
         return self._get("testsets")["test_sets"]
+
+    def status(self, test_set: str | int) -> dict[str, Any]:
+        """The test set's checklist and the next action for the token's owner."""
+        return self._get(f"testsets/{ref(test_set)}/status")
 
     def runs(self, test_set: str | int, **filters: Any) -> list[dict[str, Any]]:
         """The test set's runs, oldest first, each with its mean NDCG@10 and 95% interval.
@@ -109,6 +115,23 @@ class Reading(Connection):
             params={"a": str(a), "b": str(b), "k": k, "labels": labels, **query_params(options)},
         )
 
+    def next_labels(
+        self,
+        test_set: str | int,
+        a: str | int,
+        b: str | int,
+        depth: int = 10,
+        labels: str = "human",
+        **options: Any,
+    ) -> dict[str, Any]:
+        """What to label next to tell run `b` from run `a`: the unjudged pairs of their top
+        `depth` under "pairs", beside the flip test's figures (`flask pool --for-compare`)."""
+        return self._get(
+            f"testsets/{ref(test_set)}/next-labels",
+            params={"a": str(a), "b": str(b), "depth": depth, "labels": labels,
+                    **query_params(options)},
+        )  # fmt: skip
+
     def gate(
         self,
         test_set: str | int,
@@ -121,18 +144,56 @@ class Reading(Connection):
         labels: str = "human",
     ) -> dict[str, Any]:
         """The release gate's verdict as JSON ("outcome": pass, fail or inconclusive)."""
-        body: dict[str, Any] = {
-            "baseline": str(baseline),
-            "candidate": str(candidate),
-            "labels": labels,
-        }
-        if measures is not None:
-            body["measure"] = list(measures)
-        if max_drop is not None:
-            body["max_drop"] = max_drop
-        if alpha is not None:
-            body["alpha"] = alpha
+        body = _gate_body(baseline, candidate, measures, max_drop, alpha, labels)
         return self._send("post", f"testsets/{ref(test_set)}/gate", json=body)
+
+    def gate_report(
+        self,
+        test_set: str | int,
+        baseline: str | int,
+        candidate: str | int,
+        measures: Iterable[str] | None = None,
+        *,
+        fmt: str = "junit",
+        max_drop: float | None = None,
+        alpha: float | None = None,
+        labels: str = "human",
+        to: str | os.PathLike[str] | None = None,
+    ) -> str:
+        """The release gate's verdict as a CI report: fmt "junit" (XML) or "markdown"; the
+        text, also written to the path `to`."""
+        if fmt not in ("junit", "markdown"):
+            raise ClientError(f"fmt must be junit or markdown, not '{fmt}'")
+        body = _gate_body(baseline, candidate, measures, max_drop, alpha, labels)
+        path = f"testsets/{ref(test_set)}/gate"
+        text = self._text(path, {"format": fmt}, "post", json=body)
+        if to is not None:
+            with open(to, "w", encoding="utf-8", newline="") as out:
+                out.write(text)
+        return text
+
+
+def _gate_body(
+    baseline: str | int,
+    candidate: str | int,
+    measures: Iterable[str] | None,
+    max_drop: float | None,
+    alpha: float | None,
+    labels: str,
+) -> dict[str, Any]:
+    """The gate request's JSON body: only the options given, the server's defaults for others."""
+    body: dict[str, Any] = {
+        "baseline": str(baseline),
+        "candidate": str(candidate),
+        "labels": labels,
+    }
+    if measures is not None:
+        body["measure"] = list(measures)
+    if max_drop is not None:
+        body["max_drop"] = max_drop
+    if alpha is not None:
+        body["alpha"] = alpha
+    return body
 
 
 def _want_frame(as_frame: bool | None) -> bool:

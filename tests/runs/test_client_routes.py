@@ -1,5 +1,9 @@
-"""The Python client against a live server on 127.0.0.1: how it meets a server that is
-computing, slow to finish a job, refusing or down, and cancelling a job.
+"""The Python client's cover of the API a CI script needs, against a live server on 127.0.0.1:
+the routes beside uploads and scores (status, next labels, the gate's reports, tags, archives,
+judges' settings and audits, cancelling jobs), and how it meets a server that is computing,
+slow to finish a job, refusing or down.
+
+Expected values come from the fixture's runs and grades worked out by hand.
 """
 
 from __future__ import annotations
@@ -8,7 +12,9 @@ import json
 import socket
 import threading
 import time
+import xml.etree.ElementTree as ET
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,8 +24,73 @@ from werkzeug.serving import make_server
 from ndcg_labeler.client import Client, ClientError
 from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Job, TestSet, User
+from ndcg_labeler.services import judges
 from ndcg_labeler.services.jobs.records import create_job
-from tests.runs.test_client import Server, server  # noqa: F401 - the live server fixture
+from tests.runs.test_client import RUN, Server, server  # noqa: F401 - the live server fixture
+
+# Top 2 of RUN: q1 d2 d1, q2 d4 d3, q3 d8. Top 2 of OTHER: q1 d9 d7, q2 d3, q3 d5 d6.
+# Judged (QRELS): q1 d1 d2, q2 d3 d4, q3 d5. Unjudged in either top 2: these four.
+OTHER = {"q1": {"d9": 5.0, "d7": 4.0, "d2": 1.0}, "q2": {"d3": 1.0}, "q3": {"d5": 2.0, "d6": 1.0}}
+UNJUDGED_TOP_2 = {("q1", "d9"), ("q1", "d7"), ("q3", "d8"), ("q3", "d6")}
+
+
+def test_status_next_labels_and_the_gates_reports(server: Server, tmp_path: Path) -> None:  # noqa: F811
+    with Client(server.url, server.admin_token) as api:
+        api.upload_run("desk", RUN, name="base")
+        api.upload_run("desk", OTHER, name="cand")
+        status = api.status("desk")
+        plan = api.next_labels("desk", "base", "cand", depth=2)
+        junit = api.gate_report("desk", "base", "cand", ["ndcg_cut_3"], to=tmp_path / "gate.xml")
+        markdown = api.gate_report("desk", "base", "cand", fmt="markdown")
+        verdict = api.gate("desk", "base", "cand", ["ndcg_cut_3"])
+        with pytest.raises(ClientError, match="fmt must be junit or markdown, not 'html'"):
+            api.gate_report("desk", "base", "cand", fmt="html")
+        with pytest.raises(ClientError, match="has no run 'nope'") as missing:
+            api.next_labels("desk", "base", "nope")
+    assert missing.value.status == 404
+    assert isinstance(status, dict) and status  # the checklist, whatever its steps say
+    assert (plan["run_a"], plan["run_b"], plan["depth"]) == ("base", "cand", 2)
+    assert {(p["qid"], p["docid"]) for p in plan["pairs"]} == UNJUDGED_TOP_2
+    root = ET.fromstring(junit)  # XML a CI server reads
+    assert root.tag in ("testsuites", "testsuite")
+    assert (tmp_path / "gate.xml").read_text(encoding="utf-8") == junit
+    assert verdict["outcome"] in markdown.lower()
+
+
+def test_tags_archive_judge_settings_and_audits(app: Flask, server: Server) -> None:  # noqa: F811
+    with app.app_context():
+        judges.add_judge("gpt", "http://127.0.0.1:9/v1", "none")
+        db.session.remove()
+    with Client(server.url, server.admin_token) as api:
+        api.upload_run("desk", RUN, name="bm25")
+        tagged = api.tag_run("desk", "bm25", add=["baseline", "nightly"], pinned=True)
+        untagged = api.tag_run("desk", "bm25", remove=["nightly"])
+        api.upload_run("desk", {"q1": {f"x{n}": 100.0 - n for n in range(12)}}, name="deep")
+        archived = api.archive_run("desk", "deep", keep=10)
+        with pytest.raises(ClientError) as too_deep:
+            api.archive_run("desk", "deep", keep=10)  # already 10 deep: nothing to drop
+        before = api.judge_settings("gpt", concurrency=3)
+        after = api.judge_settings("gpt", concurrency=5)
+        with pytest.raises(ClientError) as out_of_range:
+            api.judge_settings("gpt", concurrency=0)
+        drawn = api.draw_audit("desk", "gpt", 2, seed=7)
+        sample = api.audit_sample("desk", "gpt")
+    with Client(server.url, server.annotator_token) as api:
+        with pytest.raises(ClientError, match="no judge 'gpt'") as hidden:
+            api.judge_settings("gpt", concurrency=2)
+        with pytest.raises(ClientError, match="only admins tag runs") as denied:
+            api.tag_run("desk", "bm25", add=["x"])
+    assert sorted(tagged["tags"]) == ["baseline", "nightly"] and tagged["pinned"] is True
+    assert untagged["tags"] == ["baseline"]
+    # 12 entries of one query, 10 kept: 2 dropped.
+    assert archived["entries_dropped"] == 2
+    assert too_deep.value.status == 400 and too_deep.value.message
+    assert after["changed"] == {"concurrency": [3, 5]} and after["settings"]["concurrency"] == 5
+    assert before["judge"] == "gpt"
+    assert out_of_range.value.status == 400 and "concurrency" in out_of_range.value.message
+    assert (hidden.value.status, denied.value.status) == (404, 403)
+    assert len(drawn["queries"]) == 2 and drawn["seed"] == 7
+    assert sample["queries"] == drawn["queries"] and sample["seed"] == 7
 
 
 def _queued_job(app: Flask, message: str) -> int:
