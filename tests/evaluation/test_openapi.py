@@ -3,8 +3,10 @@
 
 from __future__ import annotations
 
+import inspect
 import io
 import re
+import sys
 
 import pytest
 import schemathesis
@@ -247,3 +249,92 @@ def test_each_403_is_described_as_what_it_is(client: FlaskClient) -> None:
                 assert "judged blind" in text and "only admins" not in text.lower(), (path, text)
             else:
                 assert "judged blind" not in text, (path, text)
+
+
+# Parameters a view reads through a shared reader rather than request.args by name.
+READERS = {
+    "live.parse_options(request.args)": {"k", "gain", "ideal", "judged_only", "aggregation",
+                                         "labels"},
+    "list_filter(request.args": {"q", "tag", "archived", "sort", "page", "per_page"},
+}  # fmt: skip
+# Calls that answer 404 (an unknown or hidden test set, run, judge) or 400 (a malformed body).
+ANSWERS_404 = ("visible_test_set(", "run_in(", "judge_ref(")
+ANSWERS_400 = ("api_params.params(", "api_params.whole(", "api_params.number(")
+
+
+def _view_source(app: Flask, endpoint: str) -> str:
+    """The view's source and that of the module's own helpers it calls (two levels deep)."""
+    view = inspect.unwrap(app.view_functions[endpoint])
+    module = sys.modules[view.__module__]
+    seen: dict[str, str] = {view.__name__: inspect.getsource(view)}
+    for _ in range(2):
+        for text in list(seen.values()):
+            for name in re.findall(r"\b(_\w+)\(", text):
+                helper = getattr(module, name, None)
+                if name not in seen and inspect.isfunction(helper):
+                    seen[name] = inspect.getsource(helper)
+    return "\n".join(seen.values())
+
+
+def _api_routes(app: Flask) -> list[tuple[str, str, str]]:
+    """(OpenAPI path, method, endpoint) of every /api route but the document's own."""
+    out = []
+    for rule in app.url_map.iter_rules():
+        if rule.rule.startswith("/api/") and rule.endpoint.startswith("api."):
+            path = re.sub(r"<(?:[^:<>]+:)?([^<>]+)>", r"{\1}", rule.rule)
+            out += [(path, method.lower(), rule.endpoint) for method in rule.methods & METHODS]
+    return out
+
+
+def test_every_route_documents_its_parameters_and_its_error_answers(
+    app: Flask, client: FlaskClient
+) -> None:
+    """Not only listed: each operation names every parameter its view reads and every error
+    status its view (or the token check before it) can answer."""
+    spec = client.get("/api/openapi.json").get_json()
+    routes = _api_routes(app)
+    assert len(routes) >= 19
+    problems = []
+    for path, method, endpoint in routes:
+        item = spec["paths"].get(path, {})
+        operation = item.get(method)
+        if operation is None:
+            problems.append(f"{method.upper()} {path}: not in the document")
+            continue
+        declared = [*item.get("parameters", []), *operation.get("parameters", [])]
+        in_path = {p["name"] for p in declared if p["in"] == "path"}
+        in_query = {p["name"] for p in declared if p["in"] == "query"}
+        statuses = set(operation["responses"])
+        source = _view_source(app, endpoint)
+        wanted_path = set(re.findall(r"\{(\w+)\}", path))
+        if in_path != wanted_path:
+            problems.append(f"{method.upper()} {path}: path parameters {sorted(in_path)}")
+        read = set(re.findall(r"request\.args\.get(?:list)?\(\s*\"(\w+)\"", source))
+        for reader, names in READERS.items():
+            if reader in source:
+                read |= names
+        if read - in_query:
+            problems.append(
+                f"{method.upper()} {path}: query {sorted(read - in_query)} undocumented"
+            )
+        wanted = {"401", "429"}  # the token check answers before every route
+        wanted |= set(re.findall(r"error\(\s*(\d{3})", source))
+        if any(call in source for call in ANSWERS_404):
+            wanted.add("404")
+        if any(call in source for call in ANSWERS_400):
+            wanted.add("400")
+        if wanted - statuses:
+            problems.append(
+                f"{method.upper()} {path}: answers {sorted(wanted - statuses)} undocumented"
+            )
+        for status in statuses - {"200", "201", "202"}:
+            schema = operation["responses"][status]["content"]["application/json"]["schema"]
+            if schema != {"$ref": "#/components/schemas/Error"}:
+                problems.append(f"{method.upper()} {path}: {status} is not the Error object")
+    assert not problems, "\n".join(problems)
+
+
+def test_the_throttled_answer_says_when_to_come_back(client: FlaskClient) -> None:
+    spec = client.get("/api/openapi.json").get_json()
+    throttled = spec["paths"]["/api/testsets"]["get"]["responses"]["429"]
+    assert throttled["headers"]["Retry-After"]["schema"] == {"type": "integer", "minimum": 0}
