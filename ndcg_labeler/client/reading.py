@@ -1,6 +1,6 @@
-"""The client's reading: the test sets a token may see, their checklists, runs and grades, what
-the runs score, how two compare, what to label next between them, and the release gate's
-verdict."""
+"""The client's reading: the test sets a token may see, their checklists, runs, series and
+grades, what the runs score, how two compare, what to label next between them, and the release
+gate's verdict."""
 
 from __future__ import annotations
 
@@ -34,6 +34,16 @@ class Reading(Connection):
             out.extend(found["runs"])
             page = found.get("next_page")
         return out
+
+    def series(self, test_set: str | int) -> list[dict[str, Any]]:
+        """The test set's series by name: {"series", "runs", "latest", "latest_id"} each."""
+        return self._get(f"testsets/{ref(test_set)}/series")["series"]
+
+    def series_trend(self, test_set: str | int, name: str, k: int = 10) -> dict[str, Any]:
+        """The series' trend (`flask run series SET NAME --json`): each run's mean NDCG@k, its
+        interval and its change against the previous run under "points", the "baseline"
+        scheduled runs are gated against, and the latest "checks"."""
+        return self._get(f"testsets/{ref(test_set)}/series/{ref(name)}", params={"k": k})
 
     def qrels(self, test_set: str | int, *, as_frame: bool | None = None) -> Any:
         """The grades scoring uses: {qid: {docid: grade}} (pytrec_eval's and ranx's shape), or a

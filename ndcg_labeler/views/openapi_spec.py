@@ -17,6 +17,8 @@ from ndcg_labeler.views.openapi_interop import (
 from ndcg_labeler.views.openapi_judges import SETTINGS_ANSWER, SETTINGS_SCHEMA, judge_paths
 from ndcg_labeler.views.openapi_runs import ARCHIVE, LIST_PARAMETERS, TAGS, THROTTLED
 from ndcg_labeler.views.openapi_schemas import SCHEMAS, ref
+from ndcg_labeler.views.openapi_series import SCHEMAS as SERIES_SCHEMAS
+from ndcg_labeler.views.openapi_series import series_paths
 
 
 def _json(schema: dict[str, Any], description: str) -> dict[str, Any]:
@@ -455,6 +457,8 @@ PATHS: dict[str, Any] = {
 
 PATHS.update(interop_paths(TEST_SET, RUN, _errors))
 PATHS.update(judge_paths(JUDGE, _errors))
+PATHS.update(series_paths(TEST_SET, _errors))
+SCHEMAS.update(SERIES_SCHEMAS)
 SCHEMAS["JudgeSettings"] = SETTINGS_SCHEMA
 SCHEMAS["JudgeSettingsAnswer"] = SETTINGS_ANSWER
 

@@ -69,8 +69,8 @@ def test_the_reference_page_lists_every_operation(client: FlaskClient) -> None:
 
 
 def _seed(app: Flask) -> str:
-    """An admin with a token, test set 'demo' with runs 'A' and 'B' (the document's examples)
-    and 'retired-run' (archived by its example)."""
+    """An admin with a token, test set 'demo' with runs 'A' and 'B' of series 'nightly' (the
+    document's examples) and 'retired-run' (archived by its example)."""
     admin = make_user(app, "admin", "admin")
     with app.app_context():
         test_set = build_test_set(
@@ -78,8 +78,10 @@ def _seed(app: Flask) -> str:
         )
         run_a = {"q1": ["a", "b"], "q2": ["b", "a"], "q3": ["c"]}
         run_b = {"q1": ["b", "a"], "q2": ["a", "b"], "q3": ["a"]}
-        run_service.upload_run(test_set, io.BytesIO(trec(run_a)), "a.trec", "A", None)
-        run_service.upload_run(test_set, io.BytesIO(trec(run_b)), "b.trec", "B", None)
+        # A and B are the series example's "nightly".
+        for name, ranked in (("A", run_a), ("B", run_b)):
+            stream = io.BytesIO(trec(ranked))
+            run_service.upload_run(test_set, stream, f"{name}.trec", name, None, series="nightly")
         # The archive example's run: one no generated request names, deeper than the example's
         # keep of 10 (a keep that would drop nothing is refused).
         deep = {"q1": ["a", "b", *(f"d{n}" for n in range(10))]}
@@ -177,6 +179,11 @@ def test_schemathesis_finds_no_server_error_and_no_schema_violation(app: Flask) 
             "path_parameters": {"judge": "gpt"},
             "body": {"concurrency": 3, "timeout": "12.5"},
             "media_type": "application/json",
+        },
+        "GET /api/testsets/{test_set}/series": {"path_parameters": {"test_set": "demo"}},
+        "GET /api/testsets/{test_set}/series/{name}": {
+            "path_parameters": {"test_set": "demo", "name": "nightly"},
+            "query": {"k": 3},
         },
         "GET /api/jobs/{job_id}": {"path_parameters": {"job_id": 1}},
         "POST /api/jobs/{job_id}/cancel": {"path_parameters": {"job_id": 2}},

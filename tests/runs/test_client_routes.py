@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import pytrec_eval
 from flask import Flask
 from werkzeug.serving import make_server
 
@@ -26,7 +27,7 @@ from ndcg_labeler.extensions import db
 from ndcg_labeler.models import Job, TestSet, User
 from ndcg_labeler.services import judges
 from ndcg_labeler.services.jobs.records import create_job
-from tests.runs.test_client import RUN, Server, server  # noqa: F401 - the live server fixture
+from tests.runs.test_client import QRELS, RUN, Server, server  # noqa: F401 - the live server
 
 # Top 2 of RUN: q1 d2 d1, q2 d4 d3, q3 d8. Top 2 of OTHER: q1 d9 d7, q2 d3, q3 d5 d6.
 # Judged (QRELS): q1 d1 d2, q2 d3 d4, q3 d5. Unjudged in either top 2: these four.
@@ -210,3 +211,38 @@ def test_a_server_that_is_down_is_one_line_naming_its_address() -> None:
     assert message.startswith(f"could not reach the server at http://127.0.0.1:{port}: ")
     assert "refused" in message.lower() and "\n" not in message
     assert down.value.status is None
+
+
+def _ndcg_at_3(run: dict[str, dict[str, float]]) -> dict[str, float]:
+    """pytrec_eval's NDCG@3 per query of the run under the fixture's grades."""
+    qrels: dict[str, dict[str, int]] = {}
+    for qid, docid, grade in QRELS:
+        qrels.setdefault(qid, {})[docid] = grade
+    found = pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut_3"}).evaluate(run)
+    return {qid: values["ndcg_cut_3"] for qid, values in found.items()}
+
+
+def test_a_series_trend_as_pytrec_eval_scores_its_runs(server: Server) -> None:  # noqa: F811
+    with Client(server.url, server.admin_token) as api:
+        api.upload_run("desk", RUN, name="night-1", series="nightly")
+        api.upload_run("desk", OTHER, name="night-2", series="nightly")
+        api.upload_run("desk", RUN, name="loner")  # in no series
+        listed = api.series("desk")
+        trend = api.series_trend("desk", "nightly", k=3)
+        with pytest.raises(ClientError) as unknown:
+            api.series_trend("desk", "weekly")
+        with pytest.raises(ClientError) as bad_k:
+            api.series_trend("desk", "nightly", k=0)
+    assert [(s["series"], s["runs"], s["latest"]) for s in listed] == [("nightly", 2, "night-2")]
+    assert trend["series"] == "nightly" and trend["k"] == 3
+    first, second = trend["points"]
+    a, b = _ndcg_at_3(RUN), _ndcg_at_3(OTHER)
+    assert (first["run"], second["run"], second["previous"]) == ("night-1", "night-2", "night-1")
+    assert first["mean_ndcg"] == pytest.approx(sum(a.values()) / 3, abs=1e-12)
+    assert second["mean_ndcg"] == pytest.approx(sum(b.values()) / 3, abs=1e-12)
+    assert second["delta"] == pytest.approx(sum(b[q] - a[q] for q in a) / 3, abs=1e-12)
+    assert second["paired_queries"] == 3 and first["delta"] is None
+    assert trend["baseline"]["run"] in ("night-1", "night-2") and trend["checks"] == []
+    assert unknown.value.status == 404
+    assert unknown.value.message == "test set 'desk' has no series named 'weekly'"
+    assert bad_k.value.status == 400 and "k must be" in bad_k.value.message
