@@ -4,7 +4,9 @@ every refusal (the server's, a redirect, a dead or slow connection) as `ClientEr
 from __future__ import annotations
 
 import email.utils
+import html
 import os
+import re
 import time
 from collections.abc import Mapping
 from typing import Any, Self
@@ -162,10 +164,17 @@ def _raise(response: httpx.Response) -> None:
     if isinstance(body, dict) and body.get("detail"):
         details = {k: v for k, v in body.items() if k not in ("error", "detail")}
         raise ClientError(str(body["detail"]), response.status_code, details or None)
-    raise ClientError(
-        f"the server answered HTTP {response.status_code} {response.reason_phrase}",
-        response.status_code,
-    )
+    said = f"the server answered HTTP {response.status_code} {response.reason_phrase}"
+    words = _page_words(response.text)
+    raise ClientError(f"{said}: {words}" if words else said, response.status_code)
+
+
+def _page_words(text: str, limit: int = 200) -> str:
+    """The words of an error page that is not the API's JSON (a proxy's HTML, a plain-text
+    refusal): its text without markup, on one line, at most `limit` characters."""
+    text = re.sub(r"<!--.*?-->|<(script|style)\b.*?</\1>", " ", text, flags=re.S | re.I)
+    words = " ".join(html.unescape(re.sub(r"<[^>]*>", " ", text)).split())
+    return words if len(words) <= limit else words[: limit - 1].rstrip() + "…"
 
 
 def ref(value: str | int) -> str:

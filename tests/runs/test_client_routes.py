@@ -246,3 +246,27 @@ def test_a_series_trend_as_pytrec_eval_scores_its_runs(server: Server) -> None: 
     assert unknown.value.status == 404
     assert unknown.value.message == "test set 'desk' has no series named 'weekly'"
     assert bad_k.value.status == 400 and "k must be" in bad_k.value.message
+
+
+def test_an_error_page_that_is_not_json_is_quoted_not_only_its_status(
+    app: Flask,
+    server: Server,  # noqa: F811
+) -> None:
+    """A proxy in front of the app answers its own HTML page: its words, not a bare 502."""
+    page = (
+        "<html>\n<head><title>502 Bad Gateway</title></head>\n<body>\n"
+        "<center><h1>502 Bad Gateway</h1></center>\n<hr><center>nginx/1.24.0</center>\n"
+        "</body>\n</html>\n" + "<!-- padding -->\n" * 50
+    )
+
+    def proxy(environ: dict[str, Any], start_response: Callable[..., Any]) -> Any:
+        start_response("502 Bad Gateway", [("Content-Type", "text/html")])
+        return [page.encode()]
+
+    for url in _served(proxy):
+        with Client(url, server.admin_token) as api, pytest.raises(ClientError) as refused:
+            api.runs("desk")
+    assert refused.value.status == 502
+    assert refused.value.message == (
+        "the server answered HTTP 502 Bad Gateway: 502 Bad Gateway 502 Bad Gateway nginx/1.24.0"
+    )
