@@ -11,12 +11,15 @@ server's own message.
 
 Its modules: `wire` (the token, the HTTP session, timeouts, redirects and every refusal as
 `ClientError`), `trec_run` (a run's qids, docids and scores checked and written as TREC), and
-the Client's methods by area: `reading` (test sets, runs, grades, scores, compare, the gate),
-`files` (uploads, imports, exports) and `jobs` (the server's background jobs).
+the Client's methods by area: `reading` (test sets, their status, runs, grades, scores,
+compare, next labels, the gate), `files` (uploads, imports, exports), `jobs` (the server's
+background jobs: followed, waited for, cancelled) and `changes` (an admin's: runs archived and
+tagged, judges' settings and audit samples).
 """
 
 from __future__ import annotations
 
+from .changes import Changes
 from .files import PEER_FORMATS, Files
 from .reading import Reading
 from .wire import ClientError
@@ -24,5 +27,5 @@ from .wire import ClientError
 __all__ = ["PEER_FORMATS", "Client", "ClientError"]
 
 
-class Client(Reading, Files):
+class Client(Reading, Files, Changes):
     """The API of one ndcg-labeler server, authenticated with a personal token."""

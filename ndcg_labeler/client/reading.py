@@ -1,8 +1,10 @@
-"""The client's reading: the test sets a token may see, their runs and grades, what the runs
-score, how two compare, and the release gate's verdict."""
+"""The client's reading: the test sets a token may see, their checklists, runs, series and
+grades, what the runs score, how two compare, what to label next between them, and the release
+gate's verdict."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from typing import Any
 
@@ -16,6 +18,10 @@ class Reading(Connection):
         """The test sets the token may see: id, name, scale, sizes."""
         return self._get("testsets")["test_sets"]
 
+    def status(self, test_set: str | int) -> dict[str, Any]:
+        """The test set's checklist and the next action for the token's owner."""
+        return self._get(f"testsets/{ref(test_set)}/status")
+
     def runs(self, test_set: str | int, **filters: Any) -> list[dict[str, Any]]:
         """The test set's runs, oldest first, each with its mean NDCG@10 and 95% interval.
 
@@ -28,6 +34,16 @@ class Reading(Connection):
             out.extend(found["runs"])
             page = found.get("next_page")
         return out
+
+    def series(self, test_set: str | int) -> list[dict[str, Any]]:
+        """The test set's series by name: {"series", "runs", "latest", "latest_id"} each."""
+        return self._get(f"testsets/{ref(test_set)}/series")["series"]
+
+    def series_trend(self, test_set: str | int, name: str, k: int = 10) -> dict[str, Any]:
+        """The series' trend (`flask run series SET NAME --json`): each run's mean NDCG@k, its
+        interval and its change against the previous run under "points", the "baseline"
+        scheduled runs are gated against, and the latest "checks"."""
+        return self._get(f"testsets/{ref(test_set)}/series/{ref(name)}", params={"k": k})
 
     def qrels(self, test_set: str | int, *, as_frame: bool | None = None) -> Any:
         """The grades scoring uses: {qid: {docid: grade}} (pytrec_eval's and ranx's shape), or a
@@ -115,6 +131,23 @@ class Reading(Connection):
             },
         )
 
+    def next_labels(
+        self,
+        test_set: str | int,
+        a: str | int,
+        b: str | int,
+        depth: int | None = None,
+        labels: str = "human",
+        **options: Any,
+    ) -> dict[str, Any]:
+        """What to label next to tell run `b` from run `a`: the unjudged pairs of their top
+        `depth` under "pairs", beside the flip test's figures (`flask pool --for-compare`).
+        Without `depth` the server's rule applies: k's top (at most 1000), or 10 without k."""
+        params = {"a": named(a), "b": named(b), "labels": labels, **query_params(options)}
+        if depth is not None:
+            params["depth"] = depth
+        return self._get(f"testsets/{ref(test_set)}/next-labels", params=params)
+
     def gate(
         self,
         test_set: str | int,
@@ -127,18 +160,56 @@ class Reading(Connection):
         labels: str = "human",
     ) -> dict[str, Any]:
         """The release gate's verdict as JSON ("outcome": pass, fail or inconclusive)."""
-        body: dict[str, Any] = {
-            "baseline": named(baseline),
-            "candidate": named(candidate),
-            "labels": labels,
-        }
-        if measures is not None:
-            body["measure"] = list(measures)
-        if max_drop is not None:
-            body["max_drop"] = max_drop
-        if alpha is not None:
-            body["alpha"] = alpha
+        body = _gate_body(baseline, candidate, measures, max_drop, alpha, labels)
         return self._send("post", f"testsets/{ref(test_set)}/gate", json=body)
+
+    def gate_report(
+        self,
+        test_set: str | int,
+        baseline: str | int,
+        candidate: str | int,
+        measures: Iterable[str] | None = None,
+        *,
+        fmt: str = "junit",
+        max_drop: float | None = None,
+        alpha: float | None = None,
+        labels: str = "human",
+        to: str | os.PathLike[str] | None = None,
+    ) -> str:
+        """The release gate's verdict as a CI report: fmt "junit" (XML) or "markdown"; the
+        text, also written to the path `to`."""
+        if fmt not in ("junit", "markdown"):
+            raise ClientError(f"fmt must be junit or markdown, not '{fmt}'")
+        body = _gate_body(baseline, candidate, measures, max_drop, alpha, labels)
+        path = f"testsets/{ref(test_set)}/gate"
+        text = self._text(path, {"format": fmt}, "post", json=body)
+        if to is not None:
+            with open(to, "w", encoding="utf-8", newline="") as out:
+                out.write(text)
+        return text
+
+
+def _gate_body(
+    baseline: str | int,
+    candidate: str | int,
+    measures: Iterable[str] | None,
+    max_drop: float | None,
+    alpha: float | None,
+    labels: str,
+) -> dict[str, Any]:
+    """The gate request's JSON body: only the options given, the server's defaults for others."""
+    body: dict[str, Any] = {
+        "baseline": named(baseline),
+        "candidate": named(candidate),
+        "labels": labels,
+    }
+    if measures is not None:
+        body["measure"] = list(measures)
+    if max_drop is not None:
+        body["max_drop"] = max_drop
+    if alpha is not None:
+        body["alpha"] = alpha
+    return body
 
 
 def _want_frame(as_frame: bool | None) -> bool:

@@ -3,7 +3,11 @@ every refusal (the server's, a redirect, a dead or slow connection) as `ClientEr
 
 from __future__ import annotations
 
+import email.utils
+import html
 import os
+import re
+import time
 from collections.abc import Mapping
 from typing import Any, Self
 
@@ -11,6 +15,8 @@ import httpx
 
 _COPY = "copy it again from the Account page"
 _OWN_ADDRESS = "give Client the server's own address (https, or the path the app is served under)"
+# The longest single wait a Retry-After may ask of the client (a longer one: this long).
+_MAX_RETRY_AFTER = 60.0
 
 
 class ClientError(Exception):
@@ -33,8 +39,11 @@ class Connection:
         *,
         timeout: float = 120.0,
         transport: httpx.BaseTransport | None = None,
+        computing_timeout: float = 300.0,
     ) -> None:
-        """`url`: the server's base address; `token`: from its Account page (or NDCG_TOKEN)."""
+        """`url`: the server's base address; `token`: from its Account page (or NDCG_TOKEN);
+        `computing_timeout`: how long, in seconds, a read answered "202, still computing, ask
+        again after Retry-After" is asked again before ClientError."""
         # Stripped: a token read from a file or `$(cat ...)` often keeps its line break.
         token = (token or os.environ.get("NDCG_TOKEN") or "").strip()
         if not token:
@@ -47,6 +56,8 @@ class Connection:
             timeout=timeout,
             transport=transport,
         )
+        self._address = url.rstrip("/")
+        self._computing_timeout = computing_timeout
 
     def close(self) -> None:
         """Close the connection pool."""
@@ -62,7 +73,27 @@ class Connection:
         return self._send("get", path, params=params)
 
     def _request(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
-        """The server's response, or ClientError when the connection fails or times out."""
+        """The server's response, or ClientError when the connection fails or times out; a
+        read answered 202 with Retry-After (figures still being computed) is asked again after
+        the wait it names, until `computing_timeout` seconds have passed."""
+        deadline = time.monotonic() + self._computing_timeout
+        while True:
+            response = self._once(method, path, **kwargs)
+            wait = _still_computing(method, response)
+            if wait is None:
+                return response
+            left = deadline - time.monotonic()
+            if left <= 0:
+                detail = _detail(response) or "no reason given"
+                raise ClientError(
+                    f"the server was still computing after {self._computing_timeout:g} s "
+                    f"({detail}); give Client a larger computing_timeout=",
+                    response.status_code,
+                )
+            time.sleep(min(wait, left))
+
+    def _once(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
+        """One request's response, or ClientError when the connection fails or times out."""
         try:
             return self._http.request(method, path, **kwargs)
         except (httpx.ReadTimeout, httpx.WriteTimeout) as exc:  # reached but slow: not "down"
@@ -71,11 +102,12 @@ class Connection:
                 f"({type(exc).__name__}): it may still be working; give Client a larger timeout="
             ) from exc
         except httpx.HTTPError as exc:
-            raise ClientError(f"could not reach the server: {exc}") from exc
+            reason = " ".join(str(exc).split()) or type(exc).__name__  # one line, for CI logs
+            raise ClientError(f"could not reach the server at {self._address}: {reason}") from exc
 
-    def _text(self, path: str, params: dict[str, Any]) -> str:
+    def _text(self, path: str, params: dict[str, Any], method: str = "get", **kwargs: Any) -> str:
         """A download's text; the server's JSON error as ClientError."""
-        response = self._request("get", path, params=params)
+        response = self._request(method, path, params=params, **kwargs)
         if response.is_error or response.is_redirect:
             _raise(response)
         return response.text
@@ -93,6 +125,33 @@ class Connection:
         return body
 
 
+def _still_computing(method: str, response: httpx.Response) -> float | None:
+    """The seconds to wait before asking again when a read was answered 202 with Retry-After
+    (figures computed in the background); None for any other answer (a job's 202 included)."""
+    if method.lower() != "get" or response.status_code != 202:
+        return None
+    given = response.headers.get("Retry-After", "").strip()
+    if not given:
+        return None
+    try:
+        seconds = float(given)
+    except ValueError:  # an HTTP date
+        try:
+            seconds = email.utils.parsedate_to_datetime(given).timestamp() - time.time()
+        except (TypeError, ValueError):
+            seconds = 1.0
+    return min(max(seconds, 0.1), _MAX_RETRY_AFTER)
+
+
+def _detail(response: httpx.Response) -> str | None:
+    """The "detail" of the server's JSON answer, if it has one."""
+    try:
+        body = response.json()
+    except ValueError:
+        return None
+    return str(body["detail"]) if isinstance(body, dict) and body.get("detail") else None
+
+
 def _raise(response: httpx.Response) -> None:
     """Raise the server's refusal: its JSON "detail" and the other keys, else the status."""
     if response.is_redirect:  # not followed: a token must not travel to another address
@@ -105,10 +164,17 @@ def _raise(response: httpx.Response) -> None:
     if isinstance(body, dict) and body.get("detail"):
         details = {k: v for k, v in body.items() if k not in ("error", "detail")}
         raise ClientError(str(body["detail"]), response.status_code, details or None)
-    raise ClientError(
-        f"the server answered HTTP {response.status_code} {response.reason_phrase}",
-        response.status_code,
-    )
+    said = f"the server answered HTTP {response.status_code} {response.reason_phrase}"
+    words = _page_words(response.text)
+    raise ClientError(f"{said}: {words}" if words else said, response.status_code)
+
+
+def _page_words(text: str, limit: int = 200) -> str:
+    """The words of an error page that is not the API's JSON (a proxy's HTML, a plain-text
+    refusal): its text without markup, on one line, at most `limit` characters."""
+    text = re.sub(r"<!--.*?-->|<(script|style)\b.*?</\1>", " ", text, flags=re.S | re.I)
+    words = " ".join(html.unescape(re.sub(r"<[^>]*>", " ", text)).split())
+    return words if len(words) <= limit else words[: limit - 1].rstrip() + "…"
 
 
 def named(value: str | int) -> str:

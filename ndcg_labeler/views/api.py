@@ -11,7 +11,8 @@ The OpenAPI document (views/openapi_spec.py) describes every route of the bluepr
 One blueprint, its routes by area: the token check and the lookups every route shares
 (api_access.py), test sets (api_testsets.py), imports, exports and their jobs
 (api_interop.py), runs (api_runs.py), scores, comparisons, next labels and the gate
-(api_scores.py), judges' audit samples (api_audit.py) and judges' settings (api_judges.py).
+(api_scores.py), series and their trends (api_series.py), judges' audit samples (api_audit.py)
+and judges' settings (api_judges.py).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from ndcg_labeler.views import (  # noqa: F401
     api_judges,
     api_runs,
     api_scores,
+    api_series,
     api_testsets,
 )
 from ndcg_labeler.views.api_access import bp

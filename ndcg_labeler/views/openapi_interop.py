@@ -112,7 +112,7 @@ def interop_paths(
                         "description": "The job.",
                         "content": {"application/json": {"schema": JOB}},
                     },
-                    **errors(401, 404),
+                    **errors(401, 404, missing="No such job (or not yours, for a non-admin)."),
                 },
             },
         },
@@ -131,7 +131,7 @@ def interop_paths(
                         "next step; one that ends first keeps its result).",
                         "content": {"application/json": {"schema": JOB}},
                     },
-                    **errors(401, 404),
+                    **errors(401, 404, missing="No such job (or not yours, for a non-admin)."),
                     "409": {
                         "description": "The job had already ended (done, failed or cancelled).",
                         "content": {"application/json": {"schema": ref("Error")}},

@@ -69,7 +69,7 @@ def judge_paths(judge: dict[str, Any], errors: Any) -> dict[str, Any]:
                         "description": "What changed, and the settings now.",
                         "content": {"application/json": {"schema": ref("JudgeSettingsAnswer")}},
                     },
-                    **errors(400, 401, 404),
+                    **errors(400, 401, 404, missing="No such judge (or you are not an admin)."),
                 },
             },
         }

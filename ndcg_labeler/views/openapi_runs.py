@@ -1,4 +1,5 @@
-"""OpenAPI pieces of the run lists and retention: the list's parameters, archive, tags."""
+"""OpenAPI pieces of the run lists and retention (the list's parameters, archive, tags) and the
+token check's 429, which every operation behind a token shares."""
 
 from __future__ import annotations
 
@@ -21,11 +22,26 @@ def _json(schema: dict[str, Any], description: str) -> dict[str, Any]:
     return {"description": description, "content": {"application/json": {"schema": schema}}}
 
 
+THROTTLED: dict[str, Any] = {
+    **_json(
+        ref("Error"),
+        "Too many failed API tokens from this address (NDCG_API_AUTH_LIMIT): refused, "
+        "whatever the token, until Retry-After seconds have passed.",
+    ),
+    "headers": {
+        "Retry-After": {
+            "description": "Seconds until this address may try a token again.",
+            "schema": {"type": "integer", "minimum": 0},
+        }
+    },
+}
+
 _ERRORS = {
     "400": _json(ref("Error"), "Bad input (a malformed parameter or body)."),
     "401": _json(ref("Error"), "No valid bearer token."),
     "403": _json(ref("Error"), "Only admins may do this."),
     "404": _json(ref("Error"), "No such test set (or not visible to you), or no such run in it."),
+    "429": THROTTLED,
 }
 
 LIST_PARAMETERS = [

@@ -15,17 +15,20 @@ from ndcg_labeler.views.openapi_interop import (
     interop_paths,
 )
 from ndcg_labeler.views.openapi_judges import SETTINGS_ANSWER, SETTINGS_SCHEMA, judge_paths
-from ndcg_labeler.views.openapi_runs import ARCHIVE, LIST_PARAMETERS, TAGS
+from ndcg_labeler.views.openapi_runs import ARCHIVE, LIST_PARAMETERS, TAGS, THROTTLED
 from ndcg_labeler.views.openapi_schemas import SCHEMAS, ref
+from ndcg_labeler.views.openapi_series import SCHEMAS as SERIES_SCHEMAS
+from ndcg_labeler.views.openapi_series import series_paths
 
 
 def _json(schema: dict[str, Any], description: str) -> dict[str, Any]:
     return {"description": description, "content": {"application/json": {"schema": schema}}}
 
 
-def _errors(*codes: int, blind: str | None = None) -> dict[str, Any]:
+def _errors(*codes: int, blind: str | None = None, missing: str | None = None) -> dict[str, Any]:
     """The error responses; `blind`: the 403 is a blind test set's (what it withholds), not
-    an action for admins only."""
+    an action for admins only; `missing`: what a 404 did not find, when not a test set or run.
+    A 401 brings its 429: the token check that answers one answers the other too."""
     forbidden = (
         f"The test set is judged blind (several judgments per pair) and you are not an admin: "
         f"{blind} are for admins."
@@ -36,11 +39,14 @@ def _errors(*codes: int, blind: str | None = None) -> dict[str, Any]:
         400: "Bad input (a malformed parameter or file; file uploads add file, line, reason).",
         401: "No valid bearer token.",
         403: forbidden,
-        404: "No such test set (or not visible to you), or no such run in it.",
+        404: missing or "No such test set (or not visible to you), or no such run in it.",
         409: "The test set already has a run of this name.",
         413: "The upload is larger than the server accepts.",
     }
-    return {str(code): _json(ref("Error"), text[code]) for code in codes}
+    out = {str(code): _json(ref("Error"), text[code]) for code in codes}
+    if 401 in codes:
+        out["429"] = THROTTLED
+    return out
 
 
 TEST_SET = {
@@ -357,6 +363,8 @@ PATHS: dict[str, Any] = {
                     "schema": {"type": "integer", "minimum": 1, "maximum": 100000},
                     "example": 10,
                 },
+                # The flip test's NDCG@k (above) is scored with these options.
+                *(p for p in SCORE_PARAMETERS if p["name"] != "k"),
             ],
             "responses": {
                 "200": _json(ref("NextLabels"), "The ordered pairs and the flip test."),
@@ -467,6 +475,8 @@ PATHS: dict[str, Any] = {
 
 PATHS.update(interop_paths(TEST_SET, RUN, _errors))
 PATHS.update(judge_paths(JUDGE, _errors))
+PATHS.update(series_paths(TEST_SET, _errors))
+SCHEMAS.update(SERIES_SCHEMAS)
 SCHEMAS["JudgeSettings"] = SETTINGS_SCHEMA
 SCHEMAS["JudgeSettingsAnswer"] = SETTINGS_ANSWER
 

@@ -3,8 +3,10 @@
 
 from __future__ import annotations
 
+import inspect
 import io
 import re
+import sys
 
 import pytest
 import schemathesis
@@ -67,8 +69,8 @@ def test_the_reference_page_lists_every_operation(client: FlaskClient) -> None:
 
 
 def _seed(app: Flask) -> str:
-    """An admin with a token, test set 'demo' with runs 'A' and 'B' (the document's examples)
-    and 'retired-run' (archived by its example)."""
+    """An admin with a token, test set 'demo' with runs 'A' and 'B' of series 'nightly' (the
+    document's examples) and 'retired-run' (archived by its example)."""
     admin = make_user(app, "admin", "admin")
     with app.app_context():
         test_set = build_test_set(
@@ -76,8 +78,10 @@ def _seed(app: Flask) -> str:
         )
         run_a = {"q1": ["a", "b"], "q2": ["b", "a"], "q3": ["c"]}
         run_b = {"q1": ["b", "a"], "q2": ["a", "b"], "q3": ["a"]}
-        run_service.upload_run(test_set, io.BytesIO(trec(run_a)), "a.trec", "A", None)
-        run_service.upload_run(test_set, io.BytesIO(trec(run_b)), "b.trec", "B", None)
+        # A and B are the series example's "nightly".
+        for name, ranked in (("A", run_a), ("B", run_b)):
+            stream = io.BytesIO(trec(ranked))
+            run_service.upload_run(test_set, stream, f"{name}.trec", name, None, series="nightly")
         # The archive example's run: one no generated request names, deeper than the example's
         # keep of 10 (a keep that would drop nothing is refused).
         deep = {"q1": ["a", "b", *(f"d{n}" for n in range(10))]}
@@ -176,6 +180,11 @@ def test_schemathesis_finds_no_server_error_and_no_schema_violation(app: Flask) 
             "body": {"concurrency": 3, "timeout": "12.5"},
             "media_type": "application/json",
         },
+        "GET /api/testsets/{test_set}/series": {"path_parameters": {"test_set": "demo"}},
+        "GET /api/testsets/{test_set}/series/{name}": {
+            "path_parameters": {"test_set": "demo", "name": "nightly"},
+            "query": {"k": 3},
+        },
         "GET /api/jobs/{job_id}": {"path_parameters": {"job_id": 1}},
         "POST /api/jobs/{job_id}/cancel": {"path_parameters": {"job_id": 2}},
         "POST /api/testsets/{test_set}/runs/{run}/tags": {
@@ -247,3 +256,92 @@ def test_each_403_is_described_as_what_it_is(client: FlaskClient) -> None:
                 assert "judged blind" in text and "only admins" not in text.lower(), (path, text)
             else:
                 assert "judged blind" not in text, (path, text)
+
+
+# Parameters a view reads through a shared reader rather than request.args by name.
+READERS = {
+    "live.parse_options(request.args)": {"k", "gain", "ideal", "judged_only", "aggregation",
+                                         "labels"},
+    "list_filter(request.args": {"q", "tag", "archived", "sort", "page", "per_page"},
+}  # fmt: skip
+# Calls that answer 404 (an unknown or hidden test set, run, judge) or 400 (a malformed body).
+ANSWERS_404 = ("visible_test_set(", "run_in(", "judge_ref(")
+ANSWERS_400 = ("api_params.params(", "api_params.whole(", "api_params.number(")
+
+
+def _view_source(app: Flask, endpoint: str) -> str:
+    """The view's source and that of the module's own helpers it calls (two levels deep)."""
+    view = inspect.unwrap(app.view_functions[endpoint])
+    module = sys.modules[view.__module__]
+    seen: dict[str, str] = {view.__name__: inspect.getsource(view)}
+    for _ in range(2):
+        for text in list(seen.values()):
+            for name in re.findall(r"\b(_\w+)\(", text):
+                helper = getattr(module, name, None)
+                if name not in seen and inspect.isfunction(helper):
+                    seen[name] = inspect.getsource(helper)
+    return "\n".join(seen.values())
+
+
+def _api_routes(app: Flask) -> list[tuple[str, str, str]]:
+    """(OpenAPI path, method, endpoint) of every /api route but the document's own."""
+    out = []
+    for rule in app.url_map.iter_rules():
+        if rule.rule.startswith("/api/") and rule.endpoint.startswith("api."):
+            path = re.sub(r"<(?:[^:<>]+:)?([^<>]+)>", r"{\1}", rule.rule)
+            out += [(path, method.lower(), rule.endpoint) for method in rule.methods & METHODS]
+    return out
+
+
+def test_every_route_documents_its_parameters_and_its_error_answers(
+    app: Flask, client: FlaskClient
+) -> None:
+    """Not only listed: each operation names every parameter its view reads and every error
+    status its view (or the token check before it) can answer."""
+    spec = client.get("/api/openapi.json").get_json()
+    routes = _api_routes(app)
+    assert len(routes) >= 19
+    problems = []
+    for path, method, endpoint in routes:
+        item = spec["paths"].get(path, {})
+        operation = item.get(method)
+        if operation is None:
+            problems.append(f"{method.upper()} {path}: not in the document")
+            continue
+        declared = [*item.get("parameters", []), *operation.get("parameters", [])]
+        in_path = {p["name"] for p in declared if p["in"] == "path"}
+        in_query = {p["name"] for p in declared if p["in"] == "query"}
+        statuses = set(operation["responses"])
+        source = _view_source(app, endpoint)
+        wanted_path = set(re.findall(r"\{(\w+)\}", path))
+        if in_path != wanted_path:
+            problems.append(f"{method.upper()} {path}: path parameters {sorted(in_path)}")
+        read = set(re.findall(r"request\.args\.get(?:list)?\(\s*\"(\w+)\"", source))
+        for reader, names in READERS.items():
+            if reader in source:
+                read |= names
+        if read - in_query:
+            problems.append(
+                f"{method.upper()} {path}: query {sorted(read - in_query)} undocumented"
+            )
+        wanted = {"401", "429"}  # the token check answers before every route
+        wanted |= set(re.findall(r"error\(\s*(\d{3})", source))
+        if any(call in source for call in ANSWERS_404):
+            wanted.add("404")
+        if any(call in source for call in ANSWERS_400):
+            wanted.add("400")
+        if wanted - statuses:
+            problems.append(
+                f"{method.upper()} {path}: answers {sorted(wanted - statuses)} undocumented"
+            )
+        for status in statuses - {"200", "201", "202"}:
+            schema = operation["responses"][status]["content"]["application/json"]["schema"]
+            if schema != {"$ref": "#/components/schemas/Error"}:
+                problems.append(f"{method.upper()} {path}: {status} is not the Error object")
+    assert not problems, "\n".join(problems)
+
+
+def test_the_throttled_answer_says_when_to_come_back(client: FlaskClient) -> None:
+    spec = client.get("/api/openapi.json").get_json()
+    throttled = spec["paths"]["/api/testsets"]["get"]["responses"]["429"]
+    assert throttled["headers"]["Retry-After"]["schema"] == {"type": "integer", "minimum": 0}

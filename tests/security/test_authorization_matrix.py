@@ -151,6 +151,8 @@ ROUTES = {
     "api.next_labels": API,
     "api.job": API,
     "api.cancel_job": API,
+    "api.list_series": API,
+    "api.series_trend": API,
     "api_docs.openapi": PUBLIC,
     "api_docs.reference": PUBLIC,
     "compare.fuse": ADMIN,
@@ -354,7 +356,7 @@ def test_api_matrix(world: World, request: pytest.FixtureRequest) -> None:
     client = app.test_client()
     problems = []
     for rule, method in api:
-        ids = {"judge": world.judge_id, "job_id": world.job_id}
+        ids = {"judge": world.judge_id, "job_id": world.job_id, "name": "matrix"}
         url = world.sets["A"].fill(rule, ids) + API_QUERY.get(rule.endpoint, "")
         for what, token in credentials.items():
             headers = {"Authorization": f"Bearer {token}"} if token else {}

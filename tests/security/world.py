@@ -63,8 +63,13 @@ def _target(app: Flask, name: str, target: int, members: tuple[int, ...]) -> Tar
     with app.app_context():
         test_set = db.session.get_one(TestSet, built.test_set_id)
         runs = [
-            run_service.upload_run(
-                test_set, io.BytesIO(trec({"q1": order, "q2": ["d3"]})), "r.trec", label, None
+            run_service.upload_run(  # both of series "matrix", as the series routes name it
+                test_set,
+                io.BytesIO(trec({"q1": order, "q2": ["d3"]})),
+                "r.trec",
+                label,
+                None,
+                series="matrix",
             )
             for label, order in (("one", ["d1", "d2"]), ("two", ["d2", "d1"]))
         ]
