@@ -256,3 +256,47 @@ COMPARE_PATH: dict[str, Any] = {
         ],
     }
 }
+
+
+# What to label next (GET /api/testsets/{test_set}/next-labels): the two runs, the list's depth
+# and the flip test's k, scored with the other score options.
+NEXT_LABELS_PARAMETERS: list[dict[str, Any]] = [
+    {
+        "name": "a",
+        "in": "query",
+        "required": True,
+        "description": "Run id or name, or id:N / name:X (A).",
+        "schema": {"type": "string"},
+        "example": "A",
+    },
+    {
+        "name": "b",
+        "in": "query",
+        "required": True,
+        "description": "Run id or name, or id:N / name:X (B).",
+        "schema": {"type": "string"},
+        "example": "B",
+    },
+    {
+        "name": "depth",
+        "in": "query",
+        "description": (
+            "The top of each run the list covers. Default: k (at most 1000), as "
+            "the compare page lists its top k; 10 without k."
+        ),
+        "schema": {"type": "integer", "minimum": 1, "maximum": 1000},
+        "example": 10,
+    },
+    {
+        "name": "k",
+        "in": "query",
+        "description": (
+            "The flip test's NDCG@k. Default: the depth when it is below 10 (a "
+            "test deeper than the list would weigh chunks it never listed), else 10."
+        ),
+        "schema": {"type": "integer", "minimum": 1, "maximum": 100000},
+        "example": 10,
+    },
+    # The flip test's NDCG@k (above) is scored with these options.
+    *(p for p in SCORE_PARAMETERS if p["name"] != "k"),
+]

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from ndcg_labeler.views.openapi_estimates import COMPARE_PATH, MEASURE, SCORE_PARAMETERS
+from ndcg_labeler.views.openapi_estimates import (
+    COMPARE_PATH,
+    MEASURE,
+    NEXT_LABELS_PARAMETERS,
+    SCORE_PARAMETERS,
+)
 from ndcg_labeler.views.openapi_estimates import SCHEMAS as ESTIMATE_SCHEMAS
 from ndcg_labeler.views.openapi_interop import (
     IMPORT_PEER_FIELDS,
@@ -328,44 +333,7 @@ PATHS: dict[str, Any] = {
                 "1/log2(rank_b + 1)|, best first, and the labels remaining before the "
                 "comparison of NDCG@k is robust."
             ),
-            "parameters": [
-                {
-                    "name": "a",
-                    "in": "query",
-                    "required": True,
-                    "schema": {"type": "string"},
-                    "example": "A",
-                },
-                {
-                    "name": "b",
-                    "in": "query",
-                    "required": True,
-                    "schema": {"type": "string"},
-                    "example": "B",
-                },
-                {
-                    "name": "depth",
-                    "in": "query",
-                    "description": (
-                        "The top of each run the list covers. Default: k (at most 1000), as "
-                        "the compare page lists its top k; 10 without k."
-                    ),
-                    "schema": {"type": "integer", "minimum": 1, "maximum": 1000},
-                    "example": 10,
-                },
-                {
-                    "name": "k",
-                    "in": "query",
-                    "description": (
-                        "The flip test's NDCG@k. Default: the depth when it is below 10 (a "
-                        "test deeper than the list would weigh chunks it never listed), else 10."
-                    ),
-                    "schema": {"type": "integer", "minimum": 1, "maximum": 100000},
-                    "example": 10,
-                },
-                # The flip test's NDCG@k (above) is scored with these options.
-                *(p for p in SCORE_PARAMETERS if p["name"] != "k"),
-            ],
+            "parameters": NEXT_LABELS_PARAMETERS,
             "responses": {
                 "200": _json(ref("NextLabels"), "The ordered pairs and the flip test."),
                 **_errors(400, 401, 403, 404, blind="per-pair figures"),
