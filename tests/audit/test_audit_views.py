@@ -173,3 +173,14 @@ def test_an_unknown_action_in_the_address_is_said(
     assert "is not an action of the trail" not in fine
     hostile = as_admin.get("/audit/?action=<b>x</b>").get_data(as_text=True)
     assert "“&lt;b&gt;x&lt;/b&gt;” is not an action" in hostile
+
+
+def test_actor_names_are_each_name_once_in_order(app: Flask, admin_id: int) -> None:
+    with app.app_context():
+        db.session.execute(sa.delete(AuditEvent))
+        assert audit.actor_names() == []
+        for name in ("zed", "cli", "ann", "zed", "(anonymous)", "ann", "bob"):
+            event = audit.record(None, "logout", "user", None)
+            event.actor_name = name
+        db.session.commit()
+        assert audit.actor_names() == ["(anonymous)", "ann", "bob", "cli", "zed"]

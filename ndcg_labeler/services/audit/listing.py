@@ -60,8 +60,14 @@ def events_page(
 
 
 def actor_names() -> list[str]:
-    """Every name that appears as an actor, for the filter."""
-    stmt = sa.select(AuditEvent.actor_name).distinct().order_by(AuditEvent.actor_name)
+    """Every name that appears as an actor, in order, for the filter."""
+    # A DISTINCT reads every event (~1 s at 500,000 on SQLite, on every page view). Hopping
+    # from one name to the next in the index on actor_name costs one seek a name instead.
+    name = AuditEvent.actor_name
+    first = sa.select(sa.func.min(name).label("name")).cte("names", recursive=True)
+    following = sa.select(sa.func.min(name)).where(name > first.c.name).scalar_subquery()
+    names = first.union_all(sa.select(following).where(first.c.name.is_not(None)))
+    stmt = sa.select(names.c.name).where(names.c.name.is_not(None))
     return list(db.session.scalars(stmt))
 
 
