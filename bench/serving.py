@@ -27,7 +27,7 @@ Pages = list[tuple[str, str]]
 class Server:
     """A `gunicorn -w 1` process on a free port, with a logged-in requests session."""
 
-    def __init__(self, env: dict[str, str], logfile: Path) -> None:
+    def __init__(self, env: dict[str, str], logfile: Path, cwd: Path = ROOT) -> None:
         self.base = f"http://127.0.0.1:{_free_port()}"
         self.session = requests.Session()
         self.logfile = logfile
@@ -35,7 +35,7 @@ class Server:
             self.process = subprocess.Popen(
                 [sys.executable, "-m", "gunicorn", "-w", "1", "--timeout", "600",
                  "-b", self.base.removeprefix("http://"), "app:app"],
-                env=env, cwd=ROOT, stdout=out, stderr=out,
+                env=env, cwd=cwd, stdout=out, stderr=out,
             )  # fmt: skip
 
     def login(self) -> None:
@@ -107,9 +107,9 @@ def _hwm(pid: int) -> int:
 
 
 @contextlib.contextmanager
-def serving(env: dict[str, str], logfile: Path) -> Iterator[Server]:
-    """A started, logged-in server, stopped on the way out."""
-    server = Server(env, logfile)
+def serving(env: dict[str, str], logfile: Path, cwd: Path = ROOT) -> Iterator[Server]:
+    """A started, logged-in server (running the code in `cwd`), stopped on the way out."""
+    server = Server(env, logfile, cwd)
     try:
         server.login()
         yield server
@@ -118,16 +118,20 @@ def serving(env: dict[str, str], logfile: Path) -> Iterator[Server]:
 
 
 def time_pages(
-    env: dict[str, str], logfile: Path, pages: Pages, before_cold: Callable[[], None] = lambda: None
+    env: dict[str, str],
+    logfile: Path,
+    pages: Pages,
+    before_cold: Callable[[], None] = lambda: None,
+    cwd: Path = ROOT,
 ) -> tuple[dict[str, tuple[float, float, float | None]], int, int]:
     """{page: (cold ms, warm ms, ms of a first 202 or None)} and the peak RSS of the warm
-    server's master and worker."""
+    server's master and worker (servers running the code in `cwd`)."""
     cold: dict[str, tuple[float, float | None]] = {}
     for name, url in pages:
         before_cold()
-        with serving(env, logfile) as server:
+        with serving(env, logfile, cwd) as server:
             cold[name] = server.ready(url)
-    with serving(env, logfile) as server:
+    with serving(env, logfile, cwd) as server:
         for _, url in pages:
             server.ready(url)
         warm = {

@@ -76,5 +76,7 @@ def audit_export(
         )
     days = (since.date() if since else None, until.date() if until else None)
     write = audit.events_json if as_json else audit.events_csv
-    text = write(action, actor, *days)
-    click.echo(text, nl=as_json)
+    for piece in write(action, actor, *days):  # written as read: a year is ~100 MB of JSON
+        click.echo(piece, nl=False)
+    if as_json:
+        click.echo()

@@ -299,7 +299,7 @@ def review_pair(test_set_id: int, query_id: int, chunk_id: int) -> str | BaseRes
 def _next_disputed(test_set: TestSet, after: tuple[int, int] | None = None) -> str:
     """The most disputed pair still waiting (after `after` in the queue's order, for a skip;
     wrapping round), or the queue when none is left."""
-    found = team.next_disputed(test_set, after)
+    found = team.cached_next_disputed(test_set, after)
     if found is None:
         return url_for("team.review_queue", test_set_id=test_set.id)
     query_id, chunk_id = found

@@ -5,7 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
@@ -18,6 +18,7 @@ from ndcg_labeler.models import AuditEvent, iso_utc
 from ndcg_labeler.services._db import paginate
 
 PER_PAGE = 50
+BATCH = 2000  # events a piece of a download: read, written and let go together
 FIELDS = ("id", "created_at", "actor", "action", "target_type", "target_id", "details")
 
 
@@ -60,21 +61,43 @@ def events_page(
 
 
 def actor_names() -> list[str]:
-    """Every name that appears as an actor, for the filter."""
-    stmt = sa.select(AuditEvent.actor_name).distinct().order_by(AuditEvent.actor_name)
+    """Every name that appears as an actor, in order, for the filter."""
+    # A DISTINCT reads every event (~1 s at 500,000 on SQLite, on every page view). Hopping
+    # from one name to the next in the index on actor_name costs one seek a name instead.
+    name = AuditEvent.actor_name
+    first = sa.select(sa.func.min(name).label("name")).cte("names", recursive=True)
+    following = sa.select(sa.func.min(name)).where(name > first.c.name).scalar_subquery()
+    names = first.union_all(sa.select(following).where(first.c.name.is_not(None)))
+    stmt = sa.select(names.c.name).where(names.c.name.is_not(None))
     return list(db.session.scalars(stmt))
 
 
 def event_dict(event: AuditEvent) -> dict[str, Any]:
     """An event as plain data (times in ISO 8601 UTC)."""
+    return _as_dict(
+        (
+            event.id,
+            event.created_at,
+            event.actor_name,
+            event.action,
+            event.target_type,
+            event.target_id,
+            event.details,
+        )
+    )
+
+
+def _as_dict(row: Sequence[Any]) -> dict[str, Any]:
+    """A row of FIELDS' columns as plain data (times in ISO 8601 UTC)."""
+    event_id, created_at, actor, action, target_type, target_id, details = row
     return {
-        "id": event.id,
-        "created_at": iso_utc(event.created_at, "seconds"),
-        "actor": event.actor_name,
-        "action": event.action,
-        "target_type": event.target_type,
-        "target_id": event.target_id,
-        "details": event.details or {},
+        "id": event_id,
+        "created_at": iso_utc(created_at, "seconds"),
+        "actor": actor,
+        "action": action,
+        "target_type": target_type,
+        "target_id": target_id,
+        "details": details or {},
     }
 
 
@@ -84,10 +107,19 @@ def event_rows(
     since: date | None = None,
     until: date | None = None,
 ) -> Iterator[dict[str, Any]]:
-    """Every matching event as plain data, newest first."""
-    stmt = _select(action, actor, since, until).execution_options(yield_per=500)
-    for event in db.session.scalars(stmt):
-        yield event_dict(event)
+    """Every matching event as plain data, newest first, read BATCH at a time."""
+    # Columns, not entities: no object per event (half the time of a 500,000-event export).
+    stmt = _select(action, actor, since, until).with_only_columns(
+        AuditEvent.id,
+        AuditEvent.created_at,
+        AuditEvent.actor_name,
+        AuditEvent.action,
+        AuditEvent.target_type,
+        AuditEvent.target_id,
+        AuditEvent.details,
+    )
+    for row in db.session.execute(stmt.execution_options(yield_per=BATCH)):
+        yield _as_dict(row)
 
 
 def events_csv(
@@ -95,15 +127,20 @@ def events_csv(
     actor: str | None = None,
     since: date | None = None,
     until: date | None = None,
-) -> str:
-    """The events as CSV; text cells that a spreadsheet would run as formulas are defused."""
+) -> Iterator[str]:
+    """The events as CSV, header first, BATCH lines a piece; text cells that a spreadsheet
+    would run as formulas are defused."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(FIELDS)
-    for row in event_rows(action, actor, since, until):
+    for n, row in enumerate(event_rows(action, actor, since, until), start=1):
         row["details"] = json.dumps(row["details"], ensure_ascii=False, sort_keys=True)
         writer.writerow([safe_value(row[name]) for name in FIELDS])
-    return out.getvalue()
+        if n % BATCH == 0:
+            yield out.getvalue()
+            out.seek(0)
+            out.truncate()
+    yield out.getvalue()
 
 
 def events_json(
@@ -111,7 +148,17 @@ def events_json(
     actor: str | None = None,
     since: date | None = None,
     until: date | None = None,
-) -> str:
-    """The events as one JSON array."""
-    rows = list(event_rows(action, actor, since, until))
-    return json.dumps(rows, ensure_ascii=False, indent=1)
+) -> Iterator[str]:
+    """The events as one JSON array, BATCH events a piece: the text that json.dumps(indent=1)
+    gives for the whole list, without holding the list."""
+    opening, pieces = "[\n", []
+    for row in event_rows(action, actor, since, until):
+        # An element's text inside an indent=1 array: a one-element array's, brackets cut.
+        pieces.append(json.dumps([row], ensure_ascii=False, indent=1)[2:-2])
+        if len(pieces) == BATCH:
+            yield opening + ",\n".join(pieces)
+            opening, pieces = ",\n", []
+    if pieces:
+        yield opening + ",\n".join(pieces)
+        opening = ",\n"
+    yield "[]" if opening == "[\n" else "\n]"

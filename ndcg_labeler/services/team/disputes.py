@@ -136,24 +136,11 @@ def _queue_order(found: sa.Subquery) -> tuple[sa.ColumnElement[Any], ...]:
     )
 
 
-def next_disputed(
-    test_set: TestSet, after: tuple[int, int] | None = None
-) -> tuple[int, int] | None:
-    """(query_id, chunk_id) of the first pair still waiting in the queue's order, or of the one
-    after `after` (wrapping round to the first) when `after` is waiting; None when none is.
-
-    Found by its place in the order (a keyset), so a skip reaches every pair however long the
-    queue is, at the cost of a few queries rather than of reading the queue."""
+def waiting_order(test_set: TestSet) -> list[tuple[int, int]]:
+    """(query_id, chunk_id) of every pair waiting in the queue (no adjudication), in its order."""
     found = _disputes(test_set, test_set.disagreement_threshold)
-    waiting = (
-        sa.select(
-            found.c.query_id,
-            found.c.chunk_id,
-            found.c.spread,
-            found.c.cant_tell,
-            Query.sort_key,
-            Chunk.sort_key,
-        )
+    stmt = (
+        sa.select(found.c.query_id, found.c.chunk_id)
         .join(Query, Query.id == found.c.query_id)
         .join(Chunk, Chunk.id == found.c.chunk_id)
         .outerjoin(
@@ -164,38 +151,22 @@ def next_disputed(
             ),
         )
         .where(Adjudication.id.is_(None))
+        .order_by(*_queue_order(found))
     )
-    ordered = waiting.order_by(*_queue_order(found)).limit(1)
-    if after is not None:
-        here = db.session.execute(
-            waiting.where(found.c.query_id == after[0], found.c.chunk_id == after[1])
-        ).first()
-        if here is not None:
-            _, _, spread, cant, query_key, chunk_key = here
-            later = sa.or_(
-                found.c.spread < spread,
-                sa.and_(found.c.spread == spread, found.c.cant_tell < cant),
-                sa.and_(
-                    found.c.spread == spread,
-                    found.c.cant_tell == cant,
-                    sa.tuple_(Query.sort_key, Chunk.sort_key, found.c.query_id, found.c.chunk_id)
-                    > sa.tuple_(
-                        sa.literal(query_key),
-                        sa.literal(chunk_key),
-                        sa.literal(after[0]),
-                        sa.literal(after[1]),
-                    ),
-                ),
-            )
-            row = db.session.execute(ordered.where(later)).first()
-            if row is None:  # the last one: round to the first that is not this one
-                other = sa.tuple_(found.c.query_id, found.c.chunk_id) != sa.tuple_(
-                    sa.literal(after[0]), sa.literal(after[1])
-                )
-                row = db.session.execute(ordered.where(other)).first()
-            return (row[0], row[1]) if row is not None else None
-    row = db.session.execute(ordered).first()
-    return (row[0], row[1]) if row is not None else None
+    return [(query_id, chunk_id) for query_id, chunk_id in db.session.execute(stmt)]
+
+
+def following(
+    order: list[tuple[int, int]], after: tuple[int, int] | None = None
+) -> tuple[int, int] | None:
+    """The pair to review next among the waiting pairs in order: the first, or the one after
+    `after` (wrapping round to the first) when `after` is among them; None when none is."""
+    if after is not None and after in order:
+        at = order.index(after)
+        if at + 1 < len(order):
+            return order[at + 1]
+        return order[0] if order[0] != after else None
+    return order[0] if order else None
 
 
 def review_queue(

@@ -19,7 +19,13 @@ from ndcg_labeler.services.team.agreement import (
     QueryAgreement,
     agreement_report,
 )
-from ndcg_labeler.services.team.disputes import PER_PAGE, DisputedPair, review_queue
+from ndcg_labeler.services.team.disputes import (
+    PER_PAGE,
+    DisputedPair,
+    following,
+    review_queue,
+    waiting_order,
+)
 from ndcg_labeler.services.team.people import Person, TrendPoint, people
 from ndcg_labeler.services.team.policies import (
     Cell,
@@ -142,3 +148,24 @@ def cached_review_queue(
     )
     stored = cached(test_set, "review", options, _labels, compute, inline=True).value
     return stored_page(stored.items, stored.page, per_page, stored.total, asked=page)
+
+
+def cached_next_disputed(
+    test_set: TestSet, after: tuple[int, int] | None = None
+) -> tuple[int, int] | None:
+    """(query_id, chunk_id) of the first pair still waiting in the queue's order, or of the one
+    after `after` (wrapping round) when `after` is waiting; None when none is.
+
+    The waiting pairs' order is stored once per labels version and threshold, and each pair
+    page finds its Skip in it: asking the database grouped every judgment of the set on every
+    page view (~0.25-0.35 s at 200,000 on PostgreSQL). An adjudication moves the labels
+    version, so the pair leaves the order at once."""
+
+    def compute(ts: TestSet) -> str:
+        # One string of ids, not a list of pairs: 20,000 pairs decode in a split.
+        return " ".join(f"{query_id} {chunk_id}" for query_id, chunk_id in waiting_order(ts))
+
+    options = f"threshold={test_set.disagreement_threshold};waiting"
+    text = cached(test_set, "review", options, _labels, compute, inline=True).value
+    ids = [int(number) for number in text.split()]
+    return following(list(zip(ids[::2], ids[1::2], strict=True)), after)
