@@ -136,11 +136,11 @@ def _queue_order(found: sa.Subquery) -> tuple[sa.ColumnElement[Any], ...]:
     )
 
 
-def waiting_order(test_set: TestSet) -> list[tuple[int, int]]:
-    """(query_id, chunk_id) of every pair waiting in the queue (no adjudication), in its order."""
-    found = _disputes(test_set, test_set.disagreement_threshold)
-    stmt = (
-        sa.select(found.c.query_id, found.c.chunk_id)
+def _queue(found: sa.Subquery, *columns: Any) -> sa.Select[Any]:
+    """`columns` of the disputed pairs, with each pair's query, chunk and final grade (if any)
+    joined: what the queue's order and its pages read."""
+    return (
+        sa.select(*columns)
         .join(Query, Query.id == found.c.query_id)
         .join(Chunk, Chunk.id == found.c.chunk_id)
         .outerjoin(
@@ -150,6 +150,14 @@ def waiting_order(test_set: TestSet) -> list[tuple[int, int]]:
                 Adjudication.chunk_id == found.c.chunk_id,
             ),
         )
+    )
+
+
+def waiting_order(test_set: TestSet) -> list[tuple[int, int]]:
+    """(query_id, chunk_id) of every pair waiting in the queue (no adjudication), in its order."""
+    found = _disputes(test_set, test_set.disagreement_threshold)
+    stmt = (
+        _queue(found, found.c.query_id, found.c.chunk_id)
         .where(Adjudication.id.is_(None))
         .order_by(*_queue_order(found))
     )
@@ -175,30 +183,20 @@ def review_queue(
     """One page of disputed pairs (DisputedPair), most disputed first; by default only those
     without an adjudication yet."""
     found = _disputes(test_set, test_set.disagreement_threshold)
-    stmt = (
-        sa.select(
-            found.c.query_id,
-            found.c.chunk_id,
-            Query.qid,
-            Chunk.docid,
-            Query.text,
-            Chunk.title,
-            found.c.graded,
-            found.c.cant_tell,
-            found.c.low,
-            found.c.high,
-            found.c.spread,
-            Adjudication.grade,
-        )
-        .join(Query, Query.id == found.c.query_id)
-        .join(Chunk, Chunk.id == found.c.chunk_id)
-        .outerjoin(
-            Adjudication,
-            sa.and_(
-                Adjudication.query_id == found.c.query_id,
-                Adjudication.chunk_id == found.c.chunk_id,
-            ),
-        )
+    stmt = _queue(
+        found,
+        found.c.query_id,
+        found.c.chunk_id,
+        Query.qid,
+        Chunk.docid,
+        Query.text,
+        Chunk.title,
+        found.c.graded,
+        found.c.cant_tell,
+        found.c.low,
+        found.c.high,
+        found.c.spread,
+        Adjudication.grade,
     )
     if not include_adjudicated:
         stmt = stmt.where(Adjudication.id.is_(None))
