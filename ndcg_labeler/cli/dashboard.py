@@ -1,5 +1,5 @@
 """`flask run compare TESTSET RUN_A RUN_B` and `flask pool TESTSET --depth N [--run RUN ...]`
-or `flask pool TESTSET --for-compare A B --depth K [--json] [--add]`."""
+or `flask pool TESTSET --for-compare A B [--depth N] [--k K] [--json] [--add]`."""
 
 from __future__ import annotations
 
@@ -158,7 +158,8 @@ def _four(value: float | None) -> str:
 @click.option(
     "--depth",
     default=None,
-    help="Pool the top N of each query (required, except with --uncertain-first alone).",
+    help="Pool the top N of each query (required, except with --uncertain-first alone; with "
+    "--for-compare the list's depth, by default k's top: 10 without --k).",
 )
 @click.option("--run", "run_names", multiple=True, help="A run to pool from (repeat); default all.")
 @click.option(
@@ -219,20 +220,21 @@ def pool(
     """
     if uncertain_first and (not judge or for_compare):
         raise ServiceError("--uncertain-first goes with --order-by-judge ENSEMBLE")
-    if depth is None:
+    if depth is None and not for_compare:
         if uncertain_first:
             _uncertain_first(testsets.require_by_name(testset), judge or "")
             return
         raise click.UsageError("Missing option '--depth'.")
-    cut = whole_number(depth, "--depth")
     test_set = testsets.require_by_name(testset)
     if for_compare:
         if run_names or judge:
             raise ServiceError(
                 "--for-compare takes its two runs alone (no --run, --order-by-judge)"
             )
-        _for_compare(test_set, for_compare, cut, k, as_json, add)
+        # Read as the API and the compare page read them (pooling.compare_cut).
+        _for_compare(test_set, for_compare, depth, k, as_json, add)
         return
+    cut = whole_number(depth, "--depth")
     if as_json or add:
         raise ServiceError("--json and --add go with --for-compare")
     if run_names:
@@ -268,15 +270,16 @@ def _uncertain_first(test_set: TestSet, ensemble: str) -> None:
 def _for_compare(
     test_set: TestSet,
     names: tuple[str, str],
-    depth: int,
+    asked_depth: str | None,
     k: str | None,
     as_json: bool,
     add: bool,
 ) -> None:
-    """`flask pool SET --for-compare A B --depth K`: the ordered list, a summary, or adding."""
+    """`flask pool SET --for-compare A B [--depth N] [--k K]`: the ordered list, a summary,
+    or adding."""
     # A flip test at k deeper than the list would weigh chunks it never listed: --depth alone
     # below the default k sets k, as the compare page's list is its top k (the API's rule too).
-    depth, cut = pooling.compare_cut(str(depth), k)
+    depth, cut = pooling.compare_cut(asked_depth, k)
     k_note = None
     if k is None and cut != DEFAULT_K:
         k_note = (

@@ -61,6 +61,23 @@ def test_depth_alone_sets_k_as_flask_pool_does(
     assert (past["depth"], past["k"]) == (1000, 2000)  # the page's list too stops at 1,000
 
 
+def test_flask_pool_takes_k_alone_or_neither_as_the_api_does(
+    app: Flask, client: FlaskClient, admin_id: int, dash: Demo, runner: FlaskCliRunner
+) -> None:
+    for args, query in (
+        (["--k", "3"], "k=3"),
+        ([], ""),
+    ):
+        cli = runner.invoke(args=["pool", "dash", "--for-compare", "A", "B", *args, "--json"])
+        assert cli.exit_code == 0, cli.output
+        assert (
+            json.loads(cli.stdout) == _api(app, client, admin_id, dash, query).get_json()["pairs"]
+        )
+    # Plain pooling still needs its depth.
+    plain = runner.invoke(args=["pool", "dash"])
+    assert plain.exit_code == 2 and "Missing option '--depth'" in plain.output
+
+
 def test_refusals_name_the_argument(
     app: Flask, client: FlaskClient, admin_id: int, dash: Demo
 ) -> None:
