@@ -203,6 +203,7 @@ def account() -> str | Response:
             password_form.new.errors.append(str(exc))
         except ServiceError as exc:
             throttle.failed(throttle.LOGIN, keys)  # the current password was wrong
+            audit.password_wrong(current_user, _address())
             password_form.current.errors.append(str(exc))
         else:
             stay_logged_in(current_user)

@@ -2,7 +2,7 @@
 
 from .listing import actor_names, events_csv, events_json, events_page
 from .record import ACTIONS, record
-from .signing import sign_in_failed, signed_in, signed_out
+from .signing import password_wrong, sign_in_failed, signed_in, signed_out
 
 __all__ = [
     "ACTIONS",
@@ -10,6 +10,7 @@ __all__ = [
     "events_csv",
     "events_json",
     "events_page",
+    "password_wrong",
     "record",
     "sign_in_failed",
     "signed_in",

@@ -14,6 +14,7 @@ ACTIONS = {
     "user.active": "account activated or deactivated",
     "user.password_reset": "password set by an admin",
     "user.password_change": "own password changed",
+    "user.password_wrong": "own password change refused: the current password was wrong",
     "token.create": "API token created",
     "token.revoke": "API token revoked",
     "member.grant": "test set given to a person",

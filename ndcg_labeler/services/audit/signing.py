@@ -53,6 +53,12 @@ def sign_in_failed(username: str, address: str) -> None:
     _write(None, "login.failed", None, username=username.strip(), address=address)
 
 
+def password_wrong(user: User, address: str) -> None:
+    """Record a password change refused for a wrong current password (a taken-over session
+    guessing it is counted by the login limits, and shows here)."""
+    _write(user, "user.password_wrong", user.id, username=user.username, address=address)
+
+
 def signed_out(user: User) -> None:
     """Record a logout."""
     _write(user, "logout", user.id, username=user.username)
