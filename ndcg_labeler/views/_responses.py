@@ -1,10 +1,18 @@
-"""Answers shared by downloads: 202 "still computing, ask again" for scripts and browsers."""
+"""Answers shared by downloads: a text attachment, and 202 "still computing, ask again" for
+scripts and browsers."""
 
 from __future__ import annotations
 
 import json
 
 from flask import Response
+
+
+def download(body: str, filename: str, mimetype: str) -> Response:
+    """A text attachment (UTF-8)."""
+    response = Response(body, mimetype=mimetype)
+    response.headers["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return response
 
 
 def still_computing(detail: str, retry_after: int) -> Response:

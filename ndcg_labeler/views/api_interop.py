@@ -13,6 +13,7 @@ from ndcg_labeler.formats import FormatError
 from ndcg_labeler.models import Job, TestSet
 from ndcg_labeler.services import ServiceError, accounts, imports, interop, jobs, whole_number
 from ndcg_labeler.views import api_params, interop_requests
+from ndcg_labeler.views._responses import download
 from ndcg_labeler.views.api_access import bp, run_in, visible_test_set
 
 
@@ -141,7 +142,7 @@ def export(test_set: str) -> Response:
         )
     except ServiceError as exc:
         return api_params.error(400, str(exc))
-    return interop_requests.download(body, name, mimetype)
+    return download(body, name, mimetype)
 
 
 @bp.get("/testsets/<path:test_set>/runs/<path:run>/export")
@@ -152,6 +153,6 @@ def export_run(test_set: str, run: str) -> Response:
     if fmt != "quepid-snapshot":
         return api_params.error(400, f"format must be quepid-snapshot, not '{fmt}'")
     try:
-        return interop_requests.download(*interop.export_run_snapshot(found))
+        return download(*interop.export_run_snapshot(found))
     except ServiceError as exc:  # queries sharing a text that the run ranks differently
         return api_params.error(400, str(exc))

@@ -18,7 +18,7 @@ from ndcg_labeler.services import (
     pooling,
     ppi,
 )
-from ndcg_labeler.views._responses import still_computing
+from ndcg_labeler.views._responses import download, still_computing
 from ndcg_labeler.views._scoring import (
     chosen_runs,
     kept_or_400,
@@ -31,20 +31,13 @@ from ndcg_labeler.views.access import get_test_set_or_404, require_grades_visibl
 bp = Blueprint("exports", __name__, url_prefix="/test-sets/<int:test_set_id>/dashboard/export")
 
 
-def _download(body: str, filename: str, mimetype: str) -> Response:
-    """A text attachment (UTF-8)."""
-    response = Response(body, mimetype=mimetype)
-    response.headers["Content-Disposition"] = f'attachment; filename="{filename}"'
-    return response
-
-
 def _json(data: object) -> Response:
     """JSON exactly as the CLI prints it (json.dumps, keys in the CLI's order), plus a newline."""
     return Response(json.dumps(data, ensure_ascii=False) + "\n", mimetype="application/json")
 
 
 def _csv(body: str, filename: str) -> Response:
-    return _download(body, filename, "text/csv")
+    return download(body, filename, "text/csv")
 
 
 @bp.get("/overview.csv")
@@ -69,7 +62,7 @@ def qrels(test_set_id: int) -> Response:
     require_grades_visible(test_set)
     options = score_options()
     body = live.qrels_text(test_set, options.policy)
-    return _download(body, f"test-set-{test_set.id}.qrels", "text/plain")
+    return download(body, f"test-set-{test_set.id}.qrels", "text/plain")
 
 
 def _peer(test_set_id: int, fmt: str) -> Response:
@@ -79,7 +72,7 @@ def _peer(test_set_id: int, fmt: str) -> Response:
     if fmt in interop.GRADED_EXPORTS:
         require_grades_visible(test_set)
     try:
-        return _download(*interop.export_test_set(test_set, fmt, score_options().policy))
+        return download(*interop.export_test_set(test_set, fmt, score_options().policy))
     except ServiceError as exc:  # queries sharing a text that grade one docid two ways
         abort(400, description=str(exc))
 
@@ -107,7 +100,7 @@ def run_snapshot(test_set_id: int, run_id: int) -> Response:
     """A run as a Quepid case snapshot CSV (its ranking; no grades)."""
     run = run_or_404(get_test_set_or_404(test_set_id), run_id)
     try:
-        return _download(*interop.export_run_snapshot(run))
+        return download(*interop.export_run_snapshot(run))
     except ServiceError as exc:  # queries sharing a text that the run ranks differently
         abort(400, description=str(exc))
 
@@ -155,7 +148,7 @@ def run_trec(test_set_id: int, run_id: int) -> Response:
         body = "\n".join(live.trec_eval_lines(run, score_options())) + "\n"
     except ServiceError as exc:  # an archived run: its whole-list lines would be stale
         abort(400, description=str(exc))
-    return _download(body, f"run-{run.id}.trec_eval.txt", "text/plain")
+    return download(body, f"run-{run.id}.trec_eval.txt", "text/plain")
 
 
 def _drill_down(test_set_id: int, run_id: int, query_id: int) -> dashboard.DrillDown:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from flask import Response, url_for
+from flask import url_for
 from werkzeug.datastructures import FileStorage
 
 from ndcg_labeler.models import Job, TestSet, User
@@ -123,13 +123,6 @@ def report_json(report: imports.ImportReport) -> dict[str, Any]:
         "nothing_new": message is not None,
         "message": message,
     }
-
-
-def download(body: str, filename: str, mimetype: str) -> Response:
-    """A text attachment (UTF-8)."""
-    response = Response(body, mimetype=mimetype)
-    response.headers["Content-Disposition"] = f'attachment; filename="{filename}"'
-    return response
 
 
 def job_json(job: Job) -> dict[str, Any]:

@@ -23,7 +23,7 @@ from ndcg_labeler.forms.team import AdjudicationForm, RemoveAdjudicationForm, Th
 from ndcg_labeler.models import Chunk, Query, TestSet
 from ndcg_labeler.scoring import POLICIES
 from ndcg_labeler.services import ServiceError, live, paginate, team
-from ndcg_labeler.views._responses import still_computing
+from ndcg_labeler.views._responses import download, still_computing
 from ndcg_labeler.views._scoring import k_arg, page_arg
 from ndcg_labeler.views.access import (
     admin_required,
@@ -121,9 +121,7 @@ def _agreement_csv(test_set_id: int, table: str) -> Response:
     sort = request.args.get("sort", "qid")
     body = cached.value.table_csv(table, sort if sort in team.QUERY_SORTS else "qid")
     name = f"agreement-{table}-{test_set.id}{'-imports' if include else ''}.csv"
-    response = Response(body, mimetype="text/csv")
-    response.headers["Content-Disposition"] = f'attachment; filename="{name}"'
-    return response
+    return download(body, name, "text/csv")
 
 
 @bp.get("/agreement-pairs.csv")
