@@ -169,12 +169,15 @@ def following(
 ) -> tuple[int, int] | None:
     """The pair to review next among the waiting pairs in order: the first, or the one after
     `after` (wrapping round to the first) when `after` is among them; None when none is."""
-    if after is not None and after in order:
-        at = order.index(after)
-        if at + 1 < len(order):
-            return order[at + 1]
-        return order[0] if order[0] != after else None
-    return order[0] if order else None
+    try:  # one pass over the order (it may hold every disputed pair of the set)
+        at = order.index(after) if after is not None else None
+    except ValueError:  # `after` is no longer waiting
+        at = None
+    if at is None:
+        return order[0] if order else None
+    if at + 1 < len(order):
+        return order[at + 1]
+    return order[0] if order[0] != after else None
 
 
 def review_queue(
